@@ -1,0 +1,139 @@
+import type { Ctx } from "./context.ts";
+import type { Channel, MemberRef, Subject, Team, User } from "./types.ts";
+import { assertMayArchive, canSee, channelNotFound } from "./access.ts";
+import { ApiError, invalid } from "./errors.ts";
+import { isUuid, newId, nowIso } from "./ids.ts";
+import { cleanChannelName, slugify } from "./slug.ts";
+import { getChannelFor, insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
+
+export interface ChannelAccess {
+  entry: Deno.KvEntry<Channel>;
+  channel: Channel;
+  isMember: boolean;
+}
+
+/**
+ * Loads a channel as `subject` may see it, or throws the 404 that hides it. Malformed ids are
+ * 404 too: to a caller they are just channels that don't exist.
+ */
+export async function loadChannel(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  opts: { adminOverride?: boolean } = {},
+): Promise<ChannelAccess> {
+  if (!isUuid(channelId)) throw channelNotFound();
+  const { channel, member } = await getChannelFor(ctx.kv, channelId, subject.user_id);
+  if (channel.versionstamp === null) throw channelNotFound();
+  const isMember = member.versionstamp !== null;
+  if (!canSee(subject, channel.value, isMember, opts.adminOverride)) throw channelNotFound();
+  return { entry: channel, channel: channel.value, isMember };
+}
+
+/** The channels the subject belongs to, archived ones included, by name. */
+export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {
+  const channels = await listUserChannels(ctx.kv, subject.user_id);
+  return channels.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+}
+
+export interface NewChannel {
+  name: string;
+  visibility: "public" | "private";
+  topic?: string | null;
+}
+
+/** Creates a channel in the subject's team with the subject as its first member. */
+export async function createChannel(
+  ctx: Ctx,
+  subject: Subject,
+  input: NewChannel,
+): Promise<Channel> {
+  const name = cleanChannelName(input.name);
+  const slug = slugify(name);
+  if (!slug) throw invalid("name", "The name must contain at least one letter or digit.");
+  const channel: Channel = {
+    id: newId(),
+    team_id: subject.team_id,
+    name,
+    slug,
+    visibility: input.visibility,
+    topic: input.topic ?? null,
+    is_general: false,
+    is_archived: false,
+    is_direct: false,
+    created_by: subject.user_id,
+    created_at: nowIso(),
+  };
+  const creator: MemberRef = { id: subject.user_id, name: subject.name, type: subject.type };
+  if (!(await insertChannel(ctx.kv, channel, [creator]))) {
+    throw invalid("name", "A channel with this name already exists.");
+  }
+  return channel;
+}
+
+async function setArchived(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  archived: boolean,
+): Promise<Channel> {
+  const { entry, channel } = await loadChannel(ctx, subject, channelId, { adminOverride: true });
+  assertMayArchive(subject, channel);
+  if (channel.is_archived === archived) {
+    const message = archived ? "The channel is already archived." : "The channel is not archived.";
+    throw invalid("channel", message);
+  }
+  const next = { ...channel, is_archived: archived };
+  await updateChannel(ctx.kv, entry, next);
+  return next;
+}
+
+export const archiveChannel = (ctx: Ctx, subject: Subject, channelId: string) =>
+  setArchived(ctx, subject, channelId, true);
+
+export const unarchiveChannel = (ctx: Ctx, subject: Subject, channelId: string) =>
+  setArchived(ctx, subject, channelId, false);
+
+/** The team's general channel record, as created with the team. */
+export function generalChannelFor(team: Pick<Team, "id" | "general_channel_id">): Channel {
+  return {
+    id: team.general_channel_id,
+    team_id: team.id,
+    name: "general",
+    slug: "general",
+    visibility: "public",
+    topic: null,
+    is_general: true,
+    is_archived: false,
+    is_direct: false,
+    created_by: null,
+    created_at: nowIso(),
+  };
+}
+
+/** A direct-message conversation between users of one team (admin CLI only). */
+export async function createDirectChannel(ctx: Ctx, users: User[]): Promise<Channel> {
+  const teamId = users[0].team_id;
+  if (users.some((u) => u.team_id !== teamId)) {
+    throw new ApiError(422, "All users of a direct message must be in the same team.");
+  }
+  const channel: Channel = {
+    id: newId(),
+    team_id: teamId,
+    name: users.map((u) => u.name).join(", "),
+    slug: `dm-${users.map((u) => slugify(u.name)).join("-")}`,
+    visibility: "private",
+    topic: null,
+    is_general: false,
+    is_archived: false,
+    is_direct: true,
+    created_by: null,
+    created_at: nowIso(),
+  };
+  await insertChannel(
+    ctx.kv,
+    channel,
+    users.map((u) => ({ id: u.id, name: u.name, type: u.type })),
+  );
+  return channel;
+}

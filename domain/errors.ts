@@ -1,0 +1,26 @@
+/** Field name to the messages that explain why it failed. */
+export type FieldErrors = Record<string, string[]>;
+
+/**
+ * The one error type the API answers with. Thrown anywhere below a route and turned into
+ * JSON by the app's single error handler.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503,
+    message: string,
+    readonly errors?: FieldErrors,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (what = "Not found.") => new ApiError(404, what);
+export const forbidden = (why: string) => new ApiError(403, why);
+export const unauthenticated = (why = "Unauthenticated.") => new ApiError(401, why);
+
+/** A 422 for one field, worded the way Laravel-style clients expect. */
+export function invalid(field: string, message: string): ApiError {
+  return new ApiError(422, message, { [field]: [message] });
+}

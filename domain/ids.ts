@@ -1,0 +1,41 @@
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * A UUIDv7: a valid UUID whose leading bits are the creation time, so keys built from ids sort
+ * by creation and "newest first" is a reverse list. Ids minted in the same millisecond by this
+ * process still sort in minting order (a 12-bit counter in rand_a).
+ */
+export function newId(now = Date.now()): string {
+  if (now <= lastMs) {
+    seq++;
+    if (seq > 0xfff) {
+      lastMs++;
+      seq = 0;
+    }
+  } else {
+    lastMs = now;
+    seq = 0;
+  }
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const ms = lastMs;
+  bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
+  bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
+  bytes[2] = (ms >>> 24) & 0xff;
+  bytes[3] = (ms >>> 16) & 0xff;
+  bytes[4] = (ms >>> 8) & 0xff;
+  bytes[5] = ms & 0xff;
+  bytes[6] = 0x70 | (seq >>> 8);
+  bytes[7] = seq & 0xff;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toHex();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
+    hex.slice(20)
+  }`;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (s: string): boolean => uuidPattern.test(s);
+
+export const nowIso = (): string => new Date().toISOString();

@@ -1,0 +1,74 @@
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Keys derived from APP_KEY: one to encrypt secrets at rest, one to sign cursors. */
+export interface Keyring {
+  encrypt(plain: string): Promise<string>;
+  decrypt(sealed: string): Promise<string>;
+  /** A short MAC, so opaque strings we hand out (cursors) can't be forged. */
+  sign(data: string): Promise<string>;
+  verify(data: string, mac: string): Promise<boolean>;
+}
+
+async function derive(
+  master: CryptoKey,
+  info: string,
+  algorithm: AesKeyGenParams | HmacImportParams,
+  usages: KeyUsage[],
+): Promise<CryptoKey> {
+  return await crypto.subtle.deriveKey(
+    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: enc.encode(info) },
+    master,
+    algorithm,
+    false,
+    usages,
+  );
+}
+
+/** Builds the keyring from APP_KEY (base64 of 32 bytes). */
+export async function createKeyring(appKey: string): Promise<Keyring> {
+  const raw = Uint8Array.fromBase64(appKey);
+  if (raw.length !== 32) throw new Error("APP_KEY must be base64 of exactly 32 bytes");
+  const master = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveKey"]);
+  const aes = await derive(master, "secrets-at-rest", { name: "AES-GCM", length: 256 }, [
+    "encrypt",
+    "decrypt",
+  ]);
+  const mac = await derive(master, "cursors", { name: "HMAC", hash: "SHA-256", length: 256 }, [
+    "sign",
+    "verify",
+  ]);
+  const sign = async (data: string) => {
+    const sig = await crypto.subtle.sign("HMAC", mac, enc.encode(data));
+    return new Uint8Array(sig, 0, 16).toBase64({ alphabet: "base64url", omitPadding: true });
+  };
+  return {
+    sign,
+    async verify(data, macText) {
+      const expected = await sign(data);
+      let diff = expected.length ^ macText.length;
+      for (let i = 0; i < expected.length; i++) {
+        diff |= expected.charCodeAt(i) ^ (macText.charCodeAt(i) || 0);
+      }
+      return diff === 0;
+    },
+    async encrypt(plain) {
+      const iv = crypto.getRandomValues(new Uint8Array(12));
+      const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, aes, enc.encode(plain));
+      return `v1.${iv.toBase64()}.${new Uint8Array(ct).toBase64()}`;
+    },
+    async decrypt(sealed) {
+      const [version, iv, ct] = sealed.split(".");
+      if (version !== "v1" || !iv || !ct) throw new Error("unknown sealed secret format");
+      const plain = await crypto.subtle.decrypt(
+        { name: "AES-GCM", iv: Uint8Array.fromBase64(iv) },
+        aes,
+        Uint8Array.fromBase64(ct),
+      );
+      return dec.decode(plain);
+    },
+  };
+}
+
+/** A fresh APP_KEY value. */
+export const generateAppKey = (): string => crypto.getRandomValues(new Uint8Array(32)).toBase64();

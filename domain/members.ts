@@ -1,0 +1,141 @@
+import type { Ctx } from "./context.ts";
+import type { MemberRef, Subject, User } from "./types.ts";
+import { assertMayAddMember, assertMayRemoveMember } from "./access.ts";
+import { type ChannelAccess, loadChannel } from "./channels.ts";
+import { invalid, notFound } from "./errors.ts";
+import { isUuid } from "./ids.ts";
+import { draftMessage, messageView } from "./message_draft.ts";
+import { listMembers as listChannelMembers } from "../kv/channels.ts";
+import { keys } from "../kv/keys.ts";
+import { appendMessage } from "../kv/messages.ts";
+import { addEvent, loadRoutes } from "../kv/outbox.ts";
+import { getUser, memberRef, setMembership } from "../kv/workspace.ts";
+
+const byName = (a: MemberRef, b: MemberRef) =>
+  a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
+
+/** A channel's members, by name. Needs normal visibility: admins don't read private channels. */
+export async function listMembers(ctx: Ctx, subject: Subject, channelId: string) {
+  await loadChannel(ctx, subject, channelId);
+  return (await listChannelMembers(ctx.kv, channelId)).sort(byName);
+}
+
+/** Runs a read-check-commit step again while a concurrent change beat its commit. */
+async function retrying<T>(step: () => Promise<T | null>): Promise<T> {
+  for (let i = 0; i < 5; i++) {
+    const done = await step();
+    if (done !== null) return done;
+  }
+  throw new Error("membership change: kept losing to concurrent changes");
+}
+
+/**
+ * Adds `user` to the channel: membership, a `member_joined` notice authored by the user, and the
+ * events `channel.member_added` and `message.created`, all in one commit. Null when a concurrent
+ * change beat the commit (read again and retry).
+ */
+export async function commitMemberAdded(
+  ctx: Ctx,
+  access: ChannelAccess,
+  user: User,
+): Promise<MemberRef | null> {
+  const { channel, entry } = access;
+  const added = memberRef(user);
+  const routes = await loadRoutes(ctx.kv, channel.team_id);
+  const stored = await appendMessage(
+    ctx.kv,
+    draftMessage({ channel, author: added, body: "", type: "member_joined" }),
+    {
+      checks: [entry, { key: keys.member(channel.id, user.id), versionstamp: null }],
+      extend: (op, message) => {
+        setMembership(op, channel.id, added);
+        addEvent(op, routes, {
+          type: "channel.member_added",
+          team_id: channel.team_id,
+          channel_id: channel.id,
+          data: { channel_id: channel.id, user: added },
+        });
+        addEvent(op, routes, {
+          type: "message.created",
+          team_id: channel.team_id,
+          channel_id: channel.id,
+          data: messageView(message),
+        });
+      },
+    },
+  );
+  return stored ? added : null;
+}
+
+/** Resolves `user_id` to a user of the channel's team who is not in it yet, or a 422. */
+async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): Promise<User> {
+  if (typeof userId !== "string" || !isUuid(userId)) {
+    throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
+  }
+  const user = await getUser(ctx.kv, userId);
+  if (!user || user.team_id !== access.channel.team_id) {
+    throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
+  }
+  if ((await ctx.kv.get(keys.member(access.channel.id, user.id))).versionstamp !== null) {
+    throw invalid("user_id", "The user is already a member of this channel.");
+  }
+  return user;
+}
+
+/**
+ * POST /channels/{channel}/members. `readUserId` is called only after the resource and permission
+ * checks, so a forbidden request is refused before its body is looked at.
+ */
+export async function addMember(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  readUserId: () => Promise<unknown>,
+): Promise<MemberRef> {
+  let userId: unknown;
+  let read = false;
+  return await retrying(async () => {
+    const access = await loadChannel(ctx, subject, channelId, { adminOverride: true });
+    assertMayAddMember(subject, access.channel, access.isMember);
+    if (!read) [userId, read] = [await readUserId(), true];
+    return await commitMemberAdded(ctx, access, await joinableUser(ctx, access, userId));
+  });
+}
+
+/** Removes a member, writing a `member_left` notice authored by them (fires message.created). */
+export async function removeMember(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  userId: string,
+): Promise<void> {
+  await retrying(() => removeOnce(ctx, subject, channelId, userId));
+}
+
+async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId: string) {
+  const { channel, entry } = await loadChannel(ctx, subject, channelId, { adminOverride: true });
+  const membership = isUuid(userId)
+    ? await ctx.kv.get<MemberRef>(keys.member(channel.id, userId))
+    : null;
+  if (!membership?.value) throw notFound("That user is not a member of this channel.");
+  assertMayRemoveMember(subject, channel, userId);
+  const left = membership.value;
+  const routes = await loadRoutes(ctx.kv, channel.team_id);
+  const stored = await appendMessage(
+    ctx.kv,
+    draftMessage({ channel, author: left, body: "", type: "member_left" }),
+    {
+      checks: [entry, membership],
+      extend: (op, message) => {
+        op.delete(keys.member(channel.id, userId)).delete(keys.userChannel(userId, channel.id));
+        addEvent(op, routes, {
+          type: "message.created",
+          team_id: channel.team_id,
+          channel_id: channel.id,
+          data: messageView(message),
+        });
+      },
+    },
+  );
+  return stored ? true : null;
+}

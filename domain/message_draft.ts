@@ -1,0 +1,68 @@
+import type { Channel, MemberRef, Message, MessageType } from "./types.ts";
+import { newId } from "./ids.ts";
+
+export interface DraftInput {
+  channel: Channel;
+  author: MemberRef;
+  body: string;
+  type: MessageType;
+  reply_to_id?: string | null;
+  thread_root_id?: string | null;
+  sent_to_channel?: boolean;
+  client_uuid?: string | null;
+}
+
+/** A new message before it has a place in its timeline or thread. */
+export function draftMessage(input: DraftInput): Message {
+  const now = Date.now();
+  const threadRoot = input.thread_root_id ?? null;
+  return {
+    id: newId(now),
+    channel_id: input.channel.id,
+    team_id: input.channel.team_id,
+    body: input.body,
+    type: input.type,
+    author: input.author,
+    reply_to_id: input.reply_to_id ?? null,
+    thread_root_id: threadRoot,
+    sent_to_channel: threadRoot !== null && (input.sent_to_channel ?? false),
+    reactions: [],
+    created_at: new Date(now).toISOString(),
+    edited_at: null,
+    deleted_at: null,
+    client_uuid: input.client_uuid ?? null,
+    timeline_pos: null,
+    thread_pos: null,
+  };
+}
+
+/** The API's Message: what clients and webhook receivers see. */
+export interface MessageView {
+  id: string;
+  channel_id: string;
+  body: string;
+  type: Message["type"];
+  author: MemberRef;
+  reply_to_id: string | null;
+  thread_root_id: string | null;
+  sent_to_channel: boolean;
+  reactions: Message["reactions"];
+  created_at: string;
+  edited_at: string | null;
+}
+
+export function messageView(m: Message): MessageView {
+  return {
+    id: m.id,
+    channel_id: m.channel_id,
+    body: m.body,
+    type: m.type,
+    author: m.author,
+    reply_to_id: m.reply_to_id,
+    thread_root_id: m.thread_root_id,
+    sent_to_channel: m.sent_to_channel,
+    reactions: m.reactions,
+    created_at: m.created_at,
+    edited_at: m.edited_at,
+  };
+}

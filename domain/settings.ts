@@ -1,0 +1,90 @@
+import { z } from "zod";
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+const positiveInt = z.coerce.number().int().positive();
+const durationPattern = /^(\d+)(ms|s|m|h|d)$/;
+const unitMs = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Parses "10s,1m,5m" into milliseconds. */
+export function parseDurations(list: string): number[] {
+  return list.split(",").map((part) => {
+    const match = durationPattern.exec(part.trim());
+    if (!match) throw new Error(`"${part}" is not a duration like 10s, 5m or 2h`);
+    return Number(match[1]) * unitMs[match[2] as keyof typeof unitMs];
+  });
+}
+
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  KV_PATH: z.string().min(1).optional(),
+  BASE_URL: z.url().optional(),
+  APP_KEY: z.string().optional(),
+  INTEGRATIONS_ENABLED: bool.default(true),
+  INTEGRATIONS_API_RATE_LIMIT: positiveInt.default(60),
+  WEBHOOKS_DISABLE_AFTER: positiveInt.default(20),
+  WEBHOOKS_MAX_ATTEMPTS: positiveInt.default(8),
+  WEBHOOKS_BACKOFF: z.string().default("10s,1m,5m,30m,2h,6h,12h").transform((v, ctx) => {
+    try {
+      return parseDurations(v);
+    } catch (e) {
+      ctx.addIssue({ code: "custom", message: (e as Error).message });
+      return z.NEVER;
+    }
+  }),
+  WEBHOOKS_TIMEOUT: z.coerce.number().positive().default(10),
+  WEBHOOKS_ALLOW_PRIVATE_URLS: bool.default(false),
+});
+
+/** The service's settings, read once from the environment at start. */
+export interface Settings {
+  port: number;
+  /** A file path, ":memory:", a KV Connect URL, or undefined for Deno Deploy's own KV. */
+  kvPath: string | undefined;
+  baseUrl: string;
+  /** base64 of 32 bytes; resolved by the caller (generated into the data folder when missing). */
+  appKey: string | undefined;
+  integrationsEnabled: boolean;
+  rateLimit: number;
+  webhooks: {
+    disableAfter: number;
+    maxAttempts: number;
+    backoffMs: number[];
+    timeoutMs: number;
+    allowPrivateUrls: boolean;
+  };
+}
+
+export class SettingsError extends Error {}
+
+const onDeploy = () => Boolean(Deno.env.get("DENO_DEPLOYMENT_ID"));
+
+/**
+ * Reads and validates the environment. A bad value throws a SettingsError naming the variable,
+ * so the service refuses to start rather than run with a setting it misread.
+ */
+export function loadSettings(env: Record<string, string | undefined>): Settings {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k in schema.shape && v !== undefined && v !== ""),
+  );
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new SettingsError(`Invalid settings:\n  ${lines.join("\n  ")}`);
+  }
+  const s = parsed.data;
+  return {
+    port: s.PORT,
+    kvPath: s.KV_PATH ?? (onDeploy() ? undefined : "./data/kv.sqlite3"),
+    baseUrl: (s.BASE_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, ""),
+    appKey: s.APP_KEY,
+    integrationsEnabled: s.INTEGRATIONS_ENABLED,
+    rateLimit: s.INTEGRATIONS_API_RATE_LIMIT,
+    webhooks: {
+      disableAfter: s.WEBHOOKS_DISABLE_AFTER,
+      maxAttempts: s.WEBHOOKS_MAX_ATTEMPTS,
+      backoffMs: s.WEBHOOKS_BACKOFF,
+      timeoutMs: s.WEBHOOKS_TIMEOUT * 1000,
+      allowPrivateUrls: s.WEBHOOKS_ALLOW_PRIVATE_URLS,
+    },
+  };
+}

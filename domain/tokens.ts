@@ -1,0 +1,219 @@
+import type { Ctx } from "./context.ts";
+import { newId, nowIso } from "./ids.ts";
+import {
+  getTokenByHash,
+  getTokenById,
+  insertToken,
+  replaceToken,
+  revokeToken,
+  touchToken,
+} from "../kv/tokens.ts";
+import { ApiError, unauthenticated } from "./errors.ts";
+import type { Scope, Subject, Token, User } from "./types.ts";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const RANDOM_CHARS = 32;
+const CHECKSUM_CHARS = 6;
+const PREFIX = { bot: "tcb_", personal: "tcp_" } as const;
+const SHAPE = /^tc[bp]_[0-9A-Za-z]{38}$/;
+
+/** Random base62 text; rejection sampling keeps every character equally likely. */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const b of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      if (b < 248 && out.length < length) out += BASE62[b % 62];
+    }
+  }
+  return out;
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (const byte of new TextEncoder().encode(text)) {
+    crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+function base62Fixed(n: number, width: number): string {
+  let out = "";
+  for (let i = 0; i < width; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+/**
+ * A token value: `tcb_`/`tcp_`, 32 random base62 characters, then a 6-character CRC32 of
+ * them, so secret scanners can tell a real token from look-alike text offline.
+ */
+export function mintTokenValue(kind: Token["kind"]): string {
+  const random = randomBase62(RANDOM_CHARS);
+  return `${PREFIX[kind]}${random}${base62Fixed(crc32(random), CHECKSUM_CHARS)}`;
+}
+
+/** True when `value` has a token's shape and a valid checksum: no store read needed. */
+export function isWellFormedToken(value: string): boolean {
+  if (!SHAPE.test(value)) return false;
+  const random = value.slice(4, 4 + RANDOM_CHARS);
+  return value.slice(4 + RANDOM_CHARS) === base62Fixed(crc32(random), CHECKSUM_CHARS);
+}
+
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
+  return new Uint8Array(digest).toHex();
+}
+
+export interface NewToken {
+  token: Token;
+  /** The only time the value exists outside the caller's hands. */
+  value: string;
+}
+
+async function build(
+  user: User,
+  scopes: Scope[],
+  name: string,
+  expiresInSeconds: number | null,
+): Promise<NewToken> {
+  const kind = user.type === "bot" ? "bot" : "personal";
+  const value = mintTokenValue(kind);
+  const now = Date.now();
+  return {
+    value,
+    token: {
+      id: newId(now),
+      name,
+      kind,
+      hash: await sha256Hex(value),
+      user_id: user.id,
+      team_id: user.team_id,
+      user_name: user.name,
+      user_type: user.type,
+      role: user.role,
+      scopes,
+      created_at: new Date(now).toISOString(),
+      expires_at: expiresInSeconds ? new Date(now + expiresInSeconds * 1000).toISOString() : null,
+      revoked_at: null,
+      last_used_at: null,
+    },
+  };
+}
+
+/** Creates a token for `user`. `actorId` is who did it (null: an operator at the CLI). */
+export async function createToken(
+  ctx: Ctx,
+  user: User,
+  opts: {
+    scopes: Scope[];
+    name?: string;
+    expiresInSeconds?: number | null;
+    actorId: string | null;
+  },
+): Promise<NewToken> {
+  const made = await build(user, opts.scopes, opts.name ?? "token", opts.expiresInSeconds ?? null);
+  await insertToken(ctx.kv, made.token, {
+    team_id: user.team_id,
+    action: "token.created",
+    actor_id: opts.actorId,
+    target_id: made.token.id,
+  });
+  return made;
+}
+
+async function liveToken(ctx: Ctx, id: string): Promise<Token> {
+  const token = await getTokenById(ctx.kv, id);
+  if (!token) throw new ApiError(404, "No such token.");
+  if (token.revoked_at) {
+    throw new ApiError(422, "The token is already revoked.", {
+      id: ["The token is already revoked."],
+    });
+  }
+  return token;
+}
+
+export async function revokeTokenById(
+  ctx: Ctx,
+  id: string,
+  actorId: string | null,
+): Promise<Token> {
+  const token = await liveToken(ctx, id);
+  return await revokeToken(ctx.kv, token, nowIso(), {
+    team_id: token.team_id,
+    action: "token.revoked",
+    actor_id: actorId,
+    target_id: token.id,
+  });
+}
+
+/** Issues a new value (and id) with the same grants, and revokes the old token at once. */
+export async function rotateTokenById(
+  ctx: Ctx,
+  id: string,
+  actorId: string | null,
+): Promise<NewToken> {
+  const old = await liveToken(ctx, id);
+  const remaining = old.expires_at
+    ? Math.max(1, Math.ceil((Date.parse(old.expires_at) - Date.now()) / 1000))
+    : null;
+  const made = await build(
+    {
+      id: old.user_id,
+      team_id: old.team_id,
+      name: old.user_name,
+      type: old.user_type,
+      role: old.role,
+      created_at: old.created_at,
+    },
+    old.scopes,
+    old.name,
+    remaining,
+  );
+  await replaceToken(ctx.kv, old, made.token, {
+    team_id: old.team_id,
+    action: "token.rotated",
+    actor_id: actorId,
+    target_id: old.id,
+  });
+  return made;
+}
+
+const TOUCH_EVERY_MS = 60_000;
+const lastTouched = new Map<string, number>();
+
+/**
+ * Resolves a bearer value to the subject it acts as, or throws 401. One KV read; `last_used_at`
+ * is written at most once a minute per token, off the request's critical path.
+ */
+export async function authenticate(ctx: Ctx, value: string | undefined): Promise<Subject> {
+  if (!value || !isWellFormedToken(value)) {
+    throw unauthenticated("Missing or malformed bearer token.");
+  }
+  const hash = await sha256Hex(value);
+  const token = await getTokenByHash(ctx.kv, hash);
+  const now = Date.now();
+  if (!token || token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
+    throw unauthenticated("The token is invalid, revoked or expired.");
+  }
+  if ((lastTouched.get(token.id) ?? 0) + TOUCH_EVERY_MS <= now) {
+    lastTouched.set(token.id, now);
+    touchToken(ctx.kv, hash, new Date(now).toISOString()).catch(() => lastTouched.delete(token.id));
+  }
+  return {
+    user_id: token.user_id,
+    team_id: token.team_id,
+    name: token.user_name,
+    type: token.user_type,
+    role: token.role,
+    token_id: token.id,
+    scopes: token.scopes,
+  };
+}

@@ -1,0 +1,155 @@
+/** Plain records as they are stored. API views are shaped from these in routes/views.ts. */
+
+export type Role = "member" | "admin" | "owner";
+export type UserType = "human" | "bot";
+
+export interface Team {
+  id: string;
+  name: string;
+  general_channel_id: string;
+  created_at: string;
+}
+
+export interface User {
+  id: string;
+  team_id: string;
+  name: string;
+  type: UserType;
+  /** null for bots. */
+  role: Role | null;
+  created_at: string;
+}
+
+/** The API's Member shape, also embedded in messages and event payloads. */
+export interface MemberRef {
+  id: string;
+  name: string;
+  type: UserType;
+}
+
+export const SCOPES = [
+  "channels:read",
+  "channels:write",
+  "messages:read",
+  "messages:write",
+  "reactions:write",
+  "members:read",
+  "members:write",
+  "webhooks:read",
+  "webhooks:write",
+] as const;
+export type Scope = typeof SCOPES[number];
+
+/** Who a request acts as: the token's user, with what auth needs copied onto the token. */
+export interface Subject {
+  user_id: string;
+  team_id: string;
+  name: string;
+  type: UserType;
+  role: Role | null;
+  token_id: string;
+  scopes: Scope[];
+}
+
+export interface Token {
+  id: string;
+  name: string;
+  kind: "bot" | "personal";
+  /** SHA-256 of the token value, hex. The value itself is never stored. */
+  hash: string;
+  user_id: string;
+  team_id: string;
+  /** Copied from the user (users never change) so auth costs one read. */
+  user_name: string;
+  user_type: UserType;
+  role: Role | null;
+  scopes: Scope[];
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface Channel {
+  id: string;
+  team_id: string;
+  name: string;
+  slug: string;
+  visibility: "public" | "private";
+  topic: string | null;
+  is_general: boolean;
+  is_archived: boolean;
+  is_direct: boolean;
+  created_by: string | null;
+  created_at: string;
+}
+
+export type MessageType = "standard" | "member_joined" | "member_left" | "poll";
+
+export interface ReactionSummary {
+  emoji: string;
+  count: number;
+}
+
+export interface Message {
+  id: string;
+  channel_id: string;
+  team_id: string;
+  body: string;
+  type: MessageType;
+  author: MemberRef;
+  reply_to_id: string | null;
+  thread_root_id: string | null;
+  sent_to_channel: boolean;
+  reactions: ReactionSummary[];
+  created_at: string;
+  edited_at: string | null;
+  deleted_at: string | null;
+  client_uuid: string | null;
+  /** Where the copies of this message live, so a change rewrites every one of them. */
+  timeline_pos: number | null;
+  thread_pos: number | null;
+}
+
+export const EVENT_TYPES = [
+  "message.created",
+  "message.updated",
+  "message.deleted",
+  "reaction.added",
+  "channel.member_added",
+] as const;
+export type EventType = typeof EVENT_TYPES[number];
+
+/** One outbox entry: written in the same commit as the change it describes. */
+export interface OutboxEvent {
+  id: string;
+  type: EventType;
+  team_id: string;
+  channel_id: string;
+  created_at: string;
+  data: unknown;
+  /** Subscriptions that matched when the change committed; each has a delivery job. */
+  subscription_ids: string[];
+}
+
+export type AuditAction =
+  | "token.created"
+  | "token.revoked"
+  | "token.rotated"
+  | "webhook.created"
+  | "webhook.deleted"
+  | "webhook.disabled"
+  | "webhook.enabled"
+  | "webhook.secret_rotated"
+  | "incoming_webhook.created"
+  | "incoming_webhook.revoked";
+
+export interface AuditEntry {
+  id: string;
+  team_id: string;
+  action: AuditAction;
+  actor_id: string | null;
+  actor_type: "user" | "system";
+  target_id: string;
+  created_at: string;
+}

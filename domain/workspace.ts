@@ -1,0 +1,60 @@
+import type { Ctx } from "./context.ts";
+import type { Role, Team, User } from "./types.ts";
+import { generalChannelFor } from "./channels.ts";
+import { ApiError, invalid } from "./errors.ts";
+import { newId, nowIso } from "./ids.ts";
+import { getTeam, insertCustomEmoji, insertTeam, insertUser } from "../kv/workspace.ts";
+
+/** Creates a team and its general channel. */
+export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
+  if (!name.trim()) throw invalid("name", "The team name is required.");
+  const team: Team = {
+    id: newId(),
+    name: name.trim(),
+    general_channel_id: newId(),
+    created_at: nowIso(),
+  };
+  await insertTeam(ctx.kv, team, generalChannelFor(team));
+  return team;
+}
+
+async function teamOrThrow(ctx: Ctx, teamId: string): Promise<Team> {
+  const team = await getTeam(ctx.kv, teamId);
+  if (!team) throw new ApiError(404, `No team ${teamId}.`);
+  return team;
+}
+
+/** Creates a human (who joins the general channel) or a bot (who joins nothing). */
+export async function createUser(
+  ctx: Ctx,
+  input: { teamId: string; name: string; type: "human"; role: Role } | {
+    teamId: string;
+    name: string;
+    type: "bot";
+  },
+): Promise<User> {
+  const team = await teamOrThrow(ctx, input.teamId);
+  if (!input.name.trim()) throw invalid("name", "The name is required.");
+  const user: User = {
+    id: newId(),
+    team_id: team.id,
+    name: input.name.trim(),
+    type: input.type,
+    role: input.type === "human" ? input.role : null,
+    created_at: nowIso(),
+  };
+  await insertUser(ctx.kv, user, team);
+  return user;
+}
+
+const EMOJI_NAME = /^[a-z0-9_+-]{1,30}$/;
+
+/** Adds a custom emoji, usable as `:name:` in reactions. */
+export async function createCustomEmoji(ctx: Ctx, teamId: string, name: string): Promise<string> {
+  await teamOrThrow(ctx, teamId);
+  if (!EMOJI_NAME.test(name)) {
+    throw invalid("name", "An emoji name is 1 to 30 characters of a-z, 0-9, _, + and -.");
+  }
+  await insertCustomEmoji(ctx.kv, teamId, name);
+  return name;
+}

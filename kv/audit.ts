@@ -1,0 +1,34 @@
+import type { AuditAction, AuditEntry } from "../domain/types.ts";
+import { newId, nowIso } from "../domain/ids.ts";
+import { keys } from "./keys.ts";
+
+export interface AuditDraft {
+  team_id: string;
+  action: AuditAction;
+  /** null when the system acted (auto-disable) or an operator used the CLI. */
+  actor_id: string | null;
+  target_id: string;
+}
+
+/** Adds an audit entry to a commit, so the entry exists exactly when the change does. */
+export function addAudit(op: Deno.AtomicOperation, draft: AuditDraft): AuditEntry {
+  const entry: AuditEntry = {
+    id: newId(),
+    ...draft,
+    actor_type: draft.actor_id ? "user" : "system",
+    created_at: nowIso(),
+  };
+  op.set(keys.audit(draft.team_id, entry.id), entry);
+  return entry;
+}
+
+/** A team's audit log, newest first. */
+export async function listAudit(kv: Deno.Kv, teamId: string, limit: number): Promise<AuditEntry[]> {
+  const out: AuditEntry[] = [];
+  for await (
+    const e of kv.list<AuditEntry>({ prefix: keys.audits(teamId) }, { reverse: true, limit })
+  ) {
+    out.push(e.value);
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+import type { Channel, MemberRef } from "../domain/types.ts";
+import { commitOrThrow, getAll } from "./commit.ts";
+import { keys } from "./keys.ts";
+import { setMembership } from "./workspace.ts";
+
+/** A channel and whether `userId` belongs to it, in one read. */
+export async function getChannelFor(kv: Deno.Kv, channelId: string, userId: string) {
+  const [channel, member] = await kv.getMany<[Channel, MemberRef]>([
+    keys.channel(channelId),
+    keys.member(channelId, userId),
+  ]);
+  return { channel, member };
+}
+
+/**
+ * Creates a channel with its creator as first member. Returns false when the slug is taken in
+ * the team (the unique index is checked in the same commit, so two creators can't both win).
+ */
+export async function insertChannel(
+  kv: Deno.Kv,
+  channel: Channel,
+  members: MemberRef[],
+): Promise<boolean> {
+  const op = kv.atomic()
+    .check({ key: keys.channel(channel.id), versionstamp: null })
+    .set(keys.channel(channel.id), channel);
+  if (!channel.is_direct) {
+    op.check({ key: keys.channelSlug(channel.team_id, channel.slug), versionstamp: null })
+      .set(keys.channelSlug(channel.team_id, channel.slug), channel.id);
+  }
+  for (const m of members) setMembership(op, channel.id, m);
+  return (await op.commit()).ok;
+}
+
+/** Replaces a channel record read as `entry`; fails if it changed since. */
+export async function updateChannel(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<Channel>,
+  next: Channel,
+): Promise<void> {
+  await commitOrThrow(kv.atomic().check(entry).set(keys.channel(next.id), next), "update channel");
+}
+
+/** The channels a user belongs to. */
+export async function listUserChannels(kv: Deno.Kv, userId: string): Promise<Channel[]> {
+  const ids: Deno.KvKey[] = [];
+  for await (const e of kv.list({ prefix: keys.userChannels(userId) })) {
+    ids.push(keys.channel(e.key[2] as string));
+  }
+  return (await getAll<Channel>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
+}
+
+/** A channel's members. */
+export async function listMembers(kv: Deno.Kv, channelId: string): Promise<MemberRef[]> {
+  const out: MemberRef[] = [];
+  for await (const e of kv.list<MemberRef>({ prefix: keys.members(channelId) })) out.push(e.value);
+  return out;
+}

@@ -1,0 +1,89 @@
+/**
+ * The whole Deno KV key space, in one place. Every key the service reads or writes is built
+ * here; no other module spells a key prefix.
+ *
+ * | key                                           | value                | notes                                   |
+ * |-----------------------------------------------|----------------------|-----------------------------------------|
+ * | ["teams", teamId]                             | Team                 |                                         |
+ * | ["users", userId]                             | User                 | users never change once created         |
+ * | ["team_users", teamId, userId]                | null                 | index: a team's users                   |
+ * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value: auth is one get |
+ * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |
+ * | ["channels", channelId]                       | Channel              |                                         |
+ * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
+ * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
+ * | ["user_channels", userId, channelId]          | null                 | index: a user's channels                |
+ * | ["messages", messageId]                       | Message              | primary                                 |
+ * | ["timeline", channelId, pos]                  | Message              | copy; pos is dense from 1: page N is a range |
+ * | ["timeline_len", channelId]                   | Deno.KvU64           | highest pos, kept with the `max` mutation |
+ * | ["thread", rootId, pos]                       | Message              | copy of a thread reply, oldest first    |
+ * | ["thread_len", rootId]                        | Deno.KvU64           | highest pos in the thread               |
+ * | ["client_uuids", authorId, clientUuid]        | messageId            | idempotency of posts, forever           |
+ * | ["reactions", messageId, emoji, userId]       | null                 | who reacted; the counts live on Message |
+ * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
+ * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
+ * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
+ * | ["undelivered", eventId]                      | queue message        | keysIfUndelivered: the sweeper retries it |
+ * | ["webhooks", subscriptionId]                  | Subscription         | signing secret encrypted (AES-GCM)      |
+ * | ["team_webhooks", teamId, subscriptionId]     | null                 | index; ids are UUIDv7 so it sorts by age |
+ * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7)               |
+ * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
+ * | ["incoming", secretHash]                      | IncomingWebhook      |                                         |
+ * | ["incoming_ids", incomingId]                  | secretHash           |                                         |
+ * | ["meta", "app_key"]                           | string               | reserved; the key itself lives in the data folder |
+ */
+export const keys = {
+  team: (teamId: string) => ["teams", teamId],
+  user: (userId: string) => ["users", userId],
+  teamUsers: (teamId: string) => ["team_users", teamId],
+  teamUser: (teamId: string, userId: string) => ["team_users", teamId, userId],
+  token: (hash: string) => ["tokens", hash],
+  tokenId: (tokenId: string) => ["token_ids", tokenId],
+  channel: (channelId: string) => ["channels", channelId],
+  channelSlug: (teamId: string, slug: string) => ["channel_slugs", teamId, slug],
+  members: (channelId: string) => ["members", channelId],
+  member: (channelId: string, userId: string) => ["members", channelId, userId],
+  userChannels: (userId: string) => ["user_channels", userId],
+  userChannel: (userId: string, channelId: string) => ["user_channels", userId, channelId],
+  message: (messageId: string) => ["messages", messageId],
+  timeline: (channelId: string) => ["timeline", channelId],
+  timelineAt: (channelId: string, pos: number) => ["timeline", channelId, pos],
+  timelineLen: (channelId: string) => ["timeline_len", channelId],
+  thread: (rootId: string) => ["thread", rootId],
+  threadAt: (rootId: string, pos: number) => ["thread", rootId, pos],
+  threadLen: (rootId: string) => ["thread_len", rootId],
+  clientUuid: (authorId: string, clientUuid: string) => ["client_uuids", authorId, clientUuid],
+  reaction: (messageId: string, emoji: string, userId: string) => [
+    "reactions",
+    messageId,
+    emoji,
+    userId,
+  ],
+  reactions: (messageId: string) => ["reactions", messageId],
+  emoji: (teamId: string, name: string) => ["emoji", teamId, name],
+  event: (eventId: string) => ["events", eventId],
+  events: () => ["events"],
+  job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
+  undelivered: (eventId: string) => ["undelivered", eventId],
+  jobs: (subscriptionId?: string) => subscriptionId ? ["jobs", subscriptionId] : ["jobs"],
+  webhook: (subscriptionId: string) => ["webhooks", subscriptionId],
+  teamWebhooks: (teamId: string) => ["team_webhooks", teamId],
+  teamWebhook: (teamId: string, subscriptionId: string) => [
+    "team_webhooks",
+    teamId,
+    subscriptionId,
+  ],
+  deliveries: (subscriptionId: string) => ["deliveries", subscriptionId],
+  delivery: (subscriptionId: string, deliveryId: string) => [
+    "deliveries",
+    subscriptionId,
+    deliveryId,
+  ],
+  audits: (teamId: string) => ["audit", teamId],
+  audit: (teamId: string, entryId: string) => ["audit", teamId, entryId],
+  incoming: (secretHash: string) => ["incoming", secretHash],
+  incomingId: (incomingId: string) => ["incoming_ids", incomingId],
+} satisfies Record<string, (...args: never[]) => Deno.KvKey>;
+
+/** Outbox entries are kept this long so a delivery can be redelivered by hand. */
+export const EVENT_TTL_MS = 30 * 24 * 3_600_000;

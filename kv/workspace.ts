@@ -1,0 +1,58 @@
+import type { Channel, MemberRef, Team, User } from "../domain/types.ts";
+import { commitOrThrow, getAll } from "./commit.ts";
+import { keys } from "./keys.ts";
+
+export const memberRef = (u: Pick<User, "id" | "name" | "type">): MemberRef => ({
+  id: u.id,
+  name: u.name,
+  type: u.type,
+});
+
+/** Sets a membership and its reverse index in a commit. */
+export function setMembership(op: Deno.AtomicOperation, channelId: string, user: MemberRef) {
+  op.set(keys.member(channelId, user.id), memberRef(user))
+    .set(keys.userChannel(user.id, channelId), null);
+}
+
+/** Creates a team with its general channel in one commit. */
+export async function insertTeam(kv: Deno.Kv, team: Team, general: Channel): Promise<void> {
+  await commitOrThrow(
+    kv.atomic()
+      .check({ key: keys.team(team.id), versionstamp: null })
+      .set(keys.team(team.id), team)
+      .set(keys.channel(general.id), general)
+      .set(keys.channelSlug(team.id, general.slug), general.id),
+    "create team",
+  );
+}
+
+/** Creates a user; a human also joins the team's general channel, in the same commit. */
+export async function insertUser(kv: Deno.Kv, user: User, team: Team): Promise<void> {
+  const op = kv.atomic()
+    .check({ key: keys.user(user.id), versionstamp: null })
+    .set(keys.user(user.id), user)
+    .set(keys.teamUser(team.id, user.id), null);
+  if (user.type === "human") setMembership(op, team.general_channel_id, memberRef(user));
+  await commitOrThrow(op, "create user");
+}
+
+export const getTeam = async (kv: Deno.Kv, id: string) => (await kv.get<Team>(keys.team(id))).value;
+
+export const getUser = async (kv: Deno.Kv, id: string) => (await kv.get<User>(keys.user(id))).value;
+
+/** Every user of a team, by id (UUIDv7, so by age). */
+export async function listTeamUsers(kv: Deno.Kv, teamId: string): Promise<User[]> {
+  const ids: Deno.KvKey[] = [];
+  for await (const e of kv.list({ prefix: keys.teamUsers(teamId) })) {
+    ids.push(keys.user(e.key[2] as string));
+  }
+  return (await getAll<User>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
+}
+
+export async function customEmojiExists(kv: Deno.Kv, teamId: string, name: string) {
+  return (await kv.get(keys.emoji(teamId, name))).versionstamp !== null;
+}
+
+export async function insertCustomEmoji(kv: Deno.Kv, teamId: string, name: string) {
+  await kv.set(keys.emoji(teamId, name), { name });
+}

@@ -1,0 +1,27 @@
+import { createApp } from "./routes/app.ts";
+import { loadSettings, SettingsError } from "./domain/settings.ts";
+import { loadKeyring, openStore } from "./kv/open.ts";
+import type { Ctx } from "./domain/context.ts";
+
+function settingsOrExit() {
+  try {
+    return loadSettings(Deno.env.toObject());
+  } catch (e) {
+    if (!(e instanceof SettingsError)) throw e;
+    console.error(e.message);
+    Deno.exit(1);
+  }
+}
+
+const settings = settingsOrExit();
+const kv = await openStore(settings);
+const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings) };
+const app = createApp(ctx);
+
+Deno.serve({
+  port: settings.port,
+  onListen: ({ port }) => {
+    const where = settings.kvPath ?? "Deno Deploy KV";
+    console.log(`Listening on ${settings.baseUrl} (port ${port}), KV at ${where}`);
+  },
+}, app.fetch);

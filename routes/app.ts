@@ -1,0 +1,34 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { Ctx } from "../domain/context.ts";
+import { channelRoutes } from "./channels.ts";
+import type { ApiEnv } from "./env.ts";
+import { errorResponse, notFoundResponse } from "./errors.ts";
+import { memberRoutes } from "./members.ts";
+import { bearerAuth } from "./middleware/auth.ts";
+import { platformSwitch } from "./middleware/platform.ts";
+import { rateLimit, RateLimiter } from "./middleware/rate_limit.ts";
+import { openapiHandler } from "./openapi.ts";
+import { upHandler } from "./up.ts";
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The whole HTTP surface: /up, /api/v1 and the webhook endpoints. */
+export function createApp(ctx: Ctx) {
+  const limiter = new RateLimiter(ctx.settings.rateLimit);
+  const api = new Hono<ApiEnv>()
+    .get("/openapi.yaml", openapiHandler)
+    .use(bearerAuth(ctx), rateLimit(limiter))
+    .use(bodyLimit({ maxSize: MAX_BODY_BYTES }))
+    .route("/channels", channelRoutes(ctx))
+    .route("/channels", memberRoutes(ctx));
+
+  const app = new Hono();
+  app.onError(errorResponse);
+  app.notFound(notFoundResponse);
+  app.get("/up", upHandler(ctx.kv));
+  app.use("/api/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.route("/api/v1", api);
+  return app;
+}

@@ -1,0 +1,45 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { ApiError, type FieldErrors } from "../domain/errors.ts";
+
+const notAnObject = () =>
+  new ApiError(422, "The request body must be a JSON object.", {
+    request: ["The request body must be a JSON object."],
+  });
+
+/** Reads the body as a JSON object, or throws the 422 with `errors.request`. */
+export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
+  let parsed: unknown;
+  try {
+    const text = await c.req.text();
+    parsed = JSON.parse(text);
+  } catch (e) {
+    if (e instanceof SyntaxError || e instanceof TypeError) throw notAnObject();
+    throw e;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw notAnObject();
+  return parsed as Record<string, unknown>;
+}
+
+/** Turns zod's issues into the `errors` map: field name to its messages. */
+export function fieldErrors(error: z.ZodError): FieldErrors {
+  const out: FieldErrors = {};
+  for (const issue of error.issues) {
+    const field = issue.path.length ? issue.path.join(".") : "request";
+    (out[field] ??= []).push(issue.message);
+  }
+  return out;
+}
+
+/** Validates a value against a schema, or throws a 422 naming every failing field. */
+export function validate<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors = fieldErrors(result.error);
+  throw new ApiError(422, Object.values(errors)[0][0], errors);
+}
+
+/** Reads and validates the JSON body. Call it after the resource and permission checks. */
+export async function readBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  return validate(schema, await readJsonObject(c));
+}

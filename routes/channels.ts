@@ -1,0 +1,48 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { Ctx } from "../domain/context.ts";
+import {
+  archiveChannel,
+  createChannel,
+  listChannels,
+  loadChannel,
+  unarchiveChannel,
+} from "../domain/channels.ts";
+import { readBody } from "./body.ts";
+import type { ApiEnv } from "./env.ts";
+import { requireScope } from "./middleware/scope.ts";
+import { channelView } from "./views.ts";
+
+const newChannel = z.object({
+  name: z.string({ error: "The name is required and must be a string." })
+    .max(255, "The name may not be longer than 255 characters.")
+    .refine((n) => n.trim().replace(/^#/, "").trim().length > 0, "The name is required."),
+  visibility: z.enum(["public", "private"], { error: "The visibility must be public or private." }),
+  topic: z.string({ error: "The topic must be a string or null." })
+    .max(255, "The topic may not be longer than 255 characters.").nullable().optional(),
+});
+
+/** /channels: list, create, show, archive, unarchive. */
+export function channelRoutes(ctx: Ctx) {
+  return new Hono<ApiEnv>()
+    .get("/", requireScope("channels:read"), async (c) => {
+      const channels = await listChannels(ctx, c.var.subject);
+      return c.json({ data: channels.map(channelView) });
+    })
+    .post("/", requireScope("channels:write"), async (c) => {
+      const input = await readBody(c, newChannel);
+      return c.json({ data: channelView(await createChannel(ctx, c.var.subject, input)) }, 201);
+    })
+    .get("/:channel", requireScope("channels:read"), async (c) => {
+      const { channel } = await loadChannel(ctx, c.var.subject, c.req.param("channel"));
+      return c.json({ data: channelView(channel) });
+    })
+    .post("/:channel/archive", requireScope("channels:write"), async (c) => {
+      const channel = await archiveChannel(ctx, c.var.subject, c.req.param("channel"));
+      return c.json({ data: channelView(channel) });
+    })
+    .post("/:channel/unarchive", requireScope("channels:write"), async (c) => {
+      const channel = await unarchiveChannel(ctx, c.var.subject, c.req.param("channel"));
+      return c.json({ data: channelView(channel) });
+    });
+}

@@ -1,0 +1,22 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { ApiError } from "../domain/errors.ts";
+
+/** The one place an error becomes a response: JSON with `message`, and `errors` on a 422. */
+export function errorResponse(err: Error, c: Context): Response {
+  if (err instanceof ApiError) {
+    const body = err.errors
+      ? { message: err.message, errors: err.errors }
+      : { message: err.message };
+    for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+    return c.json(body, err.status);
+  }
+  if (err instanceof HTTPException && err.status === 413) {
+    return c.json({ message: "The request body is larger than 1 MiB." }, 413);
+  }
+  // Log what failed, never the request: its headers and body may carry tokens and secrets.
+  console.error(`${c.req.method} ${new URL(c.req.url).pathname} failed:`, err);
+  return c.json({ message: "Internal server error." }, 500);
+}
+
+export const notFoundResponse = (c: Context) => c.json({ message: "Not found." }, 404);

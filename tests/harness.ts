@@ -1,0 +1,108 @@
+import { createApp } from "../routes/app.ts";
+import type { Ctx } from "../domain/context.ts";
+import { createKeyring, generateAppKey } from "../domain/keyring.ts";
+import { loadSettings, type Settings } from "../domain/settings.ts";
+import { createToken } from "../domain/tokens.ts";
+import type { Role, Scope, Team, User } from "../domain/types.ts";
+import { SCOPES } from "../domain/types.ts";
+import { createTeam, createUser } from "../domain/workspace.ts";
+import { checkResponse } from "./openapi_check.ts";
+
+/** A running service on a loopback port with a fresh in-memory KV. */
+export interface TestServer {
+  ctx: Ctx;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the real app over real HTTP. `env` overrides settings as the environment would. */
+export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const settings: Settings = loadSettings({
+    KV_PATH: ":memory:",
+    INTEGRATIONS_API_RATE_LIMIT: "100000",
+    WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
+    ...env,
+  });
+  const kv = await Deno.openKv(settings.kvPath);
+  const ctx: Ctx = { kv, settings, keyring: await createKeyring(generateAppKey()) };
+  const app = createApp(ctx);
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  ctx.settings.baseUrl = url;
+  return {
+    ctx,
+    url,
+    async close() {
+      await server.shutdown();
+      kv.close();
+    },
+  };
+}
+
+export interface Actor {
+  user: User;
+  token: string;
+}
+
+/** A team with an admin, a plain member and a bot, each holding an all-scopes token. */
+export interface Workspace {
+  team: Team;
+  admin: Actor;
+  member: Actor;
+  bot: Actor;
+}
+
+export async function actor(
+  ctx: Ctx,
+  team: Team,
+  name: string,
+  kind: Role | "bot",
+  scopes: readonly Scope[] = SCOPES,
+): Promise<Actor> {
+  const user = kind === "bot"
+    ? await createUser(ctx, { teamId: team.id, name, type: "bot" })
+    : await createUser(ctx, { teamId: team.id, name, type: "human", role: kind });
+  const { value } = await createToken(ctx, user, { scopes: [...scopes], actorId: null });
+  return { user, token: value };
+}
+
+export async function workspace(ctx: Ctx, name = "Acme"): Promise<Workspace> {
+  const team = await createTeam(ctx, name);
+  return {
+    team,
+    admin: await actor(ctx, team, "Ada Admin", "admin"),
+    member: await actor(ctx, team, "Mo Member", "member"),
+    bot: await actor(ctx, team, "Robo Bot", "bot"),
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  body: any;
+}
+
+/**
+ * Calls the API over HTTP as `token`, and checks the answer against openapi.yaml: a response
+ * the document does not describe fails the test.
+ */
+export async function api(
+  server: TestServer,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers = new Headers(opts.headers);
+  if (opts.token) headers.set("Authorization", `Bearer ${opts.token}`);
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers.set("Content-Type", "application/json");
+  }
+  const res = await fetch(`${server.url}/api/v1${path}`, { method, headers, body });
+  const text = await res.text();
+  const parsed = text ? JSON.parse(text) : null;
+  checkResponse(method, `/api/v1${path}`, res.status, parsed);
+  return { status: res.status, headers: res.headers, body: parsed };
+}
