@@ -117,11 +117,13 @@ export async function createDirectChannel(ctx: Ctx, users: User[]): Promise<Chan
   if (users.some((u) => u.team_id !== teamId)) {
     throw new ApiError(422, "All users of a direct message must be in the same team.");
   }
+  const id = newId();
   const channel: Channel = {
-    id: newId(),
+    id,
     team_id: teamId,
     name: users.map((u) => u.name).join(", "),
-    slug: `dm-${users.map((u) => slugify(u.name)).join("-")}`,
+    // Not in the team's slug index: a DM's name is not a channel name anyone can take.
+    slug: `dm-${id.replaceAll("-", "")}`,
     visibility: "private",
     topic: null,
     is_general: false,

@@ -1,0 +1,261 @@
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { SCOPES } from "../domain/types.ts";
+import { startServer } from "./harness.ts";
+import { checkEvent, checkResponse, matchPath, openApi, validatorAt } from "./openapi_check.ts";
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+const CHANNEL = "0190f5f0-6b1a-7c3e-9a4b-1234567890ab";
+const MESSAGE = "0190f5f0-6b1a-7c3e-9a4b-1234567890ac";
+
+/** interface.md §4 plus the additions in decisions.md: every operation and its one scope. */
+const CONTRACT: [string, string, string][] = [
+  ["get", "/channels", "channels:read"],
+  ["post", "/channels", "channels:write"],
+  ["get", "/channels/{channel}", "channels:read"],
+  ["post", "/channels/{channel}/archive", "channels:write"],
+  ["post", "/channels/{channel}/unarchive", "channels:write"],
+  ["get", "/channels/{channel}/messages", "messages:read"],
+  ["post", "/channels/{channel}/messages", "messages:write"],
+  ["get", "/channels/{channel}/messages/{message}", "messages:read"],
+  ["patch", "/channels/{channel}/messages/{message}", "messages:write"],
+  ["delete", "/channels/{channel}/messages/{message}", "messages:write"],
+  ["put", "/channels/{channel}/messages/{message}/reactions/{emoji}", "reactions:write"],
+  ["delete", "/channels/{channel}/messages/{message}/reactions/{emoji}", "reactions:write"],
+  ["get", "/channels/{channel}/members", "members:read"],
+  ["post", "/channels/{channel}/members", "members:write"],
+  ["delete", "/channels/{channel}/members/{user}", "members:write"],
+  ["get", "/webhooks", "webhooks:read"],
+  ["post", "/webhooks", "webhooks:write"],
+  ["get", "/webhooks/{webhookSubscription}", "webhooks:read"],
+  ["delete", "/webhooks/{webhookSubscription}", "webhooks:write"],
+  ["post", "/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver", "webhooks:write"],
+];
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+function operations(): { path: string; method: string; op: Json }[] {
+  const out = [];
+  for (const [path, item] of Object.entries<Json>(openApi().doc.paths)) {
+    for (const method of METHODS) if (item[method]) out.push({ path, method, op: item[method] });
+  }
+  return out;
+}
+
+function channel(overrides: Record<string, unknown> = {}) {
+  return {
+    id: CHANNEL,
+    name: "general",
+    slug: "general",
+    visibility: "public",
+    topic: null,
+    is_general: true,
+    is_archived: false,
+    is_direct: false,
+    created_at: "2024-07-01T12:00:00.000Z",
+    ...overrides,
+  };
+}
+
+Deno.test("openapi: the document is OpenAPI 3.1 with the API under /api/v1", () => {
+  const { doc } = openApi();
+  assert.match(doc.openapi, /^3\.1\./);
+  assert.deepEqual(doc.servers, [{ url: "/api/v1" }]);
+  assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+    ...doc.components.securitySchemes.bearerAuth,
+    type: "http",
+    scheme: "bearer",
+  });
+  assert.deepEqual(doc.paths["/up"].servers, [{ url: "/" }]);
+  assert.deepEqual(doc.paths["/up"].get.security, []);
+  assert.deepEqual(doc.paths["/openapi.yaml"].get.security, []);
+});
+
+Deno.test("openapi: every API operation requires exactly one of the nine scopes", () => {
+  for (const { path, method, op } of operations()) {
+    if (path === "/up" || path === "/openapi.yaml") continue;
+    const where = `${method.toUpperCase()} ${path}`;
+    assert.equal(op.security?.length, 1, `${where}: one security requirement`);
+    const [requirement] = op.security;
+    assert.deepEqual(Object.keys(requirement), ["bearerAuth"], where);
+    assert.equal(requirement.bearerAuth.length, 1, `${where}: one scope`);
+    assert.ok(SCOPES.includes(requirement.bearerAuth[0]), `${where}: known scope`);
+  }
+});
+
+Deno.test("openapi: every operation of the contract is documented with its scope", () => {
+  const { doc } = openApi();
+  for (const [method, path, scope] of CONTRACT) {
+    const op = doc.paths[path]?.[method];
+    assert.ok(op, `${method.toUpperCase()} ${path} is documented`);
+    assert.deepEqual(op.security, [{ bearerAuth: [scope] }], `${method.toUpperCase()} ${path}`);
+  }
+  const documented = operations().filter((o) => o.path !== "/up" && o.path !== "/openapi.yaml");
+  assert.equal(documented.length, CONTRACT.length, "no operation beyond the contract");
+});
+
+Deno.test("openapi: statuses follow decisions.md", () => {
+  for (const { path, method, op } of operations()) {
+    if (path === "/up" || path === "/openapi.yaml") continue;
+    const where = `${method.toUpperCase()} ${path}`;
+    const codes = Object.keys(op.responses);
+    for (const code of ["401", "403", "404", "429"]) assert.ok(codes.includes(code), where + code);
+    const success = codes.filter((c) => c.startsWith("2"));
+    if (method === "delete" || path.includes("/reactions/")) {
+      assert.deepEqual(success, ["204"], where);
+    } else if (method === "post" && (path === "/channels" || path.endsWith("/members"))) {
+      assert.deepEqual(success, ["201"], where);
+    } else if (method === "post" && path === "/webhooks") {
+      assert.deepEqual(success, ["201"], where);
+    } else if (method === "post" && path.endsWith("/messages")) {
+      assert.deepEqual(success.sort(), ["200", "201"], where);
+    } else if (path.endsWith("/redeliver")) {
+      assert.deepEqual(success, ["202"], where);
+    } else {
+      assert.deepEqual(success, ["200"], where);
+    }
+    assert.equal(codes.includes("413"), Boolean(op.requestBody), `${where}: 413 iff a body`);
+    if (op.requestBody) assert.ok(codes.includes("422"), `${where}: 422 with a body`);
+  }
+});
+
+Deno.test("openapi: every $ref resolves", () => {
+  const { doc } = openApi();
+  const refs: string[] = [];
+  const walk = (node: Json) => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (node === null || typeof node !== "object") return;
+    if (typeof node.$ref === "string") refs.push(node.$ref);
+    Object.values(node).forEach(walk);
+  };
+  walk(doc);
+  assert.ok(refs.length > 50);
+  for (const ref of refs) {
+    assert.ok(ref.startsWith("#/"), ref);
+    let target: Json = doc;
+    for (const part of ref.slice(2).split("/")) target = target?.[part];
+    assert.ok(target !== undefined, `unresolved ${ref}`);
+  }
+  for (const name of Object.keys(doc.components.schemas)) {
+    validatorAt(`/components/schemas/${name}`);
+  }
+});
+
+Deno.test("openapi: each event type has a webhook entry whose envelope matches it", () => {
+  const { doc } = openApi();
+  const types = doc.components.schemas.EventType.enum;
+  assert.deepEqual(Object.keys(doc.webhooks).sort(), [...types].sort());
+  for (const type of types) {
+    const post = doc.webhooks[type].post;
+    const ref = post.requestBody.content["application/json"].schema.$ref;
+    const schema = doc.components.schemas[ref.split("/").pop()];
+    assert.equal(schema.properties.type.const, type);
+    assert.deepEqual(schema.required, ["id", "type", "created_at", "data"]);
+    const headers = post.parameters.map((p: Json) => p.$ref.split("/").pop());
+    assert.deepEqual(headers, ["X-Service-Event", "X-Service-Delivery", "X-Service-Signature"]);
+  }
+});
+
+Deno.test("openapi check: event envelopes are checked against the webhooks section", () => {
+  const user = { id: MESSAGE, name: "Robo Bot", type: "bot" };
+  const envelope = {
+    id: "0190f5f0-6b1a-7c3e-9a4b-1234567890ad",
+    type: "channel.member_added",
+    created_at: "2024-07-01T12:00:00.000Z",
+    data: { channel_id: CHANNEL, user },
+  };
+  checkEvent(envelope);
+  assert.throws(() => checkEvent({ ...envelope, type: "reaction.added" }), /message_id/);
+  assert.throws(() => checkEvent({ ...envelope, type: "channel.created" }), /no webhooks entry/);
+  assert.throws(() => checkEvent({ ...envelope, data: { channel_id: CHANNEL } }), /user/);
+});
+
+Deno.test("openapi check: path matching prefers literal segments and strips the query", () => {
+  assert.equal(
+    matchPath(`/api/v1/channels/${CHANNEL}/archive`)?.path,
+    "/channels/{channel}/archive",
+  );
+  assert.equal(matchPath(`/api/v1/channels/${CHANNEL}?page=2`)?.path, "/channels/{channel}");
+  assert.equal(
+    matchPath(`/api/v1/channels/${CHANNEL}/messages/${MESSAGE}/reactions/%F0%9F%91%8D`)?.path,
+    "/channels/{channel}/messages/{message}/reactions/{emoji}",
+  );
+  assert.equal(matchPath("/up")?.path, "/up");
+  assert.equal(matchPath("/api/v1/up"), undefined);
+  assert.equal(matchPath("/channels"), undefined);
+});
+
+Deno.test("openapi check: accepts documented answers", () => {
+  checkResponse("GET", `/api/v1/channels/${CHANNEL}`, 200, { data: channel() });
+  checkResponse("POST", `/api/v1/channels/${CHANNEL}/archive`, 200, {
+    data: channel({ is_archived: true }),
+  });
+  checkResponse("DELETE", `/api/v1/channels/${CHANNEL}/messages/${MESSAGE}`, 204, null);
+  checkResponse("POST", "/api/v1/channels", 422, {
+    message: "The name is required.",
+    errors: { name: ["The name is required."] },
+  });
+  checkResponse("GET", "/api/v1/nope", 404, { message: "Not found." });
+  checkResponse("GET", "/up", 200, { status: "ok" });
+});
+
+Deno.test("openapi check: rejects drift", () => {
+  const { slug: _, ...noSlug } = channel();
+  assert.throws(
+    () => checkResponse("GET", `/api/v1/channels/${CHANNEL}`, 200, { data: noSlug }),
+    /slug/,
+  );
+  assert.throws(
+    () => checkResponse("GET", `/api/v1/channels/${CHANNEL}`, 200, { data: channel({ x: 1 }) }),
+    /additional/,
+  );
+  assert.throws(
+    () => checkResponse("GET", `/api/v1/channels/${CHANNEL}`, 200, { data: channel({ id: "1" }) }),
+    /uuid/,
+  );
+  assert.throws(
+    () => checkResponse("GET", `/api/v1/channels/${CHANNEL}`, 201, { data: channel() }),
+    /status 201 is not documented/,
+  );
+  assert.throws(
+    () => checkResponse("DELETE", `/api/v1/channels/${CHANNEL}/messages/${MESSAGE}`, 204, {}),
+    /no body/,
+  );
+  assert.throws(
+    () => checkResponse("POST", "/api/v1/channels", 422, { message: "Invalid." }),
+    /errors/,
+  );
+  assert.throws(() => checkResponse("GET", "/api/v1/nope", 200, {}), /no operation/);
+  assert.throws(() => checkResponse("PUT", "/api/v1/channels", 200, {}), /no operation/);
+  assert.throws(
+    () => checkResponse("GET", `/api/v1/channels/${CHANNEL}`, 500, { message: "boom" }),
+    /not documented/,
+  );
+});
+
+Deno.test("openapi: GET /api/v1/openapi.yaml serves this document, without a token", async () => {
+  const s = await startServer();
+  try {
+    const res = await fetch(`${s.url}/api/v1/openapi.yaml`);
+    const text = await res.text();
+    checkResponse("GET", "/api/v1/openapi.yaml", res.status, text);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("Content-Type") ?? "", /yaml/);
+    assert.deepEqual(parse(text), openApi().doc);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("openapi: the document is hidden when the platform is off", async () => {
+  const s = await startServer({ INTEGRATIONS_ENABLED: "false" });
+  try {
+    const res = await fetch(`${s.url}/api/v1/openapi.yaml`);
+    const body = await res.json();
+    checkResponse("GET", "/api/v1/openapi.yaml", res.status, body);
+    assert.equal(res.status, 404);
+  } finally {
+    await s.close();
+  }
+});
