@@ -3,6 +3,7 @@ import type { Channel, MemberRef, Subject, Team, User } from "./types.ts";
 import { assertMayArchive, canSee, channelNotFound } from "./access.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
+import { retrying } from "./retry.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
 import { getChannelFor, insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
 
@@ -71,21 +72,24 @@ export async function createChannel(
   return channel;
 }
 
-async function setArchived(
+function setArchived(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
   archived: boolean,
 ): Promise<Channel> {
-  const { entry, channel } = await loadChannel(ctx, subject, channelId, { adminOverride: true });
-  assertMayArchive(subject, channel);
-  if (channel.is_archived === archived) {
-    const message = archived ? "The channel is already archived." : "The channel is not archived.";
-    throw invalid("channel", message);
-  }
-  const next = { ...channel, is_archived: archived };
-  await updateChannel(ctx.kv, entry, next);
-  return next;
+  return retrying("archive channel", async () => {
+    const { entry, channel } = await loadChannel(ctx, subject, channelId, { adminOverride: true });
+    assertMayArchive(subject, channel);
+    if (channel.is_archived === archived) {
+      const message = archived
+        ? "The channel is already archived."
+        : "The channel is not archived.";
+      throw invalid("channel", message);
+    }
+    const next = { ...channel, is_archived: archived };
+    return await updateChannel(ctx.kv, entry, next) ? next : null;
+  });
 }
 
 export const archiveChannel = (ctx: Ctx, subject: Subject, channelId: string) =>

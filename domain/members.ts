@@ -5,6 +5,7 @@ import { type ChannelAccess, loadChannel } from "./channels.ts";
 import { invalid, notFound } from "./errors.ts";
 import { isUuid } from "./ids.ts";
 import { draftMessage, messageView } from "./message_draft.ts";
+import { retrying } from "./retry.ts";
 import { listMembers as listChannelMembers } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
 import { appendMessage } from "../kv/messages.ts";
@@ -18,15 +19,6 @@ const byName = (a: MemberRef, b: MemberRef) =>
 export async function listMembers(ctx: Ctx, subject: Subject, channelId: string) {
   await loadChannel(ctx, subject, channelId);
   return (await listChannelMembers(ctx.kv, channelId)).sort(byName);
-}
-
-/** Runs a read-check-commit step again while a concurrent change beat its commit. */
-async function retrying<T>(step: () => Promise<T | null>): Promise<T> {
-  for (let i = 0; i < 5; i++) {
-    const done = await step();
-    if (done !== null) return done;
-  }
-  throw new Error("membership change: kept losing to concurrent changes");
 }
 
 /**
@@ -94,7 +86,7 @@ export async function addMember(
 ): Promise<MemberRef> {
   let userId: unknown;
   let read = false;
-  return await retrying(async () => {
+  return await retrying("add member", async () => {
     const access = await loadChannel(ctx, subject, channelId, { adminOverride: true });
     assertMayAddMember(subject, access.channel, access.isMember);
     if (!read) [userId, read] = [await readUserId(), true];
@@ -109,7 +101,7 @@ export async function removeMember(
   channelId: string,
   userId: string,
 ): Promise<void> {
-  await retrying(() => removeOnce(ctx, subject, channelId, userId));
+  await retrying("remove member", () => removeOnce(ctx, subject, channelId, userId));
 }
 
 async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId: string) {

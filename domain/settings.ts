@@ -5,6 +5,14 @@ const positiveInt = z.coerce.number().int().positive();
 const durationPattern = /^(\d+)(ms|s|m|h|d)$/;
 const unitMs = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
+function isBase64Of32Bytes(value: string): boolean {
+  try {
+    return Uint8Array.fromBase64(value).length === 32;
+  } catch {
+    return false;
+  }
+}
+
 /** Parses "10s,1m,5m" into milliseconds. */
 export function parseDurations(list: string): number[] {
   return list.split(",").map((part) => {
@@ -17,8 +25,8 @@ export function parseDurations(list: string): number[] {
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   KV_PATH: z.string().min(1).optional(),
-  BASE_URL: z.url().optional(),
-  APP_KEY: z.string().optional(),
+  BASE_URL: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  APP_KEY: z.string().refine(isBase64Of32Bytes, "must be base64 of exactly 32 bytes").optional(),
   INTEGRATIONS_ENABLED: bool.default(true),
   INTEGRATIONS_API_RATE_LIMIT: positiveInt.default(60),
   WEBHOOKS_DISABLE_AFTER: positiveInt.default(20),
@@ -58,6 +66,12 @@ export class SettingsError extends Error {}
 
 const onDeploy = () => Boolean(Deno.env.get("DENO_DEPLOYMENT_ID"));
 
+/** A KV location on local disk: the data folder beside it can hold a generated APP_KEY. */
+export const isFilePath = (p: string | undefined): p is string =>
+  !!p && p !== ":memory:" && !/^https?:\/\//.test(p);
+
+const refuse = (lines: string[]) => new SettingsError(`Invalid settings:\n  ${lines.join("\n  ")}`);
+
 /**
  * Reads and validates the environment. A bad value throws a SettingsError naming the variable,
  * so the service refuses to start rather than run with a setting it misread.
@@ -68,13 +82,16 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
   );
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new SettingsError(`Invalid settings:\n  ${lines.join("\n  ")}`);
+    throw refuse(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   }
   const s = parsed.data;
+  const kvPath = s.KV_PATH ?? (onDeploy() ? undefined : "./data/kv.sqlite3");
+  if (!s.APP_KEY && kvPath !== ":memory:" && !isFilePath(kvPath)) {
+    throw refuse(["APP_KEY: required when KV_PATH is not a local file"]);
+  }
   return {
     port: s.PORT,
-    kvPath: s.KV_PATH ?? (onDeploy() ? undefined : "./data/kv.sqlite3"),
+    kvPath,
     baseUrl: (s.BASE_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, ""),
     appKey: s.APP_KEY,
     integrationsEnabled: s.INTEGRATIONS_ENABLED,

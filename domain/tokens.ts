@@ -9,6 +9,7 @@ import {
   touchToken,
 } from "../kv/tokens.ts";
 import { ApiError, unauthenticated } from "./errors.ts";
+import { retrying } from "./retry.ts";
 import type { Scope, Subject, Token, User } from "./types.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -129,61 +130,62 @@ export async function createToken(
   return made;
 }
 
-async function liveToken(ctx: Ctx, id: string): Promise<Token> {
-  const token = await getTokenById(ctx.kv, id);
-  if (!token) throw new ApiError(404, "No such token.");
-  if (token.revoked_at) {
+async function liveToken(ctx: Ctx, id: string): Promise<Deno.KvEntry<Token>> {
+  const entry = await getTokenById(ctx.kv, id);
+  if (!entry) throw new ApiError(404, "No such token.");
+  if (entry.value.revoked_at) {
     throw new ApiError(422, "The token is already revoked.", {
       id: ["The token is already revoked."],
     });
   }
-  return token;
+  return entry;
 }
 
-export async function revokeTokenById(
-  ctx: Ctx,
-  id: string,
-  actorId: string | null,
-): Promise<Token> {
-  const token = await liveToken(ctx, id);
-  return await revokeToken(ctx.kv, token, nowIso(), {
-    team_id: token.team_id,
-    action: "token.revoked",
-    actor_id: actorId,
-    target_id: token.id,
+export function revokeTokenById(ctx: Ctx, id: string, actorId: string | null): Promise<Token> {
+  return retrying("revoke token", async () => {
+    const entry = await liveToken(ctx, id);
+    return await revokeToken(ctx.kv, entry, nowIso(), {
+      team_id: entry.value.team_id,
+      action: "token.revoked",
+      actor_id: actorId,
+      target_id: entry.value.id,
+    });
   });
 }
 
 /** Issues a new value (and id) with the same grants, and revokes the old token at once. */
-export async function rotateTokenById(
+export function rotateTokenById(
   ctx: Ctx,
   id: string,
   actorId: string | null,
 ): Promise<NewToken> {
-  const old = await liveToken(ctx, id);
-  const remaining = old.expires_at
-    ? Math.max(1, Math.ceil((Date.parse(old.expires_at) - Date.now()) / 1000))
-    : null;
-  const made = await build(
-    {
-      id: old.user_id,
+  return retrying("rotate token", async () => {
+    const entry = await liveToken(ctx, id);
+    const old = entry.value;
+    const remaining = old.expires_at
+      ? Math.max(1, Math.ceil((Date.parse(old.expires_at) - Date.now()) / 1000))
+      : null;
+    const made = await build(
+      {
+        id: old.user_id,
+        team_id: old.team_id,
+        name: old.user_name,
+        type: old.user_type,
+        role: old.role,
+        created_at: old.created_at,
+      },
+      old.scopes,
+      old.name,
+      remaining,
+    );
+    const replaced = await replaceToken(ctx.kv, entry, made.token, {
       team_id: old.team_id,
-      name: old.user_name,
-      type: old.user_type,
-      role: old.role,
-      created_at: old.created_at,
-    },
-    old.scopes,
-    old.name,
-    remaining,
-  );
-  await replaceToken(ctx.kv, old, made.token, {
-    team_id: old.team_id,
-    action: "token.rotated",
-    actor_id: actorId,
-    target_id: old.id,
+      action: "token.rotated",
+      actor_id: actorId,
+      target_id: old.id,
+    });
+    return replaced ? made : null;
   });
-  return made;
 }
 
 const TOUCH_EVERY_MS = 60_000;

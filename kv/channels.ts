@@ -1,5 +1,5 @@
 import type { Channel, MemberRef } from "../domain/types.ts";
-import { commitOrThrow, getAll } from "./commit.ts";
+import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import { setMembership } from "./workspace.ts";
 
@@ -32,13 +32,13 @@ export async function insertChannel(
   return (await op.commit()).ok;
 }
 
-/** Replaces a channel record read as `entry`; fails if it changed since. */
+/** Replaces a channel record read as `entry`. Returns false when it changed since. */
 export async function updateChannel(
   kv: Deno.Kv,
   entry: Deno.KvEntry<Channel>,
   next: Channel,
-): Promise<void> {
-  await commitOrThrow(kv.atomic().check(entry).set(keys.channel(next.id), next), "update channel");
+): Promise<boolean> {
+  return (await kv.atomic().check(entry).set(keys.channel(next.id), next).commit()).ok;
 }
 
 /** The channels a user belongs to. */

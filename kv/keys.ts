@@ -23,14 +23,16 @@
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
- * | ["undelivered", eventId]                      | queue message        | keysIfUndelivered: the sweeper retries it |
- * | ["webhooks", subscriptionId]                  | Subscription         | signing secret encrypted (AES-GCM)      |
- * | ["team_webhooks", teamId, subscriptionId]     | null                 | index; ids are UUIDv7 so it sorts by age |
- * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7)               |
+ * | ["undelivered", eventId]                      | queue message        | keysIfUndelivered: the sweeper deletes it (it re-dispatches due jobs anyway) |
+ * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
+ * | ["webhooks", subscriptionId]                  | Subscription         | signing secrets sealed (AES-GCM); stats updated by every attempt |
+ * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status), kept in the same commits; UUIDv7 so it sorts by age |
+ * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
  * | ["incoming", secretHash]                      | IncomingWebhook      |                                         |
  * | ["incoming_ids", incomingId]                  | secretHash           |                                         |
  * | ["meta", "app_key"]                           | string               | reserved; the key itself lives in the data folder |
+ * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
  */
 export const keys = {
   team: (teamId: string) => ["teams", teamId],
@@ -66,6 +68,15 @@ export const keys = {
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
   undelivered: (eventId: string) => ["undelivered", eventId],
   jobs: (subscriptionId?: string) => subscriptionId ? ["jobs", subscriptionId] : ["jobs"],
+  undeliveredAll: () => ["undelivered"],
+  redelivery: (subscriptionId: string, redeliveryId: string) => [
+    "redeliveries",
+    subscriptionId,
+    redeliveryId,
+  ],
+  redeliveries: (subscriptionId?: string) =>
+    subscriptionId ? ["redeliveries", subscriptionId] : ["redeliveries"],
+  webhooks: () => ["webhooks"],
   webhook: (subscriptionId: string) => ["webhooks", subscriptionId],
   teamWebhooks: (teamId: string) => ["team_webhooks", teamId],
   teamWebhook: (teamId: string, subscriptionId: string) => [
@@ -83,6 +94,7 @@ export const keys = {
   audit: (teamId: string, entryId: string) => ["audit", teamId, entryId],
   incoming: (secretHash: string) => ["incoming", secretHash],
   incomingId: (incomingId: string) => ["incoming_ids", incomingId],
+  probe: () => ["up"],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
 
 /** Outbox entries are kept this long so a delivery can be redelivered by hand. */

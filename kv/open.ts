@@ -1,9 +1,6 @@
 import { dirname } from "node:path";
 import { createKeyring, generateAppKey, type Keyring } from "../domain/keyring.ts";
-import type { Settings } from "../domain/settings.ts";
-
-const isFilePath = (p: string | undefined): p is string =>
-  !!p && p !== ":memory:" && !/^https?:\/\//.test(p);
+import { isFilePath, type Settings } from "../domain/settings.ts";
 
 /** Opens the KV the settings name, creating the data folder for a file path. */
 export async function openStore(settings: Settings): Promise<Deno.Kv> {

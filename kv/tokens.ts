@@ -8,9 +8,12 @@ export async function getTokenByHash(kv: Deno.Kv, hash: string): Promise<Token |
   return (await kv.get<Token>(keys.token(hash))).value;
 }
 
-export async function getTokenById(kv: Deno.Kv, id: string): Promise<Token | null> {
+/** The token's entry, whose versionstamp lets a lifecycle change check nothing moved since. */
+export async function getTokenById(kv: Deno.Kv, id: string): Promise<Deno.KvEntry<Token> | null> {
   const hash = (await kv.get<string>(keys.tokenId(id))).value;
-  return hash ? await getTokenByHash(kv, hash) : null;
+  if (!hash) return null;
+  const entry = await kv.get<Token>(keys.token(hash));
+  return entry.versionstamp === null ? null : entry;
 }
 
 function put(op: Deno.AtomicOperation, token: Token) {
@@ -25,33 +28,35 @@ export async function insertToken(kv: Deno.Kv, token: Token, audit: AuditDraft):
   await commitOrThrow(op, "create token");
 }
 
-/** Marks a token revoked, with its audit entry; fails if the token changed meanwhile. */
+/** Marks a token revoked, with its audit entry. Null when the token changed since `entry`. */
 export async function revokeToken(
   kv: Deno.Kv,
-  token: Token,
+  entry: Deno.KvEntry<Token>,
   revokedAt: string,
   audit: AuditDraft,
-): Promise<Token> {
-  const revoked = { ...token, revoked_at: revokedAt };
-  const op = kv.atomic();
+): Promise<Token | null> {
+  const revoked = { ...entry.value, revoked_at: revokedAt };
+  const op = kv.atomic().check(entry);
   put(op, revoked);
   addAudit(op, audit);
-  await commitOrThrow(op, "revoke token");
-  return revoked;
+  return (await op.commit()).ok ? revoked : null;
 }
 
-/** Revokes `old` and stores `next` in one commit: never both valid, never neither. */
+/**
+ * Revokes `old` and stores `next` in one commit: never both valid, never neither. False when
+ * `old` changed since it was read, so two rotations can't both leave a live successor.
+ */
 export async function replaceToken(
   kv: Deno.Kv,
-  old: Token,
+  old: Deno.KvEntry<Token>,
   next: Token,
   audit: AuditDraft,
-): Promise<void> {
-  const op = kv.atomic().check({ key: keys.token(next.hash), versionstamp: null });
-  put(op, { ...old, revoked_at: next.created_at });
+): Promise<boolean> {
+  const op = kv.atomic().check(old, { key: keys.token(next.hash), versionstamp: null });
+  put(op, { ...old.value, revoked_at: next.created_at });
   put(op, next);
   addAudit(op, audit);
-  await commitOrThrow(op, "rotate token");
+  return (await op.commit()).ok;
 }
 
 /**

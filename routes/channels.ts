@@ -8,18 +8,23 @@ import {
   loadChannel,
   unarchiveChannel,
 } from "../domain/channels.ts";
+import { cleanChannelName } from "../domain/slug.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 import { channelView } from "./views.ts";
 
+/** The spec counts characters (code points), not UTF-16 units: one emoji is one character. */
+const chars = (s: string) => [...s].length;
+
 const newChannel = z.object({
   name: z.string({ error: "The name is required and must be a string." })
-    .max(255, "The name may not be longer than 255 characters.")
-    .refine((n) => n.trim().replace(/^#/, "").trim().length > 0, "The name is required."),
+    .refine((n) => chars(n) <= 255, "The name may not be longer than 255 characters.")
+    .refine((n) => cleanChannelName(n).length > 0, "The name is required."),
   visibility: z.enum(["public", "private"], { error: "The visibility must be public or private." }),
   topic: z.string({ error: "The topic must be a string or null." })
-    .max(255, "The topic may not be longer than 255 characters.").nullable().optional(),
+    .refine((t) => chars(t) <= 255, "The topic may not be longer than 255 characters.")
+    .nullable().optional(),
 });
 
 /** /channels: list, create, show, archive, unarchive. */

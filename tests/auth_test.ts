@@ -1,0 +1,314 @@
+import assert from "node:assert/strict";
+import { listAudit } from "../kv/audit.ts";
+import { keys } from "../kv/keys.ts";
+import {
+  createToken,
+  isWellFormedToken,
+  mintTokenValue,
+  revokeTokenById,
+  rotateTokenById,
+  sha256Hex,
+} from "../domain/tokens.ts";
+import { type Scope, SCOPES, type Token } from "../domain/types.ts";
+import { api, startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
+
+async function withWorkspace(fn: (s: TestServer, w: Workspace) => Promise<void>) {
+  const s = await startServer();
+  try {
+    await fn(s, await workspace(s.ctx));
+  } finally {
+    await s.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function tokenRecord(s: TestServer, value: string) {
+  return await s.ctx.kv.get<Token>(keys.token(await sha256Hex(value)));
+}
+
+/** Every key and value in the store, as text. */
+async function dumpKv(kv: Deno.Kv): Promise<string> {
+  const parts: string[] = [];
+  for await (const e of kv.list({ prefix: [] })) {
+    parts.push(JSON.stringify([e.key, e.value], (_k, v) => typeof v === "bigint" ? `${v}` : v));
+  }
+  return parts.join("\n");
+}
+
+Deno.test("auth: bot tokens start tcb_, personal tokens tcp_, both carry a checksum", async () => {
+  await withWorkspace(async (s, w) => {
+    assert.match(w.bot.token, /^tcb_[0-9A-Za-z]{38}$/);
+    assert.match(w.admin.token, /^tcp_[0-9A-Za-z]{38}$/);
+    assert.ok(isWellFormedToken(w.bot.token));
+    for (const token of [w.bot.token, w.admin.token]) {
+      const res = await api(s, "GET", "/channels", { token });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+    const lower = await api(s, "GET", "/channels", {
+      headers: { Authorization: `bearer   ${w.member.token}` },
+    });
+    assert.equal(lower.status, 200);
+  });
+});
+
+Deno.test("auth: missing, malformed and unknown tokens get 401 JSON", async () => {
+  await withWorkspace(async (s, w) => {
+    const t = w.member.token;
+    const flipped = t.slice(0, -1) + (t.endsWith("A") ? "B" : "A");
+    const headers: (string | undefined)[] = [
+      undefined,
+      "",
+      "Bearer",
+      `Basic ${t}`,
+      `Bearer ${t} extra`,
+      `Bearer ${t.slice(0, -1)}`,
+      `Bearer ${t}x`,
+      `Bearer tcx_${t.slice(4)}`,
+      `Bearer ${flipped}`,
+      `Bearer ${mintTokenValue("personal")}`,
+      `Bearer ${await sha256Hex(t)}`,
+    ];
+    for (const header of headers) {
+      const res = await api(s, "GET", "/channels", {
+        headers: header === undefined ? {} : { Authorization: header },
+      });
+      assert.equal(res.status, 401, `${header}`);
+      assert.equal(typeof res.body.message, "string");
+      assert.equal(res.headers.get("X-RateLimit-Limit"), null, "no valid token, no rate headers");
+    }
+  });
+});
+
+Deno.test("auth: a token with a broken checksum is refused without reading KV", async () => {
+  const s = await startServer();
+  const w = await workspace(s.ctx);
+  const t = w.bot.token;
+  const broken = t.slice(0, -1) + (t.endsWith("0") ? "1" : "0");
+  s.ctx.kv.close();
+  try {
+    const res = await api(s, "GET", "/channels", { token: broken });
+    assert.equal(res.status, 401, "a KV read on a closed store would have answered 500");
+    assert.equal(typeof res.body.message, "string");
+  } finally {
+    await s.close().catch(() => {});
+  }
+});
+
+Deno.test("auth: token values are stored only as SHA-256 hashes", async () => {
+  await withWorkspace(async (s, w) => {
+    const rotated = await rotateTokenById(
+      s.ctx,
+      (await tokenRecord(s, w.member.token)).value!.id,
+      w.member.user.id,
+    );
+    const values = [w.admin.token, w.member.token, w.bot.token, rotated.value];
+    assert.equal((await api(s, "GET", "/channels", { token: rotated.value })).status, 200);
+    const dump = await dumpKv(s.ctx.kv);
+    for (const v of values) {
+      assert.ok(!dump.includes(v.slice(4, 36)), "no token value, nor its random part, in KV");
+      const stored = await tokenRecord(s, v);
+      assert.ok(stored.value, "the token is found by the hash of its value");
+      assert.equal(stored.value.hash, await sha256Hex(v));
+    }
+  });
+});
+
+Deno.test("auth: an expired token is 401 like a revoked one", async () => {
+  await withWorkspace(async (s, w) => {
+    const { value, token } = await createToken(s.ctx, w.member.user, {
+      scopes: ["channels:read"],
+      expiresInSeconds: 1,
+      actorId: w.member.user.id,
+    });
+    assert.ok(token.expires_at);
+    assert.equal((await api(s, "GET", "/channels", { token: value })).status, 200);
+    await sleep(Date.parse(token.expires_at) - Date.now() + 20);
+    const res = await api(s, "GET", "/channels", { token: value });
+    assert.equal(res.status, 401);
+    assert.equal(typeof res.body.message, "string");
+  });
+});
+
+Deno.test("auth: revocation works on the very next request", async () => {
+  await withWorkspace(async (s, w) => {
+    const id = (await tokenRecord(s, w.bot.token)).value!.id;
+    assert.equal((await api(s, "GET", "/channels", { token: w.bot.token })).status, 200);
+    await revokeTokenById(s.ctx, id, w.admin.user.id);
+    assert.equal((await api(s, "GET", "/channels", { token: w.bot.token })).status, 401);
+    await assert.rejects(
+      revokeTokenById(s.ctx, id, null),
+      (e: { status: number }) => e.status === 422,
+    );
+  });
+});
+
+Deno.test("auth: rotation issues a new value and the old one stops at once", async () => {
+  await withWorkspace(async (s, w) => {
+    const old = (await tokenRecord(s, w.bot.token)).value!;
+    const next = await rotateTokenById(s.ctx, old.id, w.admin.user.id);
+    assert.notEqual(next.token.id, old.id);
+    assert.match(next.value, /^tcb_/);
+    assert.deepEqual(next.token.scopes, old.scopes);
+    assert.equal((await api(s, "GET", "/channels", { token: w.bot.token })).status, 401);
+    assert.equal((await api(s, "GET", "/channels", { token: next.value })).status, 200);
+    await assert.rejects(
+      rotateTokenById(s.ctx, old.id, null),
+      (e: { status: number }) => e.status === 422,
+    );
+  });
+});
+
+Deno.test("auth: token lifecycle is audited, without the token value", async () => {
+  await withWorkspace(async (s, w) => {
+    const made = await createToken(s.ctx, w.member.user, {
+      scopes: ["channels:read"],
+      name: "ci",
+      actorId: w.member.user.id,
+    });
+    const rotated = await rotateTokenById(s.ctx, made.token.id, w.admin.user.id);
+    await revokeTokenById(s.ctx, rotated.token.id, null);
+    const entries = await listAudit(s.ctx.kv, w.team.id, 3);
+    assert.deepEqual(
+      entries.map((e) => [e.action, e.actor_id, e.actor_type, e.target_id]),
+      [
+        ["token.revoked", null, "system", rotated.token.id],
+        ["token.rotated", w.admin.user.id, "user", made.token.id],
+        ["token.created", w.member.user.id, "user", made.token.id],
+      ],
+    );
+    for (const e of entries) {
+      assert.deepEqual(
+        Object.keys(e).sort(),
+        ["action", "actor_id", "actor_type", "created_at", "id", "target_id", "team_id"],
+      );
+    }
+    const text = JSON.stringify(await listAudit(s.ctx.kv, w.team.id, 100));
+    for (const v of [made.value, rotated.value, w.admin.token, w.bot.token]) {
+      assert.ok(!text.includes(v.slice(4, 36)));
+    }
+  });
+});
+
+interface Endpoint {
+  method: string;
+  path: string;
+  scope: Scope;
+  body?: unknown;
+  ok: number;
+}
+
+/** Every channels/members endpoint, in an order where each call can succeed. */
+function endpoints(channelId: string, userId: string): Endpoint[] {
+  const ch = `/channels/${channelId}`;
+  return [
+    { method: "GET", path: "/channels", scope: "channels:read", ok: 200 },
+    {
+      method: "POST",
+      path: "/channels",
+      scope: "channels:write",
+      body: { name: "scoped", visibility: "public" },
+      ok: 201,
+    },
+    { method: "GET", path: ch, scope: "channels:read", ok: 200 },
+    { method: "GET", path: `${ch}/members`, scope: "members:read", ok: 200 },
+    {
+      method: "POST",
+      path: `${ch}/members`,
+      scope: "members:write",
+      body: { user_id: userId },
+      ok: 201,
+    },
+    { method: "DELETE", path: `${ch}/members/${userId}`, scope: "members:write", ok: 204 },
+    { method: "POST", path: `${ch}/archive`, scope: "channels:write", ok: 200 },
+    { method: "POST", path: `${ch}/unarchive`, scope: "channels:write", ok: 200 },
+  ];
+}
+
+Deno.test("auth: each endpoint needs its one scope; every other scope gets 403", async () => {
+  await withWorkspace(async (s, w) => {
+    const made = await api(s, "POST", "/channels", {
+      token: w.admin.token,
+      body: { name: "ops", visibility: "private" },
+    });
+    const list = endpoints(made.body.data.id, w.member.user.id);
+    const tokenWith = async (scopes: Scope[]) =>
+      (await createToken(s.ctx, w.admin.user, { scopes, actorId: null })).value;
+    for (const e of list) {
+      const others = await tokenWith(SCOPES.filter((x) => x !== e.scope));
+      const refused = await api(s, e.method, e.path, { token: others, body: e.body });
+      assert.equal(refused.status, 403, `${e.method} ${e.path} without ${e.scope}`);
+      assert.ok(refused.body.message.includes(e.scope), refused.body.message);
+      const only = await tokenWith([e.scope]);
+      const allowed = await api(s, e.method, e.path, { token: only, body: e.body });
+      assert.equal(allowed.status, e.ok, `${e.method} ${e.path} with ${e.scope}`);
+    }
+    for (const scope of SCOPES) {
+      const only = await tokenWith([scope]);
+      for (const e of list.filter((x) => x.scope !== scope)) {
+        const res = await api(s, e.method, e.path, { token: only, body: e.body });
+        assert.equal(res.status, 403, `${e.method} ${e.path} with only ${scope}`);
+      }
+    }
+  });
+});
+
+Deno.test("auth: last_used_at is written at most once a minute per token", async () => {
+  await withWorkspace(async (s, w) => {
+    const { value } = await createToken(s.ctx, w.member.user, {
+      scopes: ["channels:read"],
+      actorId: null,
+    });
+    const before = await tokenRecord(s, value);
+    assert.equal(before.value!.last_used_at, null);
+    const startedAt = Date.now();
+    await api(s, "GET", "/channels", { token: value });
+    await api(s, "GET", "/channels", { token: value });
+    let touched = await tokenRecord(s, value);
+    for (let i = 0; i < 50 && touched.value!.last_used_at === null; i++) {
+      await sleep(10);
+      touched = await tokenRecord(s, value);
+    }
+    const usedAt = Date.parse(touched.value!.last_used_at!);
+    assert.ok(usedAt >= startedAt - 5 && usedAt <= Date.now(), touched.value!.last_used_at!);
+    for (let i = 0; i < 5; i++) await api(s, "GET", "/channels", { token: value });
+    await sleep(50);
+    const after = await tokenRecord(s, value);
+    assert.equal(after.versionstamp, touched.versionstamp, "no further write within the minute");
+  });
+});
+
+Deno.test("auth: concurrent rotations leave exactly one live successor", async () => {
+  await withWorkspace(async (s, w) => {
+    const id = (await tokenRecord(s, w.bot.token)).value!.id;
+    const results = await Promise.allSettled(
+      [1, 2, 3, 4].map(() => rotateTokenById(s.ctx, id, w.admin.user.id)),
+    );
+    const made = results.flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
+    assert.equal(made.length, 1, "one rotation wins");
+    for (const r of results) {
+      if (r.status === "rejected") assert.equal(r.reason.status, 422, String(r.reason));
+    }
+    assert.equal((await api(s, "GET", "/channels", { token: made[0].value })).status, 200);
+    const live: string[] = [];
+    for await (const e of s.ctx.kv.list<Partial<Token>>({ prefix: [] })) {
+      const t = e.value;
+      if (t?.hash && t.user_id === w.bot.user.id && !t.revoked_at) live.push(t.id!);
+    }
+    assert.deepEqual(live, [made[0].token.id]);
+    const rotations = (await listAudit(s.ctx.kv, w.team.id, 100))
+      .filter((e) => e.action === "token.rotated");
+    assert.equal(rotations.length, 1);
+  });
+});
+
+Deno.test("auth: concurrent revocations write one audit entry", async () => {
+  await withWorkspace(async (s, w) => {
+    const id = (await tokenRecord(s, w.member.token)).value!.id;
+    const results = await Promise.allSettled([1, 2, 3].map(() => revokeTokenById(s.ctx, id, null)));
+    assert.deepEqual(results.map((r) => r.status).sort(), ["fulfilled", "rejected", "rejected"]);
+    const revocations = (await listAudit(s.ctx.kv, w.team.id, 100))
+      .filter((e) => e.action === "token.revoked");
+    assert.equal(revocations.length, 1);
+  });
+});

@@ -1,0 +1,343 @@
+import assert from "node:assert/strict";
+import { createDirectChannel } from "../domain/channels.ts";
+import { keys } from "../kv/keys.ts";
+import {
+  actor,
+  api,
+  type ApiResponse,
+  startServer,
+  type TestServer,
+  type Workspace,
+  workspace,
+} from "./harness.ts";
+
+async function withWorkspace(fn: (s: TestServer, w: Workspace) => Promise<void>) {
+  const s = await startServer();
+  try {
+    await fn(s, await workspace(s.ctx));
+  } finally {
+    await s.close();
+  }
+}
+
+async function keyCount(kv: Deno.Kv): Promise<number> {
+  let n = 0;
+  for await (const _ of kv.list({ prefix: [] })) n++;
+  return n;
+}
+
+function assertInvalid(res: ApiResponse, field: string) {
+  assert.equal(res.status, 422, JSON.stringify(res.body));
+  assert.equal(typeof res.body.message, "string");
+  assert.ok(Array.isArray(res.body.errors[field]), JSON.stringify(res.body));
+}
+
+function assertStatus(res: ApiResponse, status: number, what = "") {
+  assert.equal(res.status, status, `${what} ${JSON.stringify(res.body)}`);
+}
+
+async function create(
+  s: TestServer,
+  token: string,
+  name: string,
+  visibility: "public" | "private" = "public",
+): Promise<string> {
+  const res = await api(s, "POST", "/channels", { token, body: { name, visibility } });
+  assertStatus(res, 201, `create ${name}`);
+  return res.body.data.id;
+}
+
+const names = (res: ApiResponse) => res.body.data.map((c: { name: string }) => c.name);
+
+Deno.test("channels: create strips a leading #, slugs the name, adds the creator", async () => {
+  await withWorkspace(async (s, w) => {
+    const res = await api(s, "POST", "/channels", {
+      token: w.member.token,
+      body: { name: "  #Q3 Plans!  ", visibility: "private", topic: "roadmap" },
+    });
+    assertStatus(res, 201);
+    const ch = res.body.data;
+    assert.deepEqual(Object.keys(ch).sort(), [
+      "created_at",
+      "id",
+      "is_archived",
+      "is_direct",
+      "is_general",
+      "name",
+      "slug",
+      "topic",
+      "visibility",
+    ]);
+    assert.equal(ch.name, "Q3 Plans!");
+    assert.equal(ch.slug, "q3-plans");
+    assert.equal(ch.visibility, "private");
+    assert.equal(ch.topic, "roadmap");
+    assert.deepEqual([ch.is_general, ch.is_archived, ch.is_direct], [false, false, false]);
+    assert.ok(!Number.isNaN(Date.parse(ch.created_at)));
+    const shown = await api(s, "GET", `/channels/${ch.id}`, { token: w.member.token });
+    assert.deepEqual(shown.body.data, ch);
+    const members = await api(s, "GET", `/channels/${ch.id}/members`, { token: w.member.token });
+    assert.deepEqual(members.body.data, [{
+      id: w.member.user.id,
+      name: "Mo Member",
+      type: "human",
+    }]);
+    const timeline = await Array.fromAsync(s.ctx.kv.list({ prefix: keys.timeline(ch.id) }));
+    assert.equal(timeline.length, 0, "no system message for the creator");
+
+    const bare = await api(s, "POST", "/channels", {
+      token: w.bot.token,
+      body: { name: "--Deploys & Alerts--", visibility: "public" },
+    });
+    assertStatus(bare, 201);
+    assert.equal(bare.body.data.slug, "deploys-alerts");
+    assert.equal(bare.body.data.topic, null);
+  });
+});
+
+Deno.test("channels: a name whose slug exists in the team is 422 on name", async () => {
+  await withWorkspace(async (s, w) => {
+    await create(s, w.admin.token, "Q3 Plans!");
+    const before = await keyCount(s.ctx.kv);
+    for (const name of ["q3 plans", "#Q3-PLANS", "q3_plans", "General", "#general"]) {
+      const res = await api(s, "POST", "/channels", {
+        token: w.member.token,
+        body: { name, visibility: "public" },
+      });
+      assertInvalid(res, "name");
+    }
+    assert.equal(await keyCount(s.ctx.kv), before);
+    const other = await workspace(s.ctx, "Other");
+    await create(s, other.admin.token, "Q3 plans");
+  });
+});
+
+Deno.test("channels: create validates name, visibility and topic", async () => {
+  await withWorkspace(async (s, w) => {
+    const before = await keyCount(s.ctx.kv);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: "!!!", visibility: "public" }, "name"],
+      [{ name: "#", visibility: "public" }, "name"],
+      [{ name: "   ", visibility: "public" }, "name"],
+      [{ name: "", visibility: "public" }, "name"],
+      [{ name: null, visibility: "public" }, "name"],
+      [{ name: "a".repeat(256), visibility: "public" }, "name"],
+      [{ name: "ok" }, "visibility"],
+      [{ name: "ok", visibility: "secret" }, "visibility"],
+      [{ name: "ok", visibility: null }, "visibility"],
+      [{ name: "ok", visibility: "public", topic: "t".repeat(256) }, "topic"],
+      [{ name: "ok", visibility: "public", topic: ["t"] }, "topic"],
+    ];
+    for (const [body, field] of cases) {
+      assertInvalid(await api(s, "POST", "/channels", { token: w.admin.token, body }), field);
+    }
+    assert.equal(await keyCount(s.ctx.kv), before);
+    const longest = await api(s, "POST", "/channels", {
+      token: w.admin.token,
+      body: { name: "a".repeat(255), visibility: "public", topic: "t".repeat(255) },
+    });
+    assertStatus(longest, 201);
+    const emoji = await api(s, "POST", "/channels", {
+      token: w.admin.token,
+      body: { name: "x" + "😀".repeat(254), visibility: "public", topic: "🎉".repeat(255) },
+    });
+    assertStatus(emoji, 201, "lengths count characters, not UTF-16 units");
+    for (
+      const [name, topic, field] of [["y" + "😀".repeat(255), null, "name"], [
+        "z",
+        "🎉".repeat(256),
+        "topic",
+      ]]
+    ) {
+      const res = await api(s, "POST", "/channels", {
+        token: w.admin.token,
+        body: { name, visibility: "public", topic },
+      });
+      assertInvalid(res, field!);
+    }
+    const nullTopic = await api(s, "POST", "/channels", {
+      token: w.admin.token,
+      body: { name: "quiet", visibility: "public", topic: null },
+    });
+    assertStatus(nullTopic, 201);
+    assert.equal(nullTopic.body.data.topic, null);
+  });
+});
+
+Deno.test("channels: list shows the subject's channels, archived ones too, by name", async () => {
+  await withWorkspace(async (s, w) => {
+    const zeta = await create(s, w.member.token, "zeta");
+    await create(s, w.member.token, "Alpha", "private");
+    await create(s, w.admin.token, "beta");
+    await create(s, w.admin.token, "admins", "private");
+    assertStatus(await api(s, "POST", `/channels/${zeta}/archive`, { token: w.member.token }), 200);
+    const other = await workspace(s.ctx, "Other");
+    await create(s, other.admin.token, "aaa");
+    const mine = await api(s, "GET", "/channels", { token: w.member.token });
+    assertStatus(mine, 200);
+    assert.deepEqual(names(mine), ["Alpha", "general", "zeta"]);
+    assert.equal(mine.body.data[2].is_archived, true);
+    assert.deepEqual(names(await api(s, "GET", "/channels", { token: w.bot.token })), []);
+    await create(s, w.bot.token, "bots");
+    assert.deepEqual(names(await api(s, "GET", "/channels", { token: w.bot.token })), ["bots"]);
+  });
+});
+
+Deno.test("channels: show hides what the subject may not see as 404", async () => {
+  await withWorkspace(async (s, w) => {
+    const pub = await create(s, w.member.token, "open");
+    const priv = await create(s, w.member.token, "closed", "private");
+    const other = await workspace(s.ctx, "Other");
+    const foreign = await create(s, other.admin.token, "foreign");
+    const dm = await createDirectChannel(s.ctx, [w.member.user, w.bot.user]);
+    const see = async (token: string, id: string) =>
+      (await api(s, "GET", `/channels/${id}`, { token })).status;
+
+    assert.equal(await see(w.admin.token, pub), 200, "a human sees a public channel unjoined");
+    assert.equal(await see(w.admin.token, priv), 404, "an admin does not read a private channel");
+    assert.equal(await see(w.admin.token, foreign), 404, "another team's channel");
+    assert.equal(await see(w.admin.token, dm.id), 404, "someone else's direct message");
+    assert.equal(await see(w.member.token, dm.id), 200, "own direct message");
+    assert.equal(await see(w.bot.token, dm.id), 200, "a bot in a direct message");
+    assert.equal(await see(w.bot.token, pub), 404, "a bot sees only channels it is in");
+    assert.equal(await see(w.bot.token, w.team.general_channel_id), 404);
+    assert.equal(await see(other.admin.token, pub), 404);
+    for (const id of ["nope", "00000000-0000-7000-8000-000000000000", pub.toUpperCase() + "0"]) {
+      const res = await api(s, "GET", `/channels/${id}`, { token: w.member.token });
+      assertStatus(res, 404, id);
+      assert.equal(typeof res.body.message, "string");
+    }
+    const general = await api(s, "GET", `/channels/${w.team.general_channel_id}`, {
+      token: w.member.token,
+    });
+    assert.equal(general.body.data.is_general, true);
+    assert.equal(general.body.data.slug, "general");
+  });
+});
+
+Deno.test("channels: archive and unarchive follow who may", async () => {
+  await withWorkspace(async (s, w) => {
+    const lead = await actor(s.ctx, w.team, "Lea Lead", "member");
+    const archive = (token: string, id: string) =>
+      api(s, "POST", `/channels/${id}/archive`, { token });
+    const unarchive = (token: string, id: string) =>
+      api(s, "POST", `/channels/${id}/unarchive`, { token });
+
+    const botOwn = await create(s, w.bot.token, "bot-own");
+    const res = await archive(w.bot.token, botOwn);
+    assertStatus(res, 200, "a bot archives a channel it created");
+    assert.equal(res.body.data.is_archived, true);
+    assert.equal(res.body.data.id, botOwn);
+    assertStatus(await unarchive(w.bot.token, botOwn), 200);
+
+    const humanOwn = await create(s, lead.token, "lead-own");
+    await api(s, "POST", `/channels/${humanOwn}/members`, {
+      token: lead.token,
+      body: { user_id: w.bot.user.id },
+    });
+    assertStatus(await archive(w.bot.token, humanOwn), 403, "a bot, a member but not creator");
+    assertStatus(await archive(w.member.token, humanOwn), 403, "a human neither creator nor admin");
+    assertStatus(await archive(lead.token, humanOwn), 200, "the human creator");
+    assertStatus(await unarchive(w.member.token, humanOwn), 403);
+    assertStatus(await unarchive(w.admin.token, humanOwn), 200, "an admin, not a member");
+
+    const secret = await create(s, lead.token, "lead-secret", "private");
+    assertStatus(await archive(w.member.token, secret), 404, "hidden from a plain member");
+    const archived = await archive(w.admin.token, secret);
+    assertStatus(archived, 200, "an admin archives a private channel it is not in");
+    assert.equal(archived.body.data.is_archived, true);
+    const shown = await api(s, "GET", `/channels/${secret}`, { token: lead.token });
+    assert.equal(shown.body.data.is_archived, true, "the change is stored");
+    assertStatus(await unarchive(w.admin.token, secret), 200);
+  });
+});
+
+Deno.test("channels: general and direct channels cannot be archived; repeats are 422", async () => {
+  await withWorkspace(async (s, w) => {
+    const general = w.team.general_channel_id;
+    const dm = await createDirectChannel(s.ctx, [w.admin.user, w.member.user]);
+    for (const path of [`/channels/${general}/archive`, `/channels/${dm.id}/archive`]) {
+      const res = await api(s, "POST", path, { token: w.admin.token });
+      assertStatus(res, 403, path);
+      assert.equal(typeof res.body.message, "string");
+    }
+    assertStatus(
+      await api(s, "POST", `/channels/${general}/unarchive`, { token: w.admin.token }),
+      403,
+    );
+
+    const id = await create(s, w.member.token, "twice");
+    assertInvalid(
+      await api(s, "POST", `/channels/${id}/unarchive`, { token: w.member.token }),
+      "channel",
+    );
+    assertStatus(await api(s, "POST", `/channels/${id}/archive`, { token: w.member.token }), 200);
+    const before = await keyCount(s.ctx.kv);
+    assertInvalid(
+      await api(s, "POST", `/channels/${id}/archive`, { token: w.member.token }),
+      "channel",
+    );
+    assertInvalid(
+      await api(s, "POST", `/channels/${id}/archive`, { token: w.admin.token }),
+      "channel",
+    );
+    assert.equal(await keyCount(s.ctx.kv), before);
+  });
+});
+
+Deno.test("channels: an archived channel refuses member changes with an 'archived' 403", async () => {
+  await withWorkspace(async (s, w) => {
+    const id = await create(s, w.admin.token, "frozen");
+    await api(s, "POST", `/channels/${id}/members`, {
+      token: w.admin.token,
+      body: { user_id: w.bot.user.id },
+    });
+    assertStatus(await api(s, "POST", `/channels/${id}/archive`, { token: w.admin.token }), 200);
+    const before = await keyCount(s.ctx.kv);
+    const attempts = [
+      api(s, "POST", `/channels/${id}/members`, {
+        token: w.admin.token,
+        body: { user_id: w.member.user.id },
+      }),
+      api(s, "DELETE", `/channels/${id}/members/${w.bot.user.id}`, { token: w.admin.token }),
+      api(s, "DELETE", `/channels/${id}/members/${w.bot.user.id}`, { token: w.bot.token }),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      assertStatus(res, 403);
+      assert.match(res.body.message, /archived/);
+    }
+    assert.equal(await keyCount(s.ctx.kv), before);
+    const members = await api(s, "GET", `/channels/${id}/members`, { token: w.bot.token });
+    assertStatus(members, 200, "an archived channel can still be read");
+    assert.equal(members.body.data.length, 2);
+  });
+});
+
+Deno.test("channels: concurrent creates of one slug: one 201, the rest 422", async () => {
+  await withWorkspace(async (s, w) => {
+    const before = await keyCount(s.ctx.kv);
+    const results = await Promise.all(
+      ["Launch", "launch", "#LAUNCH", "launch!"].map((name) =>
+        api(s, "POST", "/channels", { token: w.admin.token, body: { name, visibility: "public" } })
+      ),
+    );
+    assert.deepEqual(results.map((r) => r.status).sort(), [201, 422, 422, 422]);
+    const listed = await api(s, "GET", "/channels", { token: w.admin.token });
+    assert.equal(listed.body.data.filter((c: { slug: string }) => c.slug === "launch").length, 1);
+    const written = await keyCount(s.ctx.kv) - before;
+    assert.equal(written, 4, "the winner's channel, slug, membership and its index; no orphans");
+  });
+});
+
+Deno.test("channels: concurrent archives of one channel: one 200, the rest 422", async () => {
+  await withWorkspace(async (s, w) => {
+    const id = await create(s, w.admin.token, "busy");
+    const results = await Promise.all(
+      [w.admin.token, w.admin.token, w.admin.token, w.admin.token].map((token) =>
+        api(s, "POST", `/channels/${id}/archive`, { token })
+      ),
+    );
+    assert.deepEqual(results.map((r) => r.status).sort(), [200, 422, 422, 422]);
+    for (const r of results.filter((r) => r.status === 422)) assertInvalid(r, "channel");
+  });
+});

@@ -1,0 +1,341 @@
+import assert from "node:assert/strict";
+import { revokeTokenById, sha256Hex } from "../domain/tokens.ts";
+import { keys } from "../kv/keys.ts";
+import type { Scope, Token } from "../domain/types.ts";
+import { SCOPES } from "../domain/types.ts";
+import {
+  actor,
+  api,
+  type ApiResponse,
+  startServer,
+  type TestServer,
+  type Workspace,
+  workspace,
+} from "./harness.ts";
+
+async function withWorkspace(
+  env: Record<string, string>,
+  fn: (s: TestServer, w: Workspace) => Promise<void>,
+) {
+  const s = await startServer(env);
+  try {
+    await fn(s, await workspace(s.ctx));
+  } finally {
+    await s.close();
+  }
+}
+
+async function keyCount(kv: Deno.Kv): Promise<number> {
+  let n = 0;
+  for await (const _ of kv.list({ prefix: [] })) n++;
+  return n;
+}
+
+function assertError(res: ApiResponse, status: number, what: string) {
+  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`);
+  assert.equal(typeof res.body?.message, "string", `${what}: JSON with a message`);
+}
+
+const ZERO_UUID = "00000000-0000-7000-8000-000000000000";
+
+Deno.test("platform: /up answers 200 while KV answers, 503 once it does not", async () => {
+  const s = await startServer();
+  try {
+    const up = await fetch(`${s.url}/up`);
+    assert.equal(up.status, 200);
+    assert.match(up.headers.get("content-type")!, /application\/json/);
+    assert.equal((await up.json()).status, "ok");
+    s.ctx.kv.close();
+    const down = await fetch(`${s.url}/up`);
+    assert.equal(down.status, 503);
+    assert.equal(typeof (await down.json()).message, "string");
+  } finally {
+    await s.close().catch(() => {});
+  }
+});
+
+Deno.test("platform: INTEGRATIONS_ENABLED=false hides every API and hook route, not /up", async () => {
+  await withWorkspace({ INTEGRATIONS_ENABLED: "false" }, async (s, w) => {
+    const ch = `/channels/${w.team.general_channel_id}`;
+    const routes: [string, string][] = [
+      ["GET", "/channels"],
+      ["POST", "/channels"],
+      ["GET", ch],
+      ["POST", `${ch}/archive`],
+      ["POST", `${ch}/unarchive`],
+      ["GET", `${ch}/messages`],
+      ["POST", `${ch}/messages`],
+      ["GET", `${ch}/members`],
+      ["POST", `${ch}/members`],
+      ["DELETE", `${ch}/members/${w.member.user.id}`],
+      ["GET", "/webhooks"],
+      ["POST", "/webhooks"],
+      ["GET", `/webhooks/${ZERO_UUID}`],
+      ["GET", "/openapi.yaml"],
+      ["GET", "/nope"],
+    ];
+    for (const [method, path] of routes) {
+      for (const token of [w.admin.token, undefined]) {
+        const res = await api(s, method, path, { token, body: method === "GET" ? undefined : {} });
+        assertError(res, 404, `${method} ${path}`);
+      }
+    }
+    for (const method of ["GET", "POST"]) {
+      const res = await fetch(`${s.url}/hooks/anything`, {
+        method,
+        body: method === "POST" ? "{}" : undefined,
+      });
+      assert.equal(res.status, 404);
+      assert.equal(typeof (await res.json()).message, "string");
+    }
+    const up = await fetch(`${s.url}/up`);
+    assert.equal(up.status, 200);
+    await up.body?.cancel();
+  });
+});
+
+Deno.test("platform: unknown paths and methods under /api/v1 are 404 JSON", async () => {
+  await withWorkspace({}, async (s, w) => {
+    for (const [method, path] of [["GET", "/nope"], ["PUT", "/channels"], ["GET", "/"]]) {
+      const res = await api(s, method, path, { token: w.admin.token });
+      assertError(res, 404, `${method} ${path}`);
+      assert.ok(res.headers.get("X-RateLimit-Limit"));
+    }
+  });
+});
+
+Deno.test("platform: rate limit headers on every answer, 429 once the minute is used up", async () => {
+  await withWorkspace({ INTEGRATIONS_API_RATE_LIMIT: "3" }, async (s, w) => {
+    const t = w.member.token;
+    const answers = [
+      await api(s, "GET", "/channels", { token: t }),
+      await api(s, "GET", `/channels/${ZERO_UUID}`, { token: t }),
+      await api(s, "POST", "/channels", { token: t, raw: "{" }),
+    ];
+    assert.deepEqual(answers.map((r) => r.status), [200, 404, 422]);
+    answers.forEach((r, i) => {
+      assert.equal(r.headers.get("X-RateLimit-Limit"), "3");
+      assert.equal(r.headers.get("X-RateLimit-Remaining"), String(2 - i));
+    });
+    const narrow = await actor(s.ctx, w.team, "Narrow", "member", ["members:read"]);
+    const refused = await api(s, "GET", "/channels", { token: narrow.token });
+    assertError(refused, 403, "scope");
+    assert.equal(refused.headers.get("X-RateLimit-Remaining"), "2");
+    const limited = await api(s, "GET", "/channels", { token: t });
+    assertError(limited, 429, "fourth request");
+    assert.equal(limited.headers.get("X-RateLimit-Limit"), "3");
+    assert.equal(limited.headers.get("X-RateLimit-Remaining"), "0");
+    const retryAfter = Number(limited.headers.get("Retry-After"));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `${retryAfter}`);
+    assert.equal(limited.headers.get("X-RateLimit-Reset"), String(retryAfter));
+    const other = await api(s, "GET", "/channels", { token: w.admin.token });
+    assert.equal(other.status, 200, "each token has its own budget");
+    assert.equal(other.headers.get("X-RateLimit-Remaining"), "2");
+  });
+});
+
+async function tokenId(s: TestServer, value: string): Promise<string> {
+  return (await s.ctx.kv.get<Token>(keys.token(await sha256Hex(value)))).value!.id;
+}
+
+Deno.test("check order: platform off (404) before token (401)", async () => {
+  await withWorkspace({ INTEGRATIONS_ENABLED: "false" }, async (s) => {
+    assertError(await api(s, "GET", "/channels", {}), 404, "no token");
+    assertError(await api(s, "GET", "/channels", { token: "tcb_nonsense" }), 404, "bad token");
+  });
+});
+
+Deno.test("check order: token (401) before rate limit (429)", async () => {
+  await withWorkspace({ INTEGRATIONS_API_RATE_LIMIT: "1" }, async (s, w) => {
+    await api(s, "GET", "/channels", { token: w.bot.token });
+    assertError(await api(s, "GET", "/channels", { token: w.bot.token }), 429, "over the limit");
+    await revokeTokenById(s.ctx, await tokenId(s, w.bot.token), null);
+    const res = await api(s, "GET", "/channels", { token: w.bot.token });
+    assertError(res, 401, "revoked and over the limit");
+    assert.equal(res.headers.get("Retry-After"), null);
+  });
+});
+
+Deno.test("check order: rate limit (429) before scope (403)", async () => {
+  await withWorkspace({ INTEGRATIONS_API_RATE_LIMIT: "2" }, async (s, w) => {
+    const scopes = SCOPES.filter((x): x is Scope => x !== "channels:read");
+    const { token } = await actor(s.ctx, w.team, "Narrow", "member", scopes);
+    assertError(await api(s, "GET", "/channels", { token }), 403, "first");
+    assertError(await api(s, "GET", "/channels", { token }), 403, "second");
+    assertError(await api(s, "GET", "/channels", { token }), 429, "third");
+  });
+});
+
+Deno.test("check order: scope (403) before resource (404)", async () => {
+  await withWorkspace({}, async (s, w) => {
+    const { token } = await actor(s.ctx, w.team, "Reader", "admin", ["channels:read"]);
+    for (const id of [ZERO_UUID, "not-a-uuid"]) {
+      assertError(await api(s, "POST", `/channels/${id}/archive`, { token }), 403, id);
+      assertError(await api(s, "GET", `/channels/${id}/members`, { token }), 403, id);
+    }
+  });
+});
+
+Deno.test("check order: resource (404) before permission (403)", async () => {
+  await withWorkspace({}, async (s, w) => {
+    const secret = await api(s, "POST", "/channels", {
+      token: w.admin.token,
+      body: { name: "secret", visibility: "private" },
+    });
+    const id = secret.body.data.id;
+    assertError(
+      await api(s, "POST", `/channels/${id}/archive`, { token: w.member.token }),
+      404,
+      "member",
+    );
+    assertError(
+      await api(s, "POST", `/channels/${id}/archive`, { token: w.bot.token }),
+      404,
+      "bot",
+    );
+    const general = `/channels/${w.team.general_channel_id}`;
+    assertError(
+      await api(s, "DELETE", `${general}/members/${w.bot.user.id}`, { token: w.member.token }),
+      404,
+      "removing a non-member from general",
+    );
+    assertError(
+      await api(s, "DELETE", `${general}/members/${w.admin.user.id}`, { token: w.member.token }),
+      403,
+      "removing a member from general",
+    );
+  });
+});
+
+Deno.test("check order: permission (403) before validation (422)", async () => {
+  await withWorkspace({}, async (s, w) => {
+    const made = await api(s, "POST", "/channels", {
+      token: w.admin.token,
+      body: { name: "closing", visibility: "public" },
+    });
+    const ch = `/channels/${made.body.data.id}`;
+    assert.equal((await api(s, "POST", `${ch}/archive`, { token: w.admin.token })).status, 200);
+    assertError(
+      await api(s, "POST", `${ch}/archive`, { token: w.member.token }),
+      403,
+      "not creator",
+    );
+    assertError(await api(s, "POST", `${ch}/archive`, { token: w.admin.token }), 422, "creator");
+    const general = `/channels/${w.team.general_channel_id}`;
+    assertError(
+      await api(s, "POST", `${general}/unarchive`, { token: w.admin.token }),
+      403,
+      "general",
+    );
+    for (const raw of ["{", "[]", JSON.stringify({ user_id: "nope" })]) {
+      const res = await api(s, "POST", `${ch}/members`, { token: w.admin.token, raw });
+      assertError(res, 403, `adding to an archived channel with ${raw}`);
+    }
+  });
+});
+
+Deno.test("bad input: bodies that are not JSON objects get 422 with errors.request", async () => {
+  await withWorkspace({}, async (s, w) => {
+    const before = await keyCount(s.ctx.kv);
+    for (const raw of ["", "{", "not json", "[]", "null", "42", '"text"', "[{}]"]) {
+      const res = await api(s, "POST", "/channels", { token: w.admin.token, raw });
+      assertError(res, 422, JSON.stringify(raw));
+      assert.ok(Array.isArray(res.body.errors.request), JSON.stringify(res.body));
+    }
+    assert.equal(await keyCount(s.ctx.kv), before);
+  });
+});
+
+Deno.test("bad input: wrong types get 422 naming the field; unknown fields are ignored", async () => {
+  await withWorkspace({}, async (s, w) => {
+    const before = await keyCount(s.ctx.kv);
+    const cases: [unknown, string][] = [
+      [{ name: 7, visibility: "public" }, "name"],
+      [{ name: ["x"], visibility: "public" }, "name"],
+      [{ name: "x", visibility: true }, "visibility"],
+      [{ name: "x", visibility: "public", topic: 5 }, "topic"],
+      [{ visibility: "public" }, "name"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await api(s, "POST", "/channels", { token: w.admin.token, body });
+      assertError(res, 422, JSON.stringify(body));
+      assert.ok(Array.isArray(res.body.errors[field]), JSON.stringify(res.body));
+      for (const messages of Object.values(res.body.errors)) {
+        assert.ok((messages as unknown[]).every((m) => typeof m === "string"));
+      }
+    }
+    assert.equal(await keyCount(s.ctx.kv), before);
+    const extra = await api(s, "POST", "/channels", {
+      token: w.admin.token,
+      body: { name: "extra", visibility: "public", is_general: true, id: ZERO_UUID, color: "red" },
+    });
+    assert.equal(extra.status, 201);
+    assert.equal(extra.body.data.is_general, false);
+    assert.notEqual(extra.body.data.id, ZERO_UUID);
+  });
+});
+
+Deno.test("bad input: bodies over 1 MiB get 413 JSON and write nothing", async () => {
+  await withWorkspace({}, async (s, w) => {
+    const before = await keyCount(s.ctx.kv);
+    const huge = JSON.stringify({ name: "big", visibility: "public", topic: "x".repeat(1 << 20) });
+    const res = await api(s, "POST", "/channels", { token: w.admin.token, raw: huge });
+    assertError(res, 413, "sized body");
+    assert.ok(res.headers.get("X-RateLimit-Limit"));
+    const bytes = new TextEncoder().encode(huge);
+    const streamed = await fetch(`${s.url}/api/v1/channels`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}` },
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += 64 * 1024) {
+            c.enqueue(bytes.slice(i, i + 64 * 1024));
+          }
+          c.close();
+        },
+      }),
+    });
+    assert.equal(streamed.status, 413, "a chunked body without Content-Length");
+    assert.equal(typeof (await streamed.json()).message, "string");
+    const members = await api(s, "POST", `/channels/${w.team.general_channel_id}/members`, {
+      token: w.admin.token,
+      raw: JSON.stringify({ user_id: w.bot.user.id, pad: "x".repeat(1 << 20) }),
+    });
+    assertError(members, 413, "member add");
+    assertError(await api(s, "POST", "/channels", { raw: huge }), 401, "no token");
+    assert.equal(await keyCount(s.ctx.kv), before);
+  });
+});
+
+Deno.test("bad input: malformed uuids and other teams' ids are 404, write nothing", async () => {
+  await withWorkspace({}, async (s, w) => {
+    const other = await workspace(s.ctx, "Other");
+    const before = await keyCount(s.ctx.kv);
+    const ids = ["not-a-uuid", "1234", ZERO_UUID, other.team.general_channel_id, "%20"];
+    for (const id of ids) {
+      for (
+        const [method, path] of [
+          ["GET", `/channels/${id}`],
+          ["POST", `/channels/${id}/archive`],
+          ["POST", `/channels/${id}/unarchive`],
+          ["GET", `/channels/${id}/members`],
+          ["POST", `/channels/${id}/members`],
+          ["DELETE", `/channels/${id}/members/${w.admin.user.id}`],
+        ]
+      ) {
+        const body = method === "POST" ? { user_id: w.member.user.id } : undefined;
+        assertError(
+          await api(s, method, path, { token: w.admin.token, body }),
+          404,
+          `${method} ${path}`,
+        );
+      }
+    }
+    const general = `/channels/${w.team.general_channel_id}`;
+    for (const user of ["nope", ZERO_UUID, other.admin.user.id]) {
+      const res = await api(s, "DELETE", `${general}/members/${user}`, { token: w.admin.token });
+      assertError(res, 404, `remove ${user}`);
+    }
+    assert.equal(await keyCount(s.ctx.kv), before);
+  });
+});

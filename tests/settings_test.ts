@@ -1,0 +1,232 @@
+import assert from "node:assert/strict";
+import { loadSettings, SettingsError } from "../domain/settings.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+function refusal(env: Record<string, string>): string {
+  try {
+    loadSettings(env);
+  } catch (e) {
+    assert.ok(e instanceof SettingsError, `expected a SettingsError, got ${e}`);
+    return e.message;
+  }
+  assert.fail(`${JSON.stringify(env)} was accepted`);
+}
+
+Deno.test("settings: defaults follow the decisions table", () => {
+  const s = loadSettings({});
+  assert.equal(s.port, 8080);
+  assert.equal(s.kvPath, "./data/kv.sqlite3");
+  assert.equal(s.baseUrl, "http://localhost:8080");
+  assert.equal(s.appKey, undefined);
+  assert.equal(s.integrationsEnabled, true);
+  assert.equal(s.rateLimit, 60);
+  assert.deepEqual(s.webhooks, {
+    disableAfter: 20,
+    maxAttempts: 8,
+    backoffMs: [10_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000],
+    timeoutMs: 10_000,
+    allowPrivateUrls: false,
+  });
+});
+
+Deno.test("settings: every variable is read, empty ones fall back to the default", () => {
+  const appKey = crypto.getRandomValues(new Uint8Array(32)).toBase64();
+  const s = loadSettings({
+    PORT: "9000",
+    KV_PATH: ":memory:",
+    BASE_URL: "https://chat.example.com/",
+    APP_KEY: appKey,
+    INTEGRATIONS_ENABLED: "false",
+    INTEGRATIONS_API_RATE_LIMIT: "5",
+    WEBHOOKS_DISABLE_AFTER: "3",
+    WEBHOOKS_MAX_ATTEMPTS: "2",
+    WEBHOOKS_BACKOFF: "500ms, 2s,1h",
+    WEBHOOKS_TIMEOUT: "1.5",
+    WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
+    UNRELATED: "ignored",
+  });
+  assert.equal(s.port, 9000);
+  assert.equal(s.kvPath, ":memory:");
+  assert.equal(s.baseUrl, "https://chat.example.com");
+  assert.equal(s.appKey, appKey);
+  assert.equal(s.integrationsEnabled, false);
+  assert.equal(s.rateLimit, 5);
+  assert.deepEqual(s.webhooks, {
+    disableAfter: 3,
+    maxAttempts: 2,
+    backoffMs: [500, 2_000, 3_600_000],
+    timeoutMs: 1_500,
+    allowPrivateUrls: true,
+  });
+  assert.equal(loadSettings({ PORT: "", INTEGRATIONS_ENABLED: "" }).port, 8080);
+  assert.equal(loadSettings({ PORT: "9000" }).baseUrl, "http://localhost:9000");
+});
+
+Deno.test("settings: a bad value is refused with the variable's name", () => {
+  const bad: [string, string][] = [
+    ["PORT", "abc"],
+    ["PORT", "70000"],
+    ["PORT", "80.5"],
+    ["BASE_URL", "not a url"],
+    ["BASE_URL", "ftp://chat.example.com"],
+    ["APP_KEY", "too-short"],
+    ["APP_KEY", crypto.getRandomValues(new Uint8Array(16)).toBase64()],
+    ["INTEGRATIONS_ENABLED", "maybe"],
+    ["INTEGRATIONS_API_RATE_LIMIT", "0"],
+    ["INTEGRATIONS_API_RATE_LIMIT", "-5"],
+    ["INTEGRATIONS_API_RATE_LIMIT", "lots"],
+    ["WEBHOOKS_DISABLE_AFTER", "0"],
+    ["WEBHOOKS_MAX_ATTEMPTS", "2.5"],
+    ["WEBHOOKS_BACKOFF", "10x"],
+    ["WEBHOOKS_BACKOFF", "10s,,1m"],
+    ["WEBHOOKS_BACKOFF", "soon"],
+    ["WEBHOOKS_TIMEOUT", "0"],
+    ["WEBHOOKS_TIMEOUT", "ten"],
+    ["WEBHOOKS_ALLOW_PRIVATE_URLS", "yes"],
+  ];
+  for (const [name, value] of bad) {
+    assert.match(refusal({ [name]: value }), new RegExp(`\\b${name}\\b`), `${name}=${value}`);
+  }
+  const remote = { KV_PATH: "https://kv.example.com/db" };
+  assert.match(refusal(remote), /APP_KEY/, "no data folder to keep a generated key in");
+  const appKey = crypto.getRandomValues(new Uint8Array(32)).toBase64();
+  assert.equal(loadSettings({ ...remote, APP_KEY: appKey }).kvPath, remote.KV_PATH);
+  const both = refusal({ PORT: "x", WEBHOOKS_TIMEOUT: "-1" });
+  assert.match(both, /PORT/);
+  assert.match(both, /WEBHOOKS_TIMEOUT/);
+});
+
+function denoArgs(script: string): string[] {
+  return ["run", "-A", "--config", `${ROOT}deno.json`, script];
+}
+
+/** The environment a child needs to find its Deno cache, and nothing of ours. */
+function baseEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME", "TMPDIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+Deno.test("settings: main.ts refuses to start on a bad value and names it", async () => {
+  const cwd = await Deno.makeTempDir();
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: denoArgs(`${ROOT}main.ts`),
+      cwd,
+      clearEnv: true,
+      env: { ...baseEnv(), PORT: "abc" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.notEqual(out.code, 0);
+    assert.match(new TextDecoder().decode(out.stderr), /PORT/);
+    const left = [...Deno.readDirSync(cwd)];
+    assert.deepEqual(left, [], "nothing is created before the settings are valid");
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Reads lines from a stream until one matches, or the timeout passes. */
+async function waitForLine(
+  stream: ReadableStream<Uint8Array>,
+  match: RegExp,
+  timeoutMs: number,
+): Promise<string> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  const timer = setTimeout(() => reader.cancel(), timeoutMs);
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`no line matching ${match} in:\n${seen}`);
+      seen += value;
+      const line = seen.split("\n").find((l) => match.test(l));
+      if (line) return line;
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.releaseLock();
+  }
+}
+
+/**
+ * Runs main.ts in `cwd` with its listener pinned to loopback (main.ts binds every interface, as a
+ * container needs; a test must not open a port beyond 127.0.0.1), until its start line is printed.
+ */
+async function startMain(cwd: string, port: number) {
+  const wrapper = `${cwd}/loopback.ts`;
+  await Deno.writeTextFile(
+    wrapper,
+    `const serve = Deno.serve;
+// deno-lint-ignore no-explicit-any
+(Deno as any).serve = (o: Deno.ServeTcpOptions, h: Deno.ServeHandler) =>
+  serve({ ...o, hostname: "127.0.0.1" }, h);
+await import(${JSON.stringify(`file://${ROOT}main.ts`)});
+`,
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: denoArgs(wrapper),
+    cwd,
+    clearEnv: true,
+    env: { ...baseEnv(), PORT: String(port) },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    const line = await waitForLine(child.stdout, /Listening/, 20_000);
+    return {
+      line,
+      async stop() {
+        child.kill("SIGTERM");
+        await child.status;
+        await child.stdout.cancel().catch(() => {});
+        await stderr;
+      },
+    };
+  } catch (e) {
+    child.kill("SIGKILL");
+    await child.status;
+    throw new Error(`${(e as Error).message}\nstderr:\n${await stderr}`);
+  }
+}
+
+Deno.test("settings: main.ts prints where it listens, creates its KV and APP_KEY", async () => {
+  const cwd = await Deno.makeTempDir();
+  try {
+    const port = freePort();
+    const first = await startMain(cwd, port);
+    let key: string;
+    try {
+      assert.ok(first.line.includes(`http://localhost:${port}`), first.line);
+      assert.ok(first.line.includes("./data/kv.sqlite3"), first.line);
+      const up = await fetch(`http://127.0.0.1:${port}/up`);
+      assert.equal(up.status, 200);
+      assert.equal((await up.json()).status, "ok");
+      assert.ok((await Deno.stat(`${cwd}/data/kv.sqlite3`)).isFile);
+      const keyFile = await Deno.stat(`${cwd}/data/app.key`);
+      assert.equal(keyFile.mode! & 0o777, 0o600);
+      key = (await Deno.readTextFile(`${cwd}/data/app.key`)).trim();
+      assert.equal(Uint8Array.fromBase64(key).length, 32);
+    } finally {
+      await first.stop();
+    }
+    const second = await startMain(cwd, port);
+    await second.stop();
+    assert.equal((await Deno.readTextFile(`${cwd}/data/app.key`)).trim(), key, "key is kept");
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
