@@ -5,10 +5,12 @@ import { channelRoutes } from "./channels.ts";
 import type { ApiEnv } from "./env.ts";
 import { errorResponse, notFoundResponse } from "./errors.ts";
 import { memberRoutes } from "./members.ts";
+import { messageRoutes } from "./messages.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
 import { rateLimit, RateLimiter } from "./middleware/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
+import { reactionRoutes } from "./reactions.ts";
 import { upHandler } from "./up.ts";
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -21,7 +23,9 @@ export function createApp(ctx: Ctx) {
     .use(bearerAuth(ctx), rateLimit(limiter))
     .use(bodyLimit({ maxSize: MAX_BODY_BYTES }))
     .route("/channels", channelRoutes(ctx))
-    .route("/channels", memberRoutes(ctx));
+    .route("/channels", memberRoutes(ctx))
+    .route("/channels", messageRoutes(ctx))
+    .route("/channels", reactionRoutes(ctx));
 
   const app = new Hono();
   app.onError(errorResponse);

@@ -1,0 +1,226 @@
+import type { Ctx } from "./context.ts";
+import type { Channel, EventType, MemberRef, Message, Subject } from "./types.ts";
+import { assertWritable } from "./access.ts";
+import { forbidden, invalid } from "./errors.ts";
+import { nowIso } from "./ids.ts";
+import { loadChannelWith, messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
+import { cleanBody } from "./message_body.ts";
+import { draftMessage, messageView } from "./message_draft.ts";
+import { peek, type Pending, unwrap } from "./pending.ts";
+import { retrying } from "./retry.ts";
+import { keys } from "../kv/keys.ts";
+import { appendMessage, getMessage, replaceMessage } from "../kv/messages.ts";
+import { addEvent, type EventDraft, loadRoutes } from "../kv/outbox.ts";
+import { KeyedLock } from "../kv/positions.ts";
+import { clearReactions } from "../kv/reactions.ts";
+
+/** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
+export interface NewMessage {
+  body: string;
+  client_uuid?: string | null;
+  reply_to_id?: string | null;
+  thread_root_id?: string | null;
+  sent_to_channel?: boolean | null;
+}
+
+export interface Posted {
+  message: Message;
+  /** True when the client_uuid was used before: this is the original, nothing was written. */
+  replayed: boolean;
+}
+
+/** Notices the service writes itself: nobody edits, deletes or reacts to them. */
+export const isSystem = (m: Message) => m.type === "member_joined" || m.type === "member_left";
+
+export const messageEvent = (type: EventType, m: Message): EventDraft => ({
+  type,
+  team_id: m.team_id,
+  channel_id: m.channel_id,
+  data: messageView(m),
+});
+
+const authorOf = (s: Subject): MemberRef => ({ id: s.user_id, name: s.name, type: s.type });
+
+/**
+ * Posts with the same author and client_uuid wait for each other, so the second finds the
+ * first's key instead of racing it for a position. Across processes the key's check in the
+ * commit still lets exactly one win; the loser re-reads and replays.
+ */
+const postLocks = new KeyedLock();
+
+/**
+ * POST /channels/{channel}/messages: one commit holds the message, its list copies, its
+ * client_uuid key and its `message.created` event. `input` is the body as read; its error
+ * surfaces only after the 404 and 403 checks.
+ */
+export async function postMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  input: Pending<NewMessage>,
+): Promise<Posted> {
+  const post = (clientUuid: string) =>
+    retrying("post message", () => postOnce(ctx, subject, channelId, input, clientUuid));
+  const given = peek(input)?.client_uuid;
+  if (!given) return await post(crypto.randomUUID());
+  return await postLocks.run(`${subject.user_id}:${given}`, () => post(given));
+}
+
+async function postOnce(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  input: Pending<NewMessage>,
+  clientUuid: string,
+): Promise<Posted | null> {
+  const early = peek(input);
+  const [read, routes] = await Promise.all([
+    loadChannelWith<[string, Message, Message]>(ctx, subject, channelId, [
+      keys.clientUuid(subject.user_id, clientUuid),
+      messageKeyFor(early?.reply_to_id),
+      messageKeyFor(early?.thread_root_id),
+    ]),
+    loadRoutes(ctx.kv, subject.team_id),
+  ]);
+  const { channel } = read;
+  assertWritable(channel);
+  const fields = unwrap(input);
+  const body = cleanBody(fields.body);
+  const [used, replyTo, root] = read.extra;
+  if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
+  if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
+  if (fields.thread_root_id) {
+    liveStandard("thread_root_id", channel, root.value);
+    if (root.value?.thread_root_id) {
+      throw invalid(
+        "thread_root_id",
+        "Threads are one level deep: a thread reply can't be a root.",
+      );
+    }
+  }
+  const draft = draftMessage({
+    channel,
+    author: authorOf(subject),
+    body,
+    type: "standard",
+    reply_to_id: fields.reply_to_id,
+    thread_root_id: fields.thread_root_id,
+    sent_to_channel: fields.sent_to_channel ?? false,
+    client_uuid: clientUuid,
+  });
+  const stored = await appendMessage(ctx.kv, draft, {
+    checks: [read.entry, read.member],
+    extend: (op, message) => addEvent(op, routes, messageEvent("message.created", message)),
+  });
+  return stored && { message: stored, replayed: false };
+}
+
+/** The message a reused client_uuid created; a key is tied to the channel it was used in. */
+async function original(ctx: Ctx, channel: Channel, messageId: string): Promise<Message> {
+  const message = (await getMessage(ctx.kv, messageId)).value;
+  if (!message) throw new Error(`client_uuid points at missing message ${messageId}`);
+  if (message.channel_id !== channel.id) {
+    throw invalid("client_uuid", "This client_uuid was already used in another channel.");
+  }
+  return message;
+}
+
+/** A reply or thread target: a live `standard` message of this channel, else 422 on `field`. */
+function liveStandard(field: string, channel: Channel, target: Message | null) {
+  if (
+    !target || target.channel_id !== channel.id || target.type !== "standard" ||
+    target.deleted_at !== null
+  ) {
+    throw invalid(field, `The ${field} must be the id of a live message in this channel.`);
+  }
+}
+
+/** GET /channels/{channel}/messages/{message}: any message of a channel the subject sees. */
+export async function showMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+): Promise<Message> {
+  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, [
+    messageKeyFor(messageId),
+  ]);
+  return messageIn(read.channel, read.extra[0]).value;
+}
+
+/** The subject's own message in a writable channel, with what its commit must re-check. */
+async function loadOwn(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+  verb: "edit" | "delete",
+) {
+  const [read, routes] = await Promise.all([
+    loadChannelWith<[Message]>(ctx, subject, channelId, [messageKeyFor(messageId)]),
+    loadRoutes(ctx.kv, subject.team_id),
+  ]);
+  const entry = messageIn(read.channel, read.extra[0]);
+  assertWritable(read.channel);
+  if (entry.value.author.id !== subject.user_id) {
+    throw forbidden(`You can only ${verb} your own messages.`);
+  }
+  return { entry, message: entry.value, checks: [entry, read.entry], routes };
+}
+
+/**
+ * PATCH: replaces the body, sets `edited_at` and fires `message.updated`, even when the text is
+ * the same: the interface promises `edited_at` set on every edit's answer.
+ */
+export async function editMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+  input: Pending<string>,
+): Promise<Message> {
+  return await messageLocks.run(messageId, () =>
+    retrying("edit message", async () => {
+      const { message, checks, routes } = await loadOwn(ctx, subject, channelId, messageId, "edit");
+      if (message.type !== "standard") {
+        throw invalid("message", "Only a standard message can be edited.");
+      }
+      if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
+      const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
+      const done = await replaceMessage(ctx.kv, checks, next, (op) => {
+        addEvent(op, routes, messageEvent("message.updated", next));
+      });
+      return done ? next : null;
+    }));
+}
+
+/**
+ * DELETE: leaves a tombstone in place (body "", reactions cleared, `edited_at` kept) and fires
+ * `message.deleted`. A tombstone deleted again changes nothing and fires nothing.
+ */
+export async function deleteMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+): Promise<void> {
+  await messageLocks.run(messageId, () =>
+    retrying("delete message", async () => {
+      const { message, checks, routes } = await loadOwn(
+        ctx,
+        subject,
+        channelId,
+        messageId,
+        "delete",
+      );
+      if (isSystem(message)) throw forbidden("System messages can't be deleted.");
+      if (message.deleted_at) return true;
+      const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
+      const done = await replaceMessage(ctx.kv, checks, next, (op) => {
+        addEvent(op, routes, messageEvent("message.deleted", next));
+      });
+      if (!done) return null;
+      await clearReactions(ctx.kv, message.id);
+      return true;
+    }));
+}

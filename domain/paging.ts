@@ -1,0 +1,143 @@
+import { invalid } from "./errors.ts";
+import type { Keyring } from "./keyring.ts";
+
+export const PER_PAGE = 50;
+
+/**
+ * A list of messages with dense positions 1..total: the channel timeline, read newest first, or
+ * one thread, read oldest first. A cursor is bound to the list it was cut from.
+ */
+export interface PagedList {
+  channelId: string;
+  threadRootId: string | null;
+  total: number;
+}
+
+const newestFirst = (list: PagedList) => list.threadRootId === null;
+
+/** What the client asked for: a page number, or a cursor (a position, already verified). */
+export type PageStart = { page: number } | { cursorPos: number };
+
+/** The positions a page covers (inclusive; empty when `lo > hi`) and their ranks. */
+export interface Window {
+  lo: number;
+  hi: number;
+  /** 1-based place of the first item in reading order, as the list is now. */
+  startRank: number;
+  endRank: number;
+  /** The position the next page starts at, or null on the last page. */
+  nextPos: number | null;
+}
+
+/** `?page=`: a positive integer, 1 when absent. */
+export function parsePage(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  if (!/^[1-9][0-9]{0,14}$/.test(raw)) {
+    throw invalid("page", "The page must be a positive integer.");
+  }
+  return Number(raw);
+}
+
+const cursorData = (list: PagedList, pos: number) =>
+  `cursor|${list.channelId}|${list.threadRootId ?? "timeline"}|${pos}`;
+
+const CURSOR = /^([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{1,64})$/;
+
+/** An opaque cursor for `pos`: the position and a MAC binding it to the list. */
+export async function encodeCursor(keyring: Keyring, list: PagedList, pos: number) {
+  return `${pos}.${await keyring.sign(cursorData(list, pos))}`;
+}
+
+/** The position a cursor points at, or a 422 when it was not issued for this list. */
+export async function decodeCursor(keyring: Keyring, list: PagedList, raw: string) {
+  const match = CURSOR.exec(raw);
+  const pos = match ? Number(match[1]) : 0;
+  if (!match || !(await keyring.verify(cursorData(list, pos), match[2]))) {
+    throw invalid("cursor", "The cursor is not valid for this list; start again without it.");
+  }
+  return pos;
+}
+
+/**
+ * The positions a page reads. Ranks count from the newest message in the timeline and from the
+ * first reply in a thread; a cursor pins a position, so messages that arrive meanwhile shift
+ * ranks but never what the next cursor page holds.
+ */
+export function pageWindow(list: PagedList, start: PageStart): Window {
+  const { total } = list;
+  const newest = newestFirst(list);
+  const startRank = "page" in start
+    ? (start.page - 1) * PER_PAGE + 1
+    : newest
+    ? total - start.cursorPos + 1
+    : start.cursorPos;
+  const endRank = Math.min(total, startRank + PER_PAGE - 1);
+  if (startRank > endRank) return { lo: 1, hi: 0, startRank, endRank, nextPos: null };
+  const [lo, hi] = newest ? [total - endRank + 1, total - startRank + 1] : [startRank, endRank];
+  const nextPos = endRank < total ? (newest ? lo - 1 : hi + 1) : null;
+  return { lo, hi, startRank, endRank, nextPos };
+}
+
+export interface PageLinks {
+  first: string;
+  last: string;
+  prev: string | null;
+  next: string | null;
+}
+
+export interface PageMeta {
+  current_page: number;
+  from: number | null;
+  last_page: number;
+  per_page: number;
+  to: number | null;
+  total: number;
+  path: string;
+  next_cursor: string | null;
+}
+
+/**
+ * Laravel's paging objects for a page of `count` items, `path` being the absolute URL of the
+ * list. On a cursor page, `prev` is null and `next` follows the cursor.
+ */
+export async function pagingObjects(
+  keyring: Keyring,
+  list: PagedList,
+  path: string,
+  start: PageStart,
+  window: Window,
+  count: number,
+): Promise<{ links: PageLinks; meta: PageMeta }> {
+  const lastPage = Math.max(1, Math.ceil(list.total / PER_PAGE));
+  const currentPage = "page" in start ? start.page : Math.ceil(window.startRank / PER_PAGE);
+  const nextCursor = window.nextPos === null
+    ? null
+    : await encodeCursor(keyring, list, window.nextPos);
+  const url = (param: "page" | "cursor", value: string | number) => {
+    const query = new URLSearchParams();
+    if (list.threadRootId) query.set("thread_root_id", list.threadRootId);
+    query.set(param, String(value));
+    return `${path}?${query}`;
+  };
+  const byPage = "page" in start;
+  return {
+    links: {
+      first: url("page", 1),
+      last: url("page", lastPage),
+      prev: byPage && currentPage > 1 ? url("page", currentPage - 1) : null,
+      next: byPage
+        ? (currentPage < lastPage ? url("page", currentPage + 1) : null)
+        : (nextCursor ? url("cursor", nextCursor) : null),
+    },
+    meta: {
+      current_page: currentPage,
+      from: count ? window.startRank : null,
+      last_page: lastPage,
+      per_page: PER_PAGE,
+      to: count ? window.endRank : null,
+      total: list.total,
+      path,
+      next_cursor: nextCursor,
+    },
+  };
+}

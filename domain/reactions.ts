@@ -1,0 +1,104 @@
+import type { Ctx } from "./context.ts";
+import type { Message, ReactionSummary, Subject } from "./types.ts";
+import { assertWritable } from "./access.ts";
+import { type Emoji, parseEmoji, unknownCustomEmoji } from "./emoji.ts";
+import { invalid } from "./errors.ts";
+import { isUuid } from "./ids.ts";
+import { loadChannelWith, messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
+import { isSystem } from "./messages.ts";
+import { attempt, peek, type Pending, unwrap } from "./pending.ts";
+import { retrying } from "./retry.ts";
+import { keys } from "../kv/keys.ts";
+import { replaceMessage } from "../kv/messages.ts";
+import { addEvent, type EventDraft, loadRoutes, type RouteTable } from "../kv/outbox.ts";
+
+/**
+ * Distinct emoji one message may carry. Bounds the summary stored on every copy of the message
+ * (its value must stay under KV's 64 KiB beside a 10,000-character body).
+ */
+export const MAX_DISTINCT_EMOJI = 50;
+
+function withAdded(summary: ReactionSummary[], emoji: string): ReactionSummary[] {
+  if (summary.some((r) => r.emoji === emoji)) {
+    return summary.map((r) => r.emoji === emoji ? { emoji, count: r.count + 1 } : r);
+  }
+  if (summary.length >= MAX_DISTINCT_EMOJI) {
+    throw invalid("emoji", `A message can carry at most ${MAX_DISTINCT_EMOJI} different emoji.`);
+  }
+  return [...summary, { emoji, count: 1 }];
+}
+
+const withRemoved = (summary: ReactionSummary[], emoji: string): ReactionSummary[] =>
+  summary.flatMap((r) =>
+    r.emoji !== emoji ? [r] : r.count > 1 ? [{ emoji, count: r.count - 1 }] : []
+  );
+
+const reactionAdded = (m: Message, emoji: string, s: Subject): EventDraft => ({
+  type: "reaction.added",
+  team_id: m.team_id,
+  channel_id: m.channel_id,
+  data: {
+    channel_id: m.channel_id,
+    message_id: m.id,
+    emoji,
+    user: { id: s.user_id, name: s.name, type: s.type },
+  },
+});
+
+/**
+ * PUT and DELETE .../reactions/{emoji}, `segment` being the path segment still percent-encoded.
+ * Adding fires `reaction.added` in the same commit; a repeat on either side writes nothing.
+ */
+export async function setReaction(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+  segment: string,
+  present: boolean,
+): Promise<void> {
+  const emoji = attempt(() => parseEmoji(segment));
+  await messageLocks.run(
+    messageId,
+    () => retrying("reaction", () => reactOnce(ctx, subject, channelId, messageId, emoji, present)),
+  );
+}
+
+async function reactOnce(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+  emoji: Pending<Emoji>,
+  present: boolean,
+): Promise<true | null> {
+  const early = peek(emoji);
+  const [read, routes] = await Promise.all([
+    loadChannelWith<[Message, null, unknown]>(ctx, subject, channelId, [
+      messageKeyFor(messageId),
+      early && isUuid(messageId) ? keys.reaction(messageId, early.text, subject.user_id) : null,
+      early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
+    ]),
+    present ? loadRoutes(ctx.kv, subject.team_id) : Promise.resolve<RouteTable>([]),
+  ]);
+  const entry = messageIn(read.channel, read.extra[0]);
+  assertWritable(read.channel);
+  const { text, customName } = unwrap(emoji);
+  if (customName && read.extra[2].versionstamp === null) throw unknownCustomEmoji(customName);
+  const message = entry.value;
+  if (isSystem(message)) throw invalid("message", "System messages can't be reacted to.");
+  if (message.deleted_at) throw invalid("message", "A deleted message can't be reacted to.");
+  const mine = read.extra[1];
+  if ((mine.versionstamp !== null) === present) return true;
+  const reactions = present
+    ? withAdded(message.reactions, text)
+    : withRemoved(message.reactions, text);
+  const key = keys.reaction(message.id, text, subject.user_id);
+  const next = { ...message, reactions };
+  const done = await replaceMessage(ctx.kv, [entry, read.entry, mine], next, (op) => {
+    if (!present) return void op.delete(key);
+    op.set(key, null);
+    addEvent(op, routes, reactionAdded(message, text, subject));
+  });
+  return done || null;
+}

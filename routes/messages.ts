@@ -1,0 +1,65 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { Ctx } from "../domain/context.ts";
+import { isUuid } from "../domain/ids.ts";
+import { listMessages } from "../domain/message_list.ts";
+import { messageView } from "../domain/message_draft.ts";
+import { deleteMessage, editMessage, postMessage, showMessage } from "../domain/messages.ts";
+import { settle } from "../domain/pending.ts";
+import { readBody } from "./body.ts";
+import type { ApiEnv } from "./env.ts";
+import { requireScope } from "./middleware/scope.ts";
+
+const uuidField = (field: string) =>
+  z.string({ error: `The ${field} must be a uuid.` })
+    .refine(isUuid, `The ${field} must be a uuid.`)
+    .transform((id) => id.toLowerCase());
+
+const bodyField = z.string({ error: "The body is required and must be a string." });
+
+const newMessage = z.object({
+  body: bodyField,
+  client_uuid: uuidField("client_uuid").nullish(),
+  reply_to_id: uuidField("reply_to_id").nullish(),
+  thread_root_id: uuidField("thread_root_id").nullish(),
+  sent_to_channel: z.boolean({ error: "The sent_to_channel must be true or false." }).nullish(),
+});
+
+const messageEdit = z.object({ body: bodyField });
+
+/** /channels/{channel}/messages: list, post, show, edit, delete. */
+export function messageRoutes(ctx: Ctx) {
+  return new Hono<ApiEnv>()
+    .get("/:channel/messages", requireScope("messages:read"), async (c) => {
+      const channelId = c.req.param("channel");
+      const path = `${ctx.settings.baseUrl}/api/v1/channels/${channelId}/messages`;
+      const page = await listMessages(ctx, c.var.subject, channelId, c.req.query(), path);
+      return c.json({ data: page.messages.map(messageView), links: page.links, meta: page.meta });
+    })
+    .post("/:channel/messages", requireScope("messages:write"), async (c) => {
+      const input = await settle(readBody(c, newMessage));
+      const { message, replayed } = await postMessage(
+        ctx,
+        c.var.subject,
+        c.req.param("channel"),
+        input,
+      );
+      if (replayed) c.header("Idempotent-Replayed", "true");
+      return c.json({ data: messageView(message) }, replayed ? 200 : 201);
+    })
+    .get("/:channel/messages/:message", requireScope("messages:read"), async (c) => {
+      const { channel, message } = c.req.param();
+      return c.json({ data: messageView(await showMessage(ctx, c.var.subject, channel, message)) });
+    })
+    .patch("/:channel/messages/:message", requireScope("messages:write"), async (c) => {
+      const { channel, message } = c.req.param();
+      const input = await settle(readBody(c, messageEdit).then((edit) => edit.body));
+      const edited = await editMessage(ctx, c.var.subject, channel, message, input);
+      return c.json({ data: messageView(edited) });
+    })
+    .delete("/:channel/messages/:message", requireScope("messages:write"), async (c) => {
+      const { channel, message } = c.req.param();
+      await deleteMessage(ctx, c.var.subject, channel, message);
+      return c.body(null, 204);
+    });
+}

@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import type { OutboxEvent } from "../domain/types.ts";
+import { keys } from "../kv/keys.ts";
+import { type Actor, api, type ApiResponse, startServer, type TestServer } from "./harness.ts";
+
+/** Every outbox entry, oldest first (event ids are UUIDv7). */
+export async function outbox(s: TestServer): Promise<OutboxEvent[]> {
+  const out: OutboxEvent[] = [];
+  for await (const e of s.ctx.kv.list<OutboxEvent>({ prefix: keys.events() })) out.push(e.value);
+  return out;
+}
+
+/** A channel created over the API by `owner`. */
+export async function newChannel(
+  s: TestServer,
+  owner: Actor,
+  name: string,
+  visibility: "public" | "private" = "public",
+): Promise<string> {
+  const res = await api(s, "POST", "/channels", { token: owner.token, body: { name, visibility } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.id;
+}
+
+export const post = (s: TestServer, who: Actor, channelId: string, body: Record<string, unknown>) =>
+  api(s, "POST", `/channels/${channelId}/messages`, { token: who.token, body });
+
+/** Posts and insists on 201; returns the Message. */
+export async function posted(
+  s: TestServer,
+  who: Actor,
+  channelId: string,
+  body: Record<string, unknown>,
+) {
+  const res = await post(s, who, channelId, body);
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data;
+}
+
+/** Asserts a 422 that names `field` among its errors. */
+export function assertInvalid(res: ApiResponse, field: string) {
+  assert.equal(res.status, 422, JSON.stringify(res.body));
+  assert.ok(
+    res.body.errors?.[field]?.length,
+    `expected errors.${field}: ${JSON.stringify(res.body)}`,
+  );
+}
+
+/** Runs `fn` against a fresh server, closing it whatever happens. */
+export async function withServer(fn: (s: TestServer) => Promise<void>) {
+  const s = await startServer();
+  try {
+    await fn(s);
+  } finally {
+    await s.close();
+  }
+}
