@@ -5,7 +5,8 @@ import { ApiError, invalid } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
-import { getChannelFor, insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
+import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
+import { keys } from "../kv/keys.ts";
 
 export interface ChannelAccess {
   entry: Deno.KvEntry<Channel>;
@@ -13,23 +14,54 @@ export interface ChannelAccess {
   isMember: boolean;
 }
 
+export interface ChannelRead<T extends unknown[]> extends ChannelAccess {
+  /** The subject's membership entry as read, to re-check at commit. */
+  member: Deno.KvEntryMaybe<MemberRef>;
+  extra: { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
+}
+
+const absent = { key: [], value: null, versionstamp: null };
+
 /**
- * Loads a channel as `subject` may see it, or throws the 404 that hides it. Malformed ids are
- * 404 too: to a caller they are just channels that don't exist.
+ * Loads a channel as `subject` may see it, or throws the 404 that hides it (malformed ids are
+ * 404 too: to a caller they are just channels that don't exist). Up to 8 more keys are fetched
+ * in the same `getMany`, so a request's preconditions cost one round trip; a null key (nothing
+ * to read) yields an absent entry in its place.
  */
-export async function loadChannel(
+export async function loadChannelWith<T extends unknown[]>(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  extraKeys: (Deno.KvKey | null)[],
+  opts: { adminOverride?: boolean } = {},
+): Promise<ChannelRead<T>> {
+  if (!isUuid(channelId)) throw channelNotFound();
+  const wanted = extraKeys.filter((k) => k !== null);
+  const [channel, member, ...read] = await ctx.kv.getMany<[Channel, MemberRef, ...unknown[]]>([
+    keys.channel(channelId),
+    keys.member(channelId, subject.user_id),
+    ...wanted,
+  ]);
+  const extra = extraKeys.map((k) => k === null ? absent : read.shift());
+  if (channel.versionstamp === null) throw channelNotFound();
+  const isMember = member.versionstamp !== null;
+  if (!canSee(subject, channel.value, isMember, opts.adminOverride)) throw channelNotFound();
+  return {
+    entry: channel,
+    channel: channel.value,
+    isMember,
+    member: member as Deno.KvEntryMaybe<MemberRef>,
+    extra: extra as ChannelRead<T>["extra"],
+  };
+}
+
+/** `loadChannelWith` and nothing more to read. */
+export const loadChannel = (
   ctx: Ctx,
   subject: Subject,
   channelId: string,
   opts: { adminOverride?: boolean } = {},
-): Promise<ChannelAccess> {
-  if (!isUuid(channelId)) throw channelNotFound();
-  const { channel, member } = await getChannelFor(ctx.kv, channelId, subject.user_id);
-  if (channel.versionstamp === null) throw channelNotFound();
-  const isMember = member.versionstamp !== null;
-  if (!canSee(subject, channel.value, isMember, opts.adminOverride)) throw channelNotFound();
-  return { entry: channel, channel: channel.value, isMember };
-}
+): Promise<ChannelAccess> => loadChannelWith<[]>(ctx, subject, channelId, [], opts);
 
 /** The channels the subject belongs to, archived ones included, by name. */
 export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {

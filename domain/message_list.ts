@@ -1,7 +1,8 @@
 import type { Ctx } from "./context.ts";
 import type { Message, Subject } from "./types.ts";
 import { invalid } from "./errors.ts";
-import { loadChannelWith, messageKeyFor } from "./message_access.ts";
+import { loadChannelWith } from "./channels.ts";
+import { messageKeyFor } from "./message_access.ts";
 import {
   decodeCursor,
   type PagedList,

@@ -3,7 +3,8 @@ import type { Channel, EventType, MemberRef, Message, Subject } from "./types.ts
 import { assertWritable } from "./access.ts";
 import { forbidden, invalid } from "./errors.ts";
 import { nowIso } from "./ids.ts";
-import { loadChannelWith, messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
+import { loadChannelWith } from "./channels.ts";
+import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
 import { cleanBody } from "./message_body.ts";
 import { draftMessage, messageView } from "./message_draft.ts";
 import { peek, type Pending, unwrap } from "./pending.ts";
