@@ -1,0 +1,25 @@
+FROM denoland/deno:2.9.6
+
+WORKDIR /app
+
+# The store and the generated APP_KEY live here; the service must be able to write it without root.
+RUN mkdir -p /app/data && chown deno:deno /app/data
+
+USER deno
+
+# Dependencies before the source, so a source change reuses the cached dependency layer.
+COPY deno.json deno.lock ./
+RUN deno install --frozen
+
+COPY . .
+RUN deno cache --frozen main.ts cli/admin.ts
+
+ENV KV_PATH=/app/data/kv.sqlite3 PORT=8080
+VOLUME /app/data
+EXPOSE 8080
+
+# The image has no curl: the probe is a one-line Deno script.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["deno", "eval", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('PORT') ?? 8080}/up`); Deno.exit(r.ok ? 0 : 1)"]
+
+CMD ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"]

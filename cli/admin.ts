@@ -1,0 +1,96 @@
+import type { Ctx } from "../domain/context.ts";
+import { ApiError } from "../domain/errors.ts";
+import { loadSettings, SettingsError } from "../domain/settings.ts";
+import { ConflictError } from "../kv/commit.ts";
+import { loadKeyring, openStore } from "../kv/open.ts";
+import { auditCommands } from "./audit_commands.ts";
+import { channelCommands } from "./channel_commands.ts";
+import { type Command, declaredFlags, parseFlags, UsageError } from "./command.ts";
+import { demoCommands } from "./demo_command.ts";
+import { tokenCommands } from "./token_commands.ts";
+import { webhookCommands } from "./webhook_commands.ts";
+import { workspaceCommands } from "./workspace_commands.ts";
+
+/** Merges command files' records; a name defined twice is a bug, so it fails loudly. */
+function registry(...records: Record<string, Command>[]): Record<string, Command> {
+  const all: Record<string, Command> = {};
+  for (const [name, command] of records.flatMap(Object.entries)) {
+    if (name in all) throw new Error(`admin CLI: command ${name} is defined twice`);
+    all[name] = command;
+  }
+  return all;
+}
+
+const commands = registry(
+  workspaceCommands,
+  tokenCommands,
+  channelCommands,
+  auditCommands,
+  demoCommands,
+  webhookCommands,
+);
+
+const help = () =>
+  "Usage: deno task admin <command> [--flag value ...]\n\nCommands:\n" +
+  Object.values(commands).map((c) => `  ${c.usage}`).join("\n");
+
+/** The same store, settings and keys the server uses (KV_PATH, APP_KEY, ...). */
+async function openCtx(): Promise<Ctx> {
+  const settings = loadSettings(Deno.env.toObject());
+  const kv = await openStore(settings);
+  try {
+    return { kv, settings, keyring: await loadKeyring(settings) };
+  } catch (e) {
+    kv.close();
+    throw e;
+  }
+}
+
+/** Prints why a command failed; returns the exit code. */
+function fail(e: unknown, command: Command): number {
+  if (e instanceof UsageError) {
+    console.error(`${e.message}\nUsage: deno task admin ${command.usage}`);
+    return 2;
+  }
+  if (e instanceof ApiError || e instanceof SettingsError || e instanceof ConflictError) {
+    console.error(e.message);
+    return 1;
+  }
+  console.error("Unexpected error:", e);
+  return 1;
+}
+
+async function run(command: Command, args: string[]): Promise<number> {
+  try {
+    const flags = parseFlags(args);
+    const allowed = declaredFlags(command.usage);
+    const unknown = Object.keys(flags).find((f) => !allowed.has(f));
+    if (unknown) throw new UsageError(`Unknown flag --${unknown}.`);
+    const ctx = await openCtx();
+    try {
+      console.log(JSON.stringify(await command.run(ctx, flags), null, 2));
+    } finally {
+      ctx.kv.close();
+    }
+    return 0;
+  } catch (e) {
+    return fail(e, command);
+  }
+}
+
+async function main([name, ...args]: string[]): Promise<number> {
+  if (name === "help" || name === "--help" || name === "-h") {
+    console.log(help());
+    return 0;
+  }
+  const command = name === undefined ? undefined : commands[name];
+  if (!command) {
+    console.error(
+      `${name === undefined ? "No command given." : `Unknown command "${name}".`}\n\n${help()}`,
+    );
+    return 2;
+  }
+  return await run(command, args);
+}
+
+Deno.exitCode = await main(Deno.args);

@@ -1,0 +1,17 @@
+import { listAudit } from "../kv/audit.ts";
+import { type Command, positiveIntFlag, uuidFlag } from "./command.ts";
+import { findTeam } from "./lookup.ts";
+
+const DEFAULT_LIMIT = 50;
+
+/** The team's audit log. */
+export const auditCommands: Record<string, Command> = {
+  "audit:list": {
+    usage: "audit:list --team <team id> [--limit <n, default 50>]",
+    async run(ctx, flags) {
+      const limit = positiveIntFlag(flags, "limit", DEFAULT_LIMIT);
+      const team = await findTeam(ctx, uuidFlag(flags, "team"));
+      return await listAudit(ctx.kv, team.id, limit);
+    },
+  },
+};

@@ -1,0 +1,94 @@
+import type { Ctx } from "../domain/context.ts";
+import { isUuid } from "../domain/ids.ts";
+
+/** A command's flags by name, without the leading `--`. */
+export type Flags = Record<string, string>;
+
+/**
+ * One admin CLI command. `usage` is shown in help and errors, and also declares the command's
+ * flags: every `--flag` it mentions is accepted, any other is refused before `run`, so a typo
+ * never runs a command with a flag silently ignored. `run` returns what is printed as JSON.
+ */
+export interface Command {
+  usage: string;
+  run(ctx: Ctx, flags: Flags): Promise<unknown>;
+}
+
+/** A mistake in the command line itself: the dispatcher shows the command's usage with it. */
+export class UsageError extends Error {}
+
+/**
+ * Parses `--name value` and `--name=value`; anything else is a UsageError. Errors never repeat a
+ * value: an operator who pastes a token where an id belongs must not see it echoed into logs.
+ */
+export function parseFlags(args: string[]): Flags {
+  const flags: Flags = {};
+  for (let i = 0; i < args.length; i++) {
+    const match = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(args[i]);
+    if (!match) {
+      throw new UsageError(
+        `Argument ${i + 1} after the command is not a flag; flags look like --name value.`,
+      );
+    }
+    const [, name, inline] = match;
+    let value = inline;
+    if (value === undefined) {
+      const next = args[i + 1];
+      if (next === undefined || next.startsWith("--")) {
+        throw new UsageError(`--${name} needs a value.`);
+      }
+      value = next;
+      i++;
+    }
+    if (name in flags) throw new UsageError(`--${name} is given twice.`);
+    flags[name] = value;
+  }
+  return flags;
+}
+
+/** The flags a usage line declares. */
+export const declaredFlags = (usage: string): Set<string> =>
+  new Set([...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]));
+
+export function requiredFlag(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (value === undefined || value.trim() === "") throw new UsageError(`--${name} is required.`);
+  return value;
+}
+
+export function uuidFlag(flags: Flags, name: string): string {
+  const value = requiredFlag(flags, name).trim();
+  if (!isUuid(value)) throw new UsageError(`--${name} must be a uuid.`);
+  return value.toLowerCase();
+}
+
+/** A comma-separated flag as its non-empty, trimmed items. */
+export function listFlag(flags: Flags, name: string): string[] {
+  const items = requiredFlag(flags, name).split(",").map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) throw new UsageError(`--${name} needs at least one item.`);
+  return items;
+}
+
+/** An optional whole number of at least 1, or `fallback` when the flag is absent. */
+export function positiveIntFlag<T>(flags: Flags, name: string, fallback: T): number | T {
+  const value = flags[name];
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`--${name} must be a whole number of at least 1.`);
+  }
+  return Number(value);
+}
+
+/** The value of a flag that must be one of `choices`. */
+export function choiceFlag<T extends string>(
+  flags: Flags,
+  name: string,
+  choices: readonly T[],
+  fallback: T,
+): T {
+  const value = flags[name] ?? fallback;
+  if (!(choices as readonly string[]).includes(value)) {
+    throw new UsageError(`--${name} must be one of ${choices.join(", ")}.`);
+  }
+  return value as T;
+}

@@ -1,0 +1,57 @@
+import { createToken, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
+import { type Scope, SCOPES } from "../domain/types.ts";
+import {
+  type Command,
+  type Flags,
+  listFlag,
+  positiveIntFlag,
+  UsageError,
+  uuidFlag,
+} from "./command.ts";
+import { findUser } from "./lookup.ts";
+
+/** `all`, or a comma-separated list of known scopes. */
+function scopesFlag(flags: Flags): Scope[] {
+  const items = listFlag(flags, "scopes");
+  if (items.length === 1 && items[0] === "all") return [...SCOPES];
+  if (!items.every((s) => (SCOPES as readonly string[]).includes(s))) {
+    throw new UsageError(
+      `--scopes has an unknown scope; use "all" or some of: ${SCOPES.join(",")}.`,
+    );
+  }
+  return [...new Set(items as Scope[])];
+}
+
+/** Personal access tokens and bot tokens. The CLI acts as the operator: audit actor null. */
+export const tokenCommands: Record<string, Command> = {
+  "token:create": {
+    usage:
+      "token:create --user <user id> --scopes <a,b,...|all> [--name <name>] [--expires-in <seconds>]",
+    async run(ctx, flags) {
+      const scopes = scopesFlag(flags);
+      const expiresInSeconds = positiveIntFlag(flags, "expires-in", null);
+      const user = await findUser(ctx, uuidFlag(flags, "user"));
+      const { token, value } = await createToken(ctx, user, {
+        scopes,
+        name: flags.name?.trim() || undefined,
+        expiresInSeconds,
+        actorId: null,
+      });
+      return { id: token.id, token: value, scopes: token.scopes, expires_at: token.expires_at };
+    },
+  },
+  "token:revoke": {
+    usage: "token:revoke --id <token id>",
+    async run(ctx, flags) {
+      const token = await revokeTokenById(ctx, uuidFlag(flags, "id"), null);
+      return { id: token.id, revoked_at: token.revoked_at };
+    },
+  },
+  "token:rotate": {
+    usage: "token:rotate --id <token id>",
+    async run(ctx, flags) {
+      const { token, value } = await rotateTokenById(ctx, uuidFlag(flags, "id"), null);
+      return { id: token.id, token: value };
+    },
+  },
+};

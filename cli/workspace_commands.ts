@@ -1,0 +1,50 @@
+import { createCustomEmoji, createTeam, createUser } from "../domain/workspace.ts";
+import type { Role } from "../domain/types.ts";
+import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
+
+const ROLES: readonly Role[] = ["member", "admin", "owner"];
+
+/** Teams, their people and their custom emoji. */
+export const workspaceCommands: Record<string, Command> = {
+  "team:create": {
+    usage: "team:create --name <name>",
+    async run(ctx, flags) {
+      const team = await createTeam(ctx, requiredFlag(flags, "name"));
+      return { id: team.id, name: team.name, general_channel_id: team.general_channel_id };
+    },
+  },
+  "user:create": {
+    usage: "user:create --team <team id> --name <name> [--role member|admin|owner]",
+    async run(ctx, flags) {
+      const user = await createUser(ctx, {
+        teamId: uuidFlag(flags, "team"),
+        name: requiredFlag(flags, "name"),
+        type: "human",
+        role: choiceFlag(flags, "role", ROLES, "member"),
+      });
+      return { id: user.id, name: user.name, type: user.type, role: user.role };
+    },
+  },
+  "bot:create": {
+    usage: "bot:create --team <team id> --name <name>",
+    async run(ctx, flags) {
+      const bot = await createUser(ctx, {
+        teamId: uuidFlag(flags, "team"),
+        name: requiredFlag(flags, "name"),
+        type: "bot",
+      });
+      return { id: bot.id, name: bot.name, type: bot.type };
+    },
+  },
+  "emoji:create": {
+    usage: "emoji:create --team <team id> --name <name>",
+    async run(ctx, flags) {
+      const name = await createCustomEmoji(
+        ctx,
+        uuidFlag(flags, "team"),
+        requiredFlag(flags, "name"),
+      );
+      return { name };
+    },
+  },
+};

@@ -1,0 +1,292 @@
+import assert from "node:assert/strict";
+import type { Ctx } from "../domain/context.ts";
+import { loadSettings } from "../domain/settings.ts";
+import { SCOPES } from "../domain/types.ts";
+import { loadKeyring, openStore } from "../kv/open.ts";
+import { createApp } from "../routes/app.ts";
+import { api, type TestServer } from "./harness.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+
+/**
+ * The server as main.ts builds it, on a KV file in a fresh folder, so the CLI (another process)
+ * and the server share the store and the APP_KEY file while both run.
+ */
+async function startFileServer(): Promise<TestServer & { kvPath: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "cli_test_" });
+  const kvPath = `${dir}/kv.sqlite3`;
+  const settings = loadSettings({ KV_PATH: kvPath, INTEGRATIONS_API_RATE_LIMIT: "100000" });
+  const kv = await openStore(settings);
+  const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings) };
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    createApp(ctx).fetch,
+  );
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  ctx.settings.baseUrl = url;
+  return {
+    ctx,
+    url,
+    kvPath,
+    async close() {
+      await server.shutdown();
+      kv.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}
+
+/** Runs `deno task admin ...` exactly as an operator would, against the server's KV file. */
+async function admin(kvPath: string, ...args: string[]): Promise<CliResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "admin", ...args],
+    cwd: root,
+    env: { KV_PATH: kvPath, APP_KEY: "", NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  const stderr = new TextDecoder().decode(out.stderr);
+  return { code: out.code, stdout, stderr, json: out.code === 0 ? JSON.parse(stdout) : null };
+}
+
+/** Runs a command that must succeed and returns its JSON. */
+async function ok(kvPath: string, ...args: string[]) {
+  const r = await admin(kvPath, ...args);
+  assert.equal(r.code, 0, `${args.join(" ")} failed: ${r.stderr}`);
+  return r.json;
+}
+
+async function withServer(fn: (s: TestServer, kvPath: string) => Promise<void>) {
+  const s = await startFileServer();
+  try {
+    await fn(s, s.kvPath);
+  } finally {
+    await s.close();
+  }
+}
+
+const status = async (s: TestServer, token: string) =>
+  (await api(s, "GET", "/channels", { token })).status;
+
+Deno.test("cli: tokens created, revoked and rotated by the CLI act on the running server", () =>
+  withServer(async (s, kv) => {
+    const team = await ok(kv, "team:create", "--name", "Acme");
+    assert.equal(team.name, "Acme");
+    const user = await ok(kv, "user:create", "--team", team.id, "--name=Ada", "--role", "admin");
+    assert.deepEqual(user, { id: user.id, name: "Ada", type: "human", role: "admin" });
+
+    const created = await admin(kv, "token:create", "--user", user.id, "--scopes", "all");
+    assert.equal(created.code, 0, created.stderr);
+    const first = created.json;
+    assert.match(first.token, /^tcp_[0-9A-Za-z]{38}$/);
+    assert.deepEqual(first.scopes, [...SCOPES]);
+    assert.equal(first.expires_at, null);
+    assert.ok(!created.stderr.includes(first.token));
+
+    const list = await api(s, "GET", "/channels", { token: first.token });
+    assert.equal(list.status, 200);
+    assert.deepEqual(list.body.data.map((c: { id: string }) => c.id), [team.general_channel_id]);
+
+    const pasted = await admin(kv, "token:revoke", "--id", first.token);
+    assert.equal(pasted.code, 2);
+    assert.ok(!pasted.stderr.includes(first.token), "a token passed by mistake is not echoed");
+    assert.equal(await status(s, first.token), 200);
+
+    const revoked = await ok(kv, "token:revoke", "--id", first.id);
+    assert.equal(revoked.id, first.id);
+    assert.ok(Date.parse(revoked.revoked_at));
+    assert.equal(await status(s, first.token), 401);
+
+    const second = await ok(kv, "token:create", "--user", user.id, "--scopes", "channels:read");
+    assert.deepEqual(second.scopes, ["channels:read"]);
+    assert.equal(await status(s, second.token), 200);
+    const rotated = await ok(kv, "token:rotate", "--id", second.id);
+    assert.notEqual(rotated.id, second.id);
+    assert.equal(await status(s, second.token), 401);
+    assert.equal(await status(s, rotated.token), 200);
+    const write = await api(s, "POST", "/channels", {
+      token: rotated.token,
+      body: { name: "ops", visibility: "public" },
+    });
+    assert.equal(write.status, 403, "a rotated token keeps its scopes");
+
+    const audit = await admin(kv, "audit:list", "--team", team.id);
+    assert.equal(audit.code, 0, audit.stderr);
+    assert.deepEqual(
+      audit.json.map((e: { action: string; target_id: string }) => [e.action, e.target_id]),
+      [
+        ["token.rotated", second.id],
+        ["token.created", second.id],
+        ["token.revoked", first.id],
+        ["token.created", first.id],
+      ],
+    );
+    for (const entry of audit.json) {
+      assert.equal(entry.actor_id, null);
+      assert.equal(entry.actor_type, "system");
+    }
+    for (const value of [first.token, second.token, rotated.token]) {
+      assert.ok(!audit.stdout.includes(value), "no audit entry holds a token value");
+    }
+    assert.ok(!/tc[bp]_/.test(audit.stdout));
+    assert.equal((await ok(kv, "audit:list", "--team", team.id, "--limit", "1")).length, 1);
+  }));
+
+Deno.test("cli: bots, expiring tokens, emoji, direct messages and members", () =>
+  withServer(async (s, kv) => {
+    const team = await ok(kv, "team:create", "--name", "Acme");
+    const ada = await ok(kv, "user:create", "--team", team.id, "--name", "Ada");
+    assert.equal(ada.role, "member");
+    const bob = await ok(kv, "user:create", "--team", team.id, "--name", "Bob");
+    const bot = await ok(kv, "bot:create", "--team", team.id, "--name", "Robo");
+    assert.deepEqual(bot, { id: bot.id, name: "Robo", type: "bot" });
+
+    const botToken = await ok(
+      kv,
+      "token:create",
+      ...["--user", bot.id, "--scopes", "channels:read, members:read", "--expires-in", "3600"],
+    );
+    assert.match(botToken.token, /^tcb_/);
+    const expiresIn = Date.parse(botToken.expires_at) - Date.now();
+    assert.ok(expiresIn > 3_500_000 && expiresIn <= 3_600_000, botToken.expires_at);
+    const adaToken = (await ok(kv, "token:create", "--user", ada.id, "--scopes", "all")).token;
+
+    assert.deepEqual(await ok(kv, "emoji:create", "--team", team.id, "--name", "shipit"), {
+      name: "shipit",
+    });
+
+    const dm = await ok(kv, "dm:create", "--users", `${ada.id},${bob.id}`);
+    const adaChannels = await api(s, "GET", "/channels", { token: adaToken });
+    const listed = adaChannels.body.data.find((c: { id: string }) => c.id === dm.id);
+    assert.equal(listed?.is_direct, true);
+
+    const ops = await api(s, "POST", "/channels", {
+      token: adaToken,
+      body: { name: "ops", visibility: "private" },
+    });
+    assert.equal(ops.status, 201);
+    const channel = ops.body.data.id;
+    assert.equal(
+      (await api(s, "GET", `/channels/${channel}`, { token: botToken.token })).status,
+      404,
+    );
+    assert.deepEqual(await ok(kv, "member:add", "--channel", channel, "--user", bot.id), {
+      channel_id: channel,
+      user_id: bot.id,
+    });
+    const members = await api(s, "GET", `/channels/${channel}/members`, { token: botToken.token });
+    assert.equal(members.status, 200);
+    assert.deepEqual(members.body.data.map((m: { name: string }) => m.name), ["Ada", "Robo"]);
+
+    const again = await admin(kv, "member:add", "--channel", channel, "--user", bot.id);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /already a member/);
+    const intoDm = await admin(kv, "member:add", "--channel", dm.id, "--user", bot.id);
+    assert.notEqual(intoDm.code, 0);
+    assert.match(intoDm.stderr, /direct message/);
+    const archived = await api(s, "POST", `/channels/${channel}/archive`, { token: adaToken });
+    assert.equal(archived.status, 200);
+    const intoArchived = await admin(kv, "member:add", "--channel", channel, "--user", bob.id);
+    assert.notEqual(intoArchived.code, 0);
+    assert.match(intoArchived.stderr, /archived/);
+
+    const other = await ok(kv, "team:create", "--name", "Other");
+    const stranger = await ok(kv, "user:create", "--team", other.id, "--name", "Sam");
+    const crossDm = await admin(kv, "dm:create", "--users", `${ada.id},${stranger.id}`);
+    assert.notEqual(crossDm.code, 0);
+    assert.match(crossDm.stderr, /same team/);
+    const crossAdd = await admin(kv, "member:add", "--channel", dm.id, "--user", stranger.id);
+    assert.notEqual(crossAdd.code, 0);
+  }));
+
+Deno.test("cli: mistakes exit non-zero with a message on stderr and nothing on stdout", () =>
+  withServer(async (_s, kv) => {
+    const team = await ok(kv, "team:create", "--name", "Acme");
+    const user = await ok(kv, "user:create", "--team", team.id, "--name", "Ada");
+    const missingId = "01900000-0000-7000-8000-000000000000";
+    const cases: [string[], RegExp][] = [
+      [["nope"], /Unknown command "nope"/],
+      [[], /No command given/],
+      [["team:create"], /--name is required/],
+      [["team:create", "--name"], /--name needs a value/],
+      [["team:create", "--nmae", "Acme"], /Unknown flag --nmae/],
+      [["team:create", "--name", "a", "--name", "b"], /given twice/],
+      [["team:create", "Acme"], /Argument 1 after the command is not a flag/],
+      [["user:create", "--team", "acme", "--name", "Ada"], /--team must be a uuid/],
+      [["user:create", "--team", team.id, "--name", "Ada", "--role", "king"], /--role must be one/],
+      [["user:create", "--team", missingId, "--name", "Ada"], /No team/],
+      [["token:create", "--user", user.id, "--scopes", "channels:read,root"], /unknown scope/],
+      [["token:create", "--user", user.id, "--scopes", ","], /--scopes needs at least one/],
+      [["token:create", "--user", missingId, "--scopes", "all"], /No user/],
+      [["token:create", "--user", user.id, "--scopes", "all", "--expires-in", "0"], /whole number/],
+      [["token:revoke", "--id", missingId], /No such token/],
+      [["token:rotate", "--id", missingId], /No such token/],
+      [["emoji:create", "--team", team.id, "--name", "Ship It"], /emoji name/],
+      [["dm:create", "--users", user.id], /at least two different users/],
+      [["dm:create", "--users", `${user.id},${user.id}`], /at least two different users/],
+      [["member:add", "--channel", missingId, "--user", user.id], /No channel/],
+      [["member:add", "--channel", team.general_channel_id, "--user", user.id], /already a member/],
+      [["audit:list", "--team", team.id, "--limit", "ten"], /--limit must be a whole number/],
+      [["audit:list", "--team", missingId], /No team/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await admin(kv, ...args);
+      const what = `admin ${args.join(" ")}`;
+      assert.notEqual(r.code, 0, `${what} should fail`);
+      assert.match(r.stderr, message, what);
+      assert.equal(r.stdout, "", `${what} printed on stdout`);
+    }
+    const revokedTwice = await ok(kv, "token:create", "--user", user.id, "--scopes", "all");
+    await ok(kv, "token:revoke", "--id", revokedTwice.id);
+    const again = await admin(kv, "token:revoke", "--id", revokedTwice.id);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /already revoked/);
+  }));
+
+Deno.test("cli: demo prints a workspace whose tokens work", () =>
+  withServer(async (s, kv) => {
+    const demo = await ok(kv, "demo");
+    assert.match(demo.admin.token, /^tcp_/);
+    assert.match(demo.bot.token, /^tcb_/);
+    assert.ok(demo.try.includes(`Bearer ${demo.admin.token}`));
+    const names = (r: { body: { data: { name: string }[] } }) => r.body.data.map((c) => c.name);
+    const asAdmin = await api(s, "GET", "/channels", { token: demo.admin.token });
+    assert.equal(asAdmin.status, 200);
+    assert.deepEqual(names(asAdmin), ["demo", "general"]);
+    const asBot = await api(s, "GET", "/channels", { token: demo.bot.token });
+    assert.deepEqual(names(asBot), ["demo"]);
+    const demoChannel = demo.channels.find((c: { name: string }) => c.name === "demo");
+    const members = await api(s, "GET", `/channels/${demoChannel.id}/members`, {
+      token: demo.bot.token,
+    });
+    assert.deepEqual(
+      members.body.data.map((m: { id: string }) => m.id).sort(),
+      [
+        demo.admin.id,
+        demo.bot.id,
+      ].sort(),
+    );
+  }));
+
+Deno.test("cli: help lists every command on stdout", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "admin", "--help"],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0);
+  const text = new TextDecoder().decode(out.stdout);
+  for (const name of ["team:create", "token:rotate", "member:add", "audit:list", "demo"]) {
+    assert.ok(text.includes(name), name);
+  }
+});
