@@ -4,6 +4,7 @@ import { assertMayArchive, canSee, channelNotFound } from "./access.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
+import { pendingTokenKey, settleTokenCheck } from "./tokens.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
@@ -24,7 +25,7 @@ const absent = { key: [], value: null, versionstamp: null };
 
 /**
  * Loads a channel as `subject` may see it, or throws the 404 that hides it (malformed ids are
- * 404 too: to a caller they are just channels that don't exist). Up to 8 more keys are fetched
+ * 404 too: to a caller they are just channels that don't exist). Up to 7 more keys are fetched
  * in the same `getMany`, so a request's preconditions cost one round trip; a null key (nothing
  * to read) yields an absent entry in its place.
  */
@@ -36,12 +37,15 @@ export async function loadChannelWith<T extends unknown[]>(
   opts: { adminOverride?: boolean } = {},
 ): Promise<ChannelRead<T>> {
   if (!isUuid(channelId)) throw channelNotFound();
+  const tokenKey = pendingTokenKey(subject);
   const wanted = extraKeys.filter((k) => k !== null);
   const [channel, member, ...read] = await ctx.kv.getMany<[Channel, MemberRef, ...unknown[]]>([
     keys.channel(channelId),
     keys.member(channelId, subject.user_id),
     ...wanted,
+    ...(tokenKey ? [tokenKey] : []),
   ]);
+  if (tokenKey) settleTokenCheck(subject, read.pop()!);
   const extra = extraKeys.map((k) => k === null ? absent : read.shift());
   if (channel.versionstamp === null) throw channelNotFound();
   const isMember = member.versionstamp !== null;

@@ -49,6 +49,14 @@ export interface Subject {
   role: Role | null;
   token_id: string;
   scopes: Scope[];
+  /** Present when the token came from memory and its entry has yet to be read this request. */
+  token_check?: TokenCheck;
+}
+
+/** A cached token's entry, still to be read once this request (see domain/tokens.ts). */
+export interface TokenCheck {
+  key: Deno.KvKey;
+  settled: boolean;
 }
 
 export interface Token {

@@ -312,3 +312,25 @@ Deno.test("auth: concurrent revocations write one audit entry", async () => {
     assert.equal(revocations.length, 1);
   });
 });
+
+Deno.test("auth: a remembered token revoked elsewhere gets 401 on its very next read or write", async () => {
+  await withWorkspace(async (s, w) => {
+    const general = w.team.general_channel_id;
+    const reads = [`/channels/${general}`, `/channels/${general}/messages`, "/channels"];
+    for (const path of reads) {
+      assert.equal((await api(s, "GET", path, { token: w.member.token })).status, 200, path);
+    }
+    const token = await s.ctx.kv.get<Token>(keys.token(await sha256Hex(w.member.token)));
+    await revokeTokenById(s.ctx, token.value!.id, null);
+    for (const path of [...reads, `/channels/00000000-0000-7000-8000-000000000000`]) {
+      assert.equal((await api(s, "GET", path, { token: w.member.token })).status, 401, path);
+    }
+    const before = await s.ctx.kv.get(keys.timelineLen(general));
+    const post = await api(s, "POST", `/channels/${general}/messages`, {
+      token: w.member.token,
+      body: { body: "must not land" },
+    });
+    assert.equal(post.status, 401);
+    assert.deepEqual(await s.ctx.kv.get(keys.timelineLen(general)), before);
+  });
+});
