@@ -60,11 +60,11 @@ export async function postMessage(
   channelId: string,
   input: Pending<NewMessage>,
 ): Promise<Posted> {
-  const post = (clientUuid: string) =>
-    retrying("post message", () => postOnce(ctx, subject, channelId, input, clientUuid));
+  const post = (clientUuid: string, given: boolean) =>
+    retrying("post message", () => postOnce(ctx, subject, channelId, input, clientUuid, given));
   const given = peek(input)?.client_uuid;
-  if (!given) return await post(crypto.randomUUID());
-  return await postLocks.run(`${subject.user_id}:${given}`, () => post(given));
+  if (!given) return await post(crypto.randomUUID(), false);
+  return await postLocks.run(`${subject.user_id}:${given}`, () => post(given, true));
 }
 
 async function postOnce(
@@ -73,11 +73,12 @@ async function postOnce(
   channelId: string,
   input: Pending<NewMessage>,
   clientUuid: string,
+  given: boolean,
 ): Promise<Posted | null> {
   const early = peek(input);
   const [read, routes] = await Promise.all([
     loadChannelWith<[string, Message, Message]>(ctx, subject, channelId, [
-      keys.clientUuid(subject.user_id, clientUuid),
+      given ? keys.clientUuid(subject.user_id, clientUuid) : null,
       messageKeyFor(early?.reply_to_id),
       messageKeyFor(early?.thread_root_id),
     ]),
@@ -112,6 +113,7 @@ async function postOnce(
   const stored = await appendMessage(ctx.kv, draft, {
     checks: [read.entry, read.member],
     extend: (op, message) => addEvent(op, routes, messageEvent("message.created", message)),
+    indexClientUuid: given,
   });
   return stored && { message: stored, replayed: false };
 }

@@ -32,6 +32,11 @@ export interface AppendOptions {
   checks: Deno.AtomicCheck[];
   /** The change's other writes (membership, events), in the same commit as the message. */
   extend?: (op: Deno.AtomicOperation, stored: Message) => void;
+  /**
+   * Index the draft's client_uuid, so that a resend finds this message. Only for a key the client
+   * chose: one the service generated can never come back, and the index costs every post.
+   */
+  indexClientUuid?: boolean;
 }
 
 /**
@@ -52,10 +57,12 @@ export async function appendMessage(
       timeline_pos: inTimeline(draft) ? await positions.take(kv, timelineLen) : null,
       thread_pos: threadLen ? await positions.take(kv, threadLen) : null,
     };
+    // The primary key needs no check: a fresh UUIDv7 is unique. The list slots do, as another
+    // process may have taken the position.
     const slots = messageKeys(message).slice(1);
     const op = kv.atomic().check(...opts.checks);
-    for (const key of messageKeys(message)) op.check({ key, versionstamp: null });
-    if (message.client_uuid) {
+    for (const key of slots) op.check({ key, versionstamp: null });
+    if (opts.indexClientUuid && message.client_uuid) {
       op.check({ key: keys.clientUuid(message.author.id, message.client_uuid), versionstamp: null })
         .set(keys.clientUuid(message.author.id, message.client_uuid), message.id);
     }

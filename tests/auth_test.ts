@@ -24,7 +24,7 @@ async function withWorkspace(fn: (s: TestServer, w: Workspace) => Promise<void>)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function tokenRecord(s: TestServer, value: string) {
-  return await s.ctx.kv.get<Token>(keys.token(await sha256Hex(value)));
+  return await s.ctx.kv.get<Token>(keys.token(sha256Hex(value)));
 }
 
 /** Every key and value in the store, as text. */
@@ -67,7 +67,7 @@ Deno.test("auth: missing, malformed and unknown tokens get 401 JSON", async () =
       `Bearer tcx_${t.slice(4)}`,
       `Bearer ${flipped}`,
       `Bearer ${mintTokenValue("personal")}`,
-      `Bearer ${await sha256Hex(t)}`,
+      `Bearer ${sha256Hex(t)}`,
     ];
     for (const header of headers) {
       const res = await api(s, "GET", "/channels", {
@@ -109,7 +109,7 @@ Deno.test("auth: token values are stored only as SHA-256 hashes", async () => {
       assert.ok(!dump.includes(v.slice(4, 36)), "no token value, nor its random part, in KV");
       const stored = await tokenRecord(s, v);
       assert.ok(stored.value, "the token is found by the hash of its value");
-      assert.equal(stored.value.hash, await sha256Hex(v));
+      assert.equal(stored.value.hash, sha256Hex(v));
     }
   });
 });
@@ -320,7 +320,7 @@ Deno.test("auth: a remembered token revoked elsewhere gets 401 on its very next 
     for (const path of reads) {
       assert.equal((await api(s, "GET", path, { token: w.member.token })).status, 200, path);
     }
-    const token = await s.ctx.kv.get<Token>(keys.token(await sha256Hex(w.member.token)));
+    const token = await s.ctx.kv.get<Token>(keys.token(sha256Hex(w.member.token)));
     await revokeTokenById(s.ctx, token.value!.id, null);
     for (const path of [...reads, `/channels/00000000-0000-7000-8000-000000000000`]) {
       assert.equal((await api(s, "GET", path, { token: w.member.token })).status, 401, path);

@@ -135,7 +135,7 @@ Deno.test("platform: rate limit headers on every answer, 429 once the minute is 
 });
 
 async function tokenId(s: TestServer, value: string): Promise<string> {
-  return (await s.ctx.kv.get<Token>(keys.token(await sha256Hex(value)))).value!.id;
+  return (await s.ctx.kv.get<Token>(keys.token(sha256Hex(value)))).value!.id;
 }
 
 Deno.test("check order: platform off (404) before token (401)", async () => {
