@@ -1,4 +1,5 @@
 import { createApp } from "./routes/app.ts";
+import { startDeliveryEngine } from "./delivery/engine.ts";
 import { loadSettings, SettingsError } from "./domain/settings.ts";
 import { loadKeyring, openStore } from "./kv/open.ts";
 import type { Ctx } from "./domain/context.ts";
@@ -17,6 +18,8 @@ const settings = settingsOrExit();
 const kv = await openStore(settings);
 const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings) };
 const app = createApp(ctx);
+// With the platform off nothing is delivered; pending jobs wait until it is switched back on.
+if (settings.integrationsEnabled) startDeliveryEngine(ctx);
 
 Deno.serve({
   port: settings.port,

@@ -12,6 +12,7 @@ import { rateLimit, RateLimiter } from "./middleware/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { upHandler } from "./up.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -20,12 +21,13 @@ export function createApp(ctx: Ctx) {
   const limiter = new RateLimiter(ctx.settings.rateLimit);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
-    .use(bearerAuth(ctx), rateLimit(limiter))
+    .use(bearerAuth(ctx), rateLimit(ctx, limiter))
     .use(bodyLimit({ maxSize: MAX_BODY_BYTES }))
     .route("/channels", channelRoutes(ctx))
     .route("/channels", memberRoutes(ctx))
     .route("/channels", messageRoutes(ctx))
-    .route("/channels", reactionRoutes(ctx));
+    .route("/channels", reactionRoutes(ctx))
+    .route("/webhooks", webhookRoutes(ctx));
 
   const app = new Hono();
   app.onError(errorResponse);

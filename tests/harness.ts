@@ -1,4 +1,9 @@
 import { createApp } from "../routes/app.ts";
+import {
+  type DeliveryEngine,
+  type EngineOptions,
+  startDeliveryEngine,
+} from "../delivery/engine.ts";
 import type { Ctx } from "../domain/context.ts";
 import { createKeyring, generateAppKey } from "../domain/keyring.ts";
 import { loadSettings, type Settings } from "../domain/settings.ts";
@@ -12,11 +17,19 @@ import { checkResponse } from "./openapi_check.ts";
 export interface TestServer {
   ctx: Ctx;
   url: string;
+  /** The webhook delivery engine, when started with `{ engine }`. */
+  engine?: DeliveryEngine;
   close(): Promise<void>;
 }
 
-/** Starts the real app over real HTTP. `env` overrides settings as the environment would. */
-export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * Starts the real app over real HTTP. `env` overrides settings as the environment would.
+ * `opts.engine` also runs the webhook delivery engine (true, or its options).
+ */
+export async function startServer(
+  env: Record<string, string> = {},
+  opts: { engine?: boolean | EngineOptions } = {},
+): Promise<TestServer> {
   const settings: Settings = loadSettings({
     KV_PATH: ":memory:",
     INTEGRATIONS_API_RATE_LIMIT: "100000",
@@ -29,10 +42,15 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;
+  const engine = opts.engine
+    ? startDeliveryEngine(ctx, opts.engine === true ? {} : opts.engine)
+    : undefined;
   return {
     ctx,
     url,
+    engine,
     async close() {
+      await engine?.stop();
       await server.shutdown();
       kv.close();
     },

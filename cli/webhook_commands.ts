@@ -1,0 +1,20 @@
+import { subscriptionView } from "../domain/webhook_records.ts";
+import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks.ts";
+import { type Command, uuidFlag } from "./command.ts";
+
+/** Settings-screen actions on outgoing-webhook subscriptions. The CLI acts as the operator. */
+export const webhookCommands: Record<string, Command> = {
+  "webhook:enable": {
+    usage: "webhook:enable --id <subscription id>",
+    async run(ctx, flags) {
+      return subscriptionView(await enableWebhook(ctx, uuidFlag(flags, "id"), null));
+    },
+  },
+  "webhook:rotate-secret": {
+    usage: "webhook:rotate-secret --id <subscription id>",
+    async run(ctx, flags) {
+      const { subscription, secret } = await rotateWebhookSecret(ctx, uuidFlag(flags, "id"), null);
+      return { id: subscription.id, secret };
+    },
+  },
+};

@@ -1,0 +1,83 @@
+import type { Target } from "./ssrf.ts";
+import { Tunnel } from "./tunnel.ts";
+
+const MAX_CLIENTS = 256;
+
+interface Pooled {
+  client: Deno.HttpClient;
+  users: number;
+  lastUsed: number;
+}
+
+/**
+ * HTTP clients pinned to checked addresses, kept per address so connections are reused across
+ * attempts. http:// goes straight to the address (Deno's `tcp` transport; the request still
+ * names the URL's host); https:// goes through the CONNECT tunnel, which dials the address.
+ */
+export class Connector {
+  readonly #pool = new Map<string, Pooled>();
+  readonly #caCerts: string[] | undefined;
+  #tunnel: Tunnel | undefined;
+
+  /** `caCerts`: extra roots to trust, for tests with their own certificate authority. */
+  constructor(opts: { caCerts?: string[] } = {}) {
+    this.#caCerts = opts.caCerts;
+  }
+
+  /**
+   * Runs `send` with the client for `target` (none when the URL names an IP: nothing to pin).
+   * A client is only closed while nobody uses it.
+   */
+  async with<T>(target: Target, send: (client?: Deno.HttpClient) => Promise<T>): Promise<T> {
+    if (target.literal && !this.#caCerts) return await send();
+    const key = this.#key(target);
+    let pooled = this.#pool.get(key);
+    if (!pooled) {
+      this.#trim();
+      pooled = { client: this.#open(target), users: 0, lastUsed: 0 };
+      this.#pool.set(key, pooled);
+    }
+    pooled.users++;
+    try {
+      return await send(pooled.client);
+    } finally {
+      pooled.users--;
+      pooled.lastUsed = Date.now();
+    }
+  }
+
+  close(): void {
+    for (const { client } of this.#pool.values()) client.close();
+    this.#pool.clear();
+    this.#tunnel?.close();
+    this.#tunnel = undefined;
+  }
+
+  #key(t: Target): string {
+    return t.url.protocol === "https:"
+      ? `https|${t.address}`
+      : `http|${t.address}|${t.url.port || "80"}`;
+  }
+
+  #open(t: Target): Deno.HttpClient {
+    const caCerts = this.#caCerts;
+    if (t.literal) return Deno.createHttpClient({ caCerts });
+    if (t.url.protocol === "https:") {
+      this.#tunnel ??= new Tunnel();
+      return Deno.createHttpClient({ caCerts, proxy: this.#tunnel.proxyFor(t.address) });
+    }
+    const port = Number(t.url.port || 80);
+    return Deno.createHttpClient({ proxy: { transport: "tcp", hostname: t.address, port } });
+  }
+
+  /** Closes the least recently used idle clients once the pool is full. */
+  #trim() {
+    if (this.#pool.size < MAX_CLIENTS) return;
+    const idle = [...this.#pool].filter(([, p]) => p.users === 0)
+      .sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    for (const [key, p] of idle.slice(0, Math.ceil(MAX_CLIENTS / 4))) {
+      p.client.close();
+      this.#pool.delete(key);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import type { OutboxEvent } from "../domain/types.ts";
+import type { Subscription } from "../domain/webhook_records.ts";
+
+interface Known {
+  entry: Deno.KvEntry<Subscription>;
+  /** When KV last confirmed this version: read it, or a commit checked it. */
+  verifiedAt: number;
+}
+
+/**
+ * The newest version of each subscription this process has seen. The recorder commits against
+ * the version it wrote last, so its commits don't fail each other's versionstamp checks; only
+ * a change from elsewhere (delete, enable, rotate, another process) makes a commit retry.
+ */
+export class LatestSubscriptions {
+  readonly #known = new Map<string, Known>();
+
+  /** The newer of what was just read and what this process wrote last; null when deleted. */
+  freshest(read: Deno.KvEntryMaybe<Subscription>): Deno.KvEntry<Subscription> | null {
+    const id = read.key[1] as string;
+    if (read.versionstamp === null) {
+      this.#known.delete(id);
+      return null;
+    }
+    const known = this.#known.get(id);
+    if (known && known.entry.versionstamp > read.versionstamp) return known.entry;
+    const entry = read as Deno.KvEntry<Subscription>;
+    this.#known.set(id, { entry, verifiedAt: Date.now() });
+    return entry;
+  }
+
+  /** Records what this process just committed. */
+  wrote(entry: Deno.KvEntry<Subscription>): void {
+    const known = this.#known.get(entry.value.id);
+    if (!known || known.entry.versionstamp <= entry.versionstamp) {
+      this.#known.set(entry.value.id, { entry, verifiedAt: Date.now() });
+    }
+  }
+
+  /** The newest version this process knows of, if any. */
+  current(id: string): Deno.KvEntry<Subscription> | undefined {
+    return this.#known.get(id)?.entry;
+  }
+
+  forget(id: string): void {
+    this.#known.delete(id);
+  }
+
+  /** The newest version, if KV confirmed it within `maxAgeMs`. */
+  recent(id: string, maxAgeMs: number): Deno.KvEntry<Subscription> | undefined {
+    const known = this.#known.get(id);
+    return known && Date.now() - known.verifiedAt <= maxAgeMs ? known.entry : undefined;
+  }
+}
+
+/** Events read or committed lately, by id: events never change, so a copy is as good. */
+export class RecentEvents {
+  readonly #events = new Map<string, OutboxEvent>();
+
+  constructor(private readonly max = 4_096) {}
+
+  get(id: string): OutboxEvent | undefined {
+    return this.#events.get(id);
+  }
+
+  add(event: OutboxEvent): void {
+    if (this.#events.has(event.id)) return;
+    if (this.#events.size >= this.max) this.#events.delete(this.#events.keys().next().value!);
+    this.#events.set(event.id, event);
+  }
+}

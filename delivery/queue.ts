@@ -1,0 +1,24 @@
+/** A queue message handler. Handlers must be idempotent: the queue delivers at least once. */
+// deno-lint-ignore no-explicit-any
+export type QueueHandler = (message: any) => Promise<void> | void;
+
+/**
+ * The process's one `kv.listenQueue` (Deno KV allows a single listener per process). Each
+ * message names its `kind`; a handler that throws is logged, not rethrown, so a bad message
+ * is not redelivered forever and the listener keeps running.
+ */
+export function listenQueue(kv: Deno.Kv, handlers: Record<string, QueueHandler>): Promise<void> {
+  return kv.listenQueue(async (message: unknown) => {
+    const kind = (message as { kind?: unknown } | null)?.kind;
+    const handler = typeof kind === "string" ? handlers[kind] : undefined;
+    if (!handler) {
+      console.error(`queue: no handler for a message of kind ${JSON.stringify(kind)}; dropped`);
+      return;
+    }
+    try {
+      await handler(message);
+    } catch (e) {
+      console.error(`queue: the ${kind} handler failed:`, e);
+    }
+  });
+}

@@ -1,0 +1,190 @@
+import type { Settings } from "../domain/settings.ts";
+import { newId } from "../domain/ids.ts";
+import type { Delivery, Redelivery, Subscription } from "../domain/webhook_records.ts";
+import type { OutboxEvent } from "../domain/types.ts";
+import {
+  type AttemptCommit,
+  commitAttempt,
+  dropIfUnchanged,
+  type Settlement,
+} from "../kv/deliveries.ts";
+import { keys } from "../kv/keys.ts";
+import type { DeliveryJob } from "../kv/outbox.ts";
+import { dropPending } from "../kv/webhooks.ts";
+import type { LatestSubscriptions } from "./latest.ts";
+import { isLastAttempt, retryDelayMs } from "./schedule.ts";
+import type { AttemptOutcome } from "./send.ts";
+
+/** A commit allows 10 checks: the subscription's, and one per job or redelivery settled. */
+const MAX_BATCH = 9;
+const MAX_CONFLICTS = 10;
+
+type Pending = Deno.KvEntry<DeliveryJob | Redelivery>;
+
+/** One finished attempt, waiting to be recorded. */
+export interface Attempted {
+  subscriptionId: string;
+  event: OutboxEvent;
+  /** The job or redelivery the attempt was made for, as read before it. */
+  pending: Pending;
+  /** The job's attempt number; null for a redelivery by hand (never retried). */
+  attempt: number | null;
+  outcome: AttemptOutcome;
+  startedAt: number;
+}
+
+export const deliveryOf = (a: Attempted): Delivery => ({
+  id: newId(a.startedAt),
+  subscription_id: a.subscriptionId,
+  event_id: a.event.id,
+  event_type: a.event.type,
+  attempt: a.attempt,
+  succeeded: a.outcome.succeeded,
+  response_status: a.outcome.response_status,
+  error: a.outcome.error,
+  created_at: new Date(a.startedAt).toISOString(),
+});
+
+/**
+ * What attempts change, applied in order: the streak (a success resets it, a failure may
+ * disable the subscription) and each job (settled, or moved to its next attempt). `pending`
+ * null: someone else settled that job meanwhile, leave it alone.
+ */
+export function planCommit(
+  webhooks: Settings["webhooks"],
+  sub: Deno.KvEntry<Subscription>,
+  items: { a: Attempted; delivery: Delivery; pending: Pending | null }[],
+  nowMs = Date.now(),
+): AttemptCommit {
+  const next: Subscription = { ...sub.value };
+  let audit: AttemptCommit["audit"];
+  for (const { a, delivery } of items) {
+    if (a.outcome.succeeded) {
+      next.consecutive_failures = 0;
+      next.last_success_at = delivery.created_at;
+      continue;
+    }
+    next.consecutive_failures++;
+    if (next.status === "active" && next.consecutive_failures >= webhooks.disableAfter) {
+      next.status = "disabled";
+      next.disabled_at = new Date(nowMs).toISOString();
+      audit = {
+        team_id: next.team_id,
+        action: "webhook.disabled",
+        actor_id: null,
+        target_id: next.id,
+      };
+    }
+  }
+  const settle: Settlement[] = [];
+  for (const { a, pending } of items) {
+    if (!pending) continue;
+    const retrying = a.attempt !== null && !a.outcome.succeeded && next.status === "active" &&
+      !isLastAttempt(webhooks, a.attempt);
+    if (!retrying) {
+      settle.push({ pending });
+      continue;
+    }
+    const delayMs = retryDelayMs(webhooks, a.attempt!, a.outcome.retryAfterMs);
+    const job: DeliveryJob = {
+      ...(pending.value as DeliveryJob),
+      attempt: a.attempt! + 1,
+      next_attempt_at: new Date(nowMs + delayMs).toISOString(),
+    };
+    settle.push({ pending, retry: { job, delayMs } });
+  }
+  return { subscription: sub, next, deliveries: items.map((i) => i.delivery), settle, audit };
+}
+
+interface Waiting {
+  a: Attempted;
+  delivery: Delivery;
+  done: () => void;
+}
+
+/**
+ * Records attempts, one subscription's at a time and several per commit: attempts of one
+ * subscription finish concurrently, and each commit rewrites the subscription's stats under a
+ * versionstamp check, so one line per subscription avoids conflicts among ourselves, and
+ * batching keeps a busy subscription at far fewer than one commit per attempt.
+ */
+export class Recorder {
+  readonly #lines = new Map<string, Waiting[]>();
+  #backlog = 0;
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly webhooks: Settings["webhooks"],
+    private readonly latest: LatestSubscriptions,
+    /** Told of every attempt once it is settled (recorded, or dropped with its subscription). */
+    private readonly settled: (a: Attempted) => void,
+  ) {}
+
+  /** Attempts handed in and not yet recorded. */
+  get backlog(): number {
+    return this.#backlog;
+  }
+
+  /** Resolves once the attempt is recorded (or found moot). Never rejects. */
+  record(a: Attempted): Promise<void> {
+    this.#backlog++;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    const line = this.#lines.get(a.subscriptionId);
+    const waiting = { a, delivery: deliveryOf(a), done: resolve };
+    if (line) {
+      line.push(waiting);
+    } else {
+      this.#lines.set(a.subscriptionId, [waiting]);
+      this.#drain(a.subscriptionId);
+    }
+    return promise;
+  }
+
+  async #drain(id: string) {
+    const line = this.#lines.get(id)!;
+    while (line.length > 0) {
+      const batch = line.splice(0, MAX_BATCH);
+      try {
+        await this.#commit(id, batch);
+        for (const w of batch) this.settled(w.a);
+      } catch (e) {
+        console.error(`delivery: recording attempts for ${id} failed; the sweeper retries:`, e);
+      }
+      this.#backlog -= batch.length;
+      for (const w of batch) w.done();
+    }
+    this.#lines.delete(id);
+  }
+
+  /**
+   * One commit for the batch (see commitAttempt). On a conflict, reads the subscription and the
+   * jobs again and re-plans: Delivery records are written while the subscription exists, a job
+   * only touched if nobody else settled it meanwhile.
+   */
+  async #commit(id: string, batch: Waiting[]) {
+    let sub = this.latest.current(id) ??
+      this.latest.freshest(await this.kv.get<Subscription>(keys.webhook(id)));
+    let pendings: (Pending | null)[] = batch.map((w) => w.a.pending);
+    for (let i = 0; i < MAX_CONFLICTS; i++) {
+      if (!sub) {
+        await Promise.all(pendings.map((p) => p && dropIfUnchanged(this.kv, p)));
+        return;
+      }
+      const items = batch.map((w, j) => ({ a: w.a, delivery: w.delivery, pending: pendings[j] }));
+      const plan = planCommit(this.webhooks, sub, items);
+      const versionstamp = await commitAttempt(this.kv, plan);
+      if (versionstamp) {
+        this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
+        if (plan.audit) await dropPending(this.kv, id);
+        return;
+      }
+      const [s, ...read] = await this.kv.getMany<Subscription[]>([
+        keys.webhook(id),
+        ...batch.map((w) => w.a.pending.key),
+      ]);
+      sub = this.latest.freshest(s);
+      pendings = pendings.map((p, j) => p && read[j].versionstamp === p.versionstamp ? p : null);
+    }
+    throw new Error("kept losing to concurrent changes");
+  }
+}

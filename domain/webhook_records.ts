@@ -1,0 +1,68 @@
+import type { EventType } from "./types.ts";
+
+/** An outgoing-webhook subscription as stored. Secrets are sealed with the keyring (AES-GCM). */
+export interface Subscription {
+  id: string;
+  team_id: string;
+  name: string;
+  url: string;
+  events: EventType[];
+  channel_ids: string[] | null;
+  status: "active" | "disabled";
+  consecutive_failures: number;
+  last_success_at: string | null;
+  disabled_at: string | null;
+  created_at: string;
+  created_by: string | null;
+  secret: string;
+  /** The secret replaced by the last rotation, still signed with until it expires. */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+/** One attempt to deliver an event to a subscription's endpoint. */
+export interface Delivery {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: EventType;
+  /** 1-based position in the automatic schedule; null for a redelivery by hand. */
+  attempt: number | null;
+  succeeded: boolean;
+  response_status: number | null;
+  error: string | null;
+  created_at: string;
+}
+
+/** A redelivery asked for by hand, pending until its one attempt is recorded. */
+export interface Redelivery {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  created_at: string;
+}
+
+/** The API's Subscription: no secret. */
+export const subscriptionView = (s: Subscription) => ({
+  id: s.id,
+  name: s.name,
+  url: s.url,
+  events: s.events,
+  channel_ids: s.channel_ids,
+  status: s.status,
+  consecutive_failures: s.consecutive_failures,
+  last_success_at: s.last_success_at,
+  disabled_at: s.disabled_at,
+  created_at: s.created_at,
+});
+
+/** The API's Delivery. */
+export const deliveryView = (d: Delivery) => ({
+  id: d.id,
+  event_type: d.event_type,
+  event_id: d.event_id,
+  succeeded: d.succeeded,
+  response_status: d.response_status,
+  error: d.error,
+  created_at: d.created_at,
+});

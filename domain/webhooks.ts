@@ -1,0 +1,239 @@
+import type { Ctx } from "./context.ts";
+import type { Channel, EventType, OutboxEvent, Subject } from "./types.ts";
+import type { Delivery, Redelivery, Subscription } from "./webhook_records.ts";
+import { ApiError, invalid, notFound } from "./errors.ts";
+import { isUuid, newId, nowIso } from "./ids.ts";
+import { retrying } from "./retry.ts";
+import { randomBase62 } from "./tokens.ts";
+import { getAll } from "../kv/commit.ts";
+import { getDelivery, insertRedelivery, recentDeliveries } from "../kv/deliveries.ts";
+import { keys } from "../kv/keys.ts";
+import {
+  deleteAll,
+  dropPending,
+  getSubscription,
+  insertSubscription,
+  listTeamSubscriptions,
+  removeSubscription,
+  replaceSubscription,
+} from "../kv/webhooks.ts";
+import { resolveTarget, UnsafeUrlError } from "../delivery/ssrf.ts";
+
+/** After a rotation, deliveries are signed with the old secret too for this long. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+/** Attempts returned with a subscription. */
+export const SHOWN_DELIVERIES = 20;
+
+export interface NewWebhook {
+  name: string;
+  url: string;
+  events: EventType[];
+  channel_ids?: string[] | null;
+}
+
+/** `whsec_` and 32 random base62 characters; the whole string is the HMAC key. */
+export const mintSigningSecret = (): string => `whsec_${randomBase62(32)}`;
+
+const subscriptionNotFound = () => notFound("Webhook subscription not found.");
+
+/** Refuses a URL that is not http(s) or does not resolve to public addresses only (422). */
+async function checkUrl(ctx: Ctx, url: string): Promise<void> {
+  try {
+    await resolveTarget(url, { allowPrivate: ctx.settings.webhooks.allowPrivateUrls });
+  } catch (e) {
+    if (e instanceof UnsafeUrlError) throw invalid("url", e.message);
+    throw e;
+  }
+}
+
+/** Every channel id must name a channel of the team (422 otherwise). */
+async function checkChannels(ctx: Ctx, teamId: string, ids: string[]): Promise<void> {
+  const found = await getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id)));
+  if (found.some((e) => e.value?.team_id !== teamId)) {
+    throw invalid("channel_ids", "Every channel id must name a channel of this workspace.");
+  }
+}
+
+/** Creates an active subscription in the subject's team; the secret is returned this once. */
+export async function createWebhook(
+  ctx: Ctx,
+  subject: Subject,
+  input: NewWebhook,
+): Promise<{ subscription: Subscription; secret: string }> {
+  const channelIds = input.channel_ids ? [...new Set(input.channel_ids)] : null;
+  if (channelIds) await checkChannels(ctx, subject.team_id, channelIds);
+  await checkUrl(ctx, input.url);
+  const secret = mintSigningSecret();
+  const subscription: Subscription = {
+    id: newId(),
+    team_id: subject.team_id,
+    name: input.name,
+    url: input.url,
+    events: [...new Set(input.events)],
+    channel_ids: channelIds,
+    status: "active",
+    consecutive_failures: 0,
+    last_success_at: null,
+    disabled_at: null,
+    created_at: nowIso(),
+    created_by: subject.user_id,
+    secret: await ctx.keyring.encrypt(secret),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+  };
+  await insertSubscription(ctx.kv, subscription, {
+    team_id: subject.team_id,
+    action: "webhook.created",
+    actor_id: subject.user_id,
+    target_id: subscription.id,
+  });
+  return { subscription, secret };
+}
+
+export async function listWebhooks(ctx: Ctx, subject: Subject): Promise<Subscription[]> {
+  return await listTeamSubscriptions(ctx.kv, subject.team_id);
+}
+
+/** A subscription of the subject's team, or 404 (malformed ids and other teams' included). */
+async function loadWebhook(
+  ctx: Ctx,
+  subject: Subject,
+  id: string,
+): Promise<Deno.KvEntry<Subscription>> {
+  if (!isUuid(id)) throw subscriptionNotFound();
+  const entry = await getSubscription(ctx.kv, id.toLowerCase());
+  if (entry.versionstamp === null || entry.value.team_id !== subject.team_id) {
+    throw subscriptionNotFound();
+  }
+  return entry;
+}
+
+/** A subscription with its most recent attempts, newest first. */
+export async function showWebhook(
+  ctx: Ctx,
+  subject: Subject,
+  id: string,
+): Promise<{ subscription: Subscription; deliveries: Delivery[] }> {
+  const { value } = await loadWebhook(ctx, subject, id);
+  return {
+    subscription: value,
+    deliveries: await recentDeliveries(ctx.kv, value.id, SHOWN_DELIVERIES),
+  };
+}
+
+/** Deletes a subscription: nothing more is attempted, pending jobs and records are removed. */
+export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Promise<void> {
+  const removed = await retrying("delete webhook", async () => {
+    const entry = await loadWebhook(ctx, subject, id);
+    const ok = await removeSubscription(ctx.kv, entry, {
+      team_id: entry.value.team_id,
+      action: "webhook.deleted",
+      actor_id: subject.user_id,
+      target_id: entry.value.id,
+    });
+    return ok ? entry.value : null;
+  });
+  await dropPending(ctx.kv, removed.id);
+  await deleteAll(ctx.kv, keys.deliveries(removed.id));
+}
+
+/**
+ * Queues one more attempt of a delivery's event, outside the schedule and never retried. The
+ * subscription must be active (422 on `webhookSubscription`) and the event still kept.
+ */
+export async function redeliver(
+  ctx: Ctx,
+  subject: Subject,
+  id: string,
+  deliveryId: string,
+): Promise<{ event_id: string }> {
+  return await retrying("redeliver", async () => {
+    const entry = await loadWebhook(ctx, subject, id);
+    const delivery = isUuid(deliveryId)
+      ? await getDelivery(ctx.kv, entry.value.id, deliveryId.toLowerCase())
+      : null;
+    if (!delivery) throw notFound("Delivery not found.");
+    if (entry.value.status !== "active") {
+      throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
+    }
+    const event = await ctx.kv.get<OutboxEvent>(keys.event(delivery.event_id));
+    if (event.versionstamp === null) {
+      throw invalid("delivery", "The event of this delivery is no longer kept.");
+    }
+    const redelivery: Redelivery = {
+      id: newId(),
+      subscription_id: entry.value.id,
+      event_id: delivery.event_id,
+      created_at: nowIso(),
+    };
+    return await insertRedelivery(ctx.kv, entry, redelivery)
+      ? { event_id: delivery.event_id }
+      : null;
+  });
+}
+
+/** A subscription by id alone, for the admin CLI and the settings screen. */
+async function webhookById(ctx: Ctx, id: string): Promise<Deno.KvEntry<Subscription>> {
+  const entry = isUuid(id) ? await getSubscription(ctx.kv, id.toLowerCase()) : null;
+  if (!entry || entry.versionstamp === null) throw subscriptionNotFound();
+  return entry;
+}
+
+/** Re-enables a disabled subscription with a cleared failure streak. */
+export async function enableWebhook(
+  ctx: Ctx,
+  id: string,
+  actorId: string | null,
+): Promise<Subscription> {
+  return await retrying("enable webhook", async () => {
+    const entry = await webhookById(ctx, id);
+    if (entry.value.status === "active") {
+      throw new ApiError(422, "The subscription is already active.", {
+        id: ["The subscription is already active."],
+      });
+    }
+    const next: Subscription = {
+      ...entry.value,
+      status: "active",
+      consecutive_failures: 0,
+      disabled_at: null,
+    };
+    const ok = await replaceSubscription(ctx.kv, entry, next, {
+      team_id: next.team_id,
+      action: "webhook.enabled",
+      actor_id: actorId,
+      target_id: next.id,
+    });
+    return ok ? next : null;
+  });
+}
+
+/**
+ * Gives a subscription a new signing secret. For ROTATION_OVERLAP_MS deliveries carry a second
+ * signature made with the old one, so receivers can switch without losing deliveries.
+ */
+export async function rotateWebhookSecret(
+  ctx: Ctx,
+  id: string,
+  actorId: string | null,
+): Promise<{ subscription: Subscription; secret: string }> {
+  const secret = mintSigningSecret();
+  const sealed = await ctx.keyring.encrypt(secret);
+  const subscription = await retrying("rotate webhook secret", async () => {
+    const entry = await webhookById(ctx, id);
+    const next: Subscription = {
+      ...entry.value,
+      secret: sealed,
+      previous_secret: entry.value.secret,
+      previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
+    };
+    const ok = await replaceSubscription(ctx.kv, entry, next, {
+      team_id: next.team_id,
+      action: "webhook.secret_rotated",
+      actor_id: actorId,
+      target_id: next.id,
+    });
+    return ok ? next : null;
+  });
+  return { subscription, secret };
+}

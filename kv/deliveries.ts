@@ -1,0 +1,166 @@
+import type { Delivery, Redelivery, Subscription } from "../domain/webhook_records.ts";
+import { addAudit, type AuditDraft } from "./audit.ts";
+import { keys } from "./keys.ts";
+import type { DeliveryJob } from "./outbox.ts";
+import { routeOf } from "./webhooks.ts";
+
+/** Wakes the engine when a job's next attempt is due. */
+export interface RetryQueued {
+  kind: "retry";
+  subscription_id: string;
+  event_id: string;
+  attempt: number;
+}
+
+/** Wakes the engine for a redelivery asked for by hand. */
+export interface RedeliveryQueued {
+  kind: "redeliver";
+  subscription_id: string;
+  redelivery_id: string;
+}
+
+/** A subscription's most recent attempts, newest first. */
+export async function recentDeliveries(
+  kv: Deno.Kv,
+  subscriptionId: string,
+  limit: number,
+): Promise<Delivery[]> {
+  const out: Delivery[] = [];
+  const entries = kv.list<Delivery>({ prefix: keys.deliveries(subscriptionId) }, {
+    reverse: true,
+    limit,
+  });
+  for await (const e of entries) out.push(e.value);
+  return out;
+}
+
+export async function getDelivery(kv: Deno.Kv, subscriptionId: string, deliveryId: string) {
+  return (await kv.get<Delivery>(keys.delivery(subscriptionId, deliveryId))).value;
+}
+
+/**
+ * Records a redeliver request and wakes the engine for it, provided the subscription is still
+ * as read (active). False when it changed since.
+ */
+export async function insertRedelivery(
+  kv: Deno.Kv,
+  subscription: Deno.KvEntry<Subscription>,
+  redelivery: Redelivery,
+): Promise<boolean> {
+  const key = keys.redelivery(redelivery.subscription_id, redelivery.id);
+  const wake: RedeliveryQueued = {
+    kind: "redeliver",
+    subscription_id: redelivery.subscription_id,
+    redelivery_id: redelivery.id,
+  };
+  const res = await kv.atomic()
+    .check(subscription)
+    .set(key, redelivery)
+    .enqueue(wake)
+    .commit();
+  return res.ok;
+}
+
+/** A job or redelivery an attempt settles: deleted, or moved to its next attempt. */
+export interface Settlement {
+  pending: Deno.KvEntry<DeliveryJob | Redelivery>;
+  retry?: { job: DeliveryJob; delayMs: number };
+}
+
+/** Everything some attempts of one subscription change, written by `commitAttempt`. */
+export interface AttemptCommit {
+  /** The subscription as last known (checked), and what it becomes. */
+  subscription: Deno.KvEntry<Subscription>;
+  next: Subscription;
+  deliveries: Delivery[];
+  /** Each checked: one that changed meanwhile makes the commit fail. */
+  settle: Settlement[];
+  audit?: AuditDraft;
+}
+
+/**
+ * The one commit after attempts: their Delivery records, the subscription's stats (and route,
+ * when the status changes), and each job deleted or moved to its next attempt with the queue
+ * message that will wake it. Null on a conflict: re-read and try again.
+ */
+export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<string | null> {
+  const sub = c.next;
+  const op = kv.atomic()
+    .check(c.subscription)
+    .set(keys.webhook(sub.id), sub);
+  if (sub.status !== c.subscription.value.status) {
+    op.set(keys.teamWebhook(sub.team_id, sub.id), routeOf(sub));
+  }
+  for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
+  for (const { pending, retry } of c.settle) {
+    op.check(pending);
+    if (!retry) {
+      op.delete(pending.key);
+      continue;
+    }
+    const wake: RetryQueued = {
+      kind: "retry",
+      subscription_id: retry.job.subscription_id,
+      event_id: retry.job.event_id,
+      attempt: retry.job.attempt,
+    };
+    op.set(pending.key, retry.job).enqueue(wake, { delay: retry.delayMs });
+  }
+  if (c.audit) addAudit(op, c.audit);
+  const res = await op.commit();
+  return res.ok ? res.versionstamp : null;
+}
+
+/** Deletes a job or redelivery that can no longer be attempted, if it is still as read. */
+export async function dropIfUnchanged(kv: Deno.Kv, entry: Deno.KvEntry<unknown>): Promise<void> {
+  await kv.atomic().check(entry).delete(entry.key).commit();
+}
+
+/** Every pending job, for the sweeper. */
+export function listJobs(kv: Deno.Kv): Deno.KvListIterator<DeliveryJob> {
+  return kv.list<DeliveryJob>({ prefix: keys.jobs() });
+}
+
+/** Every pending redelivery, for the sweeper. */
+export function listRedeliveries(kv: Deno.Kv): Deno.KvListIterator<Redelivery> {
+  return kv.list<Redelivery>({ prefix: keys.redeliveries() });
+}
+
+/** Forgets queue messages the queue gave up on: the sweeper finds their jobs by itself. */
+export async function clearUndelivered(kv: Deno.Kv): Promise<void> {
+  const op = kv.atomic();
+  let n = 0;
+  for await (const e of kv.list({ prefix: keys.undeliveredAll() }, { limit: 500 })) {
+    op.delete(e.key);
+    n++;
+  }
+  if (n) await op.commit();
+}
+
+/** Deletes a subscription's attempts beyond the `keep` most recent. Returns how many. */
+export async function pruneDeliveries(
+  kv: Deno.Kv,
+  subscriptionId: string,
+  keep: number,
+): Promise<number> {
+  const stale: Deno.KvKey[] = [];
+  let seen = 0;
+  for await (
+    const e of kv.list({ prefix: keys.deliveries(subscriptionId) }, { reverse: true })
+  ) {
+    if (++seen > keep) stale.push(e.key);
+  }
+  for (let i = 0; i < stale.length; i += 500) {
+    const op = kv.atomic();
+    for (const key of stale.slice(i, i + 500)) op.delete(key);
+    await op.commit();
+  }
+  return stale.length;
+}
+
+/** Every subscription id, for pruning at start. */
+export async function listSubscriptionIds(kv: Deno.Kv): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const e of kv.list({ prefix: keys.webhooks() })) ids.push(e.key[1] as string);
+  return ids;
+}

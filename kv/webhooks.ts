@@ -1,0 +1,122 @@
+import type { Subscription } from "../domain/webhook_records.ts";
+import { addAudit, type AuditDraft } from "./audit.ts";
+import { commitOrThrow, getAll } from "./commit.ts";
+import { keys } from "./keys.ts";
+import type { WebhookRoute } from "./outbox.ts";
+
+/** Deletes per commit when clearing a subscription's leftovers (the KV limit is 1000). */
+const DELETE_BATCH = 500;
+
+/** The routing copy kept in the team index, read by every write that emits events. */
+export const routeOf = (s: Subscription): WebhookRoute => ({
+  events: s.events,
+  channel_ids: s.channel_ids,
+  status: s.status,
+});
+
+/** Creates a subscription with its route and audit entry in one commit. */
+export async function insertSubscription(
+  kv: Deno.Kv,
+  sub: Subscription,
+  audit: AuditDraft,
+): Promise<void> {
+  const op = kv.atomic()
+    .check({ key: keys.webhook(sub.id), versionstamp: null })
+    .set(keys.webhook(sub.id), sub)
+    .set(keys.teamWebhook(sub.team_id, sub.id), routeOf(sub));
+  addAudit(op, audit);
+  await commitOrThrow(op, "create webhook");
+}
+
+export async function getSubscription(kv: Deno.Kv, id: string) {
+  return await kv.get<Subscription>(keys.webhook(id));
+}
+
+/** A team's subscriptions, newest first (ids are UUIDv7). */
+export async function listTeamSubscriptions(kv: Deno.Kv, teamId: string): Promise<Subscription[]> {
+  const ids: Deno.KvKey[] = [];
+  for await (const e of kv.list({ prefix: keys.teamWebhooks(teamId) }, { reverse: true })) {
+    ids.push(keys.webhook(e.key[2] as string));
+  }
+  return (await getAll<Subscription>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
+}
+
+/** Hears, in this process, of each subscription changed or deleted by a successful commit. */
+export type ChangeListener = (subscriptionId: string) => void;
+
+const changeListeners = new Set<ChangeListener>();
+
+/**
+ * Lets the delivery engine drop its copy of a subscription the moment an enable, rotation or
+ * delete of this process commits. Returns the unsubscribe function.
+ */
+export function onSubscriptionChanged(listener: ChangeListener): () => void {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
+}
+
+function changed(ok: boolean, id: string): boolean {
+  if (ok) { for (const listener of changeListeners) listener(id); }
+  return ok;
+}
+
+/**
+ * Replaces a subscription read as `entry` (and its route, and an audit entry) in one commit.
+ * False when it changed since: read again and decide again.
+ */
+export async function replaceSubscription(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<Subscription>,
+  next: Subscription,
+  audit: AuditDraft,
+): Promise<boolean> {
+  const op = kv.atomic()
+    .check(entry)
+    .set(keys.webhook(next.id), next)
+    .set(keys.teamWebhook(next.team_id, next.id), routeOf(next));
+  addAudit(op, audit);
+  return changed((await op.commit()).ok, next.id);
+}
+
+/** Deletes a subscription and its route with an audit entry. False when it changed since. */
+export async function removeSubscription(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<Subscription>,
+  audit: AuditDraft,
+): Promise<boolean> {
+  const op = kv.atomic()
+    .check(entry)
+    .delete(keys.webhook(entry.value.id))
+    .delete(keys.teamWebhook(entry.value.team_id, entry.value.id));
+  addAudit(op, audit);
+  return changed((await op.commit()).ok, entry.value.id);
+}
+
+/**
+ * Deletes every key under `prefix`, in batches. For leftovers of a subscription that is already
+ * deleted or disabled: an attempt re-reads the subscription first, so one that runs before the
+ * cleanup finishes drops its job instead of sending.
+ */
+export async function deleteAll(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
+  let deleted = 0;
+  let batch: Deno.KvKey[] = [];
+  const flush = async () => {
+    const op = kv.atomic();
+    for (const key of batch) op.delete(key);
+    await op.commit();
+    deleted += batch.length;
+    batch = [];
+  };
+  for await (const e of kv.list({ prefix })) {
+    batch.push(e.key);
+    if (batch.length === DELETE_BATCH) await flush();
+  }
+  if (batch.length) await flush();
+  return deleted;
+}
+
+/** Drops a subscription's pending jobs and redeliveries: nothing more will be attempted. */
+export async function dropPending(kv: Deno.Kv, subscriptionId: string): Promise<void> {
+  await deleteAll(kv, keys.jobs(subscriptionId));
+  await deleteAll(kv, keys.redeliveries(subscriptionId));
+}

@@ -1,0 +1,78 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { Ctx } from "../domain/context.ts";
+import { isUuid } from "../domain/ids.ts";
+import { EVENT_TYPES } from "../domain/types.ts";
+import { deliveryView, subscriptionView } from "../domain/webhook_records.ts";
+import {
+  createWebhook,
+  deleteWebhook,
+  listWebhooks,
+  redeliver,
+  showWebhook,
+} from "../domain/webhooks.ts";
+import { readBody } from "./body.ts";
+import type { ApiEnv } from "./env.ts";
+import { requireScope } from "./middleware/scope.ts";
+
+const eventsMessage = `Each event must be one of ${EVENT_TYPES.join(", ")}.`;
+
+const newWebhook = z.object({
+  name: z.string({ error: "The name is required and must be a string." })
+    .trim()
+    .min(1, "The name is required.")
+    .max(255, "The name may not be longer than 255 characters."),
+  url: z.string({ error: "The url is required and must be a string." })
+    .max(2048, "The url may not be longer than 2048 characters."),
+  events: z.array(z.enum(EVENT_TYPES, { error: eventsMessage }), {
+    error: "The events are required: an array of event names.",
+  }).min(1, "Choose at least one event."),
+  channel_ids: z.array(
+    z.string({ error: "Each channel id must be a uuid." }).refine(isUuid, {
+      error: "Each channel id must be a uuid.",
+    }).transform((id) => id.toLowerCase()),
+    { error: "The channel_ids must be an array of channel ids, or null." },
+  ).min(1, "List at least one channel, or omit channel_ids for the whole workspace.")
+    .nullable().optional(),
+});
+
+/** /webhooks: outgoing-webhook subscriptions of the token's team, and redelivery. */
+export function webhookRoutes(ctx: Ctx) {
+  return new Hono<ApiEnv>()
+    .get("/", requireScope("webhooks:read"), async (c) => {
+      const subscriptions = await listWebhooks(ctx, c.var.subject);
+      return c.json({ data: subscriptions.map(subscriptionView) });
+    })
+    .post("/", requireScope("webhooks:write"), async (c) => {
+      const input = await readBody(c, newWebhook);
+      const { subscription, secret } = await createWebhook(ctx, c.var.subject, input);
+      return c.json({ data: subscriptionView(subscription), secret }, 201);
+    })
+    .get("/:webhookSubscription", requireScope("webhooks:read"), async (c) => {
+      const { subscription, deliveries } = await showWebhook(
+        ctx,
+        c.var.subject,
+        c.req.param("webhookSubscription"),
+      );
+      return c.json({
+        data: { ...subscriptionView(subscription), deliveries: deliveries.map(deliveryView) },
+      });
+    })
+    .delete("/:webhookSubscription", requireScope("webhooks:write"), async (c) => {
+      await deleteWebhook(ctx, c.var.subject, c.req.param("webhookSubscription"));
+      return c.body(null, 204);
+    })
+    .post(
+      "/:webhookSubscription/deliveries/:delivery/redeliver",
+      requireScope("webhooks:write"),
+      async (c) => {
+        const { event_id } = await redeliver(
+          ctx,
+          c.var.subject,
+          c.req.param("webhookSubscription"),
+          c.req.param("delivery"),
+        );
+        return c.json({ message: "The event will be sent again.", event_id }, 202);
+      },
+    );
+}

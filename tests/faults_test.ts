@@ -1,0 +1,426 @@
+/**
+ * Faults the delivery engine must survive: misbehaving receivers (real ones, on loopback), and
+ * the service itself killed with SIGKILL mid-way (main.ts in a subprocess on a KV file).
+ */
+import assert from "node:assert/strict";
+import type { Ctx } from "../domain/context.ts";
+import { createKeyring, generateAppKey } from "../domain/keyring.ts";
+import { postMessage } from "../domain/messages.ts";
+import { loadSettings } from "../domain/settings.ts";
+import { authenticate } from "../domain/tokens.ts";
+import type { Delivery } from "../domain/webhook_records.ts";
+import { keys } from "../kv/keys.ts";
+import { startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
+import {
+  type Hit,
+  post,
+  rawReceiver,
+  readRequest,
+  receiver,
+  show,
+  sleep,
+  subscribe,
+  waitUntil,
+} from "./webhook_receivers.ts";
+
+const FAST = { WEBHOOKS_BACKOFF: "100ms,200ms", WEBHOOKS_TIMEOUT: "0.5" };
+const enc = new TextEncoder();
+const OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+
+async function withEngine(fn: (s: TestServer, w: Workspace) => Promise<void>) {
+  const s = await startServer(FAST, { engine: true });
+  try {
+    await fn(s, await workspace(s.ctx));
+  } finally {
+    await s.close();
+  }
+}
+
+/** Posts one message to a fresh subscription; waits for two recorded attempts; newest first. */
+async function twoAttempts(s: TestServer, w: Workspace, url: string): Promise<Delivery[]> {
+  const sub = await subscribe(s, w.admin.token, url);
+  await post(s, w.admin.token, w.team.general_channel_id, "fault");
+  await waitUntil(
+    async () => (await show(s, w.admin.token, sub.id)).deliveries.length >= 2,
+    5_000,
+    "two attempts",
+  );
+  const shown = await show(s, w.admin.token, sub.id);
+  assert.equal(shown.deliveries.length, 2);
+  assert.equal(shown.consecutive_failures, 0);
+  return shown.deliveries;
+}
+
+function assertFailed(d: Delivery, status: number | null, error: RegExp) {
+  assert.equal(d.succeeded, false);
+  assert.equal(d.response_status, status);
+  assert.match(d.error ?? "", error);
+}
+
+function assertSucceeded(d: Delivery) {
+  assert.equal(d.succeeded, true, JSON.stringify(d));
+  assert.equal(d.response_status, 200);
+  assert.equal(d.error, null);
+}
+
+Deno.test("faults: receiver answers 500, then recovers", async () => {
+  const r = receiver((n) => new Response("oops", { status: n === 0 ? 500 : 200 }));
+  await withEngine(async (s, w) => {
+    const [ok, failed] = await twoAttempts(s, w, r.url);
+    assertFailed(failed, 500, /^HTTP 500$/);
+    assertSucceeded(ok);
+  }).finally(() => r.close());
+});
+
+Deno.test("faults: 429 with Retry-After is waited out", async () => {
+  const r = receiver((n) =>
+    n === 0
+      ? new Response("slow down", { status: 429, headers: { "Retry-After": "1" } })
+      : new Response("ok")
+  );
+  await withEngine(async (s, w) => {
+    const [ok, failed] = await twoAttempts(s, w, r.url);
+    assertFailed(failed, 429, /429/);
+    assertSucceeded(ok);
+    const gap = r.hits[1].at - r.hits[0].at;
+    assert.ok(gap >= 990, `Retry-After: 1 beats the 100 ms backoff (waited ${gap} ms)`);
+  }).finally(() => r.close());
+});
+
+Deno.test("faults: a 302 is a failure and is never followed", async () => {
+  const elsewhere = receiver();
+  const r = receiver((n) =>
+    n === 0
+      ? new Response(null, { status: 302, headers: { Location: elsewhere.url } })
+      : new Response("ok")
+  );
+  await withEngine(async (s, w) => {
+    const [ok, failed] = await twoAttempts(s, w, r.url);
+    assertFailed(failed, 302, /redirect/);
+    assertSucceeded(ok);
+    assert.equal(elsewhere.hits.length, 0);
+  }).finally(() => Promise.all([r.close(), elsewhere.close()]));
+});
+
+Deno.test("faults: a response body of gigabytes is not read", async () => {
+  let produced = 0;
+  const chunk = new Uint8Array(1 << 20);
+  const r = receiver(() =>
+    new Response(
+      new ReadableStream({
+        pull(controller) {
+          if (produced >= 8 * 2 ** 30) return controller.close();
+          produced += chunk.length;
+          controller.enqueue(chunk);
+        },
+      }),
+      { headers: { "Content-Length": String(8 * 2 ** 30) } },
+    )
+  );
+  await withEngine(async (s, w) => {
+    const sub = await subscribe(s, w.admin.token, r.url);
+    const before = Deno.memoryUsage().rss;
+    await post(s, w.admin.token, w.team.general_channel_id, "huge answer");
+    await waitUntil(async () => (await show(s, w.admin.token, sub.id)).deliveries.length === 1);
+    const [d] = (await show(s, w.admin.token, sub.id)).deliveries;
+    assertSucceeded(d);
+    assert.ok(produced < 64 * 2 ** 20, `the receiver only got to send ${produced} bytes`);
+    assert.ok(Deno.memoryUsage().rss - before < 256 * 2 ** 20, "nothing big was buffered");
+  }).finally(() => r.close());
+});
+
+Deno.test("faults: a receiver that never answers times out", async () => {
+  let n = 0;
+  const r = rawReceiver(async (conn) => {
+    await readRequest(conn);
+    if (n++ === 0) return; // hold the connection open, say nothing
+    await conn.write(enc.encode(OK));
+    conn.close();
+  });
+  await withEngine(async (s, w) => {
+    const started = Date.now();
+    const [ok, failed] = await twoAttempts(s, w, r.url);
+    assertFailed(failed, null, /timed out after 0.5s/);
+    assertSucceeded(ok);
+    assert.ok(Date.now() - started < 3_000);
+  }).finally(() => r.close());
+});
+
+Deno.test("faults: a receiver that closes the connection", async () => {
+  let n = 0;
+  const r = rawReceiver(async (conn) => {
+    await readRequest(conn);
+    if (n++ > 0) await conn.write(enc.encode(OK));
+    conn.close();
+  });
+  await withEngine(async (s, w) => {
+    const [ok, failed] = await twoAttempts(s, w, r.url);
+    assertFailed(failed, null, /closed|reset/);
+    assertSucceeded(ok);
+  }).finally(() => r.close());
+});
+
+Deno.test("faults: a receiver that is not listening yet", async () => {
+  const port = freePort();
+  let server: Deno.HttpServer | undefined;
+  await withEngine(async (s, w) => {
+    const sub = await subscribe(s, w.admin.token, `http://127.0.0.1:${port}/hook`);
+    await post(s, w.admin.token, w.team.general_channel_id, "anyone there?");
+    await waitUntil(async () => (await show(s, w.admin.token, sub.id)).deliveries.length === 1);
+    server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, () => new Response("ok"));
+    await waitUntil(async () => (await show(s, w.admin.token, sub.id)).deliveries.length === 2);
+    const [ok, failed] = (await show(s, w.admin.token, sub.id)).deliveries;
+    assertFailed(failed, null, /refused/);
+    assertSucceeded(ok);
+  }).finally(() => server?.shutdown());
+});
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** main.ts unchanged, its listener pinned to loopback (main.ts binds every interface). */
+const LOOPBACK_MAIN = `
+const serve = Deno.serve;
+Deno.serve = (options, handler) => serve({ ...options, hostname: "127.0.0.1" }, handler);
+await import(${JSON.stringify(new URL("../main.ts", import.meta.url).href)});
+`;
+
+interface Service {
+  url: string;
+  kill(): Promise<void>;
+}
+
+/** Starts the service as its own process on `kvPath`; resolves once it listens. */
+async function startService(env: Record<string, string>): Promise<Service> {
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--unstable-kv", LOOPBACK_MAIN],
+    env: { ...env, PORT: String(port), NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  const decoder = new TextDecoder();
+  const collect = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
+  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const exited = child.status.then(() => true);
+  await waitUntil(
+    async () => {
+      if (await Promise.race([exited, sleep(0).then(() => false)])) {
+        throw new Error(`the service exited:\n${output}`);
+      }
+      return output.includes("Listening on");
+    },
+    20_000,
+    "the service to listen",
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async kill() {
+      child.kill("SIGKILL");
+      await child.status;
+      await drained;
+    },
+  };
+}
+
+/** A temp KV file, the service's environment, and a context on the same file for seeding. */
+async function sharedStore() {
+  const dir = await Deno.makeTempDir({ prefix: "webhook-faults-" });
+  const env = {
+    KV_PATH: `${dir}/kv.sqlite3`,
+    APP_KEY: generateAppKey(),
+    INTEGRATIONS_API_RATE_LIMIT: "100000",
+    WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
+    WEBHOOKS_BACKOFF: "100ms,200ms",
+    WEBHOOKS_TIMEOUT: "5",
+  };
+  const settings = loadSettings(env);
+  const kv = await Deno.openKv(env.KV_PATH);
+  const ctx: Ctx = { kv, settings, keyring: await createKeyring(env.APP_KEY) };
+  return {
+    env,
+    ctx,
+    /** A TestServer view of a running service, for `api()`. */
+    as: (service: Service): TestServer => ({ ctx, url: service.url, close: async () => {} }),
+    async cleanup() {
+      kv.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Every event id, with how often the receiver got it. */
+function received(hits: Hit[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const h of hits) {
+    const id = JSON.parse(h.body).id;
+    out.set(id, (out.get(id) ?? 0) + 1);
+  }
+  return out;
+}
+
+async function deliveries(kv: Deno.Kv, subscriptionId: string): Promise<Delivery[]> {
+  const out: Delivery[] = [];
+  for await (const e of kv.list<Delivery>({ prefix: keys.deliveries(subscriptionId) })) {
+    out.push(e.value);
+  }
+  return out;
+}
+
+/** The log tells the truth: every recorded success was received at least that many times. */
+function assertLogTruthful(log: Delivery[], got: Map<string, number>) {
+  const successes = new Map<string, number>();
+  for (const d of log.filter((d) => d.succeeded)) {
+    successes.set(d.event_id, (successes.get(d.event_id) ?? 0) + 1);
+  }
+  for (const [eventId, n] of successes) {
+    assert.ok((got.get(eventId) ?? 0) >= n, `recorded ${n} successes of ${eventId}`);
+  }
+}
+
+Deno.test("faults: SIGKILL after events commit, before delivery: all arrive after restart", async () => {
+  const store = await sharedStore();
+  const r = receiver();
+  let service: Service | undefined;
+  try {
+    service = await startService(store.env);
+    const w = await workspace(store.ctx);
+    const sub = await subscribe(store.as(service), w.admin.token, r.url);
+    await service.kill();
+    service = undefined;
+
+    // Written while the service is down: exactly the state a crash right after commit leaves.
+    const subject = await authenticate(store.ctx, w.admin.token);
+    const messages = [];
+    for (let i = 0; i < 5; i++) {
+      const body = `while down ${i}`;
+      await postMessage(store.ctx, subject, w.team.general_channel_id, {
+        ok: true,
+        value: { body },
+      });
+      messages.push(body);
+    }
+    assert.equal(await countKeys(store.ctx.kv, keys.jobs(sub.id)), 5);
+
+    service = await startService(store.env);
+    await r.waitFor(5, 10_000);
+    const got = received(r.hits);
+    assert.equal(got.size, 5);
+    const bodies = r.hits.map((h) => JSON.parse(h.body).data.body).sort();
+    assert.deepEqual(bodies, messages.sort());
+    await waitUntil(async () => (await countKeys(store.ctx.kv, keys.jobs(sub.id))) === 0);
+    const log = await deliveries(store.ctx.kv, sub.id);
+    assert.equal(log.filter((d) => d.succeeded).length, 5);
+    assertLogTruthful(log, got);
+  } finally {
+    await service?.kill();
+    await r.close();
+    await store.cleanup();
+  }
+});
+
+Deno.test("faults: SIGKILL with an attempt in flight: attempted again after restart", async () => {
+  const store = await sharedStore();
+  const hold = Promise.withResolvers<void>();
+  const r = receiver(async (n) => {
+    if (n === 0) await hold.promise;
+    return new Response("ok");
+  });
+  let service: Service | undefined;
+  try {
+    service = await startService(store.env);
+    const w = await workspace(store.ctx);
+    const sub = await subscribe(store.as(service), w.admin.token, r.url);
+    const m = await post(store.as(service), w.admin.token, w.team.general_channel_id, "in flight");
+    await r.waitFor(1);
+    await service.kill();
+    service = undefined;
+    hold.resolve();
+    assert.equal(await countKeys(store.ctx.kv, keys.jobs(sub.id)), 1, "the job outlives the crash");
+    assert.equal(
+      (await deliveries(store.ctx.kv, sub.id)).length,
+      0,
+      "the cut attempt left no record",
+    );
+
+    service = await startService(store.env);
+    const [first, second] = await r.waitFor(2, 10_000);
+    assert.equal(second.body, first.body);
+    assert.equal(JSON.parse(second.body).data.id, m.id);
+    await waitUntil(async () => (await countKeys(store.ctx.kv, keys.jobs(sub.id))) === 0);
+    const log = await deliveries(store.ctx.kv, sub.id);
+    assert.equal(log.length, 1);
+    assert.equal(log[0].succeeded, true);
+    assertLogTruthful(log, received(r.hits));
+  } finally {
+    hold.resolve();
+    await service?.kill();
+    await r.close();
+    await store.cleanup();
+  }
+});
+
+Deno.test("faults: SIGKILL in the middle of a burst: every event still arrives", async () => {
+  const store = await sharedStore();
+  const r = receiver(async (n) => {
+    await sleep(n % 3 === 0 ? 30 : 0);
+    return new Response(null, { status: n % 4 === 1 ? 500 : 200 });
+  });
+  let service: Service | undefined;
+  try {
+    service = await startService(store.env);
+    const w = await workspace(store.ctx);
+    const subs = [
+      await subscribe(store.as(service), w.admin.token, r.url, { name: "a" }),
+      await subscribe(store.as(service), w.admin.token, r.url, { name: "b" }),
+    ];
+    const sent = await Promise.all(
+      Array.from(
+        { length: 30 },
+        (_, i) => post(store.as(service!), w.admin.token, w.team.general_channel_id, `burst ${i}`),
+      ),
+    );
+    await service.kill();
+    service = undefined;
+    const beforeRestart = r.hits.length;
+
+    service = await startService(store.env);
+    await waitUntil(
+      async () => (await countKeys(store.ctx.kv, keys.jobs())) === 0,
+      15_000,
+      "every job settled",
+    );
+    const got = received(r.hits);
+    const eventsPerMessage = new Map<string, Set<string>>();
+    for (const h of r.hits) {
+      const env = JSON.parse(h.body);
+      const set = eventsPerMessage.get(env.data.id) ?? new Set();
+      set.add(env.id);
+      eventsPerMessage.set(env.data.id, set);
+    }
+    for (const m of sent) assert.ok(eventsPerMessage.has(m.id), `message ${m.id} was delivered`);
+    for (const sub of subs) {
+      const log = await deliveries(store.ctx.kv, sub.id);
+      const delivered = new Set(log.filter((d) => d.succeeded).map((d) => d.event_id));
+      assert.equal(delivered.size, 30, `each event succeeded once for ${sub.id}`);
+      assertLogTruthful(log, got);
+    }
+    assert.ok(r.hits.length >= 60 && beforeRestart <= r.hits.length);
+  } finally {
+    await service?.kill();
+    await r.close();
+    await store.cleanup();
+  }
+});
+
+async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
+  let n = 0;
+  for await (const _ of kv.list({ prefix })) n++;
+  return n;
+}
