@@ -1,0 +1,12 @@
+/**
+ * Runs main.ts unchanged, except that its listener is pinned to 127.0.0.1: main.ts binds every
+ * interface (right for the container), and a benchmark must not open a port beyond loopback.
+ */
+const serve = Deno.serve;
+// deno-lint-ignore no-explicit-any
+(Deno as any).serve = (options: Deno.ServeTcpOptions, handler?: Deno.ServeHandler) =>
+  handler
+    ? serve({ ...options, hostname: "127.0.0.1" }, handler)
+    : serve({ ...options, hostname: "127.0.0.1" } as Deno.ServeTcpOptions & Deno.ServeInit);
+
+await import("../main.ts");

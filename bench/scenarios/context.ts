@@ -1,0 +1,50 @@
+/** What each scenario needs around it: a fresh KV file and scoped subprocesses. */
+import type { Proc } from "../procs.ts";
+import type { Receiver } from "../receiver.ts";
+import type { Measured } from "../report.ts";
+
+/** What every scenario gets: a temp folder of its own and the shared webhook receiver. */
+export interface Bench {
+  root: string;
+  receiver: Receiver;
+}
+
+/** A fresh folder for one scenario's KV files (the server's and its baseline's). */
+export async function scenarioDir(root: string, name: string): Promise<string> {
+  return await Deno.makeTempDir({ dir: root, prefix: `${name}-` });
+}
+
+/** Runs `fn` against a started process and always stops it. */
+export async function using<T>(started: Promise<Proc>, fn: (p: Proc) => Promise<T>): Promise<T> {
+  const proc = await started;
+  try {
+    return await fn(proc);
+  } finally {
+    await proc.stop();
+  }
+}
+
+/** How often each measurement is repeated; the rounds take turns between targets. */
+export const ROUNDS = 2;
+
+/**
+ * Runs each measurement ROUNDS times, alternating between them, and keeps for each its best
+ * rate and its lowest CPU per operation: on a shared machine, interference from elsewhere only
+ * ever makes a run slower, so the best run is the closest to what the code can do.
+ */
+export async function bestOf<K extends string, M extends Measured>(
+  runs: Record<K, () => Promise<M>>,
+): Promise<Record<K, M>> {
+  const best = {} as Record<K, M>;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(runs) as [K, () => Promise<M>][]) {
+      const m = await run();
+      const prev = best[name];
+      best[name] = !prev ? m : {
+        ...(m.rate > prev.rate ? m : prev),
+        cpuUs: Math.min(m.cpuUs, prev.cpuUs),
+      };
+    }
+  }
+  return best;
+}

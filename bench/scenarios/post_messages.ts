@@ -1,0 +1,75 @@
+/**
+ * Issue 3, posting: POST /channels/{channel}/messages in a channel with three matching webhook
+ * subscriptions, against a bare handler making one atomic commit of one value per request (the
+ * target), and for context against one making the service's own commit shape, which tells the
+ * cost of what a post must write from the cost of everything around that commit.
+ */
+import type { EventType } from "../../domain/types.ts";
+import { freePort, startBaseline, startService } from "../procs.ts";
+import type { Receiver } from "../receiver.ts";
+import { infoRow, ratioRow, type Row } from "../report.ts";
+import { openCtx, seedSubscriptions, seedWorkspace, serviceEnv } from "../seed.ts";
+import { measure, postScript, writeScript, type WrkResult } from "../wrk.ts";
+import { type Bench, bestOf, scenarioDir, using } from "./context.ts";
+
+const SUBSCRIPTIONS = 3;
+const BODY_LUA =
+  `string.format('{"body":"Bench message %d-%d: the quick brown fox jumps over the lazy dog, twice over, for size."}', tid, n)`;
+
+interface Posted extends WrkResult {
+  /** Deliveries that reached the receiver during the measured run. */
+  delivered: number;
+}
+
+/**
+ * Posts as fast as wrk can into a fresh workspace whose subscriptions listen for `events`.
+ * Fresh each time: a previous run's undelivered backlog would load the next one.
+ */
+async function postInto(root: string, receiver: Receiver, events: EventType[]): Promise<Posted> {
+  const dir = await scenarioDir(root, "post");
+  const kvPath = `${dir}/kv.sqlite3`;
+  const ctx = await openCtx(kvPath);
+  const seeded = await seedWorkspace(ctx);
+  await seedSubscriptions(ctx, seeded, receiver.url, SUBSCRIPTIONS, events);
+  ctx.kv.close();
+  const path = `/api/v1/channels/${seeded.channel.id}/messages`;
+  const auth = { Authorization: `Bearer ${seeded.token}` };
+  const script = await writeScript(dir, "post", postScript(path, auth, BODY_LUA));
+  return await using(startService(serviceEnv(kvPath, freePort())), async (p) => {
+    const result = await measure({ url: `${p.url}${path}`, script }, {
+      server: p,
+      onStart: () => receiver.reset(),
+    });
+    return { ...result, delivered: receiver.count };
+  });
+}
+
+/** `name`: kv_commit (one set) or kv_post_shape (the service's own commit, nothing else). */
+async function bareCommit(root: string, name: string): Promise<Posted> {
+  const dir = await scenarioDir(root, "post-bare");
+  const script = await writeScript(dir, "post", postScript("/messages", {}, BODY_LUA));
+  const result = await using(
+    startBaseline(name, [`${dir}/baseline.sqlite3`]),
+    (p) => measure({ url: `${p.url}/messages`, script }, { server: p }),
+  );
+  return { ...result, delivered: 0 };
+}
+
+export async function postMessages({ root, receiver }: Bench): Promise<Row[]> {
+  const { bare, shape, live, quiet } = await bestOf({
+    bare: () => bareCommit(root, "kv_commit"),
+    shape: () => bareCommit(root, "kv_post_shape"),
+    live: () => postInto(root, receiver, ["message.created"]),
+    quiet: () => postInto(root, receiver, ["reaction.added"]),
+  });
+  const perPost = (live.delivered / (live.requests || 1)).toFixed(2);
+  const info = (row: Row): Row => ({ ...row, target: "(info)", pass: null });
+  return [
+    ratioRow("POST messages, 3 subs, delivery on (a)", live, bare, 0.8),
+    infoRow("  deliveries received meanwhile", String(live.delivered), "", `${perPost} per post`),
+    infoRow("POST messages, delivery paused (b)", "n/a: the engine has no off switch"),
+    info(ratioRow("POST messages, 3 subs not matching (no jobs)", quiet, bare, 0.8)),
+    info(ratioRow("bare commit of the service's shape vs 1 set", shape, bare, 0.8)),
+    info(ratioRow("POST messages (a) vs bare commit of its shape", live, shape, 0.8)),
+  ];
+}
