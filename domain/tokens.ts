@@ -84,12 +84,12 @@ export interface NewToken {
   value: string;
 }
 
-async function build(
+function build(
   user: User,
   scopes: Scope[],
   name: string,
   expiresInSeconds: number | null,
-): Promise<NewToken> {
+): NewToken {
   const kind = user.type === "bot" ? "bot" : "personal";
   const value = mintTokenValue(kind);
   const now = Date.now();
@@ -125,7 +125,7 @@ export async function createToken(
     actorId: string | null;
   },
 ): Promise<NewToken> {
-  const made = await build(user, opts.scopes, opts.name ?? "token", opts.expiresInSeconds ?? null);
+  const made = build(user, opts.scopes, opts.name ?? "token", opts.expiresInSeconds ?? null);
   await insertToken(ctx.kv, made.token, {
     team_id: user.team_id,
     action: "token.created",
@@ -170,7 +170,7 @@ export function rotateTokenById(
     const remaining = old.expires_at
       ? Math.max(1, Math.ceil((Date.parse(old.expires_at) - Date.now()) / 1000))
       : null;
-    const made = await build(
+    const made = build(
       {
         id: old.user_id,
         team_id: old.team_id,

@@ -22,7 +22,10 @@ Deno.test("smoke: create and list channels, members", async () => {
     const members = await api(s, "GET", `/channels/${created.body.data.id}/members`, {
       token: w.bot.token,
     });
-    assert.deepEqual(members.body.data.map((m: { name: string }) => m.name), ["Ada Admin", "Robo Bot"]);
+    assert.deepEqual(members.body.data.map((m: { name: string }) => m.name), [
+      "Ada Admin",
+      "Robo Bot",
+    ]);
     const bad = await api(s, "POST", "/channels", { token: w.admin.token, raw: "[1]" });
     assert.equal(bad.status, 422);
     assert.ok(bad.body.errors.request);
