@@ -10,6 +10,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import { Recorder } from "./record.ts";
 import { listenQueue } from "./queue.ts";
+import { queuesAvailable } from "../kv/queue_support.ts";
 import { SigningKeys } from "./secrets.ts";
 import { SettledAttempts } from "./settled.ts";
 import type { Resolver } from "./ssrf.ts";
@@ -87,16 +88,19 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       }
     }
   });
-  listenQueue(ctx.kv, {
-    event: async (m: EventQueued) => {
-      // A message that does not list the subscriptions is resolved through its event.
-      const ids = m.subscription_ids ??
-        (await ctx.kv.get<OutboxEvent>(keys.event(m.event_id))).value?.subscription_ids ?? [];
-      for (const id of ids) job(id, m.event_id, { attempt: 1 });
-    },
-    retry: (m: RetryQueued) => job(m.subscription_id, m.event_id, { attempt: m.attempt }),
-    redeliver: (m: RedeliveryQueued) => redelivery(m.subscription_id, m.redelivery_id),
-  }).catch((e) => console.error("delivery: the queue listener stopped:", e));
+  if (queuesAvailable()) {
+    listenQueue(ctx.kv, {
+      probe: () => {},
+      event: async (m: EventQueued) => {
+        // A message that does not list the subscriptions is resolved through its event.
+        const ids = m.subscription_ids ??
+          (await ctx.kv.get<OutboxEvent>(keys.event(m.event_id))).value?.subscription_ids ?? [];
+        for (const id of ids) job(id, m.event_id, { attempt: 1 });
+      },
+      retry: (m: RetryQueued) => job(m.subscription_id, m.event_id, { attempt: m.attempt }),
+      redeliver: (m: RedeliveryQueued) => redelivery(m.subscription_id, m.redelivery_id),
+    }).catch((e) => console.error("delivery: the queue listener stopped:", e));
+  }
 
   const target: SweepTarget = {
     kv: ctx.kv,
@@ -116,8 +120,11 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     return sweeping;
   };
   runSweep(0, true);
-  const graceMs = opts.sweepGraceMs ?? 5_000;
-  const timer = setInterval(() => runSweep(graceMs, false), opts.sweepEveryMs ?? 60_000);
+  // Without queues the sweeper is what wakes retries, redeliveries and other writers' events.
+  const queued = queuesAvailable();
+  const graceMs = opts.sweepGraceMs ?? (queued ? 5_000 : 0);
+  const everyMs = opts.sweepEveryMs ?? (queued ? 60_000 : 2_000);
+  const timer = setInterval(() => runSweep(graceMs, false), everyMs);
 
   return {
     idle: () => dispatcher.idle(),

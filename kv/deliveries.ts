@@ -1,6 +1,7 @@
 import type { Delivery, Redelivery, Subscription } from "../domain/webhook_records.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { keys } from "./keys.ts";
+import { queuesAvailable } from "./queue_support.ts";
 import type { DeliveryJob } from "./outbox.ts";
 import { routeOf } from "./webhooks.ts";
 
@@ -53,12 +54,9 @@ export async function insertRedelivery(
     subscription_id: redelivery.subscription_id,
     redelivery_id: redelivery.id,
   };
-  const res = await kv.atomic()
-    .check(subscription)
-    .set(key, redelivery)
-    .enqueue(wake)
-    .commit();
-  return res.ok;
+  const op = kv.atomic().check(subscription).set(key, redelivery);
+  if (queuesAvailable()) op.enqueue(wake);
+  return (await op.commit()).ok;
 }
 
 /** A job or redelivery an attempt settles: deleted, or moved to its next attempt. */
@@ -104,7 +102,8 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
       event_id: retry.job.event_id,
       attempt: retry.job.attempt,
     };
-    op.set(pending.key, retry.job).enqueue(wake, { delay: retry.delayMs });
+    op.set(pending.key, retry.job);
+    if (queuesAvailable()) op.enqueue(wake, { delay: retry.delayMs });
   }
   if (c.audit) addAudit(op, c.audit);
   const res = await op.commit();

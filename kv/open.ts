@@ -1,13 +1,19 @@
 import { dirname } from "node:path";
 import { createKeyring, generateAppKey, type Keyring } from "../domain/keyring.ts";
 import { isFilePath, type Settings } from "../domain/settings.ts";
+import { probeQueues } from "./queue_support.ts";
 
-/** Opens the KV the settings name, creating the data folder for a file path. */
+/**
+ * Opens the KV the settings name, creating the data folder for a file path, and finds out
+ * whether it has queues (see kv/queue_support.ts).
+ */
 export async function openStore(settings: Settings): Promise<Deno.Kv> {
   if (isFilePath(settings.kvPath)) {
     await Deno.mkdir(dirname(settings.kvPath), { recursive: true });
   }
-  return await Deno.openKv(settings.kvPath);
+  const kv = await Deno.openKv(settings.kvPath);
+  await probeQueues(kv, settings.kvPath);
+  return kv;
 }
 
 /**

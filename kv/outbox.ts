@@ -1,6 +1,7 @@
 import type { EventType, OutboxEvent } from "../domain/types.ts";
 import { newId } from "../domain/ids.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
+import { queuesAvailable } from "./queue_support.ts";
 
 /** What the team index holds per subscription: just enough to route an event. */
 export interface WebhookRoute {
@@ -73,7 +74,7 @@ export function addEvent(
   }
   if (commitListeners.size > 0) {
     announceOnCommit(op, event);
-  } else {
+  } else if (queuesAvailable()) {
     const wake: EventQueued = { kind: "event", event_id: event.id, subscription_ids };
     op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(event.id)] });
   }
