@@ -12,14 +12,38 @@ import { keys } from "../kv/keys.ts";
 export interface ChannelAccess {
   entry: Deno.KvEntry<Channel>;
   channel: Channel;
+  /**
+   * Whether the subject is a member. Membership is not read where it cannot change any rule (a
+   * human in a public channel of its team): there this is false, whatever the truth.
+   */
   isMember: boolean;
 }
 
 export interface ChannelRead<T extends unknown[]> extends ChannelAccess {
-  /** The subject's membership entry as read, to re-check at commit. */
-  member: Deno.KvEntryMaybe<MemberRef>;
+  /** The subject's membership entry as read, to re-check at commit; null when not read. */
+  member: Deno.KvEntryMaybe<MemberRef> | null;
   extra: { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
 }
+
+type Shape = Pick<Channel, "team_id" | "visibility" | "is_direct">;
+
+/**
+ * What never changes about a channel once created. Remembering it lets a request skip the
+ * membership read when it cannot matter; every other field is read afresh each time.
+ */
+const shapes = new Map<string, Shape>();
+const SHAPES_MAX = 50_000;
+
+function rememberShape(ch: Channel) {
+  if (shapes.has(ch.id)) return;
+  if (shapes.size >= SHAPES_MAX) shapes.delete(shapes.keys().next().value!);
+  shapes.set(ch.id, { team_id: ch.team_id, visibility: ch.visibility, is_direct: ch.is_direct });
+}
+
+/** Membership decides nothing for a human in a public channel of its own team. */
+const membershipMatters = (subject: Subject, shape: Shape | undefined) =>
+  !shape || subject.type === "bot" || shape.is_direct || shape.visibility !== "public" ||
+  shape.team_id !== subject.team_id;
 
 const absent = { key: [], value: null, versionstamp: null };
 
@@ -38,23 +62,28 @@ export async function loadChannelWith<T extends unknown[]>(
 ): Promise<ChannelRead<T>> {
   if (!isUuid(channelId)) throw channelNotFound();
   const tokenKey = pendingTokenKey(subject);
+  const memberKey = membershipMatters(subject, shapes.get(channelId))
+    ? keys.member(channelId, subject.user_id)
+    : null;
   const wanted = extraKeys.filter((k) => k !== null);
-  const [channel, member, ...read] = await ctx.kv.getMany<[Channel, MemberRef, ...unknown[]]>([
+  const [channel, ...read] = await ctx.kv.getMany<[Channel, ...unknown[]]>([
     keys.channel(channelId),
-    keys.member(channelId, subject.user_id),
+    ...(memberKey ? [memberKey] : []),
     ...wanted,
     ...(tokenKey ? [tokenKey] : []),
   ]);
   if (tokenKey) settleTokenCheck(subject, read.pop()!);
+  const member = memberKey ? read.shift() as Deno.KvEntryMaybe<MemberRef> : null;
   const extra = extraKeys.map((k) => k === null ? absent : read.shift());
   if (channel.versionstamp === null) throw channelNotFound();
-  const isMember = member.versionstamp !== null;
+  rememberShape(channel.value);
+  const isMember = member?.versionstamp != null;
   if (!canSee(subject, channel.value, isMember, opts.adminOverride)) throw channelNotFound();
   return {
     entry: channel,
     channel: channel.value,
     isMember,
-    member: member as Deno.KvEntryMaybe<MemberRef>,
+    member,
     extra: extra as ChannelRead<T>["extra"],
   };
 }

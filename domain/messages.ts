@@ -111,7 +111,7 @@ async function postOnce(
     client_uuid: clientUuid,
   });
   const stored = await appendMessage(ctx.kv, draft, {
-    checks: [read.entry, read.member],
+    checks: read.member ? [read.entry, read.member] : [read.entry],
     extend: (op, message) => addEvent(op, routes, messageEvent("message.created", message)),
     indexClientUuid: given,
   });
