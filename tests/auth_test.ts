@@ -10,16 +10,7 @@ import {
   sha256Hex,
 } from "../domain/tokens.ts";
 import { type Scope, SCOPES, type Token } from "../domain/types.ts";
-import { api, startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
-
-async function withWorkspace(fn: (s: TestServer, w: Workspace) => Promise<void>) {
-  const s = await startServer();
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
+import { api, startServer, type TestServer, withWorkspace, workspace } from "./harness.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,32 +5,12 @@ import {
   actor,
   api,
   type ApiResponse,
-  startServer,
+  assertInvalid,
+  countKeys,
   type TestServer,
-  type Workspace,
+  withWorkspace,
   workspace,
 } from "./harness.ts";
-
-async function withWorkspace(fn: (s: TestServer, w: Workspace) => Promise<void>) {
-  const s = await startServer();
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
-
-async function keyCount(kv: Deno.Kv): Promise<number> {
-  let n = 0;
-  for await (const _ of kv.list({ prefix: [] })) n++;
-  return n;
-}
-
-function assertInvalid(res: ApiResponse, field: string) {
-  assert.equal(res.status, 422, JSON.stringify(res.body));
-  assert.equal(typeof res.body.message, "string");
-  assert.ok(Array.isArray(res.body.errors[field]), JSON.stringify(res.body));
-}
 
 function assertStatus(res: ApiResponse, status: number, what = "") {
   assert.equal(res.status, status, `${what} ${JSON.stringify(res.body)}`);
@@ -98,7 +78,7 @@ Deno.test("channels: create strips a leading #, slugs the name, adds the creator
 Deno.test("channels: a name whose slug exists in the team is 422 on name", async () => {
   await withWorkspace(async (s, w) => {
     await create(s, w.admin.token, "Q3 Plans!");
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     for (const name of ["q3 plans", "#Q3-PLANS", "q3_plans", "General", "#general"]) {
       const res = await api(s, "POST", "/channels", {
         token: w.member.token,
@@ -106,7 +86,7 @@ Deno.test("channels: a name whose slug exists in the team is 422 on name", async
       });
       assertInvalid(res, "name");
     }
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
     const other = await workspace(s.ctx, "Other");
     await create(s, other.admin.token, "Q3 plans");
   });
@@ -114,7 +94,7 @@ Deno.test("channels: a name whose slug exists in the team is 422 on name", async
 
 Deno.test("channels: create validates name, visibility and topic", async () => {
   await withWorkspace(async (s, w) => {
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     const cases: [Record<string, unknown>, string][] = [
       [{ name: "!!!", visibility: "public" }, "name"],
       [{ name: "#", visibility: "public" }, "name"],
@@ -131,7 +111,7 @@ Deno.test("channels: create validates name, visibility and topic", async () => {
     for (const [body, field] of cases) {
       assertInvalid(await api(s, "POST", "/channels", { token: w.admin.token, body }), field);
     }
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
     const longest = await api(s, "POST", "/channels", {
       token: w.admin.token,
       body: { name: "a".repeat(255), visibility: "public", topic: "t".repeat(255) },
@@ -272,7 +252,7 @@ Deno.test("channels: general and direct channels cannot be archived; repeats are
       "channel",
     );
     assertStatus(await api(s, "POST", `/channels/${id}/archive`, { token: w.member.token }), 200);
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     assertInvalid(
       await api(s, "POST", `/channels/${id}/archive`, { token: w.member.token }),
       "channel",
@@ -281,7 +261,7 @@ Deno.test("channels: general and direct channels cannot be archived; repeats are
       await api(s, "POST", `/channels/${id}/archive`, { token: w.admin.token }),
       "channel",
     );
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
   });
 });
 
@@ -293,7 +273,7 @@ Deno.test("channels: an archived channel refuses member changes with an 'archive
       body: { user_id: w.bot.user.id },
     });
     assertStatus(await api(s, "POST", `/channels/${id}/archive`, { token: w.admin.token }), 200);
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     const attempts = [
       api(s, "POST", `/channels/${id}/members`, {
         token: w.admin.token,
@@ -306,7 +286,7 @@ Deno.test("channels: an archived channel refuses member changes with an 'archive
       assertStatus(res, 403);
       assert.match(res.body.message, /archived/);
     }
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
     const members = await api(s, "GET", `/channels/${id}/members`, { token: w.bot.token });
     assertStatus(members, 200, "an archived channel can still be read");
     assert.equal(members.body.data.length, 2);
@@ -315,7 +295,7 @@ Deno.test("channels: an archived channel refuses member changes with an 'archive
 
 Deno.test("channels: concurrent creates of one slug: one 201, the rest 422", async () => {
   await withWorkspace(async (s, w) => {
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     const results = await Promise.all(
       ["Launch", "launch", "#LAUNCH", "launch!"].map((name) =>
         api(s, "POST", "/channels", { token: w.admin.token, body: { name, visibility: "public" } })
@@ -324,7 +304,7 @@ Deno.test("channels: concurrent creates of one slug: one 201, the rest 422", asy
     assert.deepEqual(results.map((r) => r.status).sort(), [201, 422, 422, 422]);
     const listed = await api(s, "GET", "/channels", { token: w.admin.token });
     assert.equal(listed.body.data.filter((c: { slug: string }) => c.slug === "launch").length, 1);
-    const written = await keyCount(s.ctx.kv) - before;
+    const written = await countKeys(s.ctx.kv) - before;
     assert.equal(written, 4, "the winner's channel, slug, membership and its index; no orphans");
   });
 });

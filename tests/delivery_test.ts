@@ -15,7 +15,15 @@ import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { loadRoutes } from "../kv/outbox.ts";
-import { api, startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
+import {
+  api,
+  countKeys,
+  startServer,
+  type TestServer,
+  withWorkspace,
+  type Workspace,
+  workspace,
+} from "./harness.ts";
 import { validatorAt } from "./openapi_check.ts";
 import {
   hmacHex,
@@ -30,24 +38,11 @@ import {
 
 const FAST = { WEBHOOKS_BACKOFF: "100ms,200ms", WEBHOOKS_TIMEOUT: "0.5" };
 
-async function withEngine(
+const withEngine = (
   env: Record<string, string>,
   fn: (s: TestServer, w: Workspace) => Promise<void>,
   engine: boolean | EngineOptions = true,
-) {
-  const s = await startServer({ ...FAST, ...env }, { engine });
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
-
-async function count(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
-  let n = 0;
-  for await (const _ of kv.list({ prefix })) n++;
-  return n;
-}
+) => withWorkspace(fn, { ...FAST, ...env }, { engine });
 
 function signatures(header: string | null): { t: string; v1: string[] } {
   assert.match(header ?? "", /^t=\d+(,v1=[0-9a-f]{64})+$/);
@@ -142,7 +137,7 @@ Deno.test("delivery: each event reaches every matching subscription, signed, sam
       const check = validatorAt(`/components/schemas/${schema}`);
       assert.ok(check(env), `${env.type} envelope matches openapi.yaml: ${hit.body}`);
     }
-    await waitUntil(async () => (await count(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
     const shown = await show(s, w.admin.token, a.id);
     assert.equal(shown.deliveries.length, 5);
     assert.ok(shown.deliveries.every((d: Delivery) => d.succeeded && d.response_status === 200));
@@ -173,7 +168,7 @@ Deno.test("delivery: failures are retried on schedule with the same envelope", a
     assert.ok(shown.deliveries.every((d: Delivery) => d.event_id === eventId));
     assert.equal(shown.consecutive_failures, 0);
     assert.ok(shown.last_success_at);
-    assert.equal(await count(s.ctx.kv, keys.jobs()), 0);
+    assert.equal(await countKeys(s.ctx.kv, keys.jobs()), 0);
     await sleep(300);
     assert.equal(r.hits.length, 3, "nothing after the success");
   }).finally(closeReceivers);
@@ -185,7 +180,7 @@ Deno.test("delivery: gives up after WEBHOOKS_MAX_ATTEMPTS", async () => {
     const sub = await subscribe(s, w.admin.token, r.url);
     await post(s, w.admin.token, w.team.general_channel_id, "never lands");
     await r.waitFor(3);
-    await waitUntil(async () => (await count(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
     await sleep(300);
     assert.equal(r.hits.length, 3);
     const shown = await show(s, w.admin.token, sub.id);
@@ -211,7 +206,7 @@ Deno.test("delivery: disables after WEBHOOKS_DISABLE_AFTER failures and drops wh
       assert.equal(shown.consecutive_failures, 3);
       assert.ok(shown.disabled_at);
       assert.equal(shown.deliveries.length, 3);
-      assert.equal(await count(s.ctx.kv, keys.jobs(sub.id)), 0, "pending retries dropped");
+      assert.equal(await countKeys(s.ctx.kv, keys.jobs(sub.id)), 0, "pending retries dropped");
       assert.equal((await loadRoutes(s.ctx.kv, w.team.id))[0].route.status, "disabled");
       const audit = await listAudit(s.ctx.kv, w.team.id, 5);
       assert.equal(audit[0].action, "webhook.disabled");
@@ -220,7 +215,7 @@ Deno.test("delivery: disables after WEBHOOKS_DISABLE_AFTER failures and drops wh
       assert.equal(audit[0].target_id, sub.id);
 
       await post(s, w.admin.token, w.team.general_channel_id, "while disabled");
-      assert.equal(await count(s.ctx.kv, keys.jobs(sub.id)), 0, "no job for a disabled one");
+      assert.equal(await countKeys(s.ctx.kv, keys.jobs(sub.id)), 0, "no job for a disabled one");
       healthy = true;
       await enableWebhook(s.ctx, sub.id, null);
       const m = await post(s, w.admin.token, w.team.general_channel_id, "after enable");
@@ -239,15 +234,15 @@ Deno.test("delivery: a deleted subscription gets no further attempts", async () 
     const sub = await subscribe(s, w.admin.token, r.url);
     await post(s, w.admin.token, w.team.general_channel_id, "soon gone");
     await r.waitFor(1);
-    await waitUntil(async () => (await count(s.ctx.kv, keys.deliveries(sub.id))) === 1);
+    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.deliveries(sub.id))) === 1);
     assert.equal(
       (await api(s, "DELETE", `/webhooks/${sub.id}`, { token: w.admin.token })).status,
       204,
     );
     await sleep(700);
     assert.equal(r.hits.length, 1);
-    assert.equal(await count(s.ctx.kv, keys.jobs()), 0);
-    assert.equal(await count(s.ctx.kv, keys.deliveries(sub.id)), 0);
+    assert.equal(await countKeys(s.ctx.kv, keys.jobs()), 0);
+    assert.equal(await countKeys(s.ctx.kv, keys.deliveries(sub.id)), 0);
   }).finally(closeReceivers);
 });
 
@@ -310,9 +305,9 @@ Deno.test("delivery: many events to several subscriptions, each exactly once whe
       const hits = await r.waitFor(60);
       assert.equal(new Set(hits.map((h) => JSON.parse(h.body).id)).size, 60);
     }
-    await waitUntil(async () => (await count(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
     for (const sub of subs) {
-      await waitUntil(async () => (await count(s.ctx.kv, keys.deliveries(sub.id))) === 60);
+      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.deliveries(sub.id))) === 60);
       const stored = (await s.ctx.kv.get<Subscription>(keys.webhook(sub.id))).value!;
       assert.equal(stored.consecutive_failures, 0);
     }
@@ -367,9 +362,9 @@ Deno.test("delivery: the sweeper delivers jobs whose queue message never came, a
       const [hit] = await r.waitFor(1);
       assert.equal(JSON.parse(hit.body).id, event.id);
       await engine.idle();
-      await waitUntil(async () => (await count(s.ctx.kv, keys.jobs())) === 0);
+      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
       await engine.sweep();
-      assert.equal(await count(s.ctx.kv, keys.deliveries(sub.id)), 100);
+      assert.equal(await countKeys(s.ctx.kv, keys.deliveries(sub.id)), 100);
       const newest = await show(s, w.admin.token, sub.id);
       assert.equal(newest.deliveries[0].id > newest.deliveries[1].id, true);
       assert.equal(newest.deliveries[0].event_id, event.id);
@@ -389,7 +384,7 @@ Deno.test("delivery: repeated and unknown queue messages change nothing", async 
     const m = await post(s, w.admin.token, w.team.general_channel_id, "once");
     const [hit] = await r.waitFor(1);
     const eventId = JSON.parse(hit.body).id;
-    await waitUntil(async () => (await count(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
     await s.ctx.kv.enqueue({ kind: "event", event_id: eventId });
     await s.ctx.kv.enqueue({
       kind: "retry",

@@ -10,7 +10,7 @@ import { loadSettings } from "../domain/settings.ts";
 import { authenticate } from "../domain/tokens.ts";
 import type { Delivery } from "../domain/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
-import { startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
+import { countKeys, type TestServer, withWorkspace, type Workspace, workspace } from "./harness.ts";
 import {
   type Hit,
   post,
@@ -24,17 +24,11 @@ import {
 } from "./webhook_receivers.ts";
 
 const FAST = { WEBHOOKS_BACKOFF: "100ms,200ms", WEBHOOKS_TIMEOUT: "0.5" };
+
+const withEngine = (fn: (s: TestServer, w: Workspace) => Promise<void>) =>
+  withWorkspace(fn, FAST, { engine: true });
 const enc = new TextEncoder();
 const OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
-
-async function withEngine(fn: (s: TestServer, w: Workspace) => Promise<void>) {
-  const s = await startServer(FAST, { engine: true });
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
 
 /** Posts one message to a fresh subscription; waits for two recorded attempts; newest first. */
 async function twoAttempts(s: TestServer, w: Workspace, url: string): Promise<Delivery[]> {
@@ -418,9 +412,3 @@ Deno.test("faults: SIGKILL in the middle of a burst: every event still arrives",
     await store.cleanup();
   }
 });
-
-async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
-  let n = 0;
-  for await (const _ of kv.list({ prefix })) n++;
-  return n;
-}

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
 import {
   type DeliveryEngine,
@@ -92,6 +93,37 @@ export async function workspace(ctx: Ctx, name = "Acme"): Promise<Workspace> {
     member: await actor(ctx, team, "Mo Member", "member"),
     bot: await actor(ctx, team, "Robo Bot", "bot"),
   };
+}
+
+/** Runs `fn` against a fresh server and workspace, closing the server whatever happens. */
+export async function withWorkspace(
+  fn: (s: TestServer, w: Workspace) => Promise<void>,
+  env: Record<string, string> = {},
+  opts: Parameters<typeof startServer>[1] = {},
+): Promise<void> {
+  const s = await startServer(env, opts);
+  try {
+    await fn(s, await workspace(s.ctx));
+  } finally {
+    await s.close();
+  }
+}
+
+/** How many keys start with `prefix`; the whole store by default. */
+export async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey = []): Promise<number> {
+  let n = 0;
+  for await (const _ of kv.list({ prefix })) n++;
+  return n;
+}
+
+/** Asserts a 422 with a `message` and an `errors` entry for `field`. */
+export function assertInvalid(res: ApiResponse, field: string, what = "") {
+  assert.equal(res.status, 422, `${what} ${JSON.stringify(res.body)}`);
+  assert.equal(typeof res.body.message, "string");
+  assert.ok(
+    res.body.errors?.[field]?.length,
+    `${what} errors.${field}: ${JSON.stringify(res.body)}`,
+  );
 }
 
 export interface ApiResponse {

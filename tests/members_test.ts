@@ -6,35 +6,16 @@ import {
   actor,
   api,
   type ApiResponse,
-  startServer,
+  assertInvalid,
+  countKeys,
   type TestServer,
-  type Workspace,
+  withWorkspace,
   workspace,
 } from "./harness.ts";
-
-async function withWorkspace(fn: (s: TestServer, w: Workspace) => Promise<void>) {
-  const s = await startServer();
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
-
-async function keyCount(kv: Deno.Kv): Promise<number> {
-  let n = 0;
-  for await (const _ of kv.list({ prefix: [] })) n++;
-  return n;
-}
 
 function assertStatus(res: ApiResponse, status: number, what = "") {
   assert.equal(res.status, status, `${what} ${JSON.stringify(res.body)}`);
   if (status >= 400) assert.equal(typeof res.body.message, "string");
-}
-
-function assertInvalid(res: ApiResponse, field: string, what = "") {
-  assertStatus(res, 422, what);
-  assert.ok(Array.isArray(res.body.errors[field]), `${what} ${JSON.stringify(res.body)}`);
 }
 
 async function create(
@@ -130,7 +111,7 @@ Deno.test("members: user_id must be a new member of the same team, else 422", as
   await withWorkspace(async (s, w) => {
     const other = await workspace(s.ctx, "Other");
     const pub = await create(s, w.admin.token, "open");
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     const bad: [unknown, string][] = [
       [other.member.user.id, "another team's user"],
       [other.bot.user.id, "another team's bot"],
@@ -149,7 +130,7 @@ Deno.test("members: user_id must be a new member of the same team, else 422", as
       const res = await api(s, "POST", `/channels/${pub}/members`, { token: w.admin.token, raw });
       assertInvalid(res, "request", JSON.stringify(raw));
     }
-    assert.equal(await keyCount(s.ctx.kv), before, "nothing half-written");
+    assert.equal(await countKeys(s.ctx.kv), before, "nothing half-written");
     const extra = await api(s, "POST", `/channels/${pub}/members`, {
       token: w.admin.token,
       body: { user_id: w.member.user.id, role: "owner" },
@@ -163,7 +144,7 @@ Deno.test("members: direct and archived channels refuse additions with 403", asy
     const dm = await createDirectChannel(s.ctx, [w.member.user, w.bot.user]);
     const pub = await create(s, w.admin.token, "old");
     await api(s, "POST", `/channels/${pub}/archive`, { token: w.admin.token });
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     assertStatus(await add(s, w.member.token, dm.id, w.admin.user.id), 403, "direct");
     assertStatus(await add(s, w.admin.token, dm.id, w.admin.user.id), 404, "outside the dm");
     assertStatus(await remove(s, w.member.token, dm.id, w.bot.user.id), 403, "direct removal");
@@ -171,7 +152,7 @@ Deno.test("members: direct and archived channels refuse additions with 403", asy
     const archived = await add(s, w.admin.token, pub, w.member.user.id);
     assertStatus(archived, 403, "archived");
     assert.match(archived.body.message, /archived/);
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
   });
 });
 
@@ -270,7 +251,7 @@ Deno.test("members: a non-member is 404 whoever asks; general refuses removals",
   await withWorkspace(async (s, w) => {
     const ch = await create(s, w.member.token, "team");
     const general = w.team.general_channel_id;
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     for (const token of [w.member.token, w.admin.token]) {
       assertStatus(await remove(s, token, ch, w.bot.user.id), 404, "not a member");
       assertStatus(await remove(s, token, ch, "nope"), 404, "malformed");
@@ -282,7 +263,7 @@ Deno.test("members: a non-member is 404 whoever asks; general refuses removals",
       403,
       "admin on general",
     );
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
   });
 });
 

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import type { OutboxEvent } from "../domain/types.ts";
 import { keys } from "../kv/keys.ts";
-import { type Actor, api, type ApiResponse, startServer, type TestServer } from "./harness.ts";
+import { type Actor, api, startServer, type TestServer } from "./harness.ts";
+
+export { assertInvalid } from "./harness.ts";
 
 /** Every outbox entry, oldest first (event ids are UUIDv7). */
 export async function outbox(s: TestServer): Promise<OutboxEvent[]> {
@@ -38,14 +40,6 @@ export async function posted(
 }
 
 /** Asserts a 422 that names `field` among its errors. */
-export function assertInvalid(res: ApiResponse, field: string) {
-  assert.equal(res.status, 422, JSON.stringify(res.body));
-  assert.ok(
-    res.body.errors?.[field]?.length,
-    `expected errors.${field}: ${JSON.stringify(res.body)}`,
-  );
-}
-
 /** Runs `fn` against a fresh server, closing it whatever happens. */
 export async function withServer(fn: (s: TestServer) => Promise<void>) {
   const s = await startServer();

@@ -7,29 +7,16 @@ import {
   actor,
   api,
   type ApiResponse,
+  countKeys,
   startServer,
   type TestServer,
+  withWorkspace,
   type Workspace,
   workspace,
 } from "./harness.ts";
 
-async function withWorkspace(
-  env: Record<string, string>,
-  fn: (s: TestServer, w: Workspace) => Promise<void>,
-) {
-  const s = await startServer(env);
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
-
-async function keyCount(kv: Deno.Kv): Promise<number> {
-  let n = 0;
-  for await (const _ of kv.list({ prefix: [] })) n++;
-  return n;
-}
+const withEnv = (env: Record<string, string>, fn: (s: TestServer, w: Workspace) => Promise<void>) =>
+  withWorkspace(fn, env);
 
 function assertError(res: ApiResponse, status: number, what: string) {
   assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`);
@@ -55,7 +42,7 @@ Deno.test("platform: /up answers 200 while KV answers, 503 once it does not", as
 });
 
 Deno.test("platform: INTEGRATIONS_ENABLED=false hides every API and hook route, not /up", async () => {
-  await withWorkspace({ INTEGRATIONS_ENABLED: "false" }, async (s, w) => {
+  await withEnv({ INTEGRATIONS_ENABLED: "false" }, async (s, w) => {
     const ch = `/channels/${w.team.general_channel_id}`;
     const routes: [string, string][] = [
       ["GET", "/channels"],
@@ -95,7 +82,7 @@ Deno.test("platform: INTEGRATIONS_ENABLED=false hides every API and hook route, 
 });
 
 Deno.test("platform: unknown paths and methods under /api/v1 are 404 JSON", async () => {
-  await withWorkspace({}, async (s, w) => {
+  await withEnv({}, async (s, w) => {
     for (const [method, path] of [["GET", "/nope"], ["PUT", "/channels"], ["GET", "/"]]) {
       const res = await api(s, method, path, { token: w.admin.token });
       assertError(res, 404, `${method} ${path}`);
@@ -105,7 +92,7 @@ Deno.test("platform: unknown paths and methods under /api/v1 are 404 JSON", asyn
 });
 
 Deno.test("platform: rate limit headers on every answer, 429 once the minute is used up", async () => {
-  await withWorkspace({ INTEGRATIONS_API_RATE_LIMIT: "3" }, async (s, w) => {
+  await withEnv({ INTEGRATIONS_API_RATE_LIMIT: "3" }, async (s, w) => {
     const t = w.member.token;
     const answers = [
       await api(s, "GET", "/channels", { token: t }),
@@ -139,14 +126,14 @@ async function tokenId(s: TestServer, value: string): Promise<string> {
 }
 
 Deno.test("check order: platform off (404) before token (401)", async () => {
-  await withWorkspace({ INTEGRATIONS_ENABLED: "false" }, async (s) => {
+  await withEnv({ INTEGRATIONS_ENABLED: "false" }, async (s) => {
     assertError(await api(s, "GET", "/channels", {}), 404, "no token");
     assertError(await api(s, "GET", "/channels", { token: "tcb_nonsense" }), 404, "bad token");
   });
 });
 
 Deno.test("check order: token (401) before rate limit (429)", async () => {
-  await withWorkspace({ INTEGRATIONS_API_RATE_LIMIT: "1" }, async (s, w) => {
+  await withEnv({ INTEGRATIONS_API_RATE_LIMIT: "1" }, async (s, w) => {
     await api(s, "GET", "/channels", { token: w.bot.token });
     assertError(await api(s, "GET", "/channels", { token: w.bot.token }), 429, "over the limit");
     await revokeTokenById(s.ctx, await tokenId(s, w.bot.token), null);
@@ -157,7 +144,7 @@ Deno.test("check order: token (401) before rate limit (429)", async () => {
 });
 
 Deno.test("check order: rate limit (429) before scope (403)", async () => {
-  await withWorkspace({ INTEGRATIONS_API_RATE_LIMIT: "2" }, async (s, w) => {
+  await withEnv({ INTEGRATIONS_API_RATE_LIMIT: "2" }, async (s, w) => {
     const scopes = SCOPES.filter((x): x is Scope => x !== "channels:read");
     const { token } = await actor(s.ctx, w.team, "Narrow", "member", scopes);
     assertError(await api(s, "GET", "/channels", { token }), 403, "first");
@@ -167,7 +154,7 @@ Deno.test("check order: rate limit (429) before scope (403)", async () => {
 });
 
 Deno.test("check order: scope (403) before resource (404)", async () => {
-  await withWorkspace({}, async (s, w) => {
+  await withEnv({}, async (s, w) => {
     const { token } = await actor(s.ctx, w.team, "Reader", "admin", ["channels:read"]);
     for (const id of [ZERO_UUID, "not-a-uuid"]) {
       assertError(await api(s, "POST", `/channels/${id}/archive`, { token }), 403, id);
@@ -177,7 +164,7 @@ Deno.test("check order: scope (403) before resource (404)", async () => {
 });
 
 Deno.test("check order: resource (404) before permission (403)", async () => {
-  await withWorkspace({}, async (s, w) => {
+  await withEnv({}, async (s, w) => {
     const secret = await api(s, "POST", "/channels", {
       token: w.admin.token,
       body: { name: "secret", visibility: "private" },
@@ -208,7 +195,7 @@ Deno.test("check order: resource (404) before permission (403)", async () => {
 });
 
 Deno.test("check order: permission (403) before validation (422)", async () => {
-  await withWorkspace({}, async (s, w) => {
+  await withEnv({}, async (s, w) => {
     const made = await api(s, "POST", "/channels", {
       token: w.admin.token,
       body: { name: "closing", visibility: "public" },
@@ -235,20 +222,20 @@ Deno.test("check order: permission (403) before validation (422)", async () => {
 });
 
 Deno.test("bad input: bodies that are not JSON objects get 422 with errors.request", async () => {
-  await withWorkspace({}, async (s, w) => {
-    const before = await keyCount(s.ctx.kv);
+  await withEnv({}, async (s, w) => {
+    const before = await countKeys(s.ctx.kv);
     for (const raw of ["", "{", "not json", "[]", "null", "42", '"text"', "[{}]"]) {
       const res = await api(s, "POST", "/channels", { token: w.admin.token, raw });
       assertError(res, 422, JSON.stringify(raw));
       assert.ok(Array.isArray(res.body.errors.request), JSON.stringify(res.body));
     }
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
   });
 });
 
 Deno.test("bad input: wrong types get 422 naming the field; unknown fields are ignored", async () => {
-  await withWorkspace({}, async (s, w) => {
-    const before = await keyCount(s.ctx.kv);
+  await withEnv({}, async (s, w) => {
+    const before = await countKeys(s.ctx.kv);
     const cases: [unknown, string][] = [
       [{ name: 7, visibility: "public" }, "name"],
       [{ name: ["x"], visibility: "public" }, "name"],
@@ -264,7 +251,7 @@ Deno.test("bad input: wrong types get 422 naming the field; unknown fields are i
         assert.ok((messages as unknown[]).every((m) => typeof m === "string"));
       }
     }
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
     const extra = await api(s, "POST", "/channels", {
       token: w.admin.token,
       body: { name: "extra", visibility: "public", is_general: true, id: ZERO_UUID, color: "red" },
@@ -276,8 +263,8 @@ Deno.test("bad input: wrong types get 422 naming the field; unknown fields are i
 });
 
 Deno.test("bad input: bodies over 1 MiB get 413 JSON and write nothing", async () => {
-  await withWorkspace({}, async (s, w) => {
-    const before = await keyCount(s.ctx.kv);
+  await withEnv({}, async (s, w) => {
+    const before = await countKeys(s.ctx.kv);
     const huge = JSON.stringify({ name: "big", visibility: "public", topic: "x".repeat(1 << 20) });
     const res = await api(s, "POST", "/channels", { token: w.admin.token, raw: huge });
     assertError(res, 413, "sized body");
@@ -303,14 +290,14 @@ Deno.test("bad input: bodies over 1 MiB get 413 JSON and write nothing", async (
     });
     assertError(members, 413, "member add");
     assertError(await api(s, "POST", "/channels", { raw: huge }), 401, "no token");
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
   });
 });
 
 Deno.test("bad input: malformed uuids and other teams' ids are 404, write nothing", async () => {
-  await withWorkspace({}, async (s, w) => {
+  await withEnv({}, async (s, w) => {
     const other = await workspace(s.ctx, "Other");
-    const before = await keyCount(s.ctx.kv);
+    const before = await countKeys(s.ctx.kv);
     const ids = ["not-a-uuid", "1234", ZERO_UUID, other.team.general_channel_id, "%20"];
     for (const id of ids) {
       for (
@@ -336,6 +323,6 @@ Deno.test("bad input: malformed uuids and other teams' ids are 404, write nothin
       const res = await api(s, "DELETE", `${general}/members/${user}`, { token: w.admin.token });
       assertError(res, 404, `remove ${user}`);
     }
-    assert.equal(await keyCount(s.ctx.kv), before);
+    assert.equal(await countKeys(s.ctx.kv), before);
   });
 });

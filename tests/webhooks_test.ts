@@ -6,33 +6,8 @@ import type { Subscription } from "../domain/webhook_records.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { loadRoutes } from "../kv/outbox.ts";
-import {
-  actor,
-  api,
-  type ApiResponse,
-  startServer,
-  type TestServer,
-  type Workspace,
-  workspace,
-} from "./harness.ts";
+import { actor, api, assertInvalid, startServer, withWorkspace, workspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
-
-async function withWorkspace(
-  fn: (s: TestServer, w: Workspace) => Promise<void>,
-  env: Record<string, string> = {},
-) {
-  const s = await startServer(env);
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
-
-function assertInvalid(res: ApiResponse, field: string) {
-  assert.equal(res.status, 422, JSON.stringify(res.body));
-  assert.ok(Array.isArray(res.body.errors?.[field]), `${field}: ${JSON.stringify(res.body)}`);
-}
 
 const HOOK = "http://127.0.0.1:9/hook";
 const valid = { name: "CI", url: HOOK, events: ["message.created"] };
