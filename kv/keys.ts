@@ -7,9 +7,9 @@
  * | ["teams", teamId]                             | Team                 |                                         |
  * | ["users", userId]                             | User                 | users never change once created         |
  * | ["team_users", teamId, userId]                | null                 | index: a team's users                   |
- * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value: auth is one get |
+ * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value; read with each request's first resource |
  * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |
- * | ["channels", channelId]                       | Channel              |                                         |
+ * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
  * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
  * | ["user_channels", userId, channelId]          | null                 | index: a user's channels                |
@@ -29,9 +29,6 @@
  * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status), kept in the same commits; UUIDv7 so it sorts by age |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
- * | ["incoming", secretHash]                      | IncomingWebhook      |                                         |
- * | ["incoming_ids", incomingId]                  | secretHash           |                                         |
- * | ["meta", "app_key"]                           | string               | reserved; the key itself lives in the data folder |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
  */
 export const keys = {
@@ -92,8 +89,6 @@ export const keys = {
   ],
   audits: (teamId: string) => ["audit", teamId],
   audit: (teamId: string, entryId: string) => ["audit", teamId, entryId],
-  incoming: (secretHash: string) => ["incoming", secretHash],
-  incomingId: (incomingId: string) => ["incoming_ids", incomingId],
   probe: () => ["up"],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
 
