@@ -11,8 +11,36 @@ export async function openStore(settings: Settings): Promise<Deno.Kv> {
   if (isFilePath(settings.kvPath)) {
     await Deno.mkdir(dirname(settings.kvPath), { recursive: true });
   }
-  const kv = await Deno.openKv(settings.kvPath);
+  const kv = retryLockedCommits(await Deno.openKv(settings.kvPath));
   await probeQueues(kv, settings.kvPath);
+  return kv;
+}
+
+const LOCKED_RETRIES = 20;
+
+/**
+ * Makes every `kv.atomic()` commit try again when SQLite answers "database is locked". It does
+ * so at once, without waiting out its busy timeout, when another process on the same file (the
+ * CLI, an instance restarting after a crash) would otherwise deadlock with this one; SQLite's
+ * advice is to retry the transaction. A commit that failed this way wrote nothing.
+ */
+export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    const op = atomic();
+    const commit = op.commit.bind(op);
+    op.commit = async () => {
+      for (let attempt = 1;; attempt++) {
+        try {
+          return await commit();
+        } catch (e) {
+          if (attempt >= LOCKED_RETRIES || !/database is locked/.test(String(e))) throw e;
+          await new Promise((r) => setTimeout(r, 5 * attempt));
+        }
+      }
+    };
+    return op;
+  };
   return kv;
 }
 

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { Ctx } from "../domain/context.ts";
+import { retryLockedCommits } from "../kv/open.ts";
 import { createKeyring, generateAppKey } from "../domain/keyring.ts";
 import { postMessage } from "../domain/messages.ts";
 import { loadSettings } from "../domain/settings.ts";
@@ -235,7 +236,7 @@ async function sharedStore() {
     WEBHOOKS_TIMEOUT: "5",
   };
   const settings = loadSettings(env);
-  const kv = await Deno.openKv(env.KV_PATH);
+  const kv = retryLockedCommits(await Deno.openKv(env.KV_PATH));
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(env.APP_KEY) };
   return {
     env,
