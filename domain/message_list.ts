@@ -60,10 +60,10 @@ export async function listMessages(
     total: Number(length.value?.value ?? 0n),
   };
   const start: PageStart = query.cursor !== undefined
-    ? { cursorPos: await decodeCursor(ctx.keyring, list, query.cursor) }
+    ? { cursorPos: decodeCursor(ctx.keyring, list, query.cursor) }
     : { page: parsePage(query.page) };
   const window = pageWindow(list, start);
   const messages = await readRange(ctx.kv, listKeys, window.lo, window.hi, rootId === null);
-  const paging = await pagingObjects(ctx.keyring, list, path, start, window, messages.length);
+  const paging = pagingObjects(ctx.keyring, list, path, start, window, messages.length);
   return { messages, ...paging };
 }

@@ -44,15 +44,15 @@ const cursorData = (list: PagedList, pos: number) =>
 const CURSOR = /^([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{1,64})$/;
 
 /** An opaque cursor for `pos`: the position and a MAC binding it to the list. */
-export async function encodeCursor(keyring: Keyring, list: PagedList, pos: number) {
-  return `${pos}.${await keyring.sign(cursorData(list, pos))}`;
+export function encodeCursor(keyring: Keyring, list: PagedList, pos: number) {
+  return `${pos}.${keyring.sign(cursorData(list, pos))}`;
 }
 
 /** The position a cursor points at, or a 422 when it was not issued for this list. */
-export async function decodeCursor(keyring: Keyring, list: PagedList, raw: string) {
+export function decodeCursor(keyring: Keyring, list: PagedList, raw: string) {
   const match = CURSOR.exec(raw);
   const pos = match ? Number(match[1]) : 0;
-  if (!match || !(await keyring.verify(cursorData(list, pos), match[2]))) {
+  if (!match || !keyring.verify(cursorData(list, pos), match[2])) {
     throw invalid("cursor", "The cursor is not valid for this list; start again without it.");
   }
   return pos;
@@ -100,19 +100,17 @@ export interface PageMeta {
  * Laravel's paging objects for a page of `count` items, `path` being the absolute URL of the
  * list. On a cursor page, `prev` is null and `next` follows the cursor.
  */
-export async function pagingObjects(
+export function pagingObjects(
   keyring: Keyring,
   list: PagedList,
   path: string,
   start: PageStart,
   window: Window,
   count: number,
-): Promise<{ links: PageLinks; meta: PageMeta }> {
+): { links: PageLinks; meta: PageMeta } {
   const lastPage = Math.max(1, Math.ceil(list.total / PER_PAGE));
   const currentPage = "page" in start ? start.page : Math.ceil(window.startRank / PER_PAGE);
-  const nextCursor = window.nextPos === null
-    ? null
-    : await encodeCursor(keyring, list, window.nextPos);
+  const nextCursor = window.nextPos === null ? null : encodeCursor(keyring, list, window.nextPos);
   const url = (param: "page" | "cursor", value: string | number) => {
     const query = new URLSearchParams();
     if (list.threadRootId) query.set("thread_root_id", list.threadRootId);
