@@ -8,7 +8,7 @@ import type { Connector } from "./connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import type { Recorder } from "./record.ts";
 import type { SigningKeys } from "./secrets.ts";
-import { deliveryHeaders, envelope } from "./sign.ts";
+import { deliveryHeaders, envelope, type Signer } from "./sign.ts";
 import { type AttemptOutcome, send } from "./send.ts";
 import type { Resolver } from "./ssrf.ts";
 
@@ -70,11 +70,14 @@ export async function runJob(
   const wanted: Deno.KvKey[] = [];
   if (!wake.job) wanted.push(keys.job(subscriptionId, eventId));
   if (!known) wanted.push(keys.webhook(subscriptionId));
-  if (!atHand) wanted.push(keys.event(eventId));
+  // With only the event missing (a backlog the sweeper found), the other subscriptions' jobs
+  // for it are likely asking too: they share one read.
+  const shared = atHand ?? (wanted.length === 0 ? deps.events.load(deps.ctx.kv, eventId) : null);
+  if (!shared) wanted.push(keys.event(eventId));
   const read = wanted.length > 0 ? await deps.ctx.kv.getMany(wanted) : [];
   const job = wake.job ?? read.shift() as Deno.KvEntryMaybe<DeliveryJob>;
   const sub = known ?? deps.latest.freshest(read.shift() as Deno.KvEntryMaybe<Subscription>);
-  const event = atHand ?? (read.shift() as Deno.KvEntryMaybe<OutboxEvent>).value;
+  const event = shared ? await shared : (read.shift() as Deno.KvEntryMaybe<OutboxEvent>).value;
   if (event) deps.events.add(event);
   if (job.versionstamp === null) return;
   if (wake.attempt !== job.value.attempt) return;
@@ -134,9 +137,9 @@ async function deliver(
   nowMs: number,
 ): Promise<AttemptOutcome> {
   const body = envelope(event);
-  let signing: CryptoKey[];
+  let signers: Signer[];
   try {
-    signing = await deps.signingKeys.for(sub, nowMs);
+    signers = await deps.signingKeys.for(sub, nowMs);
   } catch {
     return {
       succeeded: false,
@@ -146,7 +149,7 @@ async function deliver(
     };
   }
   const { webhooks } = deps.ctx.settings;
-  return await send(sub.url, await deliveryHeaders(event, signing, body, nowMs), body, {
+  return await send(sub.url, deliveryHeaders(event, signers, body, nowMs), body, {
     connector: deps.connector,
     timeoutMs: webhooks.timeoutMs,
     allowPrivate: webhooks.allowPrivateUrls,

@@ -1,5 +1,6 @@
 import type { OutboxEvent } from "../domain/types.ts";
 import type { Subscription } from "../domain/webhook_records.ts";
+import { keys } from "../kv/keys.ts";
 
 interface Known {
   entry: Deno.KvEntry<Subscription>;
@@ -56,11 +57,29 @@ export class LatestSubscriptions {
 /** Events read or committed lately, by id: events never change, so a copy is as good. */
 export class RecentEvents {
   readonly #events = new Map<string, OutboxEvent>();
+  readonly #reading = new Map<string, Promise<OutboxEvent | null>>();
 
   constructor(private readonly max = 4_096) {}
 
   get(id: string): OutboxEvent | undefined {
     return this.#events.get(id);
+  }
+
+  /** The event from the copy, else read, one read shared by all who ask meanwhile. */
+  load(kv: Deno.Kv, id: string): OutboxEvent | Promise<OutboxEvent | null> {
+    const known = this.#events.get(id);
+    if (known) return known;
+    let reading = this.#reading.get(id);
+    if (!reading) {
+      reading = kv.get<OutboxEvent>(keys.event(id))
+        .then(({ value }) => {
+          if (value) this.add(value);
+          return value;
+        })
+        .finally(() => this.#reading.delete(id));
+      this.#reading.set(id, reading);
+    }
+    return reading;
   }
 
   add(event: OutboxEvent): void {

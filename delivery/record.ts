@@ -18,6 +18,7 @@ import type { AttemptOutcome } from "./send.ts";
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery settled. */
 const MAX_BATCH = 9;
 const MAX_CONFLICTS = 10;
+const GATHER_MS = 2;
 
 type Pending = Deno.KvEntry<DeliveryJob | Redelivery>;
 
@@ -143,6 +144,9 @@ export class Recorder {
   async #drain(id: string) {
     const line = this.#lines.get(id)!;
     while (line.length > 0) {
+      // A commit's fixed cost (the call, the subscription's check and rewrite) is that of
+      // several records: a moment's wait lets the attempts in flight share it.
+      if (line.length < MAX_BATCH) await new Promise((r) => setTimeout(r, GATHER_MS));
       const batch = line.splice(0, MAX_BATCH);
       try {
         await this.#commit(id, batch);

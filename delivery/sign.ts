@@ -1,54 +1,64 @@
+import { createHmac } from "node:crypto";
 import type { OutboxEvent } from "../domain/types.ts";
 
-const enc = new TextEncoder();
+/** Bodies by event: the subscriptions of one event share its copy (delivery/latest.ts). */
+const bodies = new WeakMap<OutboxEvent, string>();
 
 /** The JSON body of a delivery: the same bytes for every attempt and subscription. */
 export function envelope(event: OutboxEvent): string {
-  return JSON.stringify({
-    id: event.id,
-    type: event.type,
-    created_at: event.created_at,
-    data: event.data,
-  });
-}
-
-/** The HMAC-SHA256 key for a signing secret: the whole `whsec_…` string is the key. */
-export async function signingKey(secret: string): Promise<CryptoKey> {
-  return await crypto.subtle.importKey(
-    "raw",
-    enc.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
+  let body = bodies.get(event);
+  if (body === undefined) {
+    body = JSON.stringify({
+      id: event.id,
+      type: event.type,
+      created_at: event.created_at,
+      data: event.data,
+    });
+    bodies.set(event, body);
+  }
+  return body;
 }
 
 /**
- * `t=<unix seconds>,v1=<hex>[,v1=<hex>]`: one v1 per key (the current secret first, then the
+ * HMAC-SHA256 keyed by the whole `whsec_…` string. node:crypto rather than Web Crypto: it signs
+ * in place, where crypto.subtle hops to a worker thread and back for every signature (measured
+ * at 8 µs against 36 µs per signature).
+ */
+export class Signer {
+  /** Private, so an inspected or logged Signer never shows it. */
+  readonly #secret: string;
+
+  constructor(secret: string) {
+    this.#secret = secret;
+  }
+
+  /** The MAC of `message` (UTF-8), in hex. */
+  hex(message: string): string {
+    return createHmac("sha256", this.#secret).update(message).digest("hex");
+  }
+}
+
+/**
+ * `t=<unix seconds>,v1=<hex>[,v1=<hex>]`: one v1 per secret (the current one first, then the
  * one being rotated out), each over `<t>.<body>`.
  */
-export async function signatureHeader(
-  keys: CryptoKey[],
-  body: string,
-  nowMs = Date.now(),
-): Promise<string> {
+export function signatureHeader(signers: Signer[], body: string, nowMs = Date.now()): string {
   const t = Math.floor(nowMs / 1000);
-  const payload = enc.encode(`${t}.${body}`);
-  const macs = await Promise.all(keys.map((k) => crypto.subtle.sign("HMAC", k, payload)));
-  return [`t=${t}`, ...macs.map((m) => `v1=${new Uint8Array(m).toHex()}`)].join(",");
+  const payload = `${t}.${body}`;
+  return [`t=${t}`, ...signers.map((s) => `v1=${s.hex(payload)}`)].join(",");
 }
 
 /** The headers of one attempt. */
-export async function deliveryHeaders(
+export function deliveryHeaders(
   event: Pick<OutboxEvent, "id" | "type">,
-  keys: CryptoKey[],
+  signers: Signer[],
   body: string,
   nowMs = Date.now(),
-): Promise<Record<string, string>> {
+): Record<string, string> {
   return {
     "Content-Type": "application/json",
     "X-Service-Event": event.type,
     "X-Service-Delivery": event.id,
-    "X-Service-Signature": await signatureHeader(keys, body, nowMs),
+    "X-Service-Signature": signatureHeader(signers, body, nowMs),
   };
 }

@@ -174,6 +174,10 @@ export function parseWebhookUrl(text: string): URL {
   return url;
 }
 
+const MAX_LITERALS = 1024;
+/** Approved URLs that name an IP address, by allowPrivate and text: their check never changes. */
+const approvedLiterals = new Map<string, Target>();
+
 /**
  * Resolves a webhook URL to the address an attempt must connect to. Unless private URLs are
  * allowed, every address the host resolves to must be public (one bad answer spoils them all,
@@ -183,6 +187,8 @@ export async function resolveTarget(
   text: string,
   opts: { allowPrivate: boolean; resolver?: Resolver; signal?: AbortSignal },
 ): Promise<Target> {
+  const approved = approvedLiterals.get(`${opts.allowPrivate}|${text}`);
+  if (approved) return approved;
   const url = parseWebhookUrl(text);
   const host = hostOf(url);
   const literal = parseIp(host);
@@ -190,7 +196,10 @@ export async function resolveTarget(
     if (!opts.allowPrivate && !isPublicAddress(literal)) {
       throw new UnsafeUrlError("The url must point to a public address.");
     }
-    return { url, host, address: host, literal: true };
+    if (approvedLiterals.size >= MAX_LITERALS) approvedLiterals.clear();
+    const target: Target = { url, host, address: host, literal: true };
+    approvedLiterals.set(`${opts.allowPrivate}|${text}`, target);
+    return target;
   }
   if (opts.allowPrivate && host === "localhost") {
     return { url, host, address: "127.0.0.1", literal: false };
