@@ -26,6 +26,7 @@ import {
 } from "./harness.ts";
 import { validatorAt } from "./openapi_check.ts";
 import {
+  FAST,
   hmacHex,
   post,
   type Receiver,
@@ -35,8 +36,6 @@ import {
   subscribe,
   waitUntil,
 } from "./webhook_receivers.ts";
-
-const FAST = { WEBHOOKS_BACKOFF: "100ms,200ms", WEBHOOKS_TIMEOUT: "0.5" };
 
 const withEngine = (
   env: Record<string, string>,

@@ -13,6 +13,7 @@ import type { Delivery } from "../domain/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { countKeys, type TestServer, withWorkspace, type Workspace, workspace } from "./harness.ts";
 import {
+  FAST,
   type Hit,
   post,
   rawReceiver,
@@ -23,8 +24,6 @@ import {
   subscribe,
   waitUntil,
 } from "./webhook_receivers.ts";
-
-const FAST = { WEBHOOKS_BACKOFF: "100ms,200ms", WEBHOOKS_TIMEOUT: "0.5" };
 
 const withEngine = (fn: (s: TestServer, w: Workspace) => Promise<void>) =>
   withWorkspace(fn, FAST, { engine: true });

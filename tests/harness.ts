@@ -116,6 +116,12 @@ export async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey = []): Promise<n
   return n;
 }
 
+/** Asserts the status, and that an error answer carries its `message`. */
+export function assertStatus(res: ApiResponse, status: number, what = "") {
+  assert.equal(res.status, status, `${what} ${JSON.stringify(res.body)}`);
+  if (status >= 400) assert.equal(typeof res.body.message, "string");
+}
+
 /** Asserts a 422 with a `message` and an `errors` entry for `field`. */
 export function assertInvalid(res: ApiResponse, field: string, what = "") {
   assert.equal(res.status, 422, `${what} ${JSON.stringify(res.body)}`);

@@ -7,16 +7,12 @@ import {
   api,
   type ApiResponse,
   assertInvalid,
+  assertStatus,
   countKeys,
   type TestServer,
   withWorkspace,
   workspace,
 } from "./harness.ts";
-
-function assertStatus(res: ApiResponse, status: number, what = "") {
-  assert.equal(res.status, status, `${what} ${JSON.stringify(res.body)}`);
-  if (status >= 400) assert.equal(typeof res.body.message, "string");
-}
 
 async function create(
   s: TestServer,

@@ -2,6 +2,9 @@
 import assert from "node:assert/strict";
 import { api, type TestServer } from "./harness.ts";
 
+/** Settings that make retries and timeouts quick enough for a test. */
+export const FAST = { WEBHOOKS_BACKOFF: "100ms,200ms", WEBHOOKS_TIMEOUT: "0.5" };
+
 export interface Hit {
   headers: Headers;
   body: string;
