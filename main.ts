@@ -24,7 +24,7 @@ if (settings.integrationsEnabled) startDeliveryEngine(ctx);
 Deno.serve({
   port: settings.port,
   onListen: ({ port }) => {
-    const where = settings.kvPath ?? "Deno Deploy KV";
+    const where = settings.kvPath?.replace(/\/\/[^/@]*@/, "//") ?? "Deno Deploy KV";
     console.log(`Listening on ${settings.baseUrl} (port ${port}), KV at ${where}`);
   },
 }, app.fetch);

@@ -14,8 +14,9 @@ export function errorResponse(err: Error, c: Context): Response {
   if (err instanceof HTTPException && err.status === 413) {
     return c.json({ message: "The request body is larger than 1 MiB." }, 413);
   }
-  // Log what failed, never the request: its headers and body may carry tokens and secrets.
-  console.error(`${c.req.method} ${new URL(c.req.url).pathname} failed:`, err);
+  // Log the route, never the request: its headers, body and even its path (a webhook URL's
+  // secret) may carry credentials.
+  console.error(`${c.req.method} ${c.req.routePath} failed:`, err);
   return c.json({ message: "Internal server error." }, 500);
 }
 
