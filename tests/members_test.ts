@@ -5,7 +5,6 @@ import { keys } from "../kv/keys.ts";
 import {
   actor,
   api,
-  type ApiResponse,
   assertInvalid,
   assertStatus,
   countKeys,
