@@ -1,0 +1,92 @@
+/**
+ * The receiver the README tells integrators to write, taken from README.md as it stands and run
+ * as its own process: it must accept real deliveries and handle a redelivered event only once.
+ */
+import assert from "node:assert/strict";
+import { api, startServer, workspace } from "./harness.ts";
+import { post, show, subscribe, waitUntil } from "./webhook_receivers.ts";
+
+const README = new URL("../README.md", import.meta.url);
+
+/** The first ```ts block under the README's "Verifying webhook signatures" heading. */
+async function readmeReceiver(): Promise<string> {
+  const text = await Deno.readTextFile(README);
+  const section = text.indexOf("### Verifying webhook signatures");
+  const start = text.indexOf("```ts\n", section) + "```ts\n".length;
+  return text.slice(start, text.indexOf("```", start));
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}
+
+Deno.test("readme: the README's receiver verifies real deliveries and de-duplicates", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "readme-receiver-" });
+  await Deno.writeTextFile(`${dir}/receiver.ts`, await readmeReceiver());
+  const s = await startServer({}, { engine: true });
+  const port = freePort();
+  let output = "";
+  let child: Deno.ChildProcess | undefined;
+  try {
+    const w = await workspace(s.ctx);
+    const { id, secret } = await subscribe(s, w.admin.token, `http://127.0.0.1:${port}/`);
+    child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-net",
+        "--allow-env",
+        "--allow-read",
+        "--allow-write",
+        "--unstable-kv",
+        `${dir}/receiver.ts`,
+      ],
+      env: {
+        WEBHOOK_SECRET: secret,
+        PORT: String(port),
+        SEEN_KV_PATH: `${dir}/seen.sqlite3`,
+        NO_COLOR: "1",
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const decoder = new TextDecoder();
+    const collect = (stream: ReadableStream<Uint8Array>) =>
+      stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
+    const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
+    await waitUntil(() => output.includes("Listening on"), 20_000, "the receiver to listen");
+
+    const message = await post(s, w.admin.token, w.team.general_channel_id, "Hello, receiver");
+    await waitUntil(() => output.includes(message.id), 5_000, "the receiver to handle it");
+    const [delivery] = (await show(s, w.admin.token, id)).deliveries;
+    assert.equal(delivery.succeeded, true, JSON.stringify(delivery));
+    assert.equal(delivery.response_status, 204);
+
+    const again = await api(s, "POST", `/webhooks/${id}/deliveries/${delivery.id}/redeliver`, {
+      token: w.admin.token,
+    });
+    assert.equal(again.status, 202);
+    await waitUntil(
+      async () => (await show(s, w.admin.token, id)).deliveries.length === 2,
+      5_000,
+      "the redelivery to be recorded",
+    );
+    const [redelivered] = (await show(s, w.admin.token, id)).deliveries;
+    assert.equal(redelivered.succeeded, true, "a repeat is acknowledged");
+    assert.equal(output.split(delivery.event_id).length - 1, 1, "and handled only once");
+
+    child.kill("SIGTERM");
+    await child.status;
+    child = undefined;
+    await drained;
+  } finally {
+    if (child) {
+      child.kill("SIGKILL");
+      await child.status;
+    }
+    await s.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
