@@ -47,12 +47,16 @@ export async function createKeyring(appKey: string): Promise<Keyring> {
       256,
     ),
   );
-  const mac = (data: string) => createHmac("sha256", macKey).update(data).digest().subarray(0, 16);
+  const sign = (data: string) =>
+    new Uint8Array(createHmac("sha256", macKey).update(data).digest().subarray(0, 16))
+      .toBase64({ alphabet: "base64url", omitPadding: true });
   return {
-    sign: (data) => mac(data).toBase64({ alphabet: "base64url", omitPadding: true }),
+    sign,
     verify(data, macText) {
-      const given = Uint8Array.fromBase64(macText, { alphabet: "base64url" });
-      const expected = mac(data);
+      // Compare the text, not decoded bytes: base64 decoding ignores a last character's unused
+      // bits, so a tampered cursor could decode to the right MAC.
+      const expected = enc.encode(sign(data));
+      const given = enc.encode(macText);
       return given.length === expected.length && timingSafeEqual(given, expected);
     },
     async encrypt(plain) {
