@@ -90,11 +90,6 @@ export async function appendMessage(
   throw new Error("append message: could not find a free position");
 }
 
-/** The highest position in a timeline or thread: its length, holes included. */
-export async function listLength(kv: Deno.Kv, lengthKey: Deno.KvKey): Promise<number> {
-  return Number((await kv.get<Deno.KvU64>(lengthKey)).value?.value ?? 0n);
-}
-
 /**
  * Rewrites every copy of an existing message, with `extend`'s writes, in one commit. False when
  * one of `checks` (at least the message's own entry as read) no longer holds: read again.

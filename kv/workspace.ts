@@ -1,5 +1,5 @@
 import type { Channel, MemberRef, Team, User } from "../domain/types.ts";
-import { commitOrThrow, getAll } from "./commit.ts";
+import { commitOrThrow } from "./commit.ts";
 import { keys } from "./keys.ts";
 
 export const memberRef = (u: Pick<User, "id" | "name" | "type">): MemberRef => ({
@@ -39,19 +39,6 @@ export async function insertUser(kv: Deno.Kv, user: User, team: Team): Promise<v
 export const getTeam = async (kv: Deno.Kv, id: string) => (await kv.get<Team>(keys.team(id))).value;
 
 export const getUser = async (kv: Deno.Kv, id: string) => (await kv.get<User>(keys.user(id))).value;
-
-/** Every user of a team, by id (UUIDv7, so by age). */
-export async function listTeamUsers(kv: Deno.Kv, teamId: string): Promise<User[]> {
-  const ids: Deno.KvKey[] = [];
-  for await (const e of kv.list({ prefix: keys.teamUsers(teamId) })) {
-    ids.push(keys.user(e.key[2] as string));
-  }
-  return (await getAll<User>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
-}
-
-export async function customEmojiExists(kv: Deno.Kv, teamId: string, name: string) {
-  return (await kv.get(keys.emoji(teamId, name))).versionstamp !== null;
-}
 
 export async function insertCustomEmoji(kv: Deno.Kv, teamId: string, name: string) {
   await kv.set(keys.emoji(teamId, name), { name });
