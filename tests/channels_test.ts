@@ -8,21 +8,10 @@ import {
   assertInvalid,
   assertStatus,
   countKeys,
-  type TestServer,
+  createChannelAs,
   withWorkspace,
   workspace,
 } from "./harness.ts";
-
-async function create(
-  s: TestServer,
-  token: string,
-  name: string,
-  visibility: "public" | "private" = "public",
-): Promise<string> {
-  const res = await api(s, "POST", "/channels", { token, body: { name, visibility } });
-  assertStatus(res, 201, `create ${name}`);
-  return res.body.data.id;
-}
 
 const names = (res: ApiResponse) => res.body.data.map((c: { name: string }) => c.name);
 
@@ -74,7 +63,7 @@ Deno.test("channels: create strips a leading #, slugs the name, adds the creator
 
 Deno.test("channels: a name whose slug exists in the team is 422 on name", async () => {
   await withWorkspace(async (s, w) => {
-    await create(s, w.admin.token, "Q3 Plans!");
+    await createChannelAs(s, w.admin.token, "Q3 Plans!");
     const before = await countKeys(s.ctx.kv);
     for (const name of ["q3 plans", "#Q3-PLANS", "q3_plans", "General", "#general"]) {
       const res = await api(s, "POST", "/channels", {
@@ -85,7 +74,7 @@ Deno.test("channels: a name whose slug exists in the team is 422 on name", async
     }
     assert.equal(await countKeys(s.ctx.kv), before);
     const other = await workspace(s.ctx, "Other");
-    await create(s, other.admin.token, "Q3 plans");
+    await createChannelAs(s, other.admin.token, "Q3 plans");
   });
 });
 
@@ -143,29 +132,29 @@ Deno.test("channels: create validates name, visibility and topic", async () => {
 
 Deno.test("channels: list shows the subject's channels, archived ones too, by name", async () => {
   await withWorkspace(async (s, w) => {
-    const zeta = await create(s, w.member.token, "zeta");
-    await create(s, w.member.token, "Alpha", "private");
-    await create(s, w.admin.token, "beta");
-    await create(s, w.admin.token, "admins", "private");
+    const zeta = await createChannelAs(s, w.member.token, "zeta");
+    await createChannelAs(s, w.member.token, "Alpha", "private");
+    await createChannelAs(s, w.admin.token, "beta");
+    await createChannelAs(s, w.admin.token, "admins", "private");
     assertStatus(await api(s, "POST", `/channels/${zeta}/archive`, { token: w.member.token }), 200);
     const other = await workspace(s.ctx, "Other");
-    await create(s, other.admin.token, "aaa");
+    await createChannelAs(s, other.admin.token, "aaa");
     const mine = await api(s, "GET", "/channels", { token: w.member.token });
     assertStatus(mine, 200);
     assert.deepEqual(names(mine), ["Alpha", "general", "zeta"]);
     assert.equal(mine.body.data[2].is_archived, true);
     assert.deepEqual(names(await api(s, "GET", "/channels", { token: w.bot.token })), []);
-    await create(s, w.bot.token, "bots");
+    await createChannelAs(s, w.bot.token, "bots");
     assert.deepEqual(names(await api(s, "GET", "/channels", { token: w.bot.token })), ["bots"]);
   });
 });
 
 Deno.test("channels: show hides what the subject may not see as 404", async () => {
   await withWorkspace(async (s, w) => {
-    const pub = await create(s, w.member.token, "open");
-    const priv = await create(s, w.member.token, "closed", "private");
+    const pub = await createChannelAs(s, w.member.token, "open");
+    const priv = await createChannelAs(s, w.member.token, "closed", "private");
     const other = await workspace(s.ctx, "Other");
-    const foreign = await create(s, other.admin.token, "foreign");
+    const foreign = await createChannelAs(s, other.admin.token, "foreign");
     const dm = await createDirectChannel(s.ctx, [w.member.user, w.bot.user]);
     const see = async (token: string, id: string) =>
       (await api(s, "GET", `/channels/${id}`, { token })).status;
@@ -200,14 +189,14 @@ Deno.test("channels: archive and unarchive follow who may", async () => {
     const unarchive = (token: string, id: string) =>
       api(s, "POST", `/channels/${id}/unarchive`, { token });
 
-    const botOwn = await create(s, w.bot.token, "bot-own");
+    const botOwn = await createChannelAs(s, w.bot.token, "bot-own");
     const res = await archive(w.bot.token, botOwn);
     assertStatus(res, 200, "a bot archives a channel it created");
     assert.equal(res.body.data.is_archived, true);
     assert.equal(res.body.data.id, botOwn);
     assertStatus(await unarchive(w.bot.token, botOwn), 200);
 
-    const humanOwn = await create(s, lead.token, "lead-own");
+    const humanOwn = await createChannelAs(s, lead.token, "lead-own");
     await api(s, "POST", `/channels/${humanOwn}/members`, {
       token: lead.token,
       body: { user_id: w.bot.user.id },
@@ -218,7 +207,7 @@ Deno.test("channels: archive and unarchive follow who may", async () => {
     assertStatus(await unarchive(w.member.token, humanOwn), 403);
     assertStatus(await unarchive(w.admin.token, humanOwn), 200, "an admin, not a member");
 
-    const secret = await create(s, lead.token, "lead-secret", "private");
+    const secret = await createChannelAs(s, lead.token, "lead-secret", "private");
     assertStatus(await archive(w.member.token, secret), 404, "hidden from a plain member");
     const archived = await archive(w.admin.token, secret);
     assertStatus(archived, 200, "an admin archives a private channel it is not in");
@@ -243,7 +232,7 @@ Deno.test("channels: general and direct channels cannot be archived; repeats are
       403,
     );
 
-    const id = await create(s, w.member.token, "twice");
+    const id = await createChannelAs(s, w.member.token, "twice");
     assertInvalid(
       await api(s, "POST", `/channels/${id}/unarchive`, { token: w.member.token }),
       "channel",
@@ -264,7 +253,7 @@ Deno.test("channels: general and direct channels cannot be archived; repeats are
 
 Deno.test("channels: an archived channel refuses member changes with an 'archived' 403", async () => {
   await withWorkspace(async (s, w) => {
-    const id = await create(s, w.admin.token, "frozen");
+    const id = await createChannelAs(s, w.admin.token, "frozen");
     await api(s, "POST", `/channels/${id}/members`, {
       token: w.admin.token,
       body: { user_id: w.bot.user.id },
@@ -308,7 +297,7 @@ Deno.test("channels: concurrent creates of one slug: one 201, the rest 422", asy
 
 Deno.test("channels: concurrent archives of one channel: one 200, the rest 422", async () => {
   await withWorkspace(async (s, w) => {
-    const id = await create(s, w.admin.token, "busy");
+    const id = await createChannelAs(s, w.admin.token, "busy");
     const results = await Promise.all(
       [w.admin.token, w.admin.token, w.admin.token, w.admin.token].map((token) =>
         api(s, "POST", `/channels/${id}/archive`, { token })

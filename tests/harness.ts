@@ -116,6 +116,18 @@ export async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey = []): Promise<n
   return n;
 }
 
+/** Creates a channel over the API as `token`, insisting on 201; returns its id. */
+export async function createChannelAs(
+  s: TestServer,
+  token: string,
+  name: string,
+  visibility: "public" | "private" = "public",
+): Promise<string> {
+  const res = await api(s, "POST", "/channels", { token, body: { name, visibility } });
+  assertStatus(res, 201, `create ${name}`);
+  return res.body.data.id;
+}
+
 /** Asserts the status, and that an error answer carries its `message`. */
 export function assertStatus(res: ApiResponse, status: number, what = "") {
   assert.equal(res.status, status, `${what} ${JSON.stringify(res.body)}`);

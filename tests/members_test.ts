@@ -8,21 +8,11 @@ import {
   assertInvalid,
   assertStatus,
   countKeys,
+  createChannelAs,
   type TestServer,
   withWorkspace,
   workspace,
 } from "./harness.ts";
-
-async function create(
-  s: TestServer,
-  token: string,
-  name: string,
-  visibility: "public" | "private" = "public",
-): Promise<string> {
-  const res = await api(s, "POST", "/channels", { token, body: { name, visibility } });
-  assertStatus(res, 201, `create ${name}`);
-  return res.body.data.id;
-}
 
 const add = (s: TestServer, token: string, channelId: string, userId: unknown) =>
   api(s, "POST", `/channels/${channelId}/members`, { token, body: { user_id: userId } });
@@ -47,7 +37,7 @@ Deno.test("members: list is sorted by name and needs ordinary visibility", async
   await withWorkspace(async (s, w) => {
     const zed = await actor(s.ctx, w.team, "zed", "member");
     const bea = await actor(s.ctx, w.team, "Bea", "member");
-    const pub = await create(s, zed.token, "open");
+    const pub = await createChannelAs(s, zed.token, "open");
     for (const u of [w.bot, bea, w.member]) {
       assertStatus(await add(s, zed.token, pub, u.user.id), 201);
     }
@@ -60,7 +50,7 @@ Deno.test("members: list is sorted by name and needs ordinary visibility", async
       { id: zed.user.id, name: "zed", type: "human" },
     ]);
 
-    const priv = await create(s, w.member.token, "closed", "private");
+    const priv = await createChannelAs(s, w.member.token, "closed", "private");
     assertStatus(await api(s, "GET", `/channels/${priv}/members`, { token: w.admin.token }), 404);
     assertStatus(await api(s, "GET", `/channels/${priv}/members`, { token: w.bot.token }), 404);
     const general = await api(s, "GET", `/channels/${w.team.general_channel_id}/members`, {
@@ -74,7 +64,7 @@ Deno.test("members: who may add to a private channel", async () => {
   await withWorkspace(async (s, w) => {
     const extra = await actor(s.ctx, w.team, "Extra", "member");
     const bot2 = await actor(s.ctx, w.team, "Bot Two", "bot");
-    const priv = await create(s, w.member.token, "closed", "private");
+    const priv = await createChannelAs(s, w.member.token, "closed", "private");
 
     assertStatus(await add(s, w.bot.token, priv, extra.user.id), 404, "a bot outside it");
     assertStatus(await add(s, extra.token, priv, extra.user.id), 404, "a human outside it");
@@ -95,7 +85,7 @@ Deno.test("members: who may add to a private channel", async () => {
 
 Deno.test("members: anyone who sees a public channel may add to it", async () => {
   await withWorkspace(async (s, w) => {
-    const pub = await create(s, w.admin.token, "open");
+    const pub = await createChannelAs(s, w.admin.token, "open");
     assertStatus(await add(s, w.bot.token, pub, w.bot.user.id), 404, "a bot sees only as a member");
     assertStatus(await add(s, w.member.token, pub, w.bot.user.id), 201, "a human, not a member");
     assertStatus(await add(s, w.bot.token, pub, w.member.user.id), 201, "a bot member");
@@ -105,7 +95,7 @@ Deno.test("members: anyone who sees a public channel may add to it", async () =>
 Deno.test("members: user_id must be a new member of the same team, else 422", async () => {
   await withWorkspace(async (s, w) => {
     const other = await workspace(s.ctx, "Other");
-    const pub = await create(s, w.admin.token, "open");
+    const pub = await createChannelAs(s, w.admin.token, "open");
     const before = await countKeys(s.ctx.kv);
     const bad: [unknown, string][] = [
       [other.member.user.id, "another team's user"],
@@ -137,7 +127,7 @@ Deno.test("members: user_id must be a new member of the same team, else 422", as
 Deno.test("members: direct and archived channels refuse additions with 403", async () => {
   await withWorkspace(async (s, w) => {
     const dm = await createDirectChannel(s.ctx, [w.member.user, w.bot.user]);
-    const pub = await create(s, w.admin.token, "old");
+    const pub = await createChannelAs(s, w.admin.token, "old");
     await api(s, "POST", `/channels/${pub}/archive`, { token: w.admin.token });
     const before = await countKeys(s.ctx.kv);
     assertStatus(await add(s, w.member.token, dm.id, w.admin.user.id), 403, "direct");
@@ -153,7 +143,7 @@ Deno.test("members: direct and archived channels refuse additions with 403", asy
 
 Deno.test("members: adding writes membership, notice and events in one commit", async () => {
   await withWorkspace(async (s, w) => {
-    const pub = await create(s, w.admin.token, "open");
+    const pub = await createChannelAs(s, w.admin.token, "open");
     const eventsBefore = (await events(s)).length;
     assertStatus(await add(s, w.admin.token, pub, w.bot.user.id), 201);
 
@@ -197,7 +187,7 @@ Deno.test("members: adding writes membership, notice and events in one commit", 
 
 Deno.test("members: concurrent adds of one user: one 201, the other 422", async () => {
   await withWorkspace(async (s, w) => {
-    const pub = await create(s, w.admin.token, "race");
+    const pub = await createChannelAs(s, w.admin.token, "race");
     const results = await Promise.all([
       add(s, w.admin.token, pub, w.bot.user.id),
       add(s, w.member.token, pub, w.bot.user.id),
@@ -213,7 +203,7 @@ Deno.test("members: who may remove whom", async () => {
     const lead = await actor(s.ctx, w.team, "Lea Lead", "member");
     const extra = await actor(s.ctx, w.team, "Extra", "member");
     const bot2 = await actor(s.ctx, w.team, "Bot Two", "bot");
-    const ch = await create(s, lead.token, "team", "private");
+    const ch = await createChannelAs(s, lead.token, "team", "private");
     for (const u of [w.member, w.bot, bot2, extra]) {
       assertStatus(await add(s, lead.token, ch, u.user.id), 201);
     }
@@ -232,7 +222,7 @@ Deno.test("members: who may remove whom", async () => {
     assert.ok(!listed.body.data.some((c: { id: string }) => c.id === ch), "index removed too");
     assertStatus(await api(s, "GET", `/channels/${ch}`, { token: extra.token }), 404);
 
-    const botChannel = await create(s, w.bot.token, "bot-made");
+    const botChannel = await createChannelAs(s, w.bot.token, "bot-made");
     assertStatus(await add(s, w.bot.token, botChannel, w.member.user.id), 201);
     assertStatus(
       await remove(s, w.bot.token, botChannel, w.member.user.id),
@@ -244,7 +234,7 @@ Deno.test("members: who may remove whom", async () => {
 
 Deno.test("members: a non-member is 404 whoever asks; general refuses removals", async () => {
   await withWorkspace(async (s, w) => {
-    const ch = await create(s, w.member.token, "team");
+    const ch = await createChannelAs(s, w.member.token, "team");
     const general = w.team.general_channel_id;
     const before = await countKeys(s.ctx.kv);
     for (const token of [w.member.token, w.admin.token]) {
@@ -264,7 +254,7 @@ Deno.test("members: a non-member is 404 whoever asks; general refuses removals",
 
 Deno.test("members: removing writes a member_left notice and message.created together", async () => {
   await withWorkspace(async (s, w) => {
-    const ch = await create(s, w.admin.token, "team");
+    const ch = await createChannelAs(s, w.admin.token, "team");
     assertStatus(await add(s, w.admin.token, ch, w.member.user.id), 201);
     const eventsBefore = (await events(s)).length;
     assertStatus(await remove(s, w.member.token, ch, w.member.user.id), 204);
@@ -284,7 +274,7 @@ Deno.test("members: removing writes a member_left notice and message.created tog
 
 Deno.test("members: concurrent adds of different users all land, notices densely placed", async () => {
   await withWorkspace(async (s, w) => {
-    const pub = await create(s, w.admin.token, "crowd");
+    const pub = await createChannelAs(s, w.admin.token, "crowd");
     const people = await Promise.all(
       Array.from({ length: 12 }, (_, i) => actor(s.ctx, w.team, `Person ${i}`, "bot")),
     );

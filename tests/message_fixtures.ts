@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { OutboxEvent } from "../domain/types.ts";
 import { keys } from "../kv/keys.ts";
-import { type Actor, api, startServer, type TestServer } from "./harness.ts";
+import { type Actor, api, createChannelAs, startServer, type TestServer } from "./harness.ts";
 
 export { assertInvalid } from "./harness.ts";
 
@@ -13,16 +13,12 @@ export async function outbox(s: TestServer): Promise<OutboxEvent[]> {
 }
 
 /** A channel created over the API by `owner`. */
-export async function newChannel(
+export const newChannel = (
   s: TestServer,
   owner: Actor,
   name: string,
   visibility: "public" | "private" = "public",
-): Promise<string> {
-  const res = await api(s, "POST", "/channels", { token: owner.token, body: { name, visibility } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.id;
-}
+) => createChannelAs(s, owner.token, name, visibility);
 
 export const post = (s: TestServer, who: Actor, channelId: string, body: Record<string, unknown>) =>
   api(s, "POST", `/channels/${channelId}/messages`, { token: who.token, body });
