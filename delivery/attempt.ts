@@ -114,15 +114,16 @@ async function attemptAndRecord(
   }
   const startedAt = Date.now();
   const outcome = await deliver(deps, sub.value, event, startedAt);
-  deps.touched.add(sub.value.id);
+  const id = sub.value.id;
+  // Touched once recorded: a sweep running meanwhile must not forget it before it can prune.
   const rest = deps.recorder.record({
-    subscriptionId: sub.value.id,
+    subscriptionId: id,
     event,
     pending,
     attempt,
     outcome,
     startedAt,
-  });
+  }).finally(() => deps.touched.add(id));
   // A failure keeps its slot until recorded, so the subscription's next attempt sees the
   // streak (and a disable) it leads to.
   if (!outcome.succeeded || deps.recorder.backlog > MAX_UNRECORDED) await rest;

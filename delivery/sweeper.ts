@@ -30,6 +30,8 @@ export async function sweep(
   opts: { graceMs: number; everything: boolean },
 ): Promise<void> {
   const cutoff = Date.now() - opts.graceMs;
+  const touched = [...t.touched];
+  t.touched.clear();
   for await (const entry of listJobs(t.kv)) {
     if (Date.parse(entry.value.next_attempt_at) <= cutoff) t.job(entry);
   }
@@ -37,7 +39,6 @@ export async function sweep(
     if (Date.parse(r.created_at) <= cutoff) t.redelivery(r.subscription_id, r.id);
   }
   await clearUndelivered(t.kv);
-  const ids = opts.everything ? await listSubscriptionIds(t.kv) : [...t.touched];
-  t.touched.clear();
+  const ids = opts.everything ? await listSubscriptionIds(t.kv) : touched;
   for (const id of ids) await pruneDeliveries(t.kv, id, KEEP_DELIVERIES);
 }
