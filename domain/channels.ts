@@ -4,7 +4,7 @@ import { assertMayArchive, canSee, channelNotFound } from "./access.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
-import { pendingTokenKey, settleTokenCheck } from "./tokens.ts";
+import { pendingTokenKey, settleTokenCheck, verifySubject } from "./tokens.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
@@ -114,6 +114,7 @@ export async function createChannel(
   subject: Subject,
   input: NewChannel,
 ): Promise<Channel> {
+  await verifySubject(ctx, subject);
   const name = cleanChannelName(input.name);
   const slug = slugify(name);
   if (!slug) throw invalid("name", "The name must contain at least one letter or digit.");

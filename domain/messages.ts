@@ -11,7 +11,7 @@ import { peek, type Pending, unwrap } from "./pending.ts";
 import { retrying } from "./retry.ts";
 import { keys } from "../kv/keys.ts";
 import { appendMessage, getMessage, replaceMessage } from "../kv/messages.ts";
-import { addEvent, type EventDraft, loadRoutes } from "../kv/outbox.ts";
+import { addEvent, type EventDraft, loadRoutes, routesAt } from "../kv/outbox.ts";
 import { KeyedLock } from "../kv/positions.ts";
 import { clearReactions } from "../kv/reactions.ts";
 
@@ -76,19 +76,17 @@ async function postOnce(
   given: boolean,
 ): Promise<Posted | null> {
   const early = peek(input);
-  const [read, routes] = await Promise.all([
-    loadChannelWith<[string, Message, Message]>(ctx, subject, channelId, [
-      given ? keys.clientUuid(subject.user_id, clientUuid) : null,
-      messageKeyFor(early?.reply_to_id),
-      messageKeyFor(early?.thread_root_id),
-    ]),
-    loadRoutes(ctx.kv, subject.team_id),
+  const read = await loadChannelWith<[string, Message, Message, unknown]>(ctx, subject, channelId, [
+    given ? keys.clientUuid(subject.user_id, clientUuid) : null,
+    messageKeyFor(early?.reply_to_id),
+    messageKeyFor(early?.thread_root_id),
+    keys.routesVersion(subject.team_id),
   ]);
   const { channel } = read;
   assertWritable(channel);
   const fields = unwrap(input);
   const body = cleanBody(fields.body);
-  const [used, replyTo, root] = read.extra;
+  const [used, replyTo, root, routesVersion] = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
   if (fields.thread_root_id) {
@@ -110,6 +108,7 @@ async function postOnce(
     sent_to_channel: fields.sent_to_channel ?? false,
     client_uuid: clientUuid,
   });
+  const routes = await routesAt(ctx.kv, subject.team_id, routesVersion);
   const stored = await appendMessage(ctx.kv, draft, {
     checks: read.member ? [read.entry, read.member] : [read.entry],
     extend: (op, message) => addEvent(op, routes, messageEvent("message.created", message)),

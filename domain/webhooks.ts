@@ -4,7 +4,7 @@ import type { Delivery, Redelivery, Subscription } from "./webhook_records.ts";
 import { ApiError, invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
-import { randomBase62 } from "./tokens.ts";
+import { randomBase62, verifySubject } from "./tokens.ts";
 import { getAll } from "../kv/commit.ts";
 import { getDelivery, insertRedelivery, recentDeliveries } from "../kv/deliveries.ts";
 import { keys } from "../kv/keys.ts";
@@ -60,6 +60,7 @@ export async function createWebhook(
   subject: Subject,
   input: NewWebhook,
 ): Promise<{ subscription: Subscription; secret: string }> {
+  await verifySubject(ctx, subject);
   const channelIds = input.channel_ids ? [...new Set(input.channel_ids)] : null;
   if (channelIds) await checkChannels(ctx, subject.team_id, channelIds);
   await checkUrl(ctx, input.url);
@@ -100,6 +101,7 @@ async function loadWebhook(
   subject: Subject,
   id: string,
 ): Promise<Deno.KvEntry<Subscription>> {
+  await verifySubject(ctx, subject);
   if (!isUuid(id)) throw subscriptionNotFound();
   const entry = await getSubscription(ctx.kv, id.toLowerCase());
   if (entry.versionstamp === null || entry.value.team_id !== subject.team_id) {

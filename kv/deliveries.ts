@@ -3,7 +3,7 @@ import { addAudit, type AuditDraft } from "./audit.ts";
 import { keys } from "./keys.ts";
 import { queuesAvailable } from "./queue_support.ts";
 import type { DeliveryJob } from "./outbox.ts";
-import { routeOf } from "./webhooks.ts";
+import { putRoute } from "./webhooks.ts";
 
 /** Wakes the engine when a job's next attempt is due. */
 export interface RetryQueued {
@@ -87,7 +87,7 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
     .check(c.subscription)
     .set(keys.webhook(sub.id), sub);
   if (sub.status !== c.subscription.value.status) {
-    op.set(keys.teamWebhook(sub.team_id, sub.id), routeOf(sub));
+    putRoute(op, sub);
   }
   for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
   for (const { pending, retry } of c.settle) {

@@ -27,6 +27,7 @@
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
  * | ["webhooks", subscriptionId]                  | Subscription         | signing secrets sealed (AES-GCM); stats updated by every attempt |
  * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status), kept in the same commits; UUIDv7 so it sorts by age |
+ * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
@@ -81,6 +82,7 @@ export const keys = {
     teamId,
     subscriptionId,
   ],
+  routesVersion: (teamId: string) => ["routes_version", teamId],
   deliveries: (subscriptionId: string) => ["deliveries", subscriptionId],
   delivery: (subscriptionId: string, deliveryId: string) => [
     "deliveries",

@@ -39,6 +39,29 @@ export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTabl
   return out;
 }
 
+/** Teams' routes as last listed, by the versionstamp of the team's routes version then. */
+const routeCache = new Map<string, { versionstamp: string | null; routes: RouteTable }>();
+const ROUTE_CACHE_MAX = 10_000;
+
+/**
+ * The team's routes without listing them again, when `version` (the team's routes-version
+ * entry, read with the request's first resource) shows no change since they were last listed.
+ * Every route change in any process rewrites that entry, so a stale table is never used.
+ */
+export async function routesAt(
+  kv: Deno.Kv,
+  teamId: string,
+  version: Deno.KvEntryMaybe<unknown>,
+): Promise<RouteTable> {
+  const hit = routeCache.get(teamId);
+  if (hit && hit.versionstamp === version.versionstamp) return hit.routes;
+  const routes = await loadRoutes(kv, teamId);
+  routeCache.delete(teamId);
+  routeCache.set(teamId, { versionstamp: version.versionstamp, routes });
+  if (routeCache.size > ROUTE_CACHE_MAX) routeCache.delete(routeCache.keys().next().value!);
+  return routes;
+}
+
 function matches(route: WebhookRoute, type: EventType, channelId: string): boolean {
   return route.status === "active" && route.events.includes(type) &&
     (route.channel_ids === null || route.channel_ids.includes(channelId));

@@ -8,11 +8,23 @@ import type { WebhookRoute } from "./outbox.ts";
 const DELETE_BATCH = 500;
 
 /** The routing copy kept in the team index, read by every write that emits events. */
-export const routeOf = (s: Subscription): WebhookRoute => ({
+const routeOf = (s: Subscription): WebhookRoute => ({
   events: s.events,
   channel_ids: s.channel_ids,
   status: s.status,
 });
+
+/** Writes a subscription's route, and bumps its team's routes version (see routesAt). */
+export function putRoute(op: Deno.AtomicOperation, s: Subscription): void {
+  op.set(keys.teamWebhook(s.team_id, s.id), routeOf(s)).set(
+    keys.routesVersion(s.team_id),
+    Date.now(),
+  );
+}
+
+function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
+  op.delete(keys.teamWebhook(s.team_id, s.id)).set(keys.routesVersion(s.team_id), Date.now());
+}
 
 /** Creates a subscription with its route and audit entry in one commit. */
 export async function insertSubscription(
@@ -22,8 +34,8 @@ export async function insertSubscription(
 ): Promise<void> {
   const op = kv.atomic()
     .check({ key: keys.webhook(sub.id), versionstamp: null })
-    .set(keys.webhook(sub.id), sub)
-    .set(keys.teamWebhook(sub.team_id, sub.id), routeOf(sub));
+    .set(keys.webhook(sub.id), sub);
+  putRoute(op, sub);
   addAudit(op, audit);
   await commitOrThrow(op, "create webhook");
 }
@@ -72,8 +84,8 @@ export async function replaceSubscription(
 ): Promise<boolean> {
   const op = kv.atomic()
     .check(entry)
-    .set(keys.webhook(next.id), next)
-    .set(keys.teamWebhook(next.team_id, next.id), routeOf(next));
+    .set(keys.webhook(next.id), next);
+  putRoute(op, next);
   addAudit(op, audit);
   return changed((await op.commit()).ok, next.id);
 }
@@ -86,8 +98,8 @@ export async function removeSubscription(
 ): Promise<boolean> {
   const op = kv.atomic()
     .check(entry)
-    .delete(keys.webhook(entry.value.id))
-    .delete(keys.teamWebhook(entry.value.team_id, entry.value.id));
+    .delete(keys.webhook(entry.value.id));
+  dropRoute(op, entry.value);
   addAudit(op, audit);
   return changed((await op.commit()).ok, entry.value.id);
 }

@@ -10,7 +10,18 @@ import {
   sha256Hex,
 } from "../domain/tokens.ts";
 import { type Scope, SCOPES, type Token } from "../domain/types.ts";
-import { api, startServer, type TestServer, withWorkspace, workspace } from "./harness.ts";
+import { newId } from "../domain/ids.ts";
+import type { Delivery } from "../domain/webhook_records.ts";
+import {
+  actor,
+  api,
+  createChannelAs,
+  startServer,
+  type TestServer,
+  withWorkspace,
+  workspace,
+} from "./harness.ts";
+import { post, subscribe } from "./webhook_receivers.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -324,4 +335,64 @@ Deno.test("auth: a remembered token revoked elsewhere gets 401 on its very next 
     assert.equal(post.status, 401);
     assert.deepEqual(await s.ctx.kv.get(keys.timelineLen(general)), before);
   });
+});
+
+Deno.test("auth: every write with a remembered token revoked elsewhere is 401 and writes nothing", async () => {
+  await withWorkspace(async (s, w) => {
+    const general = w.team.general_channel_id;
+    const open = await createChannelAs(s, w.admin.token, "open");
+    const shut = await createChannelAs(s, w.admin.token, "shut");
+    const crew = await createChannelAs(s, w.admin.token, "crew");
+    assert.equal(
+      (await api(s, "POST", `/channels/${shut}/archive`, { token: w.admin.token })).status,
+      200,
+    );
+    const message = await post(s, w.admin.token, general, "hello");
+    const msg = `/channels/${general}/messages/${message.id}`;
+    const hook = await subscribe(s, w.admin.token, "http://127.0.0.1:9/hook");
+    const delivery: Delivery = {
+      id: newId(),
+      subscription_id: hook.id,
+      event_id: newId(),
+      event_type: "message.created",
+      attempt: 1,
+      succeeded: false,
+      response_status: 500,
+      error: null,
+      created_at: new Date().toISOString(),
+    };
+    await s.ctx.kv.set(keys.event(delivery.event_id), { id: delivery.event_id });
+    await s.ctx.kv.set(keys.delivery(hook.id, delivery.id), delivery);
+    const writes: [string, string, unknown?][] = [
+      ["POST", "/channels", { name: "new", visibility: "public" }],
+      ["POST", `/channels/${open}/archive`],
+      ["POST", `/channels/${shut}/unarchive`],
+      ["POST", `/channels/${crew}/members`, { user_id: w.member.user.id }],
+      ["DELETE", `/channels/${crew}/members/${w.member.user.id}`],
+      ["POST", `/channels/${general}/messages`, { body: "must not land" }],
+      ["PATCH", msg, { body: "edited" }],
+      ["PUT", `${msg}/reactions/${encodeURIComponent("👍")}`],
+      ["DELETE", `${msg}/reactions/${encodeURIComponent("👍")}`],
+      ["DELETE", msg],
+      ["POST", "/webhooks", {
+        name: "h",
+        url: "http://127.0.0.1:9/h",
+        events: ["message.created"],
+      }],
+      ["POST", `/webhooks/${hook.id}/deliveries/${delivery.id}/redeliver`],
+      ["DELETE", `/webhooks/${hook.id}`],
+    ];
+    for (const [method, path, body] of writes) {
+      const admin = await actor(s.ctx, w.team, "Second Admin", "admin");
+      await api(s, "GET", "/channels", { token: admin.token });
+      const token = await tokenRecord(s, admin.token);
+      await revokeTokenById(s.ctx, token.value!.id, null);
+      const before = await dumpKv(s.ctx.kv);
+      const res = await api(s, method, path, { token: admin.token, body });
+      assert.equal(res.status, 401, `${method} ${path}`);
+      assert.equal(await dumpKv(s.ctx.kv), before, `${method} ${path} wrote`);
+      const live = await api(s, method, path, { token: w.admin.token, body });
+      assert.ok(live.status < 300, `${method} ${path} with a live token: ${live.status}`);
+    }
+  }, { WEBHOOKS_ALLOW_PRIVATE_URLS: "true" });
 });
