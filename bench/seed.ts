@@ -11,7 +11,7 @@ import { authenticate, createToken } from "../domain/tokens.ts";
 import { type Channel, type EventType, SCOPES, type Subject } from "../domain/types.ts";
 import { createWebhook } from "../domain/webhooks.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
-import { appendMessage } from "../kv/messages.ts";
+import { appendMessage } from "../kv/appender.ts";
 import { loadKeyring } from "../kv/open.ts";
 import { sampleBody } from "./baselines/shared.ts";
 

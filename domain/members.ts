@@ -8,7 +8,7 @@ import { draftMessage, messageView } from "./message_draft.ts";
 import { retrying } from "./retry.ts";
 import { listMembers as listChannelMembers } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
-import { appendMessage } from "../kv/messages.ts";
+import { appendMessage } from "../kv/appender.ts";
 import { addEvent, loadRoutes } from "../kv/outbox.ts";
 import { getUser, memberRef, setMembership } from "../kv/workspace.ts";
 
@@ -39,6 +39,7 @@ export async function commitMemberAdded(
     draftMessage({ channel, author: added, body: "", type: "member_joined" }),
     {
       checks: [entry, { key: keys.member(channel.id, user.id), versionstamp: null }],
+      alone: true,
       extend: (op, message) => {
         setMembership(op, channel.id, added);
         addEvent(op, routes, {
@@ -118,6 +119,7 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
     draftMessage({ channel, author: left, body: "", type: "member_left" }),
     {
       checks: [entry, membership],
+      alone: true,
       extend: (op, message) => {
         op.delete(keys.member(channel.id, userId)).delete(keys.userChannel(userId, channel.id));
         addEvent(op, routes, {

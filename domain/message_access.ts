@@ -2,7 +2,7 @@ import type { Channel, Message } from "./types.ts";
 import { notFound } from "./errors.ts";
 import { isUuid } from "./ids.ts";
 import { keys } from "../kv/keys.ts";
-import { KeyedLock } from "../kv/positions.ts";
+import { KeyedLock } from "../kv/keyed_lock.ts";
 
 /**
  * Changes to one message (edit, delete, reactions) queue up in this process instead of racing

@@ -10,9 +10,10 @@ import { draftMessage, messageView } from "./message_draft.ts";
 import { peek, type Pending, unwrap } from "./pending.ts";
 import { retrying } from "./retry.ts";
 import { keys } from "../kv/keys.ts";
-import { appendMessage, getMessage, replaceMessage } from "../kv/messages.ts";
+import { appendMessage } from "../kv/appender.ts";
+import { getMessage, replaceMessage } from "../kv/messages.ts";
 import { addEvent, type EventDraft, loadRoutes, routesAt } from "../kv/outbox.ts";
-import { KeyedLock } from "../kv/positions.ts";
+import { KeyedLock } from "../kv/keyed_lock.ts";
 import { clearReactions } from "../kv/reactions.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */

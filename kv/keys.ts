@@ -15,7 +15,7 @@
  * | ["user_channels", userId, channelId]          | null                 | index: a user's channels                |
  * | ["messages", messageId]                       | Message              | primary                                 |
  * | ["timeline", channelId, pos]                  | Message              | copy; pos is dense from 1: page N is a range |
- * | ["timeline_len", channelId]                   | Deno.KvU64           | highest pos, kept with the `max` mutation |
+ * | ["timeline_len", channelId]                   | Deno.KvU64           | highest pos; every append checks its versionstamp |
  * | ["thread", rootId, pos]                       | Message              | copy of a thread reply, oldest first    |
  * | ["thread_len", rootId]                        | Deno.KvU64           | highest pos in the thread               |
  * | ["client_uuids", authorId, clientUuid]        | messageId            | idempotency of posts, forever           |

@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { draftMessage } from "../domain/message_draft.ts";
+import type { Channel, Message } from "../domain/types.ts";
+import { appendMessage } from "../kv/appender.ts";
+import { keys } from "../kv/keys.ts";
+import { retryLockedCommits } from "../kv/open.ts";
+import { countKeys, startServer, workspace } from "./harness.ts";
+
+/** A workspace's general channel on a KV file, and the ways to write messages into it. */
+async function withChannel(fn: (kv: Deno.Kv, path: string, channel: Channel) => Promise<void>) {
+  const dir = await Deno.makeTempDir();
+  const s = await startServer({ KV_PATH: `${dir}/kv.sqlite3` });
+  try {
+    const w = await workspace(s.ctx);
+    const channel = (await s.ctx.kv.get<Channel>(keys.channel(w.team.general_channel_id))).value!;
+    await fn(s.ctx.kv, `${dir}/kv.sqlite3`, channel);
+  } finally {
+    await s.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const draft = (channel: Channel, body: string) =>
+  draftMessage({
+    channel,
+    author: { id: crypto.randomUUID(), name: "Writer", type: "human" },
+    body,
+    type: "standard",
+  });
+
+async function timeline(kv: Deno.Kv, channelId: string): Promise<Message[]> {
+  const out: Message[] = [];
+  for await (const e of kv.list<Message>({ prefix: keys.timeline(channelId) })) out.push(e.value);
+  return out;
+}
+
+function assertDense(list: Message[]) {
+  assert.deepEqual(list.map((m) => m.timeline_pos), list.map((_, i) => i + 1));
+}
+
+Deno.test("appender: two writers on one KV file share a timeline without gaps or doubles", async () => {
+  await withChannel(async (kv, path, channel) => {
+    // Two handles, as two instances would have, each with its own appender.
+    const one = retryLockedCommits(await Deno.openKv(path));
+    const other = retryLockedCommits(await Deno.openKv(path));
+    try {
+      const before = (await timeline(kv, channel.id)).length;
+      const writes = Array.from(
+        { length: 300 },
+        (_, i) => appendMessage(i % 2 ? one : other, draft(channel, `m${i}`), { checks: [] }),
+      );
+      const stored = await Promise.all(writes);
+      assert.ok(stored.every((m) => m !== null));
+      const list = await timeline(kv, channel.id);
+      assert.equal(list.length, before + 300);
+      assertDense(list);
+      assert.equal(new Set(list.map((m) => m.id)).size, list.length);
+      const length = await kv.get<Deno.KvU64>(keys.timelineLen(channel.id));
+      assert.equal(length.value?.value, BigInt(list.length));
+    } finally {
+      one.close();
+      other.close();
+    }
+  });
+});
+
+Deno.test("appender: a failed precondition refuses that append only", async () => {
+  await withChannel(async (kv, _path, channel) => {
+    const stale = await kv.get<Channel>(keys.channel(channel.id));
+    await kv.set(keys.channel(channel.id), { ...channel, topic: "changed" });
+    const writes = Array.from({ length: 40 }, (_, i) =>
+      appendMessage(kv, draft(channel, `m${i}`), {
+        checks: i === 20 ? [stale] : [],
+      }));
+    const stored = await Promise.all(writes);
+    assert.deepEqual(stored.map((m, i) => (m === null) === (i === 20)), stored.map(() => true));
+    const list = await timeline(kv, channel.id);
+    assertDense(list);
+    assert.ok(!list.some((m) => m.body === "m20"));
+  });
+});
+
+Deno.test("appender: appends that overflow one commit's limits still all land", async () => {
+  await withChannel(async (kv, _path, channel) => {
+    const before = (await timeline(kv, channel.id)).length;
+    const extra = (n: number) => (op: Deno.AtomicOperation, m: Message) => {
+      for (let i = 0; i < n; i++) op.set(["test_fanout", m.id, i], i);
+    };
+    const big = "é".repeat(4_000);
+    const writes = Array.from(
+      { length: 30 },
+      (_, i) =>
+        appendMessage(kv, draft(channel, i % 2 ? big : `m${i}`), {
+          checks: [],
+          extend: extra(200),
+        }),
+    );
+    assert.ok((await Promise.all(writes)).every((m) => m !== null));
+    const list = await timeline(kv, channel.id);
+    assert.equal(list.length, before + 30);
+    assertDense(list);
+    assert.equal(await countKeys(kv, ["test_fanout"]), 30 * 200);
+  });
+});
