@@ -2,6 +2,7 @@ import { dirname } from "node:path";
 import { createKeyring, generateAppKey, type Keyring } from "../domain/keyring.ts";
 import { isFilePath, type Settings } from "../domain/settings.ts";
 import { probeQueues } from "./queue_support.ts";
+import { coalesceReads } from "./read_coalescer.ts";
 
 /**
  * Opens the KV the settings name, creating the data folder for a file path, and finds out
@@ -11,7 +12,7 @@ export async function openStore(settings: Settings): Promise<Deno.Kv> {
   if (isFilePath(settings.kvPath)) {
     await Deno.mkdir(dirname(settings.kvPath), { recursive: true });
   }
-  const kv = retryLockedCommits(await Deno.openKv(settings.kvPath));
+  const kv = coalesceReads(retryLockedCommits(await Deno.openKv(settings.kvPath)));
   await probeQueues(kv, settings.kvPath);
   return kv;
 }

@@ -12,6 +12,8 @@ import { createToken } from "../domain/tokens.ts";
 import type { Role, Scope, Team, User } from "../domain/types.ts";
 import { SCOPES } from "../domain/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
+import { retryLockedCommits } from "../kv/open.ts";
+import { coalesceReads } from "../kv/read_coalescer.ts";
 import { checkResponse } from "./openapi_check.ts";
 
 /** A running service on a loopback port with a fresh in-memory KV. */
@@ -37,7 +39,8 @@ export async function startServer(
     WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
     ...env,
   });
-  const kv = await Deno.openKv(settings.kvPath);
+  // Wrapped as openStore wraps it, so the suite runs what production runs.
+  const kv = coalesceReads(retryLockedCommits(await Deno.openKv(settings.kvPath)));
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(generateAppKey()) };
   const app = createApp(ctx);
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);

@@ -1,0 +1,102 @@
+/** KV answers at most 10 keys per getMany. */
+const MAX_KEYS = 10;
+
+interface Waiting {
+  keys: Deno.KvKey[];
+  resolve(entries: Deno.KvEntryMaybe<unknown>[]): void;
+  reject(error: unknown): void;
+}
+
+const idOf = (key: Deno.KvKey) =>
+  JSON.stringify(key, (_k, v) => typeof v === "bigint" ? `${v}n` : v);
+
+/** A fresh copy for each reader after the first, so no reader sees another's changes. */
+function copyOf(entry: Deno.KvEntryMaybe<unknown>): Deno.KvEntryMaybe<unknown> {
+  const v = entry.value;
+  const value = v instanceof Deno.KvU64 ? new Deno.KvU64(v.value) : structuredClone(v);
+  return { ...entry, value } as Deno.KvEntryMaybe<unknown>;
+}
+
+/** Splits waiting reads into getMany calls of at most MAX_KEYS distinct keys each. */
+function pack(waiting: Waiting[]): Waiting[][] {
+  const groups: { ids: Set<string>; members: Waiting[] }[] = [];
+  for (const w of waiting) {
+    const ids = w.keys.map(idOf);
+    const fits = groups.find((g) =>
+      g.ids.size + ids.filter((id) => !g.ids.has(id)).length <= MAX_KEYS
+    );
+    if (fits) {
+      for (const id of ids) fits.ids.add(id);
+      fits.members.push(w);
+    } else groups.push({ ids: new Set(ids), members: [w] });
+  }
+  return groups.map((g) => g.members);
+}
+
+/**
+ * Makes `kv.get` and `kv.getMany` share round trips: reads asked for while one is in flight
+ * wait for it and then go together, each key once, in as few `getMany` calls as fit. Every KV op
+ * is a round trip through the store's one worker, so under load this is most of what a read
+ * costs. A read is never answered from one that started before it was asked, so it sees every
+ * commit that finished before it; each caller's keys stay in one `getMany`, one snapshot. A
+ * lone read goes at once.
+ */
+export function coalesceReads(kv: Deno.Kv): Deno.Kv {
+  const getMany = kv.getMany.bind(kv);
+  let waiting: Waiting[] = [];
+  let busy = false;
+
+  async function read(group: Waiting[]) {
+    const ids = new Map<string, Deno.KvKey>();
+    for (const w of group) for (const k of w.keys) ids.set(idOf(k), k);
+    try {
+      const entries = await getMany([...ids.values()]);
+      const byId = new Map([...ids.keys()].map((id, i) => [id, entries[i]]));
+      const handed = new Set<string>();
+      for (const w of group) {
+        w.resolve(w.keys.map((k) => {
+          const id = idOf(k);
+          const entry = byId.get(id)!;
+          if (!handed.has(id)) {
+            handed.add(id);
+            return entry;
+          }
+          return copyOf(entry);
+        }));
+      }
+    } catch (e) {
+      // One caller's bad key must not fail the others: each goes again on its own.
+      if (group.length === 1) group[0].reject(e);
+      else for (const w of group) getMany(w.keys).then(w.resolve, w.reject);
+    }
+  }
+
+  async function drain() {
+    busy = true;
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      await Promise.all(pack(batch).map(read));
+    }
+    busy = false;
+  }
+
+  const coalesced = (keys: Deno.KvKey[]) =>
+    new Promise<Deno.KvEntryMaybe<unknown>[]>((resolve, reject) => {
+      waiting.push({ keys, resolve, reject });
+      if (!busy) void drain();
+    });
+
+  kv.getMany =
+    ((keys: Deno.KvKey[], opts?: { consistency?: Deno.KvConsistencyLevel }) =>
+      opts?.consistency === "eventual" || keys.length === 0 || keys.length > MAX_KEYS
+        ? getMany(keys, opts)
+        : coalesced(keys)) as Deno.Kv["getMany"];
+  const get = kv.get.bind(kv);
+  kv.get =
+    ((key: Deno.KvKey, opts?: { consistency?: Deno.KvConsistencyLevel }) =>
+      opts?.consistency === "eventual"
+        ? get(key, opts)
+        : coalesced([key]).then(([entry]) => entry)) as Deno.Kv["get"];
+  return kv;
+}

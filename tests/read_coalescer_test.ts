@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { coalesceReads } from "../kv/read_coalescer.ts";
+
+async function withKv(fn: (kv: Deno.Kv) => Promise<void>) {
+  const kv = coalesceReads(await Deno.openKv(":memory:"));
+  try {
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+Deno.test("read coalescer: each caller gets its own entries, in its own order", async () => {
+  await withKv(async (kv) => {
+    for (let i = 0; i < 30; i++) await kv.set(["k", i], { i });
+    const asks = Array.from({ length: 40 }, (_, n) => {
+      const wanted = Array.from({ length: 1 + (n % 7) }, (_, j) => ["k", (n * 3 + j * 5) % 31]);
+      return { wanted, got: kv.getMany<{ i: number }[]>(wanted) };
+    });
+    for (const { wanted, got } of asks) {
+      const entries = await got;
+      assert.deepEqual(entries.map((e) => e.key), wanted);
+      for (const [j, e] of entries.entries()) {
+        const i = wanted[j][1] as number;
+        assert.deepEqual(e.value, i < 30 ? { i } : null);
+      }
+    }
+    const single = await Promise.all([kv.get(["k", 1]), kv.get(["k", 2]), kv.get(["none"])]);
+    assert.deepEqual(single.map((e) => e.value), [{ i: 1 }, { i: 2 }, null]);
+  });
+});
+
+Deno.test("read coalescer: readers of one key get equal values, never the same object", async () => {
+  await withKv(async (kv) => {
+    await kv.set(["shared"], { list: [1] });
+    await kv.set(["count"], new Deno.KvU64(7n));
+    // The first read goes alone; the three after it share one getMany.
+    const [, a, b, c] = await Promise.all([
+      kv.get(["first"]),
+      kv.get<{ list: number[] }>(["shared"]),
+      kv.get<{ list: number[] }>(["shared"]),
+      kv.getMany<[Deno.KvU64, Deno.KvU64]>([["count"], ["count"]]),
+    ]);
+    assert.deepEqual(a.value, b.value);
+    a.value!.list.push(2);
+    assert.deepEqual(b.value, { list: [1] });
+    assert.equal(a.versionstamp, b.versionstamp);
+    assert.ok(c[1].value instanceof Deno.KvU64);
+    assert.equal(c[1].value.value, 7n);
+  });
+});
+
+Deno.test("read coalescer: a read asked after a commit sees it, though a read was in flight", async () => {
+  await withKv(async (kv) => {
+    await kv.set(["x"], 1);
+    for (let round = 2; round < 50; round++) {
+      const early = kv.get(["x"]);
+      await kv.set(["x"], round);
+      const late = await kv.get<number>(["x"]);
+      assert.equal(late.value, round);
+      assert.ok([round - 1, round].includes((await early).value as number));
+    }
+  });
+});
+
+Deno.test("read coalescer: a bad key fails only the read that asked for it", async () => {
+  await withKv(async (kv) => {
+    await kv.set(["ok"], 1);
+    const tooLong = ["k", "x".repeat(3_000)];
+    const [bad, good] = await Promise.allSettled([kv.get(tooLong), kv.get(["ok"])]);
+    assert.equal(bad.status, "rejected");
+    assert.equal(good.status === "fulfilled" && good.value.value, 1);
+    assert.equal((await kv.get(["ok"])).value, 1);
+  });
+});
