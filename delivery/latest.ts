@@ -1,6 +1,7 @@
 import type { OutboxEvent } from "../domain/types.ts";
 import type { Subscription } from "../domain/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
+import { RecentMap } from "../domain/recent_map.ts";
 
 interface Known {
   entry: Deno.KvEntry<Subscription>;
@@ -56,10 +57,12 @@ export class LatestSubscriptions {
 
 /** Events read or committed lately, by id: events never change, so a copy is as good. */
 export class RecentEvents {
-  readonly #events = new Map<string, OutboxEvent>();
+  readonly #events: RecentMap<string, OutboxEvent>;
   readonly #reading = new Map<string, Promise<OutboxEvent | null>>();
 
-  constructor(private readonly max = 4_096) {}
+  constructor(max = 4_096) {
+    this.#events = new RecentMap(max);
+  }
 
   get(id: string): OutboxEvent | undefined {
     return this.#events.get(id);
@@ -83,8 +86,6 @@ export class RecentEvents {
   }
 
   add(event: OutboxEvent): void {
-    if (this.#events.has(event.id)) return;
-    if (this.#events.size >= this.max) this.#events.delete(this.#events.keys().next().value!);
-    this.#events.set(event.id, event);
+    if (!this.#events.has(event.id)) this.#events.set(event.id, event);
   }
 }

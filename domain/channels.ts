@@ -3,6 +3,7 @@ import type { Channel, MemberRef, Subject, Team, User } from "./types.ts";
 import { assertMayArchive, canSee, channelNotFound } from "./access.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
+import { RecentMap } from "./recent_map.ts";
 import { retrying } from "./retry.ts";
 import { pendingTokenKey, settleTokenCheck, verifySubject } from "./tokens.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
@@ -31,12 +32,10 @@ type Shape = Pick<Channel, "team_id" | "visibility" | "is_direct">;
  * What never changes about a channel once created. Remembering it lets a request skip the
  * membership read when it cannot matter; every other field is read afresh each time.
  */
-const shapes = new Map<string, Shape>();
-const SHAPES_MAX = 50_000;
+const shapes = new RecentMap<string, Shape>(50_000);
 
 function rememberShape(ch: Channel) {
   if (shapes.has(ch.id)) return;
-  if (shapes.size >= SHAPES_MAX) shapes.delete(shapes.keys().next().value!);
   shapes.set(ch.id, { team_id: ch.team_id, visibility: ch.visibility, is_direct: ch.is_direct });
 }
 

@@ -13,6 +13,7 @@ import { ApiError, unauthenticated } from "./errors.ts";
 import { keys } from "../kv/keys.ts";
 import { retrying } from "./retry.ts";
 import type { Scope, Subject, Token, TokenCheck, User } from "./types.ts";
+import { RecentMap } from "./recent_map.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_CHARS = 32;
@@ -244,14 +245,7 @@ function hashOfWellFormed(value: string | undefined): string {
  * Tokens seen before, by hash. What never changes on a token (its user, team, scopes, expiry)
  * is taken from here; whether it is still unrevoked is not: see `TokenCheck`.
  */
-const known = new Map<string, Token>();
-const KNOWN_MAX = 10_000;
-
-function remember(token: Token) {
-  known.delete(token.hash);
-  known.set(token.hash, token);
-  if (known.size > KNOWN_MAX) known.delete(known.keys().next().value!);
-}
+const known = new RecentMap<string, Token>(10_000);
 
 /**
  * `authenticate` without its read when the token was seen before: the subject then carries a
@@ -268,7 +262,7 @@ export async function identify(ctx: Ctx, value: string | undefined): Promise<Sub
     return subjectOf(cached, { key: keys.token(hash), settled: false });
   }
   const token = assertLive(await getTokenByHash(ctx.kv, hash), now);
-  remember(token);
+  known.set(token.hash, token);
   touch(ctx, token, now);
   return subjectOf(token);
 }

@@ -1,3 +1,4 @@
+import { RecentMap } from "../domain/recent_map.ts";
 import type { Message } from "../domain/types.ts";
 import { keys } from "./keys.ts";
 
@@ -20,7 +21,6 @@ const MAX_CHECKS = 10;
 const MAX_BATCH = 64;
 const MAX_BYTES = 400_000;
 const MAX_TRIES = 8;
-const MAX_CURSORS = 10_000;
 
 interface Request {
   draft: Message;
@@ -87,7 +87,7 @@ function checksOf(r: Request): { check: Deno.AtomicCheck; exclusive: boolean }[]
  */
 class Appender {
   #queues = new Map<string, Request[]>();
-  #cursors = new Map<string, Cursor>();
+  #cursors = new RecentMap<string, Cursor>(10_000);
 
   constructor(private kv: Deno.Kv) {}
 
@@ -208,10 +208,7 @@ class Appender {
   }
 
   #remember(key: Deno.KvKey, cursor: Cursor) {
-    const id = idOf(key);
-    this.#cursors.delete(id);
-    this.#cursors.set(id, cursor);
-    if (this.#cursors.size > MAX_CURSORS) this.#cursors.delete(this.#cursors.keys().next().value!);
+    this.#cursors.set(idOf(key), cursor);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { EventType, OutboxEvent } from "../domain/types.ts";
 import { newId } from "../domain/ids.ts";
+import { RecentMap } from "../domain/recent_map.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { queuesAvailable } from "./queue_support.ts";
 
@@ -40,8 +41,9 @@ export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTabl
 }
 
 /** Teams' routes as last listed, by the versionstamp of the team's routes version then. */
-const routeCache = new Map<string, { versionstamp: string | null; routes: RouteTable }>();
-const ROUTE_CACHE_MAX = 10_000;
+const routeCache = new RecentMap<string, { versionstamp: string | null; routes: RouteTable }>(
+  10_000,
+);
 
 /**
  * The team's routes without listing them again, when `version` (the team's routes-version
@@ -56,9 +58,7 @@ export async function routesAt(
   const hit = routeCache.get(teamId);
   if (hit && hit.versionstamp === version.versionstamp) return hit.routes;
   const routes = await loadRoutes(kv, teamId);
-  routeCache.delete(teamId);
   routeCache.set(teamId, { versionstamp: version.versionstamp, routes });
-  if (routeCache.size > ROUTE_CACHE_MAX) routeCache.delete(routeCache.keys().next().value!);
   return routes;
 }
 
