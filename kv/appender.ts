@@ -1,6 +1,7 @@
 import { RecentMap } from "../domain/recent_map.ts";
 import type { Message } from "../domain/types.ts";
-import { keys } from "./keys.ts";
+import { keyId, keys } from "./keys.ts";
+import { inTimeline, putMessage } from "./messages.ts";
 
 export interface AppendOptions {
   /** The caller's preconditions (channel unchanged, still a member, ...), re-checked at commit. */
@@ -35,27 +36,6 @@ interface Cursor {
   length: number;
   versionstamp: string | null;
 }
-
-/** A message belongs in the channel timeline unless it is a thread reply kept in its thread. */
-export const inTimeline = (m: Pick<Message, "thread_root_id" | "sent_to_channel">) =>
-  m.thread_root_id === null || m.sent_to_channel;
-
-/** The keys a message is stored under: its primary record and each copy in a list. */
-export function messageKeys(m: Message): Deno.KvKey[] {
-  const out: Deno.KvKey[] = [keys.message(m.id)];
-  if (m.timeline_pos !== null) out.push(keys.timelineAt(m.channel_id, m.timeline_pos));
-  if (m.thread_root_id && m.thread_pos !== null) {
-    out.push(keys.threadAt(m.thread_root_id, m.thread_pos));
-  }
-  return out;
-}
-
-/** Adds the write of every copy of `m` to a commit, so all views of it change together. */
-export function putMessage(op: Deno.AtomicOperation, m: Message): void {
-  for (const key of messageKeys(m)) op.set(key, m);
-}
-
-const idOf = (key: Deno.KvKey) => JSON.stringify(key);
 
 /** The length keys of the lists a draft goes into. */
 function listsOf(draft: Message): Deno.KvKey[] {
@@ -121,13 +101,13 @@ class Appender {
   /** Commits `batch`; returns the requests to try again. */
   async #commit(batch: Request[]): Promise<Request[]> {
     const lists = [
-      ...new Map(batch.flatMap((r) => listsOf(r.draft)).map((k) => [idOf(k), k])).values(),
+      ...new Map(batch.flatMap((r) => listsOf(r.draft)).map((k) => [keyId(k), k])).values(),
     ];
     await this.#load(lists);
-    const next = new Map(lists.map((k) => [idOf(k), this.#cursors.get(idOf(k))!.length]));
+    const next = new Map(lists.map((k) => [keyId(k), this.#cursors.get(keyId(k))!.length]));
     const take = (key: Deno.KvKey) => {
-      const pos = next.get(idOf(key))! + 1;
-      next.set(idOf(key), pos);
+      const pos = next.get(keyId(key))! + 1;
+      next.set(keyId(key), pos);
       return pos;
     };
     const op = this.kv.atomic();
@@ -147,8 +127,8 @@ class Appender {
     const checks = distinctChecks(batch);
     op.check(...checks);
     for (const key of lists) {
-      op.check({ key, versionstamp: this.#cursors.get(idOf(key))!.versionstamp });
-      op.set(key, new Deno.KvU64(BigInt(next.get(idOf(key))!)));
+      op.check({ key, versionstamp: this.#cursors.get(keyId(key))!.versionstamp });
+      op.set(key, new Deno.KvU64(BigInt(next.get(keyId(key))!)));
     }
     let result: Deno.KvCommitResult | Deno.KvCommitError;
     try {
@@ -160,7 +140,7 @@ class Appender {
     }
     if (result.ok) {
       for (const key of lists) {
-        this.#remember(key, { length: next.get(idOf(key))!, versionstamp: result.versionstamp });
+        this.#remember(key, { length: next.get(keyId(key))!, versionstamp: result.versionstamp });
       }
       batch.forEach((r, i) => r.resolve(stored[i]));
       return [];
@@ -179,15 +159,15 @@ class Appender {
     lists: Deno.KvKey[],
   ): Promise<Request[]> {
     const read = await this.kv.getMany([...checks.map((c) => c.key), ...lists]);
-    const now = new Map(read.map((e) => [idOf(e.key), e]));
+    const now = new Map(read.map((e) => [keyId(e.key), e]));
     for (const key of lists) {
-      const entry = now.get(idOf(key))!;
+      const entry = now.get(keyId(key))!;
       this.#remember(key, { length: lengthOf(entry), versionstamp: entry.versionstamp });
     }
     const retry: Request[] = [];
     for (const r of batch) {
       const holds = checksOf(r).every(({ check }) =>
-        now.get(idOf(check.key))?.versionstamp === check.versionstamp
+        now.get(keyId(check.key))?.versionstamp === check.versionstamp
       );
       if (!holds) r.resolve(null);
       else if (++r.tries >= MAX_TRIES) {
@@ -199,7 +179,7 @@ class Appender {
 
   /** Reads the lengths of lists this process has no cursor for. */
   async #load(lists: Deno.KvKey[]): Promise<void> {
-    const missing = lists.filter((k) => !this.#cursors.has(idOf(k)));
+    const missing = lists.filter((k) => !this.#cursors.has(keyId(k)));
     if (missing.length === 0) return;
     const entries = await this.kv.getMany(missing);
     entries.forEach((e, i) =>
@@ -208,7 +188,7 @@ class Appender {
   }
 
   #remember(key: Deno.KvKey, cursor: Cursor) {
-    this.#cursors.set(idOf(key), cursor);
+    this.#cursors.set(keyId(key), cursor);
   }
 }
 
@@ -218,7 +198,7 @@ const lengthOf = (e: Deno.KvEntryMaybe<unknown>) =>
 /** The caller checks of a batch, each key once (takeable saw to it that they agree). */
 function distinctChecks(batch: Request[]): Deno.AtomicCheck[] {
   const out = new Map<string, Deno.AtomicCheck>();
-  for (const r of batch) for (const { check } of checksOf(r)) out.set(idOf(check.key), check);
+  for (const r of batch) for (const { check } of checksOf(r)) out.set(keyId(check.key), check);
   return [...out.values()];
 }
 
@@ -240,16 +220,16 @@ function takeable(queue: Request[]): number {
     if (n >= MAX_BATCH || (n > 0 && bytes + bytesOf(r) > MAX_BYTES)) break;
     const mine = checksOf(r);
     const clash = mine.some(({ check, exclusive }) => {
-      const other = seen.get(idOf(check.key));
+      const other = seen.get(keyId(check.key));
       return other && (exclusive || other.exclusive || other.versionstamp !== check.versionstamp);
     });
-    const newLists = listsOf(r.draft).map(idOf).filter((k) => !lists.has(k));
-    const newChecks = mine.filter(({ check }) => !seen.has(idOf(check.key))).length;
+    const newLists = listsOf(r.draft).map(keyId).filter((k) => !lists.has(k));
+    const newChecks = mine.filter(({ check }) => !seen.has(keyId(check.key))).length;
     if (n > 0 && (clash || seen.size + lists.size + newChecks + newLists.length > MAX_CHECKS)) {
       break;
     }
     for (const { check, exclusive } of mine) {
-      seen.set(idOf(check.key), { versionstamp: check.versionstamp, exclusive });
+      seen.set(keyId(check.key), { versionstamp: check.versionstamp, exclusive });
     }
     for (const k of newLists) lists.add(k);
     bytes += bytesOf(r);

@@ -94,5 +94,9 @@ export const keys = {
   probe: () => ["up"],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
 
+/** A key as text, for maps and sets of keys (bigint parts kept apart from numbers). */
+export const keyId = (key: Deno.KvKey) =>
+  JSON.stringify(key, (_k, v) => typeof v === "bigint" ? `${v}n` : v);
+
 /** Outbox entries are kept this long so a delivery can be redelivered by hand. */
 export const EVENT_TTL_MS = 30 * 24 * 3_600_000;

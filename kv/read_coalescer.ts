@@ -1,3 +1,5 @@
+import { keyId } from "./keys.ts";
+
 /** KV answers at most 10 keys per getMany. */
 const MAX_KEYS = 10;
 
@@ -6,9 +8,6 @@ interface Waiting {
   resolve(entries: Deno.KvEntryMaybe<unknown>[]): void;
   reject(error: unknown): void;
 }
-
-const idOf = (key: Deno.KvKey) =>
-  JSON.stringify(key, (_k, v) => typeof v === "bigint" ? `${v}n` : v);
 
 /** A fresh copy for each reader after the first, so no reader sees another's changes. */
 function copyOf(entry: Deno.KvEntryMaybe<unknown>): Deno.KvEntryMaybe<unknown> {
@@ -21,7 +20,7 @@ function copyOf(entry: Deno.KvEntryMaybe<unknown>): Deno.KvEntryMaybe<unknown> {
 function pack(waiting: Waiting[]): Waiting[][] {
   const groups: { ids: Set<string>; members: Waiting[] }[] = [];
   for (const w of waiting) {
-    const ids = w.keys.map(idOf);
+    const ids = w.keys.map(keyId);
     const fits = groups.find((g) =>
       g.ids.size + ids.filter((id) => !g.ids.has(id)).length <= MAX_KEYS
     );
@@ -48,14 +47,14 @@ export function coalesceReads(kv: Deno.Kv): Deno.Kv {
 
   async function read(group: Waiting[]) {
     const ids = new Map<string, Deno.KvKey>();
-    for (const w of group) for (const k of w.keys) ids.set(idOf(k), k);
+    for (const w of group) for (const k of w.keys) ids.set(keyId(k), k);
     try {
       const entries = await getMany([...ids.values()]);
       const byId = new Map([...ids.keys()].map((id, i) => [id, entries[i]]));
       const handed = new Set<string>();
       for (const w of group) {
         w.resolve(w.keys.map((k) => {
-          const id = idOf(k);
+          const id = keyId(k);
           const entry = byId.get(id)!;
           if (!handed.has(id)) {
             handed.add(id);
