@@ -16,14 +16,13 @@ const routeOf = (s: Subscription): WebhookRoute => ({
 
 /** Writes a subscription's route, and bumps its team's routes version (see routesAt). */
 export function putRoute(op: Deno.AtomicOperation, s: Subscription): void {
-  op.set(keys.teamWebhook(s.team_id, s.id), routeOf(s)).set(
-    keys.routesVersion(s.team_id),
-    Date.now(),
-  );
+  op.set(keys.teamWebhook(s.team_id, s.id), routeOf(s));
+  op.set(keys.routesVersion(s.team_id), Date.now());
 }
 
 function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
-  op.delete(keys.teamWebhook(s.team_id, s.id)).set(keys.routesVersion(s.team_id), Date.now());
+  op.delete(keys.teamWebhook(s.team_id, s.id));
+  op.set(keys.routesVersion(s.team_id), Date.now());
 }
 
 /** Creates a subscription with its route and audit entry in one commit. */

@@ -2,8 +2,9 @@
  * A second baseline of POST /channels/{id}/messages: one post's writes in a commit of its own
  * (message, timeline copy, length, outbox event, one job per subscription, checks: channel
  * unchanged, timeline slot free), with none of the reads, framework or validation around it.
- * The service commits a channel's concurrent posts together, so it can beat this. The service's own engine wakes on its commit, so like it this enqueues
- * nothing; and nothing delivers: it is the commit with delivery paused.
+ * The service commits a channel's concurrent posts together, so it can beat this. The
+ * service's own engine wakes on its commit, so like it this enqueues nothing; and nothing
+ * delivers: it is the commit with delivery paused.
  */
 import { baselineArgs, json, messageLike, serveBare, timeOrderedId } from "./shared.ts";
 
