@@ -6,7 +6,7 @@ import { SCOPES } from "../domain/types.ts";
 import {
   actor,
   api,
-  type ApiResponse,
+  assertStatus,
   countKeys,
   startServer,
   type TestServer,
@@ -17,11 +17,6 @@ import {
 
 const withEnv = (env: Record<string, string>, fn: (s: TestServer, w: Workspace) => Promise<void>) =>
   withWorkspace(fn, env);
-
-function assertError(res: ApiResponse, status: number, what: string) {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`);
-  assert.equal(typeof res.body?.message, "string", `${what}: JSON with a message`);
-}
 
 const ZERO_UUID = "00000000-0000-7000-8000-000000000000";
 
@@ -64,7 +59,7 @@ Deno.test("platform: INTEGRATIONS_ENABLED=false hides every API and hook route, 
     for (const [method, path] of routes) {
       for (const token of [w.admin.token, undefined]) {
         const res = await api(s, method, path, { token, body: method === "GET" ? undefined : {} });
-        assertError(res, 404, `${method} ${path}`);
+        assertStatus(res, 404, `${method} ${path}`);
       }
     }
     for (const method of ["GET", "POST"]) {
@@ -85,7 +80,7 @@ Deno.test("platform: unknown paths and methods under /api/v1 are 404 JSON", asyn
   await withEnv({}, async (s, w) => {
     for (const [method, path] of [["GET", "/nope"], ["PUT", "/channels"], ["GET", "/"]]) {
       const res = await api(s, method, path, { token: w.admin.token });
-      assertError(res, 404, `${method} ${path}`);
+      assertStatus(res, 404, `${method} ${path}`);
       assert.ok(res.headers.get("X-RateLimit-Limit"));
     }
   });
@@ -106,10 +101,10 @@ Deno.test("platform: rate limit headers on every answer, 429 once the minute is 
     });
     const narrow = await actor(s.ctx, w.team, "Narrow", "member", ["members:read"]);
     const refused = await api(s, "GET", "/channels", { token: narrow.token });
-    assertError(refused, 403, "scope");
+    assertStatus(refused, 403, "scope");
     assert.equal(refused.headers.get("X-RateLimit-Remaining"), "2");
     const limited = await api(s, "GET", "/channels", { token: t });
-    assertError(limited, 429, "fourth request");
+    assertStatus(limited, 429, "fourth request");
     assert.equal(limited.headers.get("X-RateLimit-Limit"), "3");
     assert.equal(limited.headers.get("X-RateLimit-Remaining"), "0");
     const retryAfter = Number(limited.headers.get("Retry-After"));
@@ -127,18 +122,18 @@ async function tokenId(s: TestServer, value: string): Promise<string> {
 
 Deno.test("check order: platform off (404) before token (401)", async () => {
   await withEnv({ INTEGRATIONS_ENABLED: "false" }, async (s) => {
-    assertError(await api(s, "GET", "/channels", {}), 404, "no token");
-    assertError(await api(s, "GET", "/channels", { token: "tcb_nonsense" }), 404, "bad token");
+    assertStatus(await api(s, "GET", "/channels", {}), 404, "no token");
+    assertStatus(await api(s, "GET", "/channels", { token: "tcb_nonsense" }), 404, "bad token");
   });
 });
 
 Deno.test("check order: token (401) before rate limit (429)", async () => {
   await withEnv({ INTEGRATIONS_API_RATE_LIMIT: "1" }, async (s, w) => {
     await api(s, "GET", "/channels", { token: w.bot.token });
-    assertError(await api(s, "GET", "/channels", { token: w.bot.token }), 429, "over the limit");
+    assertStatus(await api(s, "GET", "/channels", { token: w.bot.token }), 429, "over the limit");
     await revokeTokenById(s.ctx, await tokenId(s, w.bot.token), null);
     const res = await api(s, "GET", "/channels", { token: w.bot.token });
-    assertError(res, 401, "revoked and over the limit");
+    assertStatus(res, 401, "revoked and over the limit");
     assert.equal(res.headers.get("Retry-After"), null);
   });
 });
@@ -147,9 +142,9 @@ Deno.test("check order: rate limit (429) before scope (403)", async () => {
   await withEnv({ INTEGRATIONS_API_RATE_LIMIT: "2" }, async (s, w) => {
     const scopes = SCOPES.filter((x): x is Scope => x !== "channels:read");
     const { token } = await actor(s.ctx, w.team, "Narrow", "member", scopes);
-    assertError(await api(s, "GET", "/channels", { token }), 403, "first");
-    assertError(await api(s, "GET", "/channels", { token }), 403, "second");
-    assertError(await api(s, "GET", "/channels", { token }), 429, "third");
+    assertStatus(await api(s, "GET", "/channels", { token }), 403, "first");
+    assertStatus(await api(s, "GET", "/channels", { token }), 403, "second");
+    assertStatus(await api(s, "GET", "/channels", { token }), 429, "third");
   });
 });
 
@@ -157,8 +152,8 @@ Deno.test("check order: scope (403) before resource (404)", async () => {
   await withEnv({}, async (s, w) => {
     const { token } = await actor(s.ctx, w.team, "Reader", "admin", ["channels:read"]);
     for (const id of [ZERO_UUID, "not-a-uuid"]) {
-      assertError(await api(s, "POST", `/channels/${id}/archive`, { token }), 403, id);
-      assertError(await api(s, "GET", `/channels/${id}/members`, { token }), 403, id);
+      assertStatus(await api(s, "POST", `/channels/${id}/archive`, { token }), 403, id);
+      assertStatus(await api(s, "GET", `/channels/${id}/members`, { token }), 403, id);
     }
   });
 });
@@ -170,23 +165,23 @@ Deno.test("check order: resource (404) before permission (403)", async () => {
       body: { name: "secret", visibility: "private" },
     });
     const id = secret.body.data.id;
-    assertError(
+    assertStatus(
       await api(s, "POST", `/channels/${id}/archive`, { token: w.member.token }),
       404,
       "member",
     );
-    assertError(
+    assertStatus(
       await api(s, "POST", `/channels/${id}/archive`, { token: w.bot.token }),
       404,
       "bot",
     );
     const general = `/channels/${w.team.general_channel_id}`;
-    assertError(
+    assertStatus(
       await api(s, "DELETE", `${general}/members/${w.bot.user.id}`, { token: w.member.token }),
       404,
       "removing a non-member from general",
     );
-    assertError(
+    assertStatus(
       await api(s, "DELETE", `${general}/members/${w.admin.user.id}`, { token: w.member.token }),
       403,
       "removing a member from general",
@@ -202,21 +197,21 @@ Deno.test("check order: permission (403) before validation (422)", async () => {
     });
     const ch = `/channels/${made.body.data.id}`;
     assert.equal((await api(s, "POST", `${ch}/archive`, { token: w.admin.token })).status, 200);
-    assertError(
+    assertStatus(
       await api(s, "POST", `${ch}/archive`, { token: w.member.token }),
       403,
       "not creator",
     );
-    assertError(await api(s, "POST", `${ch}/archive`, { token: w.admin.token }), 422, "creator");
+    assertStatus(await api(s, "POST", `${ch}/archive`, { token: w.admin.token }), 422, "creator");
     const general = `/channels/${w.team.general_channel_id}`;
-    assertError(
+    assertStatus(
       await api(s, "POST", `${general}/unarchive`, { token: w.admin.token }),
       403,
       "general",
     );
     for (const raw of ["{", "[]", JSON.stringify({ user_id: "nope" })]) {
       const res = await api(s, "POST", `${ch}/members`, { token: w.admin.token, raw });
-      assertError(res, 403, `adding to an archived channel with ${raw}`);
+      assertStatus(res, 403, `adding to an archived channel with ${raw}`);
     }
   });
 });
@@ -226,7 +221,7 @@ Deno.test("bad input: bodies that are not JSON objects get 422 with errors.reque
     const before = await countKeys(s.ctx.kv);
     for (const raw of ["", "{", "not json", "[]", "null", "42", '"text"', "[{}]"]) {
       const res = await api(s, "POST", "/channels", { token: w.admin.token, raw });
-      assertError(res, 422, JSON.stringify(raw));
+      assertStatus(res, 422, JSON.stringify(raw));
       assert.ok(Array.isArray(res.body.errors.request), JSON.stringify(res.body));
     }
     assert.equal(await countKeys(s.ctx.kv), before);
@@ -245,7 +240,7 @@ Deno.test("bad input: wrong types get 422 naming the field; unknown fields are i
     ];
     for (const [body, field] of cases) {
       const res = await api(s, "POST", "/channels", { token: w.admin.token, body });
-      assertError(res, 422, JSON.stringify(body));
+      assertStatus(res, 422, JSON.stringify(body));
       assert.ok(Array.isArray(res.body.errors[field]), JSON.stringify(res.body));
       for (const messages of Object.values(res.body.errors)) {
         assert.ok((messages as unknown[]).every((m) => typeof m === "string"));
@@ -267,7 +262,7 @@ Deno.test("bad input: bodies over 1 MiB get 413 JSON and write nothing", async (
     const before = await countKeys(s.ctx.kv);
     const huge = JSON.stringify({ name: "big", visibility: "public", topic: "x".repeat(1 << 20) });
     const res = await api(s, "POST", "/channels", { token: w.admin.token, raw: huge });
-    assertError(res, 413, "sized body");
+    assertStatus(res, 413, "sized body");
     assert.ok(res.headers.get("X-RateLimit-Limit"));
     const bytes = new TextEncoder().encode(huge);
     const streamed = await fetch(`${s.url}/api/v1/channels`, {
@@ -288,8 +283,8 @@ Deno.test("bad input: bodies over 1 MiB get 413 JSON and write nothing", async (
       token: w.admin.token,
       raw: JSON.stringify({ user_id: w.bot.user.id, pad: "x".repeat(1 << 20) }),
     });
-    assertError(members, 413, "member add");
-    assertError(await api(s, "POST", "/channels", { raw: huge }), 401, "no token");
+    assertStatus(members, 413, "member add");
+    assertStatus(await api(s, "POST", "/channels", { raw: huge }), 401, "no token");
     assert.equal(await countKeys(s.ctx.kv), before);
   });
 });
@@ -311,7 +306,7 @@ Deno.test("bad input: malformed uuids and other teams' ids are 404, write nothin
         ]
       ) {
         const body = method === "POST" ? { user_id: w.member.user.id } : undefined;
-        assertError(
+        assertStatus(
           await api(s, method, path, { token: w.admin.token, body }),
           404,
           `${method} ${path}`,
@@ -321,7 +316,7 @@ Deno.test("bad input: malformed uuids and other teams' ids are 404, write nothin
     const general = `/channels/${w.team.general_channel_id}`;
     for (const user of ["nope", ZERO_UUID, other.admin.user.id]) {
       const res = await api(s, "DELETE", `${general}/members/${user}`, { token: w.admin.token });
-      assertError(res, 404, `remove ${user}`);
+      assertStatus(res, 404, `remove ${user}`);
     }
     assert.equal(await countKeys(s.ctx.kv), before);
   });
