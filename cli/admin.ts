@@ -1,7 +1,6 @@
 import type { Ctx } from "../domain/context.ts";
 import { ApiError } from "../domain/errors.ts";
 import { loadSettings, SettingsError } from "../domain/settings.ts";
-import { ConflictError } from "../kv/commit.ts";
 import { loadKeyring, openStore } from "../kv/open.ts";
 import { auditCommands } from "./audit_commands.ts";
 import { channelCommands } from "./channel_commands.ts";
@@ -52,7 +51,7 @@ function fail(e: unknown, command: Command): number {
     console.error(`${e.message}\nUsage: deno task admin ${command.usage}`);
     return 2;
   }
-  if (e instanceof ApiError || e instanceof SettingsError || e instanceof ConflictError) {
+  if (e instanceof ApiError || e instanceof SettingsError) {
     console.error(e.message);
     return 1;
   }

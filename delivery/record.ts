@@ -65,7 +65,10 @@ export function planCommit(
       next.last_success_at = delivery.created_at;
       continue;
     }
-    next.consecutive_failures++;
+    // Attempts still in flight when the subscription was disabled don't lengthen the streak.
+    if (next.status === "active" || next.consecutive_failures < webhooks.disableAfter) {
+      next.consecutive_failures++;
+    }
     if (next.status === "active" && next.consecutive_failures >= webhooks.disableAfter) {
       next.status = "disabled";
       next.disabled_at = new Date(nowMs).toISOString();

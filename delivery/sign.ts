@@ -48,6 +48,9 @@ export function signatureHeader(signers: Signer[], body: string, nowMs = Date.no
   return [`t=${t}`, ...signers.map((s) => `v1=${s.hex(payload)}`)].join(",");
 }
 
+/** Who receivers see calling: the product, not the runtime. */
+export const USER_AGENT = "TeamChat-Webhooks/1";
+
 /** The headers of one attempt. */
 export function deliveryHeaders(
   event: Pick<OutboxEvent, "id" | "type">,
@@ -57,6 +60,7 @@ export function deliveryHeaders(
 ): Record<string, string> {
   return {
     "Content-Type": "application/json",
+    "User-Agent": USER_AGENT,
     "X-Service-Event": event.type,
     "X-Service-Delivery": event.id,
     "X-Service-Signature": signatureHeader(signers, body, nowMs),

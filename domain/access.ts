@@ -12,7 +12,7 @@ export const isAdmin = (s: Pick<Subject, "type" | "role">) =>
  * adding and removing members).
  */
 export function canSee(
-  subject: Subject,
+  subject: Pick<Subject, "team_id" | "type" | "role">,
   channel: Channel,
   isMember: boolean,
   adminOverride = false,

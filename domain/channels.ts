@@ -7,6 +7,7 @@ import { RecentMap } from "./recent_map.ts";
 import { retrying } from "./retry.ts";
 import { pendingTokenKey, settleTokenCheck, verifySubject } from "./tokens.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
+import { checkOptionalText, checkText } from "./text.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
 
@@ -114,7 +115,8 @@ export async function createChannel(
   input: NewChannel,
 ): Promise<Channel> {
   await verifySubject(ctx, subject);
-  const name = cleanChannelName(input.name);
+  const name = cleanChannelName(checkText("name", input.name));
+  const topic = checkOptionalText("topic", input.topic) ?? null;
   const slug = slugify(name);
   if (!slug) throw invalid("name", "The name must contain at least one letter or digit.");
   const channel: Channel = {
@@ -123,7 +125,7 @@ export async function createChannel(
     name,
     slug,
     visibility: input.visibility,
-    topic: input.topic ?? null,
+    topic,
     is_general: false,
     is_archived: false,
     is_direct: false,

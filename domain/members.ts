@@ -1,5 +1,5 @@
 import type { Ctx } from "./context.ts";
-import type { MemberRef, Subject, User } from "./types.ts";
+import type { Channel, MemberRef, Subject, User } from "./types.ts";
 import { assertMayAddMember, assertMayRemoveMember } from "./access.ts";
 import { type ChannelAccess, loadChannel } from "./channels.ts";
 import { invalid, notFound } from "./errors.ts";
@@ -9,8 +9,9 @@ import { retrying } from "./retry.ts";
 import { listMembers as listChannelMembers } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
 import { appendMessage } from "../kv/appender.ts";
-import { addEvent, loadRoutes } from "../kv/outbox.ts";
-import { getUser, memberRef, setMembership } from "../kv/workspace.ts";
+import { addEvent } from "../kv/outbox.ts";
+import { dropMembership, getUser, memberRef, setMembership } from "../kv/workspace.ts";
+import { audienceKeys, audienceOf, type MembershipChange } from "./audience.ts";
 
 const byName = (a: MemberRef, b: MemberRef) =>
   a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
@@ -33,12 +34,12 @@ export async function commitMemberAdded(
 ): Promise<MemberRef | null> {
   const { channel, entry } = access;
   const added = memberRef(user);
-  const routes = await loadRoutes(ctx.kv, channel.team_id);
+  const { routes, checks } = await audienceAfter(ctx, channel, { userId: user.id, member: true });
   const stored = await appendMessage(
     ctx.kv,
     draftMessage({ channel, author: added, body: "", type: "member_joined" }),
     {
-      checks: [entry, { key: keys.member(channel.id, user.id), versionstamp: null }],
+      checks: [entry, { key: keys.member(channel.id, user.id), versionstamp: null }, ...checks],
       alone: true,
       extend: (op, message) => {
         setMembership(op, channel.id, added);
@@ -58,6 +59,15 @@ export async function commitMemberAdded(
     },
   );
   return stored ? added : null;
+}
+
+/**
+ * Who hears the events of a membership change: the membership as the change leaves it, so a
+ * user hears its own joining and not its own leaving.
+ */
+async function audienceAfter(ctx: Ctx, channel: Channel, change: MembershipChange) {
+  const versions = await ctx.kv.getMany(audienceKeys(channel));
+  return await audienceOf(ctx, channel, versions, change);
 }
 
 /** Resolves `user_id` to a user of the channel's team who is not in it yet, or a 422. */
@@ -113,15 +123,15 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
   if (!membership?.value) throw notFound("That user is not a member of this channel.");
   assertMayRemoveMember(subject, channel, userId);
   const left = membership.value;
-  const routes = await loadRoutes(ctx.kv, channel.team_id);
+  const { routes, checks } = await audienceAfter(ctx, channel, { userId, member: false });
   const stored = await appendMessage(
     ctx.kv,
     draftMessage({ channel, author: left, body: "", type: "member_left" }),
     {
-      checks: [entry, membership],
+      checks: [entry, membership, ...checks],
       alone: true,
       extend: (op, message) => {
-        op.delete(keys.member(channel.id, userId)).delete(keys.userChannel(userId, channel.id));
+        dropMembership(op, channel.id, userId);
         addEvent(op, routes, {
           type: "message.created",
           team_id: channel.team_id,

@@ -12,7 +12,8 @@ import { retrying } from "./retry.ts";
 import { keys } from "../kv/keys.ts";
 import { appendMessage } from "../kv/appender.ts";
 import { getMessage, replaceMessage } from "../kv/messages.ts";
-import { addEvent, type EventDraft, loadRoutes, routesAt } from "../kv/outbox.ts";
+import { addEvent, type EventDraft } from "../kv/outbox.ts";
+import { audienceKeys, audienceOf } from "./audience.ts";
 import { KeyedLock } from "../kv/keyed_lock.ts";
 import { clearReactions } from "../kv/reactions.ts";
 
@@ -77,17 +78,22 @@ async function postOnce(
   given: boolean,
 ): Promise<Posted | null> {
   const early = peek(input);
-  const read = await loadChannelWith<[string, Message, Message, unknown]>(ctx, subject, channelId, [
-    given ? keys.clientUuid(subject.user_id, clientUuid) : null,
-    messageKeyFor(early?.reply_to_id),
-    messageKeyFor(early?.thread_root_id),
-    keys.routesVersion(subject.team_id),
-  ]);
+  const read = await loadChannelWith<[string, Message, Message, unknown, unknown]>(
+    ctx,
+    subject,
+    channelId,
+    [
+      given ? keys.clientUuid(subject.user_id, clientUuid) : null,
+      messageKeyFor(early?.reply_to_id),
+      messageKeyFor(early?.thread_root_id),
+      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+    ],
+  );
   const { channel } = read;
   assertWritable(channel);
   const fields = unwrap(input);
   const body = cleanBody(fields.body);
-  const [used, replyTo, root, routesVersion] = read.extra;
+  const [used, replyTo, root, ...versions] = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
   if (fields.thread_root_id) {
@@ -109,9 +115,9 @@ async function postOnce(
     sent_to_channel: fields.sent_to_channel ?? false,
     client_uuid: clientUuid,
   });
-  const routes = await routesAt(ctx.kv, subject.team_id, routesVersion);
+  const { routes, checks } = await audienceOf(ctx, channel, versions);
   const stored = await appendMessage(ctx.kv, draft, {
-    checks: read.member ? [read.entry, read.member] : [read.entry],
+    checks: [read.entry, ...(read.member ? [read.member] : []), ...checks],
     extend: (op, message) => addEvent(op, routes, messageEvent("message.created", message)),
     indexClientUuid: given,
   });
@@ -159,16 +165,23 @@ async function loadOwn(
   messageId: string,
   verb: "edit" | "delete",
 ) {
-  const [read, routes] = await Promise.all([
-    loadChannelWith<[Message]>(ctx, subject, channelId, [messageKeyFor(messageId)]),
-    loadRoutes(ctx.kv, subject.team_id),
+  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, [
+    messageKeyFor(messageId),
+    ...audienceKeys({ team_id: subject.team_id, id: channelId }),
   ]);
-  const entry = messageIn(read.channel, read.extra[0]);
+  const [found, ...versions] = read.extra;
+  const entry = messageIn(read.channel, found);
   assertWritable(read.channel);
   if (entry.value.author.id !== subject.user_id) {
     throw forbidden(`You can only ${verb} your own messages.`);
   }
-  return { entry, message: entry.value, checks: [entry, read.entry], routes };
+  const audience = await audienceOf(ctx, read.channel, versions);
+  return {
+    entry,
+    message: entry.value,
+    checks: [entry, read.entry, ...audience.checks],
+    routes: audience.routes,
+  };
 }
 
 /**

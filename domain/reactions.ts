@@ -11,7 +11,8 @@ import { attempt, peek, type Pending, unwrap } from "./pending.ts";
 import { retrying } from "./retry.ts";
 import { keys } from "../kv/keys.ts";
 import { replaceMessage } from "../kv/messages.ts";
-import { addEvent, type EventDraft, loadRoutes, type RouteTable } from "../kv/outbox.ts";
+import { addEvent, type EventDraft } from "../kv/outbox.ts";
+import { audienceKeys, audienceOf } from "./audience.ts";
 
 /**
  * Distinct emoji one message may carry. Bounds the summary stored on every copy of the message
@@ -74,14 +75,17 @@ async function reactOnce(
   present: boolean,
 ): Promise<true | null> {
   const early = peek(emoji);
-  const [read, routes] = await Promise.all([
-    loadChannelWith<[Message, null, unknown]>(ctx, subject, channelId, [
+  const read = await loadChannelWith<[Message, null, unknown, unknown, unknown]>(
+    ctx,
+    subject,
+    channelId,
+    [
       messageKeyFor(messageId),
       early && isUuid(messageId) ? keys.reaction(messageId, early.text, subject.user_id) : null,
       early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
-    ]),
-    present ? loadRoutes(ctx.kv, subject.team_id) : Promise.resolve<RouteTable>([]),
-  ]);
+      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+    ],
+  );
   const entry = messageIn(read.channel, read.extra[0]);
   assertWritable(read.channel);
   const { text, customName } = unwrap(emoji);
@@ -96,10 +100,14 @@ async function reactOnce(
     : withRemoved(message.reactions, text);
   const key = keys.reaction(message.id, text, subject.user_id);
   const next = { ...message, reactions };
-  const done = await replaceMessage(ctx.kv, [entry, read.entry, mine], next, (op) => {
+  const audience = present
+    ? await audienceOf(ctx, read.channel, read.extra.slice(3))
+    : { routes: [], checks: [] };
+  const checks = [entry, read.entry, mine, ...audience.checks];
+  const done = await replaceMessage(ctx.kv, checks, next, (op) => {
     if (!present) return void op.delete(key);
     op.set(key, null);
-    addEvent(op, routes, reactionAdded(message, text, subject));
+    addEvent(op, audience.routes, reactionAdded(message, text, subject));
   });
   return done || null;
 }

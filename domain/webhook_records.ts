@@ -1,4 +1,4 @@
-import type { EventType } from "./types.ts";
+import type { EventType, UserType } from "./types.ts";
 
 /** An outgoing-webhook subscription as stored. Secrets are sealed with the keyring (AES-GCM). */
 export interface Subscription {
@@ -13,7 +13,10 @@ export interface Subscription {
   last_success_at: string | null;
   disabled_at: string | null;
   created_at: string;
+  /** The user whose token created it: the subscription hears only what this user can see. */
   created_by: string | null;
+  /** That user's type; absent on subscriptions made before it was kept. */
+  owner_type?: UserType;
   secret: string;
   /** The secret replaced by the last rotation, still signed with until it expires. */
   previous_secret: string | null;

@@ -1,9 +1,11 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, EventType, OutboxEvent, Subject } from "./types.ts";
 import type { Delivery, Redelivery, Subscription } from "./webhook_records.ts";
+import { canSee } from "./access.ts";
 import { ApiError, invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
+import { checkText } from "./text.ts";
 import { randomBase62, verifySubject } from "./tokens.ts";
 import { getAll } from "../kv/commit.ts";
 import { getDelivery, insertRedelivery, recentDeliveries } from "../kv/deliveries.ts";
@@ -46,10 +48,19 @@ async function checkUrl(ctx: Ctx, url: string): Promise<void> {
   }
 }
 
-/** Every channel id must name a channel of the team (422 otherwise). */
-async function checkChannels(ctx: Ctx, teamId: string, ids: string[]): Promise<void> {
-  const found = await getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id)));
-  if (found.some((e) => e.value?.team_id !== teamId)) {
+/**
+ * Every channel id must name a channel the subject can see: one it can't see is refused exactly
+ * like one that does not exist, so a subscription can't reveal a channel (422 either way).
+ */
+async function checkChannels(ctx: Ctx, subject: Subject, ids: string[]): Promise<void> {
+  const [channels, memberships] = await Promise.all([
+    getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id))),
+    getAll(ctx.kv, ids.map((id) => keys.member(id, subject.user_id))),
+  ]);
+  const hidden = channels.some((e, i) =>
+    !e.value || !canSee(subject, e.value, memberships[i].versionstamp !== null)
+  );
+  if (hidden) {
     throw invalid("channel_ids", "Every channel id must name a channel of this workspace.");
   }
 }
@@ -61,8 +72,9 @@ export async function createWebhook(
   input: NewWebhook,
 ): Promise<{ subscription: Subscription; secret: string }> {
   await verifySubject(ctx, subject);
+  checkText("name", input.name);
   const channelIds = input.channel_ids ? [...new Set(input.channel_ids)] : null;
-  if (channelIds) await checkChannels(ctx, subject.team_id, channelIds);
+  if (channelIds) await checkChannels(ctx, subject, channelIds);
   await checkUrl(ctx, input.url);
   const secret = mintSigningSecret();
   const subscription: Subscription = {
@@ -78,6 +90,7 @@ export async function createWebhook(
     disabled_at: null,
     created_at: nowIso(),
     created_by: subject.user_id,
+    owner_type: subject.type,
     secret: await ctx.keyring.encrypt(secret),
     previous_secret: null,
     previous_secret_expires_at: null,

@@ -3,11 +3,12 @@ import type { Role, Team, User } from "./types.ts";
 import { generalChannelFor } from "./channels.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { newId, nowIso } from "./ids.ts";
+import { checkText } from "./text.ts";
 import { getTeam, insertCustomEmoji, insertTeam, insertUser } from "../kv/workspace.ts";
 
 /** Creates a team and its general channel. */
 export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
-  if (!name.trim()) throw invalid("name", "The team name is required.");
+  if (!checkText("name", name).trim()) throw invalid("name", "The team name is required.");
   const team: Team = {
     id: newId(),
     name: name.trim(),
@@ -34,7 +35,7 @@ export async function createUser(
   },
 ): Promise<User> {
   const team = await teamOrThrow(ctx, input.teamId);
-  if (!input.name.trim()) throw invalid("name", "The name is required.");
+  if (!checkText("name", input.name).trim()) throw invalid("name", "The name is required.");
   const user: User = {
     id: newId(),
     team_id: team.id,

@@ -1,4 +1,6 @@
 import { RecentMap } from "../domain/recent_map.ts";
+import { backoff, CONTENTION_DEADLINE_MS } from "../domain/retry.ts";
+import { ConflictError } from "./commit.ts";
 import type { Message } from "../domain/types.ts";
 import { keyId, keys } from "./keys.ts";
 import { inTimeline, putMessage } from "./messages.ts";
@@ -21,12 +23,13 @@ export interface AppendOptions {
 const MAX_CHECKS = 10;
 const MAX_BATCH = 64;
 const MAX_BYTES = 400_000;
-const MAX_TRIES = 8;
 
 interface Request {
   draft: Message;
   opts: AppendOptions;
   tries: number;
+  /** Past this, losing the list again gives up with a ConflictError (503, nothing written). */
+  deadline: number;
   resolve(stored: Message | null): void;
   reject(error: unknown): void;
 }
@@ -73,7 +76,8 @@ class Appender {
 
   append(draft: Message, opts: AppendOptions): Promise<Message | null> {
     return new Promise((resolve, reject) => {
-      const request = { draft, opts, tries: 0, resolve, reject };
+      const deadline = Date.now() + CONTENTION_DEADLINE_MS;
+      const request = { draft, opts, tries: 0, deadline, resolve, reject };
       const queue = this.#queues.get(draft.channel_id);
       if (queue) {
         queue.push(request);
@@ -91,6 +95,8 @@ class Appender {
       try {
         const retry = await this.#commit(batch);
         queue.unshift(...retry);
+        // Lost to another writer: let it finish before trying again, not in lockstep with it.
+        if (retry.length > 0) await backoff(Math.max(...retry.map((r) => r.tries)));
       } catch (e) {
         for (const r of batch) r.reject(e);
       }
@@ -169,10 +175,10 @@ class Appender {
       const holds = checksOf(r).every(({ check }) =>
         now.get(keyId(check.key))?.versionstamp === check.versionstamp
       );
+      r.tries++;
       if (!holds) r.resolve(null);
-      else if (++r.tries >= MAX_TRIES) {
-        r.reject(new Error("append message: kept losing the list to other writers"));
-      } else retry.push(r);
+      else if (Date.now() >= r.deadline) r.reject(new ConflictError("post message"));
+      else retry.push(r);
     }
     return retry;
   }

@@ -1,10 +1,24 @@
-/** Thrown when a commit that should not conflict does: the caller's view went stale. */
-export class ConflictError extends Error {}
+import { ApiError } from "../domain/errors.ts";
+
+/**
+ * Thrown when a commit keeps losing to concurrent writers (other requests, other instances, the
+ * CLI) until its deadline: nothing was written, and the client may simply try again (503).
+ */
+export class ConflictError extends ApiError {
+  constructor(what: string) {
+    super(
+      503,
+      `${what}: the store is busy with concurrent changes and nothing was written; try again.`,
+      undefined,
+      { "Retry-After": "1" },
+    );
+  }
+}
 
 /** Commits and throws ConflictError when a check failed. */
 export async function commitOrThrow(op: Deno.AtomicOperation, what: string): Promise<string> {
   const res = await op.commit();
-  if (!res.ok) throw new ConflictError(`${what}: a concurrent change won; try again`);
+  if (!res.ok) throw new ConflictError(what);
   return res.versionstamp;
 }
 

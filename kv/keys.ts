@@ -13,6 +13,7 @@
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
  * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
  * | ["user_channels", userId, channelId]          | null                 | index: a user's channels                |
+ * | ["members_version", channelId]                | number (time)        | rewritten with every membership change: who hears the channel's events |
  * | ["messages", messageId]                       | Message              | primary                                 |
  * | ["timeline", channelId, pos]                  | Message              | copy; pos is dense from 1: page N is a range |
  * | ["timeline_len", channelId]                   | Deno.KvU64           | highest pos; every append checks its versionstamp |
@@ -26,7 +27,7 @@
  * | ["undelivered", eventId]                      | queue message        | keysIfUndelivered: the sweeper deletes it (it re-dispatches due jobs anyway) |
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
  * | ["webhooks", subscriptionId]                  | Subscription         | signing secrets sealed (AES-GCM); stats updated by every attempt |
- * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status), kept in the same commits; UUIDv7 so it sorts by age |
+ * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits; UUIDv7 so it sorts by age |
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
@@ -45,6 +46,7 @@ export const keys = {
   member: (channelId: string, userId: string) => ["members", channelId, userId],
   userChannels: (userId: string) => ["user_channels", userId],
   userChannel: (userId: string, channelId: string) => ["user_channels", userId, channelId],
+  membersVersion: (channelId: string) => ["members_version", channelId],
   message: (messageId: string) => ["messages", messageId],
   timeline: (channelId: string) => ["timeline", channelId],
   timelineAt: (channelId: string, pos: number) => ["timeline", channelId, pos],

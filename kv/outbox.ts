@@ -1,14 +1,24 @@
-import type { EventType, OutboxEvent } from "../domain/types.ts";
+import type { EventType, OutboxEvent, User, UserType } from "../domain/types.ts";
+import type { Subscription } from "../domain/webhook_records.ts";
 import { newId } from "../domain/ids.ts";
 import { RecentMap } from "../domain/recent_map.ts";
+import { getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { queuesAvailable } from "./queue_support.ts";
+
+/** The user a subscription belongs to: it hears only the channels this user can see. */
+export interface RouteOwner {
+  id: string;
+  type: UserType;
+}
 
 /** What the team index holds per subscription: just enough to route an event. */
 export interface WebhookRoute {
   events: EventType[];
   channel_ids: string[] | null;
   status: "active" | "disabled";
+  /** Absent on routes written before owners were kept: loadRoutes fills it in. Null: nobody. */
+  owner?: RouteOwner | null;
 }
 
 /** A pending delivery of one event to one subscription; removed when it is settled. */
@@ -37,7 +47,25 @@ export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTabl
   for await (const e of kv.list<WebhookRoute>({ prefix: keys.teamWebhooks(teamId) })) {
     out.push({ id: e.key[2] as string, route: e.value });
   }
+  await fillOwners(kv, out.filter((r) => r.route.owner === undefined));
   return out;
+}
+
+/**
+ * Finds the owners of routes written before routes kept them, from their subscriptions, so that
+ * subscriptions made before then follow the same visibility rule. A subscription without a
+ * creator hears nothing.
+ */
+async function fillOwners(kv: Deno.Kv, routes: RouteTable): Promise<void> {
+  if (routes.length === 0) return;
+  const subs = await getAll<Subscription>(kv, routes.map((r) => keys.webhook(r.id)));
+  const ownerIds = subs.map((e) => e.value?.created_by ?? null);
+  const users = await getAll<User>(kv, ownerIds.flatMap((id) => id ? [keys.user(id)] : []));
+  const byId = new Map(users.flatMap((e) => e.value ? [[e.value.id, e.value]] : []));
+  routes.forEach((r, i) => {
+    const user = byId.get(ownerIds[i] ?? "");
+    r.route = { ...r.route, owner: user ? { id: user.id, type: user.type } : null };
+  });
 }
 
 /** Teams' routes as last listed, by the versionstamp of the team's routes version then. */

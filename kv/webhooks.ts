@@ -12,6 +12,8 @@ const routeOf = (s: Subscription): WebhookRoute => ({
   events: s.events,
   channel_ids: s.channel_ids,
   status: s.status,
+  // Subscriptions made before owners were kept get theirs when routes are loaded.
+  ...(s.owner_type && s.created_by ? { owner: { id: s.created_by, type: s.owner_type } } : {}),
 });
 
 /** Writes a subscription's route, and bumps its team's routes version (see routesAt). */

@@ -8,10 +8,21 @@ export const memberRef = (u: Pick<User, "id" | "name" | "type">): MemberRef => (
   type: u.type,
 });
 
-/** Sets a membership and its reverse index in a commit. */
+/**
+ * Sets a membership and its reverse index in a commit, and bumps the channel's members version:
+ * a commit that routed events by the old membership checks it, so it can't land after this.
+ */
 export function setMembership(op: Deno.AtomicOperation, channelId: string, user: MemberRef) {
   op.set(keys.member(channelId, user.id), memberRef(user))
-    .set(keys.userChannel(user.id, channelId), null);
+    .set(keys.userChannel(user.id, channelId), null)
+    .set(keys.membersVersion(channelId), Date.now());
+}
+
+/** Ends a membership: the reverse of setMembership. */
+export function dropMembership(op: Deno.AtomicOperation, channelId: string, userId: string) {
+  op.delete(keys.member(channelId, userId))
+    .delete(keys.userChannel(userId, channelId))
+    .set(keys.membersVersion(channelId), Date.now());
 }
 
 /** Creates a team with its general channel in one commit. */

@@ -291,7 +291,11 @@ Deno.test("channels: concurrent creates of one slug: one 201, the rest 422", asy
     const listed = await api(s, "GET", "/channels", { token: w.admin.token });
     assert.equal(listed.body.data.filter((c: { slug: string }) => c.slug === "launch").length, 1);
     const written = await countKeys(s.ctx.kv) - before;
-    assert.equal(written, 4, "the winner's channel, slug, membership and its index; no orphans");
+    assert.equal(
+      written,
+      5,
+      "the winner's channel, slug, membership, its index and members version; no orphans",
+    );
   });
 });
 

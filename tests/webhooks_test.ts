@@ -34,7 +34,12 @@ Deno.test("webhooks: create returns the secret once; list and show never do", as
     const routes = await loadRoutes(s.ctx.kv, w.team.id);
     assert.deepEqual(routes, [{
       id: sub.id,
-      route: { events: sub.events, channel_ids: null, status: "active" },
+      route: {
+        events: sub.events,
+        channel_ids: null,
+        status: "active",
+        owner: { id: w.admin.user.id, type: "human" },
+      },
     }]);
 
     const shown = await show(s, w.bot.token, sub.id);
