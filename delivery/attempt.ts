@@ -11,9 +11,8 @@ import type { SigningKeys } from "./secrets.ts";
 import { deliveryHeaders, envelope, type Signer } from "./sign.ts";
 import { type AttemptOutcome, send } from "./send.ts";
 import type { Resolver } from "./ssrf.ts";
+import type { Leases } from "./leases.ts";
 
-/** A wake-up for the right attempt this much before its time still runs it (clock skew). */
-const EARLY_MS = 1_000;
 /** Attempts sent but not yet recorded beyond which a task keeps its slot until recorded. */
 const MAX_UNRECORDED = 256;
 
@@ -30,75 +29,49 @@ export interface AttemptDeps {
   recorder: Recorder;
   /** Subscriptions with new Delivery records since the sweeper last pruned. */
   touched: Set<string>;
+  leases: Leases;
   resolver?: Resolver;
 }
 
 /**
- * How long this process trusts its copy of an active subscription without reading it again.
- * Its own enables, rotations and deletes drop the copy at once (onSubscriptionChanged); this
- * bounds how late a rotation by another process (the CLI) is seen, which costs nothing as the
- * old secret stays valid for a day. A copy that is not active is never trusted: the CLI may
- * have enabled it since, and the job in hand says it was routed as active.
- */
-const TRUST_COPY_MS = 10_000;
-
-/**
- * What woke a job: the attempt it is for, and what is at hand: the event, and the job itself
- * when this process just committed or listed it.
- */
-export interface JobWake {
-  attempt: number;
-  event?: OutboxEvent;
-  job?: Deno.KvEntry<DeliveryJob>;
-}
-
-/**
- * Attempts a delivery job if it still exists and is due: the job key is the truth, whatever
- * woke us (the local commit hook, a queue message, the sweeper) may be stale or repeated. A
- * wake-up for another attempt than the job's next one is stale: that attempt was made already.
- * Reads only what is not at hand, in one call; on the local path that is nothing at all.
+ * Attempts a job this process holds the lease of (`job`, as leased). The subscription is read
+ * afresh, so an attempt honours whatever any process changed last (deleted, disabled, rotated);
+ * the event only when this process has no copy (events never change). A lease too short to
+ * cover the attempt is renewed first, or the job is left to whoever took it meanwhile.
  */
 export async function runJob(
   deps: AttemptDeps,
-  subscriptionId: string,
-  eventId: string,
-  wake: JobWake,
+  job: Deno.KvEntry<DeliveryJob>,
+  event?: OutboxEvent,
 ): Promise<Sent> {
-  const copy = deps.latest.recent(subscriptionId, TRUST_COPY_MS);
-  const known = copy?.value.status === "active" ? copy : undefined;
-  const atHand = wake.event ?? deps.events.get(eventId);
-  const wanted: Deno.KvKey[] = [];
-  if (!wake.job) wanted.push(keys.job(subscriptionId, eventId));
-  if (!known) wanted.push(keys.webhook(subscriptionId));
-  // With only the event missing (a backlog the sweeper found), the other subscriptions' jobs
-  // for it are likely asking too: they share one read.
-  const shared = atHand ?? (wanted.length === 0 ? deps.events.load(deps.ctx.kv, eventId) : null);
-  if (!shared) wanted.push(keys.event(eventId));
-  const read = wanted.length > 0 ? await deps.ctx.kv.getMany(wanted) : [];
-  const job = wake.job ?? read.shift() as Deno.KvEntryMaybe<DeliveryJob>;
-  const sub = known ?? deps.latest.freshest(read.shift() as Deno.KvEntryMaybe<Subscription>);
-  const event = shared ? await shared : (read.shift() as Deno.KvEntryMaybe<OutboxEvent>).value;
-  if (event) deps.events.add(event);
-  if (job.versionstamp === null) return;
-  if (wake.attempt !== job.value.attempt) return;
-  if (Date.parse(job.value.next_attempt_at) > Date.now() + EARLY_MS) return;
-  return await attemptAndRecord(deps, sub, job, event ?? null, job.value.attempt);
+  const { subscription_id: subscriptionId, event_id: eventId } = job.value;
+  const atHand = event ?? deps.events.get(eventId);
+  const wanted = atHand ? [keys.webhook(subscriptionId)] : [
+    keys.webhook(subscriptionId),
+    keys.event(eventId),
+  ];
+  const [subRead, eventRead] = await deps.ctx.kv.getMany<unknown[]>(wanted);
+  const sub = deps.latest.freshest(subRead as Deno.KvEntryMaybe<Subscription>);
+  const found = atHand ?? (eventRead?.value as OutboxEvent | null | undefined) ?? null;
+  if (found) deps.events.add(found);
+  const held = await deps.leases.keep(job) as Deno.KvEntry<DeliveryJob> | null;
+  if (!held) return;
+  return await attemptAndRecord(deps, sub, held, found, held.value.attempt);
 }
 
 /** Makes the one attempt of a redelivery asked for by hand, if it is still pending. */
 export async function runRedelivery(
   deps: AttemptDeps,
-  subscriptionId: string,
-  redeliveryId: string,
+  redelivery: Deno.KvEntry<Redelivery>,
 ): Promise<Sent> {
-  const { kv } = deps.ctx;
-  const [pending, sub] = await kv.getMany<[Redelivery, Subscription]>([
-    keys.redelivery(subscriptionId, redeliveryId),
-    keys.webhook(subscriptionId),
+  const { subscription_id, event_id } = redelivery.value;
+  const [sub, event] = await deps.ctx.kv.getMany<[Subscription, OutboxEvent]>([
+    keys.webhook(subscription_id),
+    keys.event(event_id),
   ]);
-  if (pending.versionstamp === null) return;
-  const event = await kv.get<OutboxEvent>(keys.event(pending.value.event_id));
-  return await attemptAndRecord(deps, deps.latest.freshest(sub), pending, event.value, null);
+  const held = await deps.leases.keep(redelivery);
+  if (!held) return;
+  return await attemptAndRecord(deps, deps.latest.freshest(sub), held, event.value, null);
 }
 
 async function attemptAndRecord(

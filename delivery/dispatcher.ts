@@ -7,42 +7,105 @@ export interface Task {
    * work that finishes later without a slot (recording), while the key stays taken.
    */
   run(): Promise<{ rest?: Promise<void> } | void>;
+  /** Told when the task is dropped unstarted (the dispatcher stopped). */
+  dropped?(): void;
 }
 
 interface Lane {
   waiting: Task[];
   running: number;
+  /** Room promised to tasks still on their way (see reserve). */
+  reserved: number;
   ready: boolean;
+}
+
+export interface DispatcherLimits {
+  /** Tasks running at once, in all and per lane. */
+  global: number;
+  perLane: number;
+  /** Tasks held at once (waiting, running or reserved), in all and per lane: the window. */
+  window: number;
+  laneWindow: number;
 }
 
 /**
  * Runs tasks concurrently under a global bound and a small bound per lane (per subscription),
  * taking lanes in turn: an endpoint that is slow or failing holds at most `perLane` slots and
- * never delays the other subscriptions. A task already waiting or running is not added twice.
+ * never delays the other subscriptions. It holds at most `window` tasks, `laneWindow` per lane:
+ * the rest of a backlog stays in KV until there is room (see `room`). A task already held is
+ * not added twice.
  */
 export class Dispatcher {
   readonly #lanes = new Map<string, Lane>();
   readonly #ready: string[] = [];
   readonly #known = new Set<string>();
   readonly #unfinished = new Set<Promise<void>>();
+  readonly #roomListeners = new Set<() => void>();
   #active = 0;
+  #held = 0;
   #stopped = false;
 
-  constructor(readonly limits: { global: number; perLane: number }) {}
+  constructor(readonly limits: DispatcherLimits) {}
 
-  /** Adds a task; false when the same key is already waiting or running. */
-  submit(task: Task): boolean {
-    if (this.#stopped || this.#known.has(task.key)) return false;
-    this.#known.add(task.key);
-    let lane = this.#lanes.get(task.lane);
-    if (!lane) {
-      lane = { waiting: [], running: 0, ready: false };
-      this.#lanes.set(task.lane, lane);
+  /** Tasks held now: waiting, running or reserved. */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Whether a task with this key is held. */
+  has(key: string): boolean {
+    return this.#known.has(key);
+  }
+
+  /** How many more tasks of `lane` fit now. */
+  room(lane: string): number {
+    if (this.#stopped) return 0;
+    const l = this.#lanes.get(lane);
+    const inLane = l ? l.waiting.length + l.running + l.reserved : 0;
+    return Math.max(0, Math.min(this.limits.window - this.#held, this.limits.laneWindow - inLane));
+  }
+
+  /** Promises room for one task of `lane` that `submit(task, true)` brings later; false if full. */
+  reserve(lane: string): boolean {
+    if (this.room(lane) < 1) return false;
+    this.#lane(lane).reserved++;
+    this.#held++;
+    return true;
+  }
+
+  /** Gives back a reservation that will not be used. */
+  release(lane: string): void {
+    const l = this.#lanes.get(lane);
+    if (!l || l.reserved === 0) return;
+    l.reserved--;
+    this.#held--;
+    this.#forget(lane, l);
+    this.#roomFreed();
+  }
+
+  /**
+   * Adds a task, in a reservation made for it when `reserved`. False when the key is already
+   * held, the window is full or the dispatcher stopped (a reservation is then given back).
+   */
+  submit(task: Task, reserved = false): boolean {
+    if (this.#stopped || this.#known.has(task.key) || (!reserved && this.room(task.lane) < 1)) {
+      if (reserved) this.release(task.lane);
+      return false;
     }
+    const lane = this.#lane(task.lane);
+    if (reserved) lane.reserved--;
+    else this.#held++;
+    this.#known.add(task.key);
     lane.waiting.push(task);
     this.#markReady(task.lane, lane);
     this.#pump();
     return true;
+  }
+
+  /** Calls `listener` whenever a task leaves the window. Returns the unsubscribe function. */
+  onRoom(listener: () => void): () => void {
+    this.#roomListeners.add(listener);
+    return () => this.#roomListeners.delete(listener);
   }
 
   /** Resolves once nothing waits or runs. */
@@ -50,14 +113,34 @@ export class Dispatcher {
     while (this.#unfinished.size > 0) await Promise.allSettled([...this.#unfinished]);
   }
 
-  /** Drops what waits and lets what runs finish. */
+  /** Drops what waits (telling each task) and lets what runs finish. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const lane of this.#lanes.values()) {
-      for (const task of lane.waiting) this.#known.delete(task.key);
+    for (const [name, lane] of this.#lanes) {
+      for (const task of lane.waiting) {
+        this.#known.delete(task.key);
+        this.#held--;
+        task.dropped?.();
+      }
       lane.waiting = [];
+      this.#forget(name, lane);
     }
     await this.idle();
+  }
+
+  #lane(name: string): Lane {
+    let lane = this.#lanes.get(name);
+    if (!lane) {
+      lane = { waiting: [], running: 0, reserved: 0, ready: false };
+      this.#lanes.set(name, lane);
+    }
+    return lane;
+  }
+
+  #forget(name: string, lane: Lane) {
+    if (lane.running === 0 && lane.waiting.length === 0 && lane.reserved === 0) {
+      this.#lanes.delete(name);
+    }
   }
 
   #markReady(name: string, lane: Lane) {
@@ -88,6 +171,8 @@ export class Dispatcher {
       .finally(() => {
         this.#unfinished.delete(finished);
         this.#known.delete(task.key);
+        this.#held--;
+        this.#roomFreed();
       });
     this.#unfinished.add(finished);
   }
@@ -95,8 +180,12 @@ export class Dispatcher {
   #release(name: string, lane: Lane) {
     this.#active--;
     lane.running--;
-    if (lane.running === 0 && lane.waiting.length === 0) this.#lanes.delete(name);
-    else this.#markReady(name, lane);
+    this.#forget(name, lane);
+    if (this.#lanes.has(name)) this.#markReady(name, lane);
     this.#pump();
+  }
+
+  #roomFreed() {
+    for (const listener of this.#roomListeners) listener();
   }
 }

@@ -1,28 +1,42 @@
 import type { Ctx } from "../domain/context.ts";
 import type { OutboxEvent } from "../domain/types.ts";
-import type { RedeliveryQueued, RetryQueued } from "../kv/deliveries.ts";
-import { type EventQueued, firstJob, onEventsCommitted } from "../kv/outbox.ts";
+import type { Redelivery } from "../domain/webhook_records.ts";
+import {
+  isFree,
+  type Leasable,
+  listJobs,
+  listRedeliveries,
+  listSubscriptionIds,
+  readSignal,
+  type RedeliveryQueued,
+  type RetryQueued,
+  unlease,
+} from "../kv/deliveries.ts";
 import { keys } from "../kv/keys.ts";
-import { onSubscriptionChanged } from "../kv/webhooks.ts";
-import { type AttemptDeps, type JobWake, runJob, runRedelivery } from "./attempt.ts";
+import { attachDelivery, type DeliveryJob, type LocalDelivery } from "../kv/outbox.ts";
+import { queuesAvailable } from "../kv/queue_support.ts";
+import { type AttemptDeps, runJob, runRedelivery } from "./attempt.ts";
 import { Connector } from "./connector.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { LatestSubscriptions, RecentEvents } from "./latest.ts";
-import { Recorder } from "./record.ts";
+import { Leases } from "./leases.ts";
 import { listenQueue } from "./queue.ts";
-import { queuesAvailable } from "../kv/queue_support.ts";
+import { Recorder } from "./record.ts";
 import { SigningKeys } from "./secrets.ts";
-import { SettledAttempts } from "./settled.ts";
 import type { Resolver } from "./ssrf.ts";
-import { sweep, type SweepTarget } from "./sweeper.ts";
+import { sweep } from "./sweeper.ts";
 
 export interface EngineOptions {
   /** Attempts running at once, in all and per subscription. */
   concurrency?: number;
   perSubscription?: number;
-  /** How often the sweeper runs, and how long a due job is left to its own queue message. */
+  /** Jobs held in memory at once, in all (default: WEBHOOKS_MAX_IN_MEMORY) and per subscription. */
+  window?: number;
+  laneWindow?: number;
+  /** How often everything pending is looked over, and old Delivery records pruned. */
   sweepEveryMs?: number;
-  sweepGraceMs?: number;
+  /** How often the delivery signal (work left by other processes) is read. */
+  signalEveryMs?: number;
   /** For tests: DNS answers, extra trusted certificate authorities. */
   resolver?: Resolver;
   caCerts?: string[];
@@ -31,110 +45,243 @@ export interface EngineOptions {
 export interface DeliveryEngine {
   /** Resolves once no attempt is waiting or running. */
   idle(): Promise<void>;
-  /** Runs the sweeper now (it also runs at start and every `sweepEveryMs`). */
+  /** Looks over everything pending now (it also does so at start and every `sweepEveryMs`). */
   sweep(): Promise<void>;
-  /** Stops taking work, lets running attempts finish and record, and closes connections. */
+  /** Jobs and redeliveries held in memory now. */
+  held(): number;
+  /** Stops taking work, lets running attempts finish and record, frees what it held unstarted. */
   stop(): Promise<void>;
 }
 
+/** Entries read past per subscription and pull, looking for due, free jobs. */
+const SCAN_LIMIT = 500;
+/** A retry woken this much before its time still runs (clock skew between processes). */
+const EARLY_MS = 1_000;
+
+const jobKey = (subscriptionId: string, eventId: string) => `job/${subscriptionId}/${eventId}`;
+const due = (job: DeliveryJob) => Date.parse(job.next_attempt_at);
+const isDue = (job: DeliveryJob, now: number) => due(job) <= now + EARLY_MS;
+
 /**
- * Starts delivering webhooks: the process's queue listener, the in-process dispatcher and the
- * sweeper. Work arrives three ways, all ending in the dispatcher, which ignores what it already
- * has: this process's own commits (at once), queue messages (other processes, retries after
- * their delay, redeliveries), and the sweeper (anything left behind by a crash).
+ * Delivers webhooks. KV holds every pending job; this process holds a bounded window of them
+ * (the dispatcher), each under a lease so no other process attempts it meanwhile. Work enters
+ * the window three ways: this process's own commits hand their jobs over at once (leased in
+ * the same commit, while there is room); pulls lease due, free jobs from KV, subscription by
+ * subscription, when the window has room and work is known to wait (the delivery signal other
+ * writers set, a backlog, a sweep); and queue messages wake retries and redeliveries at their
+ * time where the store has queues.
  */
 export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): DeliveryEngine {
+  const { kv } = ctx;
   const connector = new Connector({ caCerts: opts.caCerts });
   const latest = new LatestSubscriptions();
-  const settled = new SettledAttempts();
-  const recorder = new Recorder(ctx.kv, ctx.settings.webhooks, latest, (a) => {
-    if (a.attempt !== null) settled.add(a.subscriptionId, a.event.id, a.attempt);
-  });
+  const leases = new Leases(kv, ctx.settings.webhooks.timeoutMs);
   const deps: AttemptDeps = {
     ctx,
     connector,
     signingKeys: new SigningKeys(ctx.keyring),
     latest,
     events: new RecentEvents(),
-    recorder,
+    recorder: new Recorder(kv, ctx.settings.webhooks, latest, (job) => wakeAt(due(job))),
     touched: new Set(),
+    leases,
     resolver: opts.resolver,
   };
+  const window = opts.window ?? ctx.settings.webhooks.window;
   const dispatcher = new Dispatcher({
     global: opts.concurrency ?? 64,
     perLane: opts.perSubscription ?? 4,
+    window,
+    laneWindow: Math.min(opts.laneWindow ?? 64, window),
   });
-  const job = (subscriptionId: string, eventId: string, wake: JobWake) => {
-    if (settled.has(subscriptionId, eventId, wake.attempt)) return;
+  const unstarted: Deno.KvEntry<Leasable>[] = [];
+
+  const submitJob = (job: Deno.KvEntry<DeliveryJob>, event?: OutboxEvent, reserved = false) =>
     dispatcher.submit({
-      key: `job/${subscriptionId}/${eventId}`,
-      lane: subscriptionId,
-      run: () => runJob(deps, subscriptionId, eventId, wake),
+      key: jobKey(job.value.subscription_id, job.value.event_id),
+      lane: job.value.subscription_id,
+      run: () => runJob(deps, job, event),
+      dropped: () => unstarted.push(job),
+    }, reserved);
+  const submitRedelivery = (entry: Deno.KvEntry<Redelivery>) =>
+    dispatcher.submit({
+      key: `redelivery/${entry.value.id}`,
+      lane: entry.value.subscription_id,
+      run: () => runRedelivery(deps, entry),
+      dropped: () => unstarted.push(entry),
     });
-  };
-  const redelivery = (subscriptionId: string, redeliveryId: string) =>
-    void dispatcher.submit({
-      key: `redelivery/${subscriptionId}/${redeliveryId}`,
-      lane: subscriptionId,
-      run: () => runRedelivery(deps, subscriptionId, redeliveryId),
-    });
-  const unsubscribeChanges = onSubscriptionChanged((id) => latest.forget(id));
-  const unsubscribe = onEventsCommitted((events, versionstamp) => {
-    for (const event of events) {
-      deps.events.add(event);
-      for (const id of event.subscription_ids) {
-        const fresh = { key: keys.job(id, event.id), value: firstJob(event, id), versionstamp };
-        job(id, event.id, { attempt: 1, event, job: fresh });
+
+  const local: LocalDelivery = {
+    claim: (ids) => ids.filter((id) => dispatcher.reserve(id)),
+    release: (ids) => ids.forEach((id) => dispatcher.release(id)),
+    leaseUntil: (now) => leases.until(now),
+    take(handed, versionstamp) {
+      for (const { event, jobs } of handed) {
+        deps.events.add(event);
+        for (const value of jobs) {
+          const entry = { key: keys.job(value.subscription_id, event.id), value, versionstamp };
+          submitJob(entry, event, true);
+        }
       }
+    },
+  };
+  const detach = attachDelivery(kv, local);
+
+  // Subscriptions whose pending work did not all fit at the last pull, and where to read on.
+  const backlogged = new Set<string>();
+  const cursors = new Map<string, Deno.KvKey>();
+
+  /** Leases what fits of one subscription's due, free jobs; true when more may be waiting. */
+  async function pullSubscription(id: string): Promise<boolean> {
+    const room = dispatcher.room(id);
+    if (room < 1) return true;
+    const now = Date.now();
+    const found: Deno.KvEntry<DeliveryJob>[] = [];
+    let scanned = 0;
+    let last: Deno.KvKey | null = null;
+    for await (const e of listJobs(kv, id, cursors.get(id) ?? null, SCAN_LIMIT)) {
+      scanned++;
+      last = e.key;
+      if (dispatcher.has(jobKey(id, e.value.event_id))) continue;
+      if (!isDue(e.value, now)) {
+        wakeAt(due(e.value));
+        continue;
+      }
+      if (!isFree(e, now)) {
+        // Another process holds it; if that process is gone, the lease runs out then.
+        wakeAt(e.value.lease_until!);
+        continue;
+      }
+      found.push(e);
+      if (found.length >= room) break;
     }
+    // A scan that ran out of entries before finding enough goes on from there next time.
+    if (scanned === SCAN_LIMIT && found.length < room && last) cursors.set(id, last);
+    else cursors.delete(id);
+    for (const job of await leases.take(found)) submitJob(job);
+    return found.length >= room || scanned === SCAN_LIMIT;
+  }
+
+  async function pullRedeliveries(id: string) {
+    const found: Deno.KvEntry<Redelivery>[] = [];
+    for await (const e of listRedeliveries(kv, id)) {
+      if (!dispatcher.has(`redelivery/${e.value.id}`)) found.push(e);
+    }
+    for (const entry of await leases.take(found)) submitRedelivery(entry);
+  }
+
+  /** Pulls for `ids`, starting at a different one each time so none is always last. */
+  let turn = 0;
+  async function pull(ids: string[], redeliveries: boolean) {
+    const start = turn++ % Math.max(1, ids.length);
+    for (const id of [...ids.slice(start), ...ids.slice(0, start)]) {
+      if (await pullSubscription(id)) backlogged.add(id);
+      else backlogged.delete(id);
+      if (redeliveries) await pullRedeliveries(id);
+    }
+  }
+
+  // One timer, for the earliest time something seen in KV becomes workable: a retry falling due,
+  // a lease running out.
+  let wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  let wakeTime = Infinity;
+  function wakeAt(at: number) {
+    if (stopped || at >= wakeTime) return;
+    clearTimeout(wakeTimer);
+    wakeTime = at;
+    wakeTimer = setTimeout(() => {
+      wakeTime = Infinity;
+      void requestPull("all");
+    }, Math.max(0, at - Date.now()));
+  }
+  let stopped = false;
+
+  // One pull at a time; asking during one runs one more after it, over everything if any asked so.
+  let pulling: Promise<void> | null = null;
+  let again: "backlog" | "all" | null = null;
+  const requestPull = (scope: "backlog" | "all") => {
+    if (pulling) {
+      if (again !== "all") again = scope;
+      return pulling;
+    }
+    pulling = (async () => {
+      let next: "backlog" | "all" | null = scope;
+      while (next) {
+        const ids = next === "all" ? await listSubscriptionIds(kv) : [...backlogged];
+        await pull(ids, next === "all");
+        [next, again] = [again, null];
+      }
+    })().catch((e) => console.error("delivery: a pull failed:", e)).finally(() => pulling = null);
+    return pulling;
+  };
+  // A backlog is pulled on as the window empties, not only when someone signals.
+  const stopRoom = dispatcher.onRoom(() => {
+    if (backlogged.size > 0 && dispatcher.held <= window / 2) void requestPull("backlog");
   });
+
+  let lastSignal: string | null | undefined;
+  const signalTimer = setInterval(async () => {
+    try {
+      const { versionstamp } = await readSignal(kv);
+      if (lastSignal !== undefined && versionstamp !== lastSignal) void requestPull("all");
+      lastSignal = versionstamp;
+    } catch (e) {
+      console.error("delivery: reading the delivery signal failed:", e);
+    }
+  }, opts.signalEveryMs ?? 250);
+
   if (queuesAvailable()) {
-    listenQueue(ctx.kv, {
+    listenQueue(kv, {
       probe: () => {},
-      event: async (m: EventQueued) => {
-        // A message that does not list the subscriptions is resolved through its event.
-        const ids = m.subscription_ids ??
-          (await ctx.kv.get<OutboxEvent>(keys.event(m.event_id))).value?.subscription_ids ?? [];
-        for (const id of ids) job(id, m.event_id, { attempt: 1 });
+      // Left by earlier versions, which woke engines per event: a pull finds the jobs.
+      event: () => void requestPull("all"),
+      retry: async (m: RetryQueued) => {
+        const job = await kv.get<DeliveryJob>(keys.job(m.subscription_id, m.event_id));
+        if (job.versionstamp === null || job.value.attempt !== m.attempt) return;
+        if (!isDue(job.value, Date.now())) return;
+        for (const won of await leases.take([job as Deno.KvEntry<DeliveryJob>])) submitJob(won);
       },
-      retry: (m: RetryQueued) => job(m.subscription_id, m.event_id, { attempt: m.attempt }),
-      redeliver: (m: RedeliveryQueued) => redelivery(m.subscription_id, m.redelivery_id),
+      redeliver: async (m: RedeliveryQueued) => {
+        const entry = await kv.get<Redelivery>(keys.redelivery(m.subscription_id, m.redelivery_id));
+        if (entry.versionstamp === null) return;
+        for (const won of await leases.take([entry as Deno.KvEntry<Redelivery>])) {
+          submitRedelivery(won);
+        }
+      },
     }).catch((e) => console.error("delivery: the queue listener stopped:", e));
   }
 
-  const target: SweepTarget = {
-    kv: ctx.kv,
-    job: (entry) =>
-      job(entry.value.subscription_id, entry.value.event_id, {
-        attempt: entry.value.attempt,
-        job: entry,
-      }),
-    redelivery,
-    touched: deps.touched,
-  };
   let sweeping: Promise<void> | null = null;
-  const runSweep = (graceMs: number, everything: boolean) => {
-    sweeping ??= sweep(target, { graceMs, everything })
-      .catch((e) => console.error("delivery: sweep failed:", e))
+  const runSweep = (everything: boolean) => {
+    sweeping ??= (async () => {
+      await requestPull("all");
+      await sweep({ kv, touched: deps.touched }, { everything });
+    })().catch((e) => console.error("delivery: sweep failed:", e))
       .finally(() => sweeping = null);
     return sweeping;
   };
-  runSweep(0, true);
-  // Without queues the sweeper is what wakes retries, redeliveries and other writers' events.
-  const queued = queuesAvailable();
-  const graceMs = opts.sweepGraceMs ?? (queued ? 5_000 : 0);
-  const everyMs = opts.sweepEveryMs ?? (queued ? 60_000 : 2_000);
-  const timer = setInterval(() => runSweep(graceMs, false), everyMs);
+  runSweep(true);
+  // Retries this process scheduled, and what pulls saw, wake it at their time; sweeps catch the
+  // rest (retries another process scheduled and then died).
+  const sweepTimer = setInterval(() => runSweep(false), opts.sweepEveryMs ?? 30_000);
 
   return {
     idle: () => dispatcher.idle(),
-    sweep: () => runSweep(0, false),
+    sweep: () => runSweep(false),
+    held: () => dispatcher.held,
     async stop() {
-      unsubscribe();
-      unsubscribeChanges();
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(wakeTimer);
+      detach();
+      stopRoom();
+      clearInterval(signalTimer);
+      clearInterval(sweepTimer);
       await sweeping;
+      await pulling;
       await dispatcher.stop();
+      await unlease(kv, unstarted.splice(0)).catch((e) =>
+        console.error("delivery: freeing leases at stop failed:", e)
+      );
       connector.close();
     },
   };

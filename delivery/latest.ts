@@ -3,19 +3,15 @@ import type { Subscription } from "../domain/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { RecentMap } from "../domain/recent_map.ts";
 
-interface Known {
-  entry: Deno.KvEntry<Subscription>;
-  /** When KV last confirmed this version: read it, or a commit checked it. */
-  verifiedAt: number;
-}
-
 /**
- * The newest version of each subscription this process has seen. The recorder commits against
- * the version it wrote last, so its commits don't fail each other's versionstamp checks; only
- * a change from elsewhere (delete, enable, rotate, another process) makes a commit retry.
+ * The newest version of each subscription this process has seen. Every attempt reads the
+ * subscription, so it acts on what any process changed last; this only keeps a read that
+ * started before this process's own latest commit from going back in time. The recorder
+ * commits against the version it wrote last, so its commits don't fail each other's checks;
+ * only a change from elsewhere (delete, enable, rotate, another process) makes one retry.
  */
 export class LatestSubscriptions {
-  readonly #known = new Map<string, Known>();
+  readonly #known = new Map<string, Deno.KvEntry<Subscription>>();
 
   /** The newer of what was just read and what this process wrote last; null when deleted. */
   freshest(read: Deno.KvEntryMaybe<Subscription>): Deno.KvEntry<Subscription> | null {
@@ -25,33 +21,25 @@ export class LatestSubscriptions {
       return null;
     }
     const known = this.#known.get(id);
-    if (known && known.entry.versionstamp > read.versionstamp) return known.entry;
+    if (known && known.versionstamp > read.versionstamp) return known;
     const entry = read as Deno.KvEntry<Subscription>;
-    this.#known.set(id, { entry, verifiedAt: Date.now() });
+    this.#known.set(id, entry);
     return entry;
   }
 
   /** Records what this process just committed. */
   wrote(entry: Deno.KvEntry<Subscription>): void {
     const known = this.#known.get(entry.value.id);
-    if (!known || known.entry.versionstamp <= entry.versionstamp) {
-      this.#known.set(entry.value.id, { entry, verifiedAt: Date.now() });
-    }
+    if (!known || known.versionstamp <= entry.versionstamp) this.#known.set(entry.value.id, entry);
   }
 
   /** The newest version this process knows of, if any. */
   current(id: string): Deno.KvEntry<Subscription> | undefined {
-    return this.#known.get(id)?.entry;
+    return this.#known.get(id);
   }
 
   forget(id: string): void {
     this.#known.delete(id);
-  }
-
-  /** The newest version, if KV confirmed it within `maxAgeMs`. */
-  recent(id: string, maxAgeMs: number): Deno.KvEntry<Subscription> | undefined {
-    const known = this.#known.get(id);
-    return known && Date.now() - known.verifiedAt <= maxAgeMs ? known.entry : undefined;
   }
 }
 

@@ -94,6 +94,7 @@ export function planCommit(
       ...(pending.value as DeliveryJob),
       attempt: a.attempt! + 1,
       next_attempt_at: new Date(nowMs + delayMs).toISOString(),
+      lease_until: null,
     };
     settle.push({ pending, retry: { job, delayMs } });
   }
@@ -120,8 +121,8 @@ export class Recorder {
     private readonly kv: Deno.Kv,
     private readonly webhooks: Settings["webhooks"],
     private readonly latest: LatestSubscriptions,
-    /** Told of every attempt once it is settled (recorded, or dropped with its subscription). */
-    private readonly settled: (a: Attempted) => void,
+    /** Told of each retry once its commit landed. */
+    private readonly scheduled: (job: DeliveryJob) => void = () => {},
   ) {}
 
   /** Attempts handed in and not yet recorded. */
@@ -153,7 +154,6 @@ export class Recorder {
       const batch = line.splice(0, MAX_BATCH);
       try {
         await this.#commit(id, batch);
-        for (const w of batch) this.settled(w.a);
       } catch (e) {
         console.error(`delivery: recording attempts for ${id} failed; the sweeper retries:`, e);
       }
@@ -182,6 +182,7 @@ export class Recorder {
       const versionstamp = await commitAttempt(this.kv, plan);
       if (versionstamp) {
         this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
+        for (const { retry } of plan.settle) if (retry) this.scheduled(retry.job);
         if (plan.audit) await dropPending(this.kv, id);
         return;
       }

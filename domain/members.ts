@@ -43,13 +43,13 @@ export async function commitMemberAdded(
       alone: true,
       extend: (op, message) => {
         setMembership(op, channel.id, added);
-        addEvent(op, routes, {
+        addEvent(ctx.kv, op, routes, {
           type: "channel.member_added",
           team_id: channel.team_id,
           channel_id: channel.id,
           data: { channel_id: channel.id, user: added },
         });
-        addEvent(op, routes, {
+        addEvent(ctx.kv, op, routes, {
           type: "message.created",
           team_id: channel.team_id,
           channel_id: channel.id,
@@ -132,7 +132,7 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
       alone: true,
       extend: (op, message) => {
         dropMembership(op, channel.id, userId);
-        addEvent(op, routes, {
+        addEvent(ctx.kv, op, routes, {
           type: "message.created",
           team_id: channel.team_id,
           channel_id: channel.id,

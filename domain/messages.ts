@@ -118,7 +118,7 @@ async function postOnce(
   const { routes, checks } = await audienceOf(ctx, channel, versions);
   const stored = await appendMessage(ctx.kv, draft, {
     checks: [read.entry, ...(read.member ? [read.member] : []), ...checks],
-    extend: (op, message) => addEvent(op, routes, messageEvent("message.created", message)),
+    extend: (op, message) => addEvent(ctx.kv, op, routes, messageEvent("message.created", message)),
     indexClientUuid: given,
   });
   return stored && { message: stored, replayed: false };
@@ -204,7 +204,7 @@ export async function editMessage(
       if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
       const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
       const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        addEvent(op, routes, messageEvent("message.updated", next));
+        addEvent(ctx.kv, op, routes, messageEvent("message.updated", next));
       });
       return done ? next : null;
     }));
@@ -233,7 +233,7 @@ export async function deleteMessage(
       if (message.deleted_at) return true;
       const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
       const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        addEvent(op, routes, messageEvent("message.deleted", next));
+        addEvent(ctx.kv, op, routes, messageEvent("message.deleted", next));
       });
       if (!done) return null;
       await clearReactions(ctx.kv, message.id);

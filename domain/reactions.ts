@@ -107,7 +107,7 @@ async function reactOnce(
   const done = await replaceMessage(ctx.kv, checks, next, (op) => {
     if (!present) return void op.delete(key);
     op.set(key, null);
-    addEvent(op, audience.routes, reactionAdded(message, text, subject));
+    addEvent(ctx.kv, op, audience.routes, reactionAdded(message, text, subject));
   });
   return done || null;
 }

@@ -41,6 +41,7 @@ const schema = z.object({
   }),
   WEBHOOKS_TIMEOUT: z.coerce.number().positive().default(10),
   WEBHOOKS_ALLOW_PRIVATE_URLS: bool.default(false),
+  WEBHOOKS_MAX_IN_MEMORY: positiveInt.default(1000),
 });
 
 /** The service's settings, read once from the environment at start. */
@@ -59,6 +60,8 @@ export interface Settings {
     backoffMs: number[];
     timeoutMs: number;
     allowPrivateUrls: boolean;
+    /** Pending jobs a process holds in memory at once; the rest of a backlog waits in KV. */
+    window: number;
   };
 }
 
@@ -102,6 +105,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
       backoffMs: s.WEBHOOKS_BACKOFF,
       timeoutMs: s.WEBHOOKS_TIMEOUT * 1000,
       allowPrivateUrls: s.WEBHOOKS_ALLOW_PRIVATE_URLS,
+      window: s.WEBHOOKS_MAX_IN_MEMORY,
     },
   };
 }

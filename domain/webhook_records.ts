@@ -43,6 +43,8 @@ export interface Redelivery {
   subscription_id: string;
   event_id: string;
   created_at: string;
+  /** As on a delivery job: until when one process holds it. */
+  lease_until?: number | null;
 }
 
 /** The API's Subscription: no secret. */

@@ -54,8 +54,11 @@ export async function insertRedelivery(
     subscription_id: redelivery.subscription_id,
     redelivery_id: redelivery.id,
   };
-  const op = kv.atomic().check(subscription).set(key, redelivery);
-  if (queuesAvailable()) op.enqueue(wake);
+  const op = kv.atomic().check(subscription).set(key, redelivery).set(
+    keys.deliverySignal(),
+    Date.now(),
+  );
+  if (queuesAvailable()) op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(redelivery.id)] });
   return (await op.commit()).ok;
 }
 
@@ -103,7 +106,10 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
       attempt: retry.job.attempt,
     };
     op.set(pending.key, retry.job);
-    if (queuesAvailable()) op.enqueue(wake, { delay: retry.delayMs });
+    if (queuesAvailable()) {
+      const lost = keys.undelivered(`${retry.job.subscription_id}/${retry.job.event_id}`);
+      op.enqueue(wake, { delay: retry.delayMs, keysIfUndelivered: [lost] });
+    }
   }
   if (c.audit) addAudit(op, c.audit);
   const res = await op.commit();
@@ -115,15 +121,78 @@ export async function dropIfUnchanged(kv: Deno.Kv, entry: Deno.KvEntry<unknown>)
   await kv.atomic().check(entry).delete(entry.key).commit();
 }
 
-/** Every pending job, for the sweeper. */
-export function listJobs(kv: Deno.Kv): Deno.KvListIterator<DeliveryJob> {
-  return kv.list<DeliveryJob>({ prefix: keys.jobs() });
+/** A job or a redelivery: work one process at a time may hold under a lease. */
+export type Leasable = DeliveryJob | Redelivery;
+
+/** Whether `entry` is free to lease at `now`: nobody holds it, or the holder's lease ran out. */
+export const isFree = (entry: Deno.KvEntry<Leasable>, now: number) =>
+  (entry.value.lease_until ?? 0) <= now;
+
+/** KV allows 10 checks per commit: one per entry leased. */
+const LEASE_BATCH = 10;
+
+/**
+ * Leases entries as read, until `until`: each is taken only if unchanged since it was read, so
+ * of two processes that found the same job, one gets it. Returns the leased entries as they now
+ * stand; an entry someone else changed meanwhile is left out.
+ */
+export async function lease(
+  kv: Deno.Kv,
+  entries: Deno.KvEntry<Leasable>[],
+  until: number,
+): Promise<Deno.KvEntry<Leasable>[]> {
+  const out: Deno.KvEntry<Leasable>[] = [];
+  for (let i = 0; i < entries.length; i += LEASE_BATCH) {
+    const batch = entries.slice(i, i + LEASE_BATCH);
+    const won = await leaseTogether(kv, batch, until);
+    if (won) out.push(...won);
+    else if (batch.length > 1) {
+      // One of them changed: each goes alone, so the others are still taken.
+      for (const e of batch) out.push(...(await leaseTogether(kv, [e], until) ?? []));
+    }
+  }
+  return out;
 }
 
-/** Every pending redelivery, for the sweeper. */
-export function listRedeliveries(kv: Deno.Kv): Deno.KvListIterator<Redelivery> {
-  return kv.list<Redelivery>({ prefix: keys.redeliveries() });
+async function leaseTogether(kv: Deno.Kv, batch: Deno.KvEntry<Leasable>[], until: number) {
+  const op = kv.atomic();
+  const next = batch.map((e) => ({ ...e.value, lease_until: until }));
+  batch.forEach((e, i) => op.check(e).set(e.key, next[i]));
+  const res = await op.commit();
+  if (!res.ok) return null;
+  return batch.map((e, i) => ({ key: e.key, value: next[i], versionstamp: res.versionstamp }));
 }
+
+/** Frees leased entries this process will not attempt after all (it is stopping). */
+export async function unlease(kv: Deno.Kv, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
+  for (let i = 0; i < entries.length; i += LEASE_BATCH) {
+    const op = kv.atomic();
+    for (const e of entries.slice(i, i + LEASE_BATCH)) {
+      op.check(e).set(e.key, { ...e.value, lease_until: null });
+    }
+    await op.commit();
+  }
+}
+
+/** A subscription's pending jobs in event order, from just after `after` when given. */
+export function listJobs(
+  kv: Deno.Kv,
+  subscriptionId: string,
+  after: Deno.KvKey | null,
+  limit: number,
+): Deno.KvListIterator<DeliveryJob> {
+  const prefix = keys.jobs(subscriptionId);
+  const selector = after ? { prefix, start: [...after, ""] } : { prefix };
+  return kv.list<DeliveryJob>(selector, { limit, batchSize: Math.min(limit, 500) });
+}
+
+/** A subscription's pending redeliveries. */
+export function listRedeliveries(kv: Deno.Kv, subscriptionId: string) {
+  return kv.list<Redelivery>({ prefix: keys.redeliveries(subscriptionId) });
+}
+
+/** The delivery signal's entry: its versionstamp moves whenever work is left for any engine. */
+export const readSignal = (kv: Deno.Kv) => kv.get(keys.deliverySignal());
 
 /** Forgets queue messages the queue gave up on: the sweeper finds their jobs by itself. */
 export async function clearUndelivered(kv: Deno.Kv): Promise<void> {

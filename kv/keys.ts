@@ -24,7 +24,8 @@
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
- * | ["undelivered", eventId]                      | queue message        | keysIfUndelivered: the sweeper deletes it (it re-dispatches due jobs anyway) |
+ * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
+ * | ["delivery_signal"]                           | number (time)        | set by commits that leave jobs for any engine; every engine polls it |
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
  * | ["webhooks", subscriptionId]                  | Subscription         | signing secrets sealed (AES-GCM); stats updated by every attempt |
  * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits; UUIDv7 so it sorts by age |
@@ -66,7 +67,8 @@ export const keys = {
   event: (eventId: string) => ["events", eventId],
   events: () => ["events"],
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
-  undelivered: (eventId: string) => ["undelivered", eventId],
+  undelivered: (wakeId: string) => ["undelivered", wakeId],
+  deliverySignal: () => ["delivery_signal"],
   jobs: (subscriptionId?: string) => subscriptionId ? ["jobs", subscriptionId] : ["jobs"],
   undeliveredAll: () => ["undelivered"],
   redelivery: (subscriptionId: string, redeliveryId: string) => [

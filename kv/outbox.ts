@@ -4,7 +4,6 @@ import { newId } from "../domain/ids.ts";
 import { RecentMap } from "../domain/recent_map.ts";
 import { getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { queuesAvailable } from "./queue_support.ts";
 
 /** The user a subscription belongs to: it hears only the channels this user can see. */
 export interface RouteOwner {
@@ -29,14 +28,11 @@ export interface DeliveryJob {
   attempt: number;
   next_attempt_at: string;
   created_at: string;
-}
-
-/** The queue message that wakes the delivery engine for an event. */
-export interface EventQueued {
-  kind: "event";
-  event_id: string;
-  /** The subscriptions with a job, so a wake-up for work already done costs no read. */
-  subscription_ids: string[];
+  /**
+   * Until when (ms) one process holds the job: no other attempts it before then. Null or absent:
+   * free for whoever finds it due.
+   */
+  lease_until?: number | null;
 }
 
 export type RouteTable = { id: string; route: WebhookRoute }[];
@@ -103,12 +99,37 @@ export interface EventDraft {
 }
 
 /**
- * Adds an event to a commit (the transactional outbox): the event itself, one delivery job per
- * matching active subscription, and what wakes the delivery engine: a queue message, or, when
- * this process runs the engine, a call once the commit lands (see onEventsCommitted). The
- * change, its event and its jobs then exist together or not at all.
+ * This process's delivery engine, as the outbox sees it: the engine takes the jobs of the
+ * process's own commits at once, without a read, while its window has room.
+ */
+export interface LocalDelivery {
+  /** Promises room for a job of each subscription; the ids it could take (possibly none). */
+  claim(subscriptionIds: string[]): string[];
+  /** The claimed jobs of a commit that landed; `versionstamp` is the commit's (so theirs). */
+  take(handed: Handed[], versionstamp: string): void;
+  /** Gives back the room of claimed jobs whose commit failed. */
+  release(subscriptionIds: string[]): void;
+  /** Until when a claimed job is leased to this process, from `now`. */
+  leaseUntil(now: number): number;
+}
+
+const engines = new WeakMap<Deno.Kv, LocalDelivery>();
+
+/** Lets this process's engine take the jobs of events committed to `kv` here. */
+export function attachDelivery(kv: Deno.Kv, engine: LocalDelivery): () => void {
+  engines.set(kv, engine);
+  return () => engines.get(kv) === engine && engines.delete(kv);
+}
+
+/**
+ * Adds an event to a commit (the transactional outbox): the event itself and one delivery job
+ * per matching active subscription. Jobs this process's engine claims are written leased to it
+ * and handed over once the commit lands; the rest are written free, with the delivery signal
+ * that engines of every process watch (see kv/deliveries.ts). The change, its event and its
+ * jobs then exist together or not at all.
  */
 export function addEvent(
+  kv: Deno.Kv,
   op: Deno.AtomicOperation,
   routes: RouteTable,
   draft: EventDraft,
@@ -120,62 +141,62 @@ export function addEvent(
   const event: OutboxEvent = { id: newId(now), ...draft, created_at, subscription_ids };
   op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
   if (subscription_ids.length === 0) return event;
-  for (const subscription_id of subscription_ids) {
-    op.set(keys.job(subscription_id, event.id), firstJob(event, subscription_id));
+  const engine = engines.get(kv);
+  const claimed = new Set(engine?.claim(subscription_ids) ?? []);
+  const jobs: Record<string, DeliveryJob> = {};
+  for (const id of subscription_ids) {
+    jobs[id] = firstJob(event, id, claimed.has(id) ? engine!.leaseUntil(now) : null);
+    op.set(keys.job(id, event.id), jobs[id]);
   }
-  if (commitListeners.size > 0) {
-    announceOnCommit(op, event);
-  } else if (queuesAvailable()) {
-    const wake: EventQueued = { kind: "event", event_id: event.id, subscription_ids };
-    op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(event.id)] });
-  }
+  if (claimed.size > 0) handOver(op, engine!, { event, jobs: [...claimed].map((id) => jobs[id]) });
+  if (claimed.size < subscription_ids.length) op.set(keys.deliverySignal(), now);
   return event;
 }
 
-/** The job an event starts with for each matching subscription. */
-export const firstJob = (event: OutboxEvent, subscriptionId: string): DeliveryJob => ({
+/** The job an event starts with for a matching subscription. */
+export const firstJob = (
+  event: OutboxEvent,
+  subscriptionId: string,
+  leaseUntil: number | null = null,
+): DeliveryJob => ({
   subscription_id: subscriptionId,
   event_id: event.id,
   attempt: 1,
   next_attempt_at: event.created_at,
   created_at: event.created_at,
+  lease_until: leaseUntil,
 });
 
-/**
- * Hears, in this process, of events with delivery jobs right after their commit succeeds;
- * `versionstamp` is the commit's, so also that of the jobs it wrote.
- */
-export type CommitListener = (events: OutboxEvent[], versionstamp: string) => void;
-
-const commitListeners = new Set<CommitListener>();
-const announced = new WeakMap<Deno.AtomicOperation, OutboxEvent[]>();
-
-/**
- * Lets the delivery engine of this process take an event the moment its commit lands, in place
- * of the queue message: Deno KV's queue polls (it delivers 0–100 ms after the commit) and each
- * message costs about as much CPU as a delivery. Nothing is lost if this process dies before
- * it delivers: the jobs are committed, and the sweeper finds them (at start, and every minute
- * from any other instance). Writers without an engine (the CLI, other processes) still
- * enqueue. Returns the unsubscribe function.
- */
-export function onEventsCommitted(listener: CommitListener): () => void {
-  commitListeners.add(listener);
-  return () => commitListeners.delete(listener);
+/** An event's jobs written leased to this process's engine. */
+export interface Handed {
+  event: OutboxEvent;
+  jobs: DeliveryJob[];
 }
 
-/** Wraps this operation's commit, once, to tell the listeners of its events on success. */
-function announceOnCommit(op: Deno.AtomicOperation, event: OutboxEvent) {
-  const events = announced.get(op);
-  if (events) {
-    events.push(event);
+const handOvers = new WeakMap<Deno.AtomicOperation, Handed[]>();
+
+/**
+ * Wraps this operation's commit, once, to hand its claimed jobs to the engine when it lands, or
+ * give their room back when it does not. Nothing is lost if the process dies in between: the
+ * jobs are committed, and their lease runs out for another engine to take them.
+ */
+function handOver(op: Deno.AtomicOperation, engine: LocalDelivery, handed: Handed) {
+  const known = handOvers.get(op);
+  if (known) {
+    known.push(handed);
     return;
   }
-  const batch = [event];
-  announced.set(op, batch);
+  const batch = [handed];
+  handOvers.set(op, batch);
   const commit = op.commit.bind(op);
   op.commit = async () => {
-    const res = await commit();
-    if (res.ok) { for (const listener of commitListeners) listener(batch, res.versionstamp); }
-    return res;
+    let res: Deno.KvCommitResult | Deno.KvCommitError | undefined;
+    try {
+      res = await commit();
+      return res;
+    } finally {
+      if (res?.ok) engine.take(batch, res.versionstamp);
+      else engine.release(batch.flatMap((h) => h.jobs.map((j) => j.subscription_id)));
+    }
   };
 }

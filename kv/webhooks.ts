@@ -54,25 +54,6 @@ export async function listTeamSubscriptions(kv: Deno.Kv, teamId: string): Promis
   return (await getAll<Subscription>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
 }
 
-/** Hears, in this process, of each subscription changed or deleted by a successful commit. */
-export type ChangeListener = (subscriptionId: string) => void;
-
-const changeListeners = new Set<ChangeListener>();
-
-/**
- * Lets the delivery engine drop its copy of a subscription the moment an enable, rotation or
- * delete of this process commits. Returns the unsubscribe function.
- */
-export function onSubscriptionChanged(listener: ChangeListener): () => void {
-  changeListeners.add(listener);
-  return () => changeListeners.delete(listener);
-}
-
-function changed(ok: boolean, id: string): boolean {
-  if (ok) { for (const listener of changeListeners) listener(id); }
-  return ok;
-}
-
 /**
  * Replaces a subscription read as `entry` (and its route, and an audit entry) in one commit.
  * False when it changed since: read again and decide again.
@@ -88,7 +69,7 @@ export async function replaceSubscription(
     .set(keys.webhook(next.id), next);
   putRoute(op, next);
   addAudit(op, audit);
-  return changed((await op.commit()).ok, next.id);
+  return (await op.commit()).ok;
 }
 
 /** Deletes a subscription and its route with an audit entry. False when it changed since. */
@@ -102,7 +83,7 @@ export async function removeSubscription(
     .delete(keys.webhook(entry.value.id));
   dropRoute(op, entry.value);
   addAudit(op, audit);
-  return changed((await op.commit()).ok, entry.value.id);
+  return (await op.commit()).ok;
 }
 
 /**

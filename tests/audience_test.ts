@@ -47,103 +47,115 @@ async function heardSince(s: TestServer, seen: number, subs: Record<string, stri
 
 Deno.test("audience: workspace-wide subscriptions hear only channels their owner can see", async () => {
   const r = receiver();
-  await withWorkspace(async (s, w) => {
-    const subs = {
-      member: (await subscribe(s, w.member.token, r.url, { events: ALL_EVENTS })).id,
-      bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id,
-      admin: (await subscribe(s, w.admin.token, r.url, { events: ALL_EVENTS })).id,
-    };
-    const outsider = await actor(s.ctx, w.team, "Oscar Outsider", "admin");
-    const secret = await createChannelAs(s, outsider.token, "secret", "private");
-    const dm = await createDirectChannel(s.ctx, [outsider.user, w.member.user]);
-    const general = w.team.general_channel_id;
-    const seen = (await events(s)).length;
+  await withWorkspace(
+    async (s, w) => {
+      const subs = {
+        member: (await subscribe(s, w.member.token, r.url, { events: ALL_EVENTS })).id,
+        bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id,
+        admin: (await subscribe(s, w.admin.token, r.url, { events: ALL_EVENTS })).id,
+      };
+      const outsider = await actor(s.ctx, w.team, "Oscar Outsider", "admin");
+      const secret = await createChannelAs(s, outsider.token, "secret", "private");
+      const dm = await createDirectChannel(s.ctx, [outsider.user, w.member.user]);
+      const general = w.team.general_channel_id;
+      const seen = (await events(s)).length;
 
-    await post(s, outsider.token, secret, "private talk");
-    await post(s, outsider.token, dm.id, "just us two");
-    await post(s, outsider.token, general, "hello everyone");
-    const heard = await heardSince(s, seen, subs);
-    assert.deepEqual(heard.member, [`message.created@${dm.id}`, `message.created@${general}`]);
-    assert.deepEqual(heard.bot, [], "a bot hears only channels it is in; it is in none");
-    assert.deepEqual(heard.admin, [`message.created@${general}`], "admins get no exception");
-  }, FAST, { engine: true }).finally(() => r.close());
+      await post(s, outsider.token, secret, "private talk");
+      await post(s, outsider.token, dm.id, "just us two");
+      await post(s, outsider.token, general, "hello everyone");
+      const heard = await heardSince(s, seen, subs);
+      assert.deepEqual(heard.member, [`message.created@${dm.id}`, `message.created@${general}`]);
+      assert.deepEqual(heard.bot, [], "a bot hears only channels it is in; it is in none");
+      assert.deepEqual(heard.admin, [`message.created@${general}`], "admins get no exception");
+    },
+    FAST,
+    { engine: true },
+  ).finally(() => r.close());
 });
 
 Deno.test("audience: joining starts a channel's events, leaving stops them", async () => {
   const r = receiver();
-  await withWorkspace(async (s, w) => {
-    const subs = {
-      member: (await subscribe(s, w.member.token, r.url, { events: ALL_EVENTS })).id,
-      bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id,
-    };
-    const room = await createChannelAs(s, w.admin.token, "room", "private");
-    let seen = (await events(s)).length;
-    const before = await post(s, w.admin.token, room, "before anyone joins");
-    assert.deepEqual(await heardSince(s, seen, subs), { member: [], bot: [] });
+  await withWorkspace(
+    async (s, w) => {
+      const subs = {
+        member: (await subscribe(s, w.member.token, r.url, { events: ALL_EVENTS })).id,
+        bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id,
+      };
+      const room = await createChannelAs(s, w.admin.token, "room", "private");
+      let seen = (await events(s)).length;
+      const before = await post(s, w.admin.token, room, "before anyone joins");
+      assert.deepEqual(await heardSince(s, seen, subs), { member: [], bot: [] });
 
-    for (const who of [w.member, w.bot]) {
-      const res = await api(s, "POST", `/channels/${room}/members`, {
+      for (const who of [w.member, w.bot]) {
+        const res = await api(s, "POST", `/channels/${room}/members`, {
+          token: w.admin.token,
+          body: { user_id: who.user.id },
+        });
+        assertStatus(res, 201);
+      }
+      seen = (await events(s)).length;
+      await post(s, w.admin.token, room, "now you are in");
+      const edited = await api(s, "PATCH", `/channels/${room}/messages/${before.id}`, {
         token: w.admin.token,
-        body: { user_id: who.user.id },
+        body: { body: "edited" },
       });
-      assertStatus(res, 201);
-    }
-    seen = (await events(s)).length;
-    await post(s, w.admin.token, room, "now you are in");
-    const edited = await api(s, "PATCH", `/channels/${room}/messages/${before.id}`, {
-      token: w.admin.token,
-      body: { body: "edited" },
-    });
-    assertStatus(edited, 200);
-    const react = await api(s, "PUT", `/channels/${room}/messages/${before.id}/reactions/👍`, {
-      token: w.admin.token,
-    });
-    assertStatus(react, 204);
-    const inRoom = [
-      `message.created@${room}`,
-      `message.updated@${room}`,
-      `reaction.added@${room}`,
-    ];
-    assert.deepEqual(await heardSince(s, seen, subs), { member: inRoom, bot: inRoom });
+      assertStatus(edited, 200);
+      const react = await api(s, "PUT", `/channels/${room}/messages/${before.id}/reactions/👍`, {
+        token: w.admin.token,
+      });
+      assertStatus(react, 204);
+      const inRoom = [
+        `message.created@${room}`,
+        `message.updated@${room}`,
+        `reaction.added@${room}`,
+      ];
+      assert.deepEqual(await heardSince(s, seen, subs), { member: inRoom, bot: inRoom });
 
-    for (const who of [w.member, w.bot]) {
-      const res = await api(s, "DELETE", `/channels/${room}/members/${who.user.id}`, {
-        token: who.token,
+      for (const who of [w.member, w.bot]) {
+        const res = await api(s, "DELETE", `/channels/${room}/members/${who.user.id}`, {
+          token: who.token,
+        });
+        assertStatus(res, 204);
+      }
+      seen = (await events(s)).length;
+      await post(s, w.admin.token, room, "after they left");
+      const gone = await api(s, "DELETE", `/channels/${room}/messages/${before.id}`, {
+        token: w.admin.token,
       });
-      assertStatus(res, 204);
-    }
-    seen = (await events(s)).length;
-    await post(s, w.admin.token, room, "after they left");
-    const gone = await api(s, "DELETE", `/channels/${room}/messages/${before.id}`, {
-      token: w.admin.token,
-    });
-    assertStatus(gone, 204);
-    assert.deepEqual(await heardSince(s, seen, subs), { member: [], bot: [] });
-  }, FAST, { engine: true }).finally(() => r.close());
+      assertStatus(gone, 204);
+      assert.deepEqual(await heardSince(s, seen, subs), { member: [], bot: [] });
+    },
+    FAST,
+    { engine: true },
+  ).finally(() => r.close());
 });
 
 Deno.test("audience: a user hears its own joining, not its own leaving", async () => {
   const r = receiver();
-  await withWorkspace(async (s, w) => {
-    const subs = { bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id };
-    const room = await createChannelAs(s, w.admin.token, "room", "private");
-    let seen = (await events(s)).length;
-    const add = await api(s, "POST", `/channels/${room}/members`, {
-      token: w.admin.token,
-      body: { user_id: w.bot.user.id },
-    });
-    assertStatus(add, 201);
-    assert.deepEqual((await heardSince(s, seen, subs)).bot, [
-      `channel.member_added@${room}`,
-      `message.created@${room}`,
-    ]);
-    seen = (await events(s)).length;
-    const leave = await api(s, "DELETE", `/channels/${room}/members/${w.bot.user.id}`, {
-      token: w.bot.token,
-    });
-    assertStatus(leave, 204);
-    assert.deepEqual((await heardSince(s, seen, subs)).bot, []);
-  }, FAST, { engine: true }).finally(() => r.close());
+  await withWorkspace(
+    async (s, w) => {
+      const subs = { bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id };
+      const room = await createChannelAs(s, w.admin.token, "room", "private");
+      let seen = (await events(s)).length;
+      const add = await api(s, "POST", `/channels/${room}/members`, {
+        token: w.admin.token,
+        body: { user_id: w.bot.user.id },
+      });
+      assertStatus(add, 201);
+      assert.deepEqual((await heardSince(s, seen, subs)).bot, [
+        `channel.member_added@${room}`,
+        `message.created@${room}`,
+      ]);
+      seen = (await events(s)).length;
+      const leave = await api(s, "DELETE", `/channels/${room}/members/${w.bot.user.id}`, {
+        token: w.bot.token,
+      });
+      assertStatus(leave, 204);
+      assert.deepEqual((await heardSince(s, seen, subs)).bot, []);
+    },
+    FAST,
+    { engine: true },
+  ).finally(() => r.close());
 });
 
 Deno.test("audience: a hidden channel id is refused exactly like an unknown one", async () => {
@@ -176,22 +188,26 @@ Deno.test("audience: a hidden channel id is refused exactly like an unknown one"
 
 Deno.test("audience: subscriptions made before owners were kept follow the same rule", async () => {
   const r = receiver();
-  await withWorkspace(async (s, w) => {
-    const id = (await subscribe(s, w.bot.token, r.url)).id;
-    // As stored before this change: no owner on the route, no owner type on the subscription.
-    const sub = (await s.ctx.kv.get<Subscription>(keys.webhook(id))).value!;
-    const route = (await s.ctx.kv.get<WebhookRoute>(keys.teamWebhook(w.team.id, id))).value!;
-    delete sub.owner_type;
-    delete route.owner;
-    await s.ctx.kv.atomic()
-      .set(keys.webhook(id), sub)
-      .set(keys.teamWebhook(w.team.id, id), route)
-      .set(keys.routesVersion(w.team.id), Date.now())
-      .commit();
-    const seen = (await events(s)).length;
-    await post(s, w.admin.token, w.team.general_channel_id, "the bot is not in general");
-    const room = await createChannelAs(s, w.bot.token, "bots-room", "public");
-    await post(s, w.bot.token, room, "the bot is in here");
-    assert.deepEqual((await heardSince(s, seen, { bot: id })).bot, [`message.created@${room}`]);
-  }, FAST, { engine: true }).finally(() => r.close());
+  await withWorkspace(
+    async (s, w) => {
+      const id = (await subscribe(s, w.bot.token, r.url)).id;
+      // As stored before this change: no owner on the route, no owner type on the subscription.
+      const sub = (await s.ctx.kv.get<Subscription>(keys.webhook(id))).value!;
+      const route = (await s.ctx.kv.get<WebhookRoute>(keys.teamWebhook(w.team.id, id))).value!;
+      delete sub.owner_type;
+      delete route.owner;
+      await s.ctx.kv.atomic()
+        .set(keys.webhook(id), sub)
+        .set(keys.teamWebhook(w.team.id, id), route)
+        .set(keys.routesVersion(w.team.id), Date.now())
+        .commit();
+      const seen = (await events(s)).length;
+      await post(s, w.admin.token, w.team.general_channel_id, "the bot is not in general");
+      const room = await createChannelAs(s, w.bot.token, "bots-room", "public");
+      await post(s, w.bot.token, room, "the bot is in here");
+      assert.deepEqual((await heardSince(s, seen, { bot: id })).bot, [`message.created@${room}`]);
+    },
+    FAST,
+    { engine: true },
+  ).finally(() => r.close());
 });

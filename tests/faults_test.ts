@@ -232,7 +232,8 @@ async function sharedStore() {
     INTEGRATIONS_API_RATE_LIMIT: "100000",
     WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
     WEBHOOKS_BACKOFF: "100ms,200ms",
-    WEBHOOKS_TIMEOUT: "5",
+    // Short, so the lease a killed process held (timeout + 15 s) runs out soon.
+    WEBHOOKS_TIMEOUT: "1",
   };
   const settings = loadSettings(env);
   const kv = retryLockedCommits(await Deno.openKv(env.KV_PATH));
@@ -343,8 +344,9 @@ Deno.test("faults: SIGKILL with an attempt in flight: attempted again after rest
       "the cut attempt left no record",
     );
 
+    // The killed process's lease on the job must run out before another process takes it.
     service = await startService(store.env);
-    const [first, second] = await r.waitFor(2, 10_000);
+    const [first, second] = await r.waitFor(2, 25_000);
     assert.equal(second.body, first.body);
     assert.equal(JSON.parse(second.body).data.id, m.id);
     await waitUntil(async () => (await countKeys(store.ctx.kv, keys.jobs(sub.id))) === 0);
@@ -387,8 +389,8 @@ Deno.test("faults: SIGKILL in the middle of a burst: every event still arrives",
     service = await startService(store.env);
     await waitUntil(
       async () => (await countKeys(store.ctx.kv, keys.jobs())) === 0,
-      15_000,
-      "every job settled",
+      30_000,
+      "every job settled (the killed process's leases run out first)",
     );
     const got = received(r.hits);
     const eventsPerMessage = new Map<string, Set<string>>();

@@ -27,6 +27,7 @@ Deno.test("settings: defaults follow the decisions table", () => {
     backoffMs: [10_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000],
     timeoutMs: 10_000,
     allowPrivateUrls: false,
+    window: 1000,
   });
 });
 
@@ -44,6 +45,7 @@ Deno.test("settings: every variable is read, empty ones fall back to the default
     WEBHOOKS_BACKOFF: "500ms, 2s,1h",
     WEBHOOKS_TIMEOUT: "1.5",
     WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
+    WEBHOOKS_MAX_IN_MEMORY: "50",
     UNRELATED: "ignored",
   });
   assert.equal(s.port, 9000);
@@ -58,6 +60,7 @@ Deno.test("settings: every variable is read, empty ones fall back to the default
     backoffMs: [500, 2_000, 3_600_000],
     timeoutMs: 1_500,
     allowPrivateUrls: true,
+    window: 50,
   });
   assert.equal(loadSettings({ PORT: "", INTEGRATIONS_ENABLED: "" }).port, 8080);
   assert.equal(loadSettings({ PORT: "9000" }).baseUrl, "http://localhost:9000");
