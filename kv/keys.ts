@@ -32,6 +32,7 @@
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
+ * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
  */
 export const keys = {
@@ -95,6 +96,8 @@ export const keys = {
   ],
   audits: (teamId: string) => ["audit", teamId],
   audit: (teamId: string, entryId: string) => ["audit", teamId, entryId],
+  rateCounts: () => ["rate"],
+  rateCount: (window: number, name: string) => ["rate", window, name],
   probe: () => ["up"],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
 

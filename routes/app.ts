@@ -8,7 +8,8 @@ import { memberRoutes } from "./members.ts";
 import { messageRoutes } from "./messages.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
-import { rateLimit, RateLimiter } from "./middleware/rate_limit.ts";
+import { rateLimit } from "./middleware/rate_limit.ts";
+import { RateLimiter } from "../domain/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { upHandler } from "./up.ts";
@@ -16,9 +17,12 @@ import { webhookRoutes } from "./webhooks.ts";
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/** The whole HTTP surface: /up, /api/v1 and the webhook endpoints. */
+/**
+ * The whole HTTP surface: /up, /api/v1 and the webhook endpoints. `close` stops its background
+ * work (the rate limit's count syncing).
+ */
 export function createApp(ctx: Ctx) {
-  const limiter = new RateLimiter(ctx.settings.rateLimit);
+  const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .use(bearerAuth(ctx), rateLimit(ctx, limiter))
@@ -36,5 +40,5 @@ export function createApp(ctx: Ctx) {
   app.use("/api/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/api/v1", api);
-  return app;
+  return Object.assign(app, { close: () => limiter.close() });
 }

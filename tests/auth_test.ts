@@ -17,6 +17,7 @@ import {
   api,
   createChannelAs,
   startServer,
+  storeEntries,
   type TestServer,
   withWorkspace,
   workspace,
@@ -32,7 +33,7 @@ async function tokenRecord(s: TestServer, value: string) {
 /** Every key and value in the store, as text. */
 async function dumpKv(kv: Deno.Kv): Promise<string> {
   const parts: string[] = [];
-  for await (const e of kv.list({ prefix: [] })) {
+  for await (const e of storeEntries(kv)) {
     parts.push(JSON.stringify([e.key, e.value], (_k, v) => typeof v === "bigint" ? `${v}` : v));
   }
   return parts.join("\n");

@@ -18,10 +18,8 @@ async function startFileServer(): Promise<TestServer & { kvPath: string }> {
   const settings = loadSettings({ KV_PATH: kvPath, INTEGRATIONS_API_RATE_LIMIT: "100000" });
   const kv = await openStore(settings);
   const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings) };
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen() {} },
-    createApp(ctx).fetch,
-  );
+  const app = createApp(ctx);
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;
   return {
@@ -30,6 +28,7 @@ async function startFileServer(): Promise<TestServer & { kvPath: string }> {
     kvPath,
     async close() {
       await server.shutdown();
+      await app.close();
       kv.close();
       await Deno.remove(dir, { recursive: true });
     },

@@ -12,6 +12,7 @@ import { createToken } from "../domain/tokens.ts";
 import type { Role, Scope, Team, User } from "../domain/types.ts";
 import { SCOPES } from "../domain/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
+import { keys } from "../kv/keys.ts";
 import { retryLockedCommits } from "../kv/open.ts";
 import { coalesceReads } from "../kv/read_coalescer.ts";
 import { checkResponse } from "./openapi_check.ts";
@@ -56,6 +57,7 @@ export async function startServer(
     async close() {
       await engine?.stop();
       await server.shutdown();
+      await app.close();
       kv.close();
     },
   };
@@ -98,6 +100,15 @@ export async function workspace(ctx: Ctx, name = "Acme"): Promise<Workspace> {
   };
 }
 
+/**
+ * Waits out the end of the current minute if it is near: rate-limit windows are aligned to the
+ * clock, and a test that counts requests against a small limit must not straddle two windows.
+ */
+export async function clearOfWindowEdge(marginMs = 5_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
 /** Runs `fn` against a fresh server and workspace, closing the server whatever happens. */
 export async function withWorkspace(
   fn: (s: TestServer, w: Workspace) => Promise<void>,
@@ -112,10 +123,21 @@ export async function withWorkspace(
   }
 }
 
-/** How many keys start with `prefix`; the whole store by default. */
+/**
+ * The rate limit's shared counts: bookkeeping every instance syncs in the background whenever it
+ * likes, not state a request writes.
+ */
+const isRateCount = (key: Deno.KvKey) => key[0] === keys.rateCounts()[0];
+
+/** The store's entries under `prefix`, the rate limit's counts left out. */
+export async function* storeEntries(kv: Deno.Kv, prefix: Deno.KvKey = []) {
+  for await (const e of kv.list({ prefix })) if (!isRateCount(e.key)) yield e;
+}
+
+/** How many keys start with `prefix`; the whole store by default (rate counts left out). */
 export async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey = []): Promise<number> {
   let n = 0;
-  for await (const _ of kv.list({ prefix })) n++;
+  for await (const _ of storeEntries(kv, prefix)) n++;
   return n;
 }
 

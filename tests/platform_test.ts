@@ -7,6 +7,7 @@ import {
   actor,
   api,
   assertStatus,
+  clearOfWindowEdge,
   countKeys,
   startServer,
   type TestServer,
@@ -15,8 +16,14 @@ import {
   workspace,
 } from "./harness.ts";
 
-const withEnv = (env: Record<string, string>, fn: (s: TestServer, w: Workspace) => Promise<void>) =>
-  withWorkspace(fn, env);
+/** A small rate limit counts requests within one clock-aligned minute: keep clear of its edge. */
+const withEnv = async (
+  env: Record<string, string>,
+  fn: (s: TestServer, w: Workspace) => Promise<void>,
+) => {
+  if (env.INTEGRATIONS_API_RATE_LIMIT) await clearOfWindowEdge();
+  await withWorkspace(fn, env);
+};
 
 const ZERO_UUID = "00000000-0000-7000-8000-000000000000";
 
