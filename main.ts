@@ -1,4 +1,5 @@
 import { createApp } from "./routes/app.ts";
+import { serveForever } from "./routes/serve.ts";
 import { startDeliveryEngine } from "./delivery/engine.ts";
 import { loadSettings, SettingsError } from "./domain/settings.ts";
 import { loadKeyring, openStore } from "./kv/open.ts";
@@ -21,10 +22,16 @@ const app = createApp(ctx);
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
 if (settings.integrationsEnabled) startDeliveryEngine(ctx);
 
-Deno.serve({
-  port: settings.port,
-  onListen: ({ port }) => {
-    const where = settings.kvPath?.replace(/\/\/[^/@]*@/, "//") ?? "Deno Deploy KV";
-    console.log(`Listening on ${settings.baseUrl} (port ${port}), KV at ${where}`);
-  },
-}, app.fetch);
+try {
+  serveForever({
+    port: settings.port,
+    onListen: ({ port }) => {
+      const where = settings.kvPath?.replace(/\/\/[^/@]*@/, "//") ?? "Deno Deploy KV";
+      console.log(`Listening on ${settings.baseUrl} (port ${port}), KV at ${where}`);
+    },
+  }, app.fetch);
+} catch (e) {
+  if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+  console.error(`PORT ${settings.port} is already in use: stop what listens there, or set PORT.`);
+  Deno.exit(1);
+}

@@ -3,11 +3,7 @@
  * the service itself killed with SIGKILL mid-way (main.ts in a subprocess on a KV file).
  */
 import assert from "node:assert/strict";
-import type { Ctx } from "../domain/context.ts";
-import { retryLockedCommits } from "../kv/open.ts";
-import { createKeyring, generateAppKey } from "../domain/keyring.ts";
 import { postMessage } from "../domain/messages.ts";
-import { loadSettings } from "../domain/settings.ts";
 import { authenticate } from "../domain/tokens.ts";
 import type { Delivery } from "../domain/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
@@ -24,6 +20,7 @@ import {
   subscribe,
   waitUntil,
 } from "./webhook_receivers.ts";
+import { freePort, type Service, sharedStore, startService } from "./processes.ts";
 
 const withEngine = (fn: (s: TestServer, w: Workspace) => Promise<void>) =>
   withWorkspace(fn, FAST, { engine: true });
@@ -168,87 +165,6 @@ Deno.test("faults: a receiver that is not listening yet", async () => {
     assertSucceeded(ok);
   }).finally(() => server?.shutdown());
 });
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-/** main.ts unchanged, its listener pinned to loopback (main.ts binds every interface). */
-const LOOPBACK_MAIN = `
-const serve = Deno.serve;
-Deno.serve = (options, handler) => serve({ ...options, hostname: "127.0.0.1" }, handler);
-await import(${JSON.stringify(new URL("../main.ts", import.meta.url).href)});
-`;
-
-interface Service {
-  url: string;
-  kill(): Promise<void>;
-}
-
-/** Starts the service as its own process on `kvPath`; resolves once it listens. */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const port = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--unstable-kv", LOOPBACK_MAIN],
-    env: { ...env, PORT: String(port), NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let output = "";
-  const decoder = new TextDecoder();
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
-  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  const exited = child.status.then(() => true);
-  await waitUntil(
-    async () => {
-      if (await Promise.race([exited, sleep(0).then(() => false)])) {
-        throw new Error(`the service exited:\n${output}`);
-      }
-      return output.includes("Listening on");
-    },
-    20_000,
-    "the service to listen",
-  );
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async kill() {
-      child.kill("SIGKILL");
-      await child.status;
-      await drained;
-    },
-  };
-}
-
-/** A temp KV file, the service's environment, and a context on the same file for seeding. */
-async function sharedStore() {
-  const dir = await Deno.makeTempDir({ prefix: "webhook-faults-" });
-  const env = {
-    KV_PATH: `${dir}/kv.sqlite3`,
-    APP_KEY: generateAppKey(),
-    INTEGRATIONS_API_RATE_LIMIT: "100000",
-    WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
-    WEBHOOKS_BACKOFF: "100ms,200ms",
-    // Short, so the lease a killed process held (timeout + 15 s) runs out soon.
-    WEBHOOKS_TIMEOUT: "1",
-  };
-  const settings = loadSettings(env);
-  const kv = retryLockedCommits(await Deno.openKv(env.KV_PATH));
-  const ctx: Ctx = { kv, settings, keyring: await createKeyring(env.APP_KEY) };
-  return {
-    env,
-    ctx,
-    /** A TestServer view of a running service, for `api()`. */
-    as: (service: Service): TestServer => ({ ctx, url: service.url, close: async () => {} }),
-    async cleanup() {
-      kv.close();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
 
 /** Every event id, with how often the receiver got it. */
 function received(hits: Hit[]): Map<string, number> {

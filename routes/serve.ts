@@ -1,0 +1,47 @@
+/** What `serveForever` hands back: a way to stop listening and finish what is in flight. */
+export interface Serving {
+  shutdown(): Promise<void>;
+}
+
+const RELISTEN_AFTER_MS = 100;
+
+/**
+ * Deno.serve, listening again whenever its accept loop dies. A flood of slow or idle clients can
+ * use up the process's file descriptors; Deno's accept loop then fails with "Too many open files"
+ * and closes the listener, which would leave a process that runs but serves nobody (or, with the
+ * failure unhandled, exits). Here it is reported once and the port is taken again as soon as the
+ * runtime allows it, so the service serves again the moment the connections are released.
+ * A port that is taken by someone else at start is the caller's to report (Deno.errors.AddrInUse).
+ */
+export function serveForever(
+  options: Deno.ServeTcpOptions,
+  handler: Deno.ServeHandler,
+): Serving {
+  let server = Deno.serve(options, handler);
+  let stopping = false;
+  const loop = (async () => {
+    while (!stopping) {
+      try {
+        await server.finished;
+      } catch (e) {
+        console.error(`http: accepting connections failed (${String(e)}); listening again`);
+      }
+      while (!stopping) {
+        await new Promise((r) => setTimeout(r, RELISTEN_AFTER_MS));
+        try {
+          server = Deno.serve({ ...options, onListen() {} }, handler);
+          break;
+        } catch {
+          // Still out of descriptors, or the port not yet released: try again shortly.
+        }
+      }
+    }
+  })();
+  return {
+    async shutdown() {
+      stopping = true;
+      await server.shutdown();
+      await loop;
+    },
+  };
+}
