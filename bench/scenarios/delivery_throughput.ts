@@ -8,7 +8,6 @@ import type { Receiver } from "../receiver.ts";
 import { type Measured, ratioRow, type Row } from "../report.ts";
 import { openCtx, seedPosts, seedSubscriptions, seedWorkspace, serviceEnv } from "../seed.ts";
 import { type Bench, bestOf, scenarioDir, using } from "./context.ts";
-import { setQueuesAvailable } from "../../kv/queue_support.ts";
 
 const SUBSCRIPTIONS = 4;
 const EVENTS = 2000;
@@ -26,12 +25,9 @@ async function serviceDrain(root: string, receiver: Receiver): Promise<Measured>
   const ctx = await openCtx(kvPath);
   const seeded = await seedWorkspace(ctx);
   await seedSubscriptions(ctx, seeded, receiver.url, SUBSCRIPTIONS);
-  // Committed here, where no engine listens: the backlog waits for the server's engine, which
-  // finds it with its start-up sweep. Seeded without queue messages, as the engine's own
-  // process commits events (it wakes itself), so what is measured is delivery, not dequeuing.
-  setQueuesAvailable(false);
+  // Committed here, where no engine runs: the jobs are left free, and the server's engine pulls
+  // the backlog from KV as its window has room, from its start-up pull on.
   await seedPosts(ctx, seeded, EVENTS);
-  setQueuesAvailable(true);
   ctx.kv.close();
   receiver.reset();
   return await using(startService(serviceEnv(kvPath, freePort())), async (p) => {
