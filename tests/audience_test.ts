@@ -15,8 +15,9 @@ import {
   createChannelAs,
   type TestServer,
   withWorkspace,
+  type Workspace,
 } from "./harness.ts";
-import { FAST, post, receiver, subscribe } from "./webhook_receivers.ts";
+import { FAST, post, type Receiver, receiver, subscribe } from "./webhook_receivers.ts";
 
 const ALL_EVENTS = [
   "message.created",
@@ -25,6 +26,12 @@ const ALL_EVENTS = [
   "reaction.added",
   "channel.member_added",
 ];
+
+/** A workspace with the delivery engine running, and a receiver to subscribe. */
+function withReceiver(fn: (s: TestServer, w: Workspace, r: Receiver) => Promise<void>) {
+  const r = receiver();
+  return withWorkspace((s, w) => fn(s, w, r), FAST, { engine: true }).finally(() => r.close());
+}
 
 /** Every event written so far, oldest first, with the subscriptions it was routed to. */
 async function events(s: TestServer): Promise<OutboxEvent[]> {
@@ -46,9 +53,8 @@ async function heardSince(s: TestServer, seen: number, subs: Record<string, stri
 }
 
 Deno.test("audience: workspace-wide subscriptions hear only channels their owner can see", async () => {
-  const r = receiver();
-  await withWorkspace(
-    async (s, w) => {
+  await withReceiver(
+    async (s, w, r) => {
       const subs = {
         member: (await subscribe(s, w.member.token, r.url, { events: ALL_EVENTS })).id,
         bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id,
@@ -68,15 +74,12 @@ Deno.test("audience: workspace-wide subscriptions hear only channels their owner
       assert.deepEqual(heard.bot, [], "a bot hears only channels it is in; it is in none");
       assert.deepEqual(heard.admin, [`message.created@${general}`], "admins get no exception");
     },
-    FAST,
-    { engine: true },
-  ).finally(() => r.close());
+  );
 });
 
 Deno.test("audience: joining starts a channel's events, leaving stops them", async () => {
-  const r = receiver();
-  await withWorkspace(
-    async (s, w) => {
+  await withReceiver(
+    async (s, w, r) => {
       const subs = {
         member: (await subscribe(s, w.member.token, r.url, { events: ALL_EVENTS })).id,
         bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id,
@@ -125,15 +128,12 @@ Deno.test("audience: joining starts a channel's events, leaving stops them", asy
       assertStatus(gone, 204);
       assert.deepEqual(await heardSince(s, seen, subs), { member: [], bot: [] });
     },
-    FAST,
-    { engine: true },
-  ).finally(() => r.close());
+  );
 });
 
 Deno.test("audience: a user hears its own joining, not its own leaving", async () => {
-  const r = receiver();
-  await withWorkspace(
-    async (s, w) => {
+  await withReceiver(
+    async (s, w, r) => {
       const subs = { bot: (await subscribe(s, w.bot.token, r.url, { events: ALL_EVENTS })).id };
       const room = await createChannelAs(s, w.admin.token, "room", "private");
       let seen = (await events(s)).length;
@@ -153,9 +153,7 @@ Deno.test("audience: a user hears its own joining, not its own leaving", async (
       assertStatus(leave, 204);
       assert.deepEqual((await heardSince(s, seen, subs)).bot, []);
     },
-    FAST,
-    { engine: true },
-  ).finally(() => r.close());
+  );
 });
 
 Deno.test("audience: a hidden channel id is refused exactly like an unknown one", async () => {
@@ -187,9 +185,8 @@ Deno.test("audience: a hidden channel id is refused exactly like an unknown one"
 });
 
 Deno.test("audience: subscriptions made before owners were kept follow the same rule", async () => {
-  const r = receiver();
-  await withWorkspace(
-    async (s, w) => {
+  await withReceiver(
+    async (s, w, r) => {
       const id = (await subscribe(s, w.bot.token, r.url)).id;
       // As stored before this change: no owner on the route, no owner type on the subscription.
       const sub = (await s.ctx.kv.get<Subscription>(keys.webhook(id))).value!;
@@ -207,7 +204,5 @@ Deno.test("audience: subscriptions made before owners were kept follow the same 
       await post(s, w.bot.token, room, "the bot is in here");
       assert.deepEqual((await heardSince(s, seen, { bot: id })).bot, [`message.created@${room}`]);
     },
-    FAST,
-    { engine: true },
-  ).finally(() => r.close());
+  );
 });
