@@ -15,6 +15,8 @@ export interface Proc {
   url: string;
   /** CPU time the process has used so far, all its threads: user + system. */
   cpuMs(): number;
+  /** Its resident memory now, in MB. */
+  rssMb(): number;
   stop(): Promise<void>;
 }
 
@@ -33,6 +35,18 @@ function cpuMsOf(pid: number): number {
     const stat = new TextDecoder().decode(out.stdout);
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Resident memory of a process from /proc (VmRSS), in MB; NaN where there is no /proc. */
+function rssMbOf(pid: number): number {
+  try {
+    const out = new Deno.Command("cat", { args: [`/proc/${pid}/status`], stderr: "null" })
+      .outputSync();
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(new TextDecoder().decode(out.stdout))?.[1];
+    return kb ? Number(kb) / 1024 : NaN;
   } catch {
     return NaN;
   }
@@ -77,6 +91,7 @@ async function spawn(args: string[], env: Record<string, string>, probe: string)
   return {
     url: probe.replace(/\/[^/]*$/, ""),
     cpuMs: () => cpuMsOf(child.pid),
+    rssMb: () => rssMbOf(child.pid),
     async stop() {
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 3000);

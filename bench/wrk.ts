@@ -32,10 +32,15 @@ export async function requireWrk(): Promise<void> {
   }
 }
 
-async function wrk(target: WrkTarget, seconds: number): Promise<string> {
+/** Runs wrk against `target` for `seconds`; its text report. */
+export async function wrk(
+  target: WrkTarget,
+  seconds: number,
+  load: { threads: number; connections: number } = LOAD,
+): Promise<string> {
   const args = [
-    `-t${LOAD.threads}`,
-    `-c${LOAD.connections}`,
+    `-t${load.threads}`,
+    `-c${load.connections}`,
     `-d${seconds}s`,
     "--latency",
     "--timeout",

@@ -2,17 +2,19 @@ import type { Ctx } from "../domain/context.ts";
 import type { OutboxEvent } from "../domain/types.ts";
 import type { Redelivery } from "../domain/webhook_records.ts";
 import {
+  type Backlog,
   isFree,
   type Leasable,
   listJobs,
   listRedeliveries,
   listSubscriptionIds,
+  measureBacklog,
   readSignal,
   type RedeliveryQueued,
   type RetryQueued,
   unlease,
 } from "../kv/deliveries.ts";
-import { keys } from "../kv/keys.ts";
+import { keyId, keys } from "../kv/keys.ts";
 import { attachDelivery, type DeliveryJob, type LocalDelivery } from "../kv/outbox.ts";
 import { queuesAvailable } from "../kv/queue_support.ts";
 import { type AttemptDeps, runJob, runRedelivery } from "./attempt.ts";
@@ -37,6 +39,8 @@ export interface EngineOptions {
   sweepEveryMs?: number;
   /** How often the delivery signal (work left by other processes) is read. */
   signalEveryMs?: number;
+  /** How often the backlog in KV is measured, and logged while there is one. */
+  reportEveryMs?: number;
   /** For tests: DNS answers, extra trusted certificate authorities. */
   resolver?: Resolver;
   caCerts?: string[];
@@ -49,6 +53,8 @@ export interface DeliveryEngine {
   sweep(): Promise<void>;
   /** Jobs and redeliveries held in memory now. */
   held(): number;
+  /** The backlog in KV as last measured (once a minute), with when. */
+  backlog(): (Backlog & { measuredAt: number }) | null;
   /** Stops taking work, lets running attempts finish and record, frees what it held unstarted. */
   stop(): Promise<void>;
 }
@@ -103,13 +109,35 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       run: () => runJob(deps, job, event),
       dropped: () => unstarted.push(job),
     }, reserved);
-  const submitRedelivery = (entry: Deno.KvEntry<Redelivery>) =>
+  const submitRedelivery = (entry: Deno.KvEntry<Redelivery>, reserved: boolean) =>
     dispatcher.submit({
       key: `redelivery/${entry.value.id}`,
       lane: entry.value.subscription_id,
       run: () => runRedelivery(deps, entry),
       dropped: () => unstarted.push(entry),
+    }, reserved);
+
+  /**
+   * Leases what was found in KV and hands what it won to the dispatcher. Room is reserved before
+   * the lease is taken: a lease this process won but had no room for would keep every process
+   * off the job until it ran out.
+   */
+  async function take<T extends Leasable>(
+    found: Deno.KvEntry<T>[],
+    submit: (entry: Deno.KvEntry<T>, reserved: boolean) => void,
+  ) {
+    const roomy = found.filter((e) => {
+      const fits = dispatcher.reserve(e.value.subscription_id);
+      if (!fits) backlogged.add(e.value.subscription_id);
+      return fits;
     });
+    const won = await leases.take(roomy);
+    const wonKeys = new Set(won.map((e) => keyId(e.key)));
+    for (const e of roomy) {
+      if (!wonKeys.has(keyId(e.key))) dispatcher.release(e.value.subscription_id);
+    }
+    for (const e of won) submit(e, true);
+  }
 
   const local: LocalDelivery = {
     claim: (ids) => ids.filter((id) => dispatcher.reserve(id)),
@@ -137,29 +165,42 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     if (room < 1) return true;
     const now = Date.now();
     const found: Deno.KvEntry<DeliveryJob>[] = [];
-    let scanned = 0;
-    let last: Deno.KvKey | null = null;
-    for await (const e of listJobs(kv, id, cursors.get(id) ?? null, SCAN_LIMIT)) {
-      scanned++;
-      last = e.key;
-      if (dispatcher.has(jobKey(id, e.value.event_id))) continue;
-      if (!isDue(e.value, now)) {
-        wakeAt(due(e.value));
-        continue;
+    let more = false;
+    // From where the last scan stopped, then, if that reached the end, from the start again.
+    for (const from of [cursors.get(id) ?? null, null].slice(0, cursors.has(id) ? 2 : 1)) {
+      let scanned = 0;
+      let last: Deno.KvKey | null = null;
+      for await (const e of listJobs(kv, id, from, SCAN_LIMIT)) {
+        scanned++;
+        last = e.key;
+        if (dispatcher.has(jobKey(id, e.value.event_id))) continue;
+        if (!isDue(e.value, now)) {
+          wakeAt(due(e.value));
+          continue;
+        }
+        if (!isFree(e, now)) {
+          // Another process holds it; if that process is gone, the lease runs out then.
+          wakeAt(e.value.lease_until!);
+          continue;
+        }
+        found.push(e);
+        if (found.length >= room) break;
       }
-      if (!isFree(e, now)) {
-        // Another process holds it; if that process is gone, the lease runs out then.
-        wakeAt(e.value.lease_until!);
-        continue;
+      if (found.length >= room) {
+        more = true;
+        cursors.delete(id);
+        break;
       }
-      found.push(e);
-      if (found.length >= room) break;
+      if (scanned === SCAN_LIMIT && last) {
+        // Too much to skip over in one go: go on from here next time.
+        cursors.set(id, last);
+        more = true;
+        break;
+      }
+      cursors.delete(id);
     }
-    // A scan that ran out of entries before finding enough goes on from there next time.
-    if (scanned === SCAN_LIMIT && found.length < room && last) cursors.set(id, last);
-    else cursors.delete(id);
-    for (const job of await leases.take(found)) submitJob(job);
-    return found.length >= room || scanned === SCAN_LIMIT;
+    await take(found, (job, reserved) => submitJob(job, undefined, reserved));
+    return more;
   }
 
   async function pullRedeliveries(id: string) {
@@ -167,7 +208,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     for await (const e of listRedeliveries(kv, id)) {
       if (!dispatcher.has(`redelivery/${e.value.id}`)) found.push(e);
     }
-    for (const entry of await leases.take(found)) submitRedelivery(entry);
+    await take(found, submitRedelivery);
   }
 
   /** Pulls for `ids`, starting at a different one each time so none is always last. */
@@ -239,14 +280,15 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
         const job = await kv.get<DeliveryJob>(keys.job(m.subscription_id, m.event_id));
         if (job.versionstamp === null || job.value.attempt !== m.attempt) return;
         if (!isDue(job.value, Date.now())) return;
-        for (const won of await leases.take([job as Deno.KvEntry<DeliveryJob>])) submitJob(won);
+        await take(
+          [job as Deno.KvEntry<DeliveryJob>],
+          (won, reserved) => submitJob(won, undefined, reserved),
+        );
       },
       redeliver: async (m: RedeliveryQueued) => {
         const entry = await kv.get<Redelivery>(keys.redelivery(m.subscription_id, m.redelivery_id));
         if (entry.versionstamp === null) return;
-        for (const won of await leases.take([entry as Deno.KvEntry<Redelivery>])) {
-          submitRedelivery(won);
-        }
+        await take([entry as Deno.KvEntry<Redelivery>], submitRedelivery);
       },
     }).catch((e) => console.error("delivery: the queue listener stopped:", e));
   }
@@ -265,13 +307,33 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
   // rest (retries another process scheduled and then died).
   const sweepTimer = setInterval(() => runSweep(false), opts.sweepEveryMs ?? 30_000);
 
+  // Delivery lag made visible: what waits in KV, and for how long the oldest has.
+  let lastBacklog: (Backlog & { measuredAt: number }) | null = null;
+  const reportTimer = setInterval(async () => {
+    try {
+      lastBacklog = { ...await measureBacklog(kv), measuredAt: Date.now() };
+      if (lastBacklog.pending === 0) return;
+      const age = (Date.now() - Date.parse(lastBacklog.oldestCreatedAt!)) / 1000;
+      console.log(
+        `delivery: backlog of ${lastBacklog.pending} pending jobs, the oldest ${
+          age.toFixed(1)
+        } s ` +
+          `old; ${dispatcher.held} in this process's memory`,
+      );
+    } catch (e) {
+      console.error("delivery: measuring the backlog failed:", e);
+    }
+  }, opts.reportEveryMs ?? 60_000);
+
   return {
     idle: () => dispatcher.idle(),
     sweep: () => runSweep(false),
     held: () => dispatcher.held,
+    backlog: () => lastBacklog,
     async stop() {
       stopped = true;
       clearTimeout(wakeTimer);
+      clearInterval(reportTimer);
       detach();
       stopRoom();
       clearInterval(signalTimer);

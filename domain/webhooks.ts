@@ -150,6 +150,7 @@ export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Pro
   });
   await dropPending(ctx.kv, removed.id);
   await deleteAll(ctx.kv, keys.deliveries(removed.id));
+  await deleteAll(ctx.kv, keys.jobCounts(removed.id));
 }
 
 /**

@@ -93,10 +93,12 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
     putRoute(op, sub);
   }
   for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
+  let settled = 0n;
   for (const { pending, retry } of c.settle) {
     op.check(pending);
     if (!retry) {
       op.delete(pending.key);
+      if (isJob(pending)) settled++;
       continue;
     }
     const wake: RetryQueued = {
@@ -111,14 +113,19 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
       op.enqueue(wake, { delay: retry.delayMs, keysIfUndelivered: [lost] });
     }
   }
+  if (settled > 0n) op.sum(keys.jobsSettled(sub.id), settled);
   if (c.audit) addAudit(op, c.audit);
   const res = await op.commit();
   return res.ok ? res.versionstamp : null;
 }
 
+const isJob = (entry: Deno.KvEntry<unknown>) => entry.key[0] === keys.jobs()[0];
+
 /** Deletes a job or redelivery that can no longer be attempted, if it is still as read. */
 export async function dropIfUnchanged(kv: Deno.Kv, entry: Deno.KvEntry<unknown>): Promise<void> {
-  await kv.atomic().check(entry).delete(entry.key).commit();
+  const op = kv.atomic().check(entry).delete(entry.key);
+  if (isJob(entry)) op.sum(keys.jobsSettled(entry.key[1] as string), 1n);
+  await op.commit();
 }
 
 /** A job or a redelivery: work one process at a time may hold under a lease. */
@@ -189,6 +196,36 @@ export function listJobs(
 /** A subscription's pending redeliveries. */
 export function listRedeliveries(kv: Deno.Kv, subscriptionId: string) {
   return kv.list<Redelivery>({ prefix: keys.redeliveries(subscriptionId) });
+}
+
+/** How much delivery work waits in KV: the pending jobs, and when the oldest was made. */
+export interface Backlog {
+  pending: number;
+  oldestCreatedAt: string | null;
+}
+
+const countOf = (e: Deno.KvEntryMaybe<Deno.KvU64>) => e.value?.value ?? 0n;
+
+/**
+ * The backlog without a scan: per subscription, the jobs made minus those settled (both summed
+ * in the commits that make and settle them), and its first job, the oldest (ids sort by time).
+ * A few reads per subscription, whatever the backlog.
+ */
+export async function measureBacklog(kv: Deno.Kv): Promise<Backlog> {
+  let pending = 0n;
+  let oldest: string | null = null;
+  for (const id of await listSubscriptionIds(kv)) {
+    const [created, settled] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+      keys.jobsCreated(id),
+      keys.jobsSettled(id),
+    ]);
+    const open = countOf(created) - countOf(settled);
+    if (open > 0n) pending += open;
+    for await (const e of kv.list<DeliveryJob>({ prefix: keys.jobs(id) }, { limit: 1 })) {
+      if (oldest === null || e.value.created_at < oldest) oldest = e.value.created_at;
+    }
+  }
+  return { pending: Number(pending), oldestCreatedAt: oldest };
 }
 
 /** The delivery signal's entry: its versionstamp moves whenever work is left for any engine. */

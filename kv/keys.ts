@@ -24,6 +24,7 @@
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
+ * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
  * | ["delivery_signal"]                           | number (time)        | set by commits that leave jobs for any engine; every engine polls it |
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
@@ -70,6 +71,9 @@ export const keys = {
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
   undelivered: (wakeId: string) => ["undelivered", wakeId],
   deliverySignal: () => ["delivery_signal"],
+  jobCounts: (subscriptionId: string) => ["job_counts", subscriptionId],
+  jobsCreated: (subscriptionId: string) => ["job_counts", subscriptionId, "created"],
+  jobsSettled: (subscriptionId: string) => ["job_counts", subscriptionId, "settled"],
   jobs: (subscriptionId?: string) => subscriptionId ? ["jobs", subscriptionId] : ["jobs"],
   undeliveredAll: () => ["undelivered"],
   redelivery: (subscriptionId: string, redeliveryId: string) => [

@@ -146,7 +146,7 @@ export function addEvent(
   const jobs: Record<string, DeliveryJob> = {};
   for (const id of subscription_ids) {
     jobs[id] = firstJob(event, id, claimed.has(id) ? engine!.leaseUntil(now) : null);
-    op.set(keys.job(id, event.id), jobs[id]);
+    op.set(keys.job(id, event.id), jobs[id]).sum(keys.jobsCreated(id), 1n);
   }
   if (claimed.size > 0) handOver(op, engine!, { event, jobs: [...claimed].map((id) => jobs[id]) });
   if (claimed.size < subscription_ids.length) op.set(keys.deliverySignal(), now);

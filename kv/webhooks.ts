@@ -109,8 +109,17 @@ export async function deleteAll(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number
   return deleted;
 }
 
-/** Drops a subscription's pending jobs and redeliveries: nothing more will be attempted. */
+/**
+ * Drops a subscription's pending jobs and redeliveries: nothing more will be attempted. Its job
+ * counts then say none is pending (settled as many as were made), whatever raced the deletes.
+ */
 export async function dropPending(kv: Deno.Kv, subscriptionId: string): Promise<void> {
   await deleteAll(kv, keys.jobs(subscriptionId));
   await deleteAll(kv, keys.redeliveries(subscriptionId));
+  for (let i = 0; i < 10; i++) {
+    const created = await kv.get<Deno.KvU64>(keys.jobsCreated(subscriptionId));
+    const made = created.value ?? new Deno.KvU64(0n);
+    const op = kv.atomic().check(created).set(keys.jobsSettled(subscriptionId), made);
+    if ((await op.commit()).ok) return;
+  }
 }

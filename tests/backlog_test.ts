@@ -1,0 +1,129 @@
+/**
+ * A delivery backlog lives in KV, not in memory: posts outrun delivery for a while, the engine
+ * holds no more than WEBHOOKS_MAX_IN_MEMORY jobs at any moment, a slow endpoint does not starve
+ * the others, and every post still reaches every matching subscription. The short form of
+ * `deno task soak`.
+ */
+import assert from "node:assert/strict";
+import { measureBacklog } from "../kv/deliveries.ts";
+import { keys } from "../kv/keys.ts";
+import type { Message } from "../domain/types.ts";
+import { countKeys, createChannelAs, withWorkspace } from "./harness.ts";
+import { sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
+
+const WINDOW = 100;
+const POSTING_MS = 30_000;
+const CLIENTS = 4;
+/** Posting holds off while this many jobs wait, so the backlog stands without growing forever. */
+const STANDING = 5_000;
+/** Every this many posts one goes to the slow subscription's channel. */
+const SLOW_SHARE = 400;
+
+/** A receiver that notes which messages it got: at once, or after `delayMs`. */
+function collector(delayMs = 0) {
+  const got = new Set<string>();
+  let count = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const envelope = JSON.parse(await req.text());
+    if (delayMs) await sleep(delayMs);
+    got.add(envelope.data.id);
+    count++;
+    return new Response(null, { status: 204 });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    got,
+    count: () => count,
+    close: () => server.shutdown(),
+  };
+}
+
+async function timeline(kv: Deno.Kv, channelId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const e of kv.list<Message>({ prefix: keys.timeline(channelId) })) {
+    ids.push(e.value.id);
+  }
+  return ids;
+}
+
+Deno.test("backlog: memory holds a bounded window of it, and nothing is lost", async () => {
+  // "Fast" receivers still take 5 ms, so that posts outrun delivery on any machine: a lane
+  // attempts 4 at a time, so at most 800 deliveries a second per subscription.
+  const fast = [collector(5), collector(5)];
+  const slow = collector(1_000);
+  await withWorkspace(
+    async (s, w) => {
+      const general = w.team.general_channel_id;
+      const quiet = await createChannelAs(s, w.admin.token, "slow lane");
+      for (const r of fast) await subscribe(s, w.admin.token, r.url, { channel_ids: [general] });
+      await subscribe(s, w.admin.token, slow.url, { channel_ids: [quiet] });
+
+      let maxHeld = 0;
+      const sampler = setInterval(() => maxHeld = Math.max(maxHeld, s.engine!.held()), 10);
+      const statuses = new Map<number, number>();
+      const until = Date.now() + POSTING_MS;
+      let n = 0;
+      let backlog = 0;
+      let maxBacklog = 0;
+      const watch = setInterval(async () => {
+        backlog = (await measureBacklog(s.ctx.kv)).pending;
+        maxBacklog = Math.max(maxBacklog, backlog);
+      }, 200);
+      await Promise.all(Array.from({ length: CLIENTS }, async () => {
+        while (Date.now() < until) {
+          if (backlog > STANDING) {
+            await sleep(20);
+            continue;
+          }
+          const channel = ++n % SLOW_SHARE === 0 ? quiet : general;
+          const res = await fetch(`${s.url}/api/v1/channels/${channel}/messages`, {
+            method: "POST",
+            headers: {
+              Authorization: `Bearer ${w.admin.token}`,
+              "Content-Type": "application/json",
+            },
+            body: JSON.stringify({ body: `post ${n}` }),
+          });
+          await res.body?.cancel();
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        }
+      }));
+      clearInterval(watch);
+      // Counted without a scan before and after one: delivery goes on while the scan runs.
+      const before = await measureBacklog(s.ctx.kv);
+      const pendingAtEnd = await countKeys(s.ctx.kv, keys.jobs());
+      const after = await measureBacklog(s.ctx.kv);
+      await waitUntil(
+        async () => (await measureBacklog(s.ctx.kv)).pending === 0,
+        180_000,
+        "the backlog to drain",
+      );
+      assert.equal(await countKeys(s.ctx.kv, keys.jobs()), 0);
+      clearInterval(sampler);
+
+      const posted = statuses.get(201) ?? 0;
+      console.log(
+        `backlog: ${posted} posts in ${POSTING_MS / 1000} s, up to ${maxBacklog} jobs pending, ` +
+          `${pendingAtEnd} when posting stopped, at most ${maxHeld} held in memory (window ${WINDOW})`,
+      );
+      assert.deepEqual([...statuses.keys()], [201], "every post was acknowledged");
+      assert.ok(maxBacklog > 10 * WINDOW, `a backlog formed (up to ${maxBacklog} pending)`);
+      assert.ok(maxHeld <= WINDOW, `at most ${WINDOW} jobs in memory (saw ${maxHeld})`);
+      assert.ok(
+        before.pending >= pendingAtEnd && pendingAtEnd >= after.pending,
+        `measured ${before.pending} and ${after.pending} around a count of ${pendingAtEnd}`,
+      );
+      assert.ok(before.oldestCreatedAt !== null);
+      assert.deepEqual(await measureBacklog(s.ctx.kv), { pending: 0, oldestCreatedAt: null });
+      const everyPost = await timeline(s.ctx.kv, general);
+      assert.equal(everyPost.length + (await timeline(s.ctx.kv, quiet)).length, posted);
+      for (const r of fast) {
+        assert.equal(everyPost.filter((id) => !r.got.has(id)).length, 0, "none missed");
+      }
+      for (const id of await timeline(s.ctx.kv, quiet)) assert.ok(slow.got.has(id));
+    },
+    { WEBHOOKS_MAX_IN_MEMORY: String(WINDOW), WEBHOOKS_TIMEOUT: "5" },
+    { engine: true },
+  )
+    .finally(() => Promise.all([...fast, slow].map((r) => r.close())));
+});
