@@ -11,13 +11,14 @@ function codePoints(text: string): number {
 
 /**
  * A message body as stored: line breaks normalized to `\n`, surrounding whitespace trimmed,
- * 1 to 10,000 characters (code points), and the Text rule (tab and newline allowed).
+ * 1 to 10,000 characters (code points), and the Text rule (tab and newline allowed). `field`
+ * is what the client called it (`text` through an incoming webhook).
  */
-export function cleanBody(raw: string): string {
-  const text = checkText("body", raw.replace(/\r\n?/g, "\n"), { multiline: true }).trim();
-  if (!text) throw invalid("body", "The body is required and may not be blank.");
+export function cleanBody(raw: string, field = "body"): string {
+  const text = checkText(field, raw.replace(/\r\n?/g, "\n"), { multiline: true }).trim();
+  if (!text) throw invalid(field, `The ${field} is required and may not be blank.`);
   if (text.length > MAX_BODY_CHARS && codePoints(text) > MAX_BODY_CHARS) {
-    throw invalid("body", "The body may not be longer than 10,000 characters.");
+    throw invalid(field, `The ${field} may not be longer than 10,000 characters.`);
   }
   return text;
 }

@@ -54,16 +54,20 @@ const postLocks = new KeyedLock();
 /**
  * POST /channels/{channel}/messages: one commit holds the message, its list copies, its
  * client_uuid key and its `message.created` event. `input` is the body as read; its error
- * surfaces only after the 404 and 403 checks.
+ * surfaces only after the 404 and 403 checks, on `bodyField` (the name the client gave it).
  */
 export async function postMessage(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
   input: Pending<NewMessage>,
+  bodyField = "body",
 ): Promise<Posted> {
   const post = (clientUuid: string, given: boolean) =>
-    retrying("post message", () => postOnce(ctx, subject, channelId, input, clientUuid, given));
+    retrying(
+      "post message",
+      () => postOnce(ctx, subject, channelId, input, clientUuid, given, bodyField),
+    );
   const given = peek(input)?.client_uuid;
   if (!given) return await post(crypto.randomUUID(), false);
   return await postLocks.run(`${subject.user_id}:${given}`, () => post(given, true));
@@ -76,6 +80,7 @@ async function postOnce(
   input: Pending<NewMessage>,
   clientUuid: string,
   given: boolean,
+  bodyField: string,
 ): Promise<Posted | null> {
   const early = peek(input);
   const read = await loadChannelWith<[string, Message, Message, unknown, unknown]>(
@@ -92,7 +97,7 @@ async function postOnce(
   const { channel } = read;
   assertWritable(channel);
   const fields = unwrap(input);
-  const body = cleanBody(fields.body);
+  const body = cleanBody(fields.body, bodyField);
   const [used, replyTo, root, ...versions] = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);

@@ -32,6 +32,9 @@
  * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits; UUIDv7 so it sorts by age |
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
+ * | ["incoming", secretHash]                     | IncomingWebhook      | primary, by SHA-256 of the secret: a post through the hook reads only this |
+ * | ["incoming_ids", hookId]                      | secretHash           | index: id to primary key                |
+ * | ["team_incoming", teamId, hookId]             | secretHash           | index: a team's incoming webhooks; UUIDv7 so it sorts by age |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
@@ -98,6 +101,10 @@ export const keys = {
     subscriptionId,
     deliveryId,
   ],
+  incoming: (hash: string) => ["incoming", hash],
+  incomingId: (hookId: string) => ["incoming_ids", hookId],
+  teamIncoming: (teamId: string) => ["team_incoming", teamId],
+  teamIncomingHook: (teamId: string, hookId: string) => ["team_incoming", teamId, hookId],
   audits: (teamId: string) => ["audit", teamId],
   audit: (teamId: string, entryId: string) => ["audit", teamId, entryId],
   rateCounts: () => ["rate"],

@@ -2,7 +2,9 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Ctx } from "../domain/context.ts";
 import { channelRoutes } from "./channels.ts";
+import { MAX_BODY_BYTES } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
+import { hookRoutes } from "./hooks.ts";
 import { errorResponse, notFoundResponse } from "./errors.ts";
 import { memberRoutes } from "./members.ts";
 import { messageRoutes } from "./messages.ts";
@@ -14,8 +16,6 @@ import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { upHandler } from "./up.ts";
 import { webhookRoutes } from "./webhooks.ts";
-
-const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * The whole HTTP surface: /up, /api/v1 and the webhook endpoints. `close` stops its background
@@ -40,5 +40,6 @@ export function createApp(ctx: Ctx) {
   app.use("/api/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/api/v1", api);
+  app.route("/hooks", hookRoutes(ctx, limiter));
   return Object.assign(app, { close: () => limiter.close() });
 }

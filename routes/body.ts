@@ -3,6 +3,9 @@ import { HTTPException } from "hono/http-exception";
 import type { z } from "zod";
 import { ApiError, type FieldErrors } from "../domain/errors.ts";
 
+/** Request bodies larger than this are refused with 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 const notAnObject = () =>
   new ApiError(422, "The request body must be a JSON object.", {
     request: ["The request body must be a JSON object."],

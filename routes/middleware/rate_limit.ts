@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Ctx } from "../../domain/context.ts";
 import { ApiError } from "../../domain/errors.ts";
 import { verifySubject } from "../../domain/tokens.ts";
@@ -6,20 +6,37 @@ import type { ApiEnv } from "../env.ts";
 import type { RateLimiter } from "../../domain/rate_limit.ts";
 
 /**
- * Applies the per-token limit and sets the X-RateLimit headers on every answer. A remembered
- * token is verified before it is refused, so a revoked one gets its 401 first.
+ * Counts a request of `name` (a token, an incoming webhook) and sets the X-RateLimit headers;
+ * throws the 429 when its window is used up. `beforeRefusing` runs first (a remembered token is
+ * verified, so a revoked one gets its 401 rather than the 429).
  */
+export async function applyRateLimit(
+  c: Context,
+  limiter: RateLimiter,
+  name: string,
+  beforeRefusing?: () => Promise<void>,
+): Promise<void> {
+  const verdict = await limiter.hit(name);
+  if (!verdict.allowed) await beforeRefusing?.();
+  c.header("X-RateLimit-Limit", String(limiter.limit));
+  c.header("X-RateLimit-Remaining", String(verdict.remaining));
+  if (!verdict.allowed) {
+    throw new ApiError(429, "Too many requests; slow down.", undefined, {
+      "Retry-After": String(verdict.resetIn),
+      "X-RateLimit-Reset": String(verdict.resetIn),
+    });
+  }
+}
+
+/** The per-token limit, on every API request. */
 export const rateLimit =
   (ctx: Ctx, limiter: RateLimiter): MiddlewareHandler<ApiEnv> => async (c, next) => {
-    const verdict = await limiter.hit(`token:${c.var.subject.token_id}`);
-    if (!verdict.allowed) await verifySubject(ctx, c.var.subject);
-    c.header("X-RateLimit-Limit", String(limiter.limit));
-    c.header("X-RateLimit-Remaining", String(verdict.remaining));
-    if (!verdict.allowed) {
-      throw new ApiError(429, "Too many requests; slow down.", undefined, {
-        "Retry-After": String(verdict.resetIn),
-        "X-RateLimit-Reset": String(verdict.resetIn),
-      });
-    }
+    const subject = c.var.subject;
+    await applyRateLimit(
+      c,
+      limiter,
+      `token:${subject.token_id}`,
+      () => verifySubject(ctx, subject),
+    );
     await next();
   };

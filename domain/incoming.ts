@@ -1,0 +1,154 @@
+import type { Ctx } from "./context.ts";
+import type { IncomingWebhook, Message, Subject } from "./types.ts";
+import { ApiError, invalid, notFound } from "./errors.ts";
+import { newId, nowIso } from "./ids.ts";
+import { postMessage } from "./messages.ts";
+import type { Pending } from "./pending.ts";
+import { retrying } from "./retry.ts";
+import { checkText } from "./text.ts";
+import { randomBase62, sha256Hex } from "./tokens.ts";
+import { getChannelFor } from "../kv/channels.ts";
+import {
+  getIncomingByHash,
+  getIncomingById,
+  insertIncoming,
+  listTeamIncoming,
+  revokeIncoming,
+} from "../kv/incoming.ts";
+import { getUser } from "../kv/workspace.ts";
+
+/** Random base62 characters of a secret: the whole path segment of the hook's URL. */
+const SECRET_CHARS = 40;
+const MAX_NAME_CHARS = 255;
+
+/** What anyone with an unknown, revoked or malformed secret gets: the same 404. */
+const hookNotFound = () => notFound("No such incoming webhook.");
+
+export interface NewIncoming {
+  channelId: string;
+  botId: string;
+  name?: string;
+}
+
+/** The URL that posts through a hook; it holds the secret, so it is shown once. */
+export const hookUrl = (ctx: Ctx, secret: string) => `${ctx.settings.baseUrl}/hooks/${secret}`;
+
+/**
+ * Creates an incoming webhook posting into a channel as a bot, which must be a member of it.
+ * `actorId` is who did it (null: an operator at the CLI). The URL is returned this once.
+ */
+export async function createIncoming(
+  ctx: Ctx,
+  input: NewIncoming,
+  actorId: string | null,
+): Promise<{ hook: IncomingWebhook; url: string }> {
+  const name = checkText("name", input.name?.trim() || "Incoming webhook");
+  if ([...name].length > MAX_NAME_CHARS) {
+    throw invalid("name", `The name may not be longer than ${MAX_NAME_CHARS} characters.`);
+  }
+  const [{ channel, member }, bot] = await Promise.all([
+    getChannelFor(ctx.kv, input.channelId, input.botId),
+    getUser(ctx.kv, input.botId),
+  ]);
+  if (channel.versionstamp === null) throw notFound("No such channel.");
+  if (!bot || bot.type !== "bot" || bot.team_id !== channel.value.team_id) {
+    throw invalid("bot", "The bot must be a bot of the channel's team.");
+  }
+  if (member.versionstamp === null) {
+    throw invalid("bot", "The bot must be a member of the channel; add it first.");
+  }
+  if (channel.value.is_archived) throw invalid("channel", "The channel is archived.");
+  const secret = randomBase62(SECRET_CHARS);
+  const hook: IncomingWebhook = {
+    id: newId(),
+    team_id: channel.value.team_id,
+    channel_id: channel.value.id,
+    bot_id: bot.id,
+    bot_name: bot.name,
+    name,
+    hash: sha256Hex(secret),
+    created_at: nowIso(),
+    revoked_at: null,
+  };
+  await insertIncoming(ctx.kv, hook, {
+    team_id: hook.team_id,
+    action: "incoming_webhook.created",
+    actor_id: actorId,
+    target_id: hook.id,
+  });
+  return { hook, url: hookUrl(ctx, secret) };
+}
+
+/** Revokes a hook: its URL answers 404 from the very next request, in every process. */
+export function revokeIncomingById(
+  ctx: Ctx,
+  id: string,
+  actorId: string | null,
+): Promise<IncomingWebhook> {
+  return retrying("revoke incoming webhook", async () => {
+    const entry = await getIncomingById(ctx.kv, id);
+    if (!entry) throw new ApiError(404, "No such incoming webhook.");
+    if (entry.value.revoked_at) {
+      throw invalid("id", "The incoming webhook is already revoked.");
+    }
+    return await revokeIncoming(ctx.kv, entry, nowIso(), {
+      team_id: entry.value.team_id,
+      action: "incoming_webhook.revoked",
+      actor_id: actorId,
+      target_id: entry.value.id,
+    });
+  });
+}
+
+export const listIncoming = (ctx: Ctx, teamId: string) => listTeamIncoming(ctx.kv, teamId);
+
+/**
+ * The live hook a secret names, or the 404. The secret is hashed and the hash looked up, always,
+ * so how long this takes says nothing about how much of a secret was right.
+ */
+export async function hookFor(ctx: Ctx, secret: string): Promise<IncomingWebhook> {
+  const hook = await getIncomingByHash(ctx.kv, sha256Hex(secret));
+  if (!hook || hook.revoked_at) throw hookNotFound();
+  return hook;
+}
+
+/**
+ * Posts a `standard` message as the hook's bot, exactly as the bot's token would through the API
+ * (with its `message.created` event in the same commit): a bot no longer in the channel gets the
+ * channel's 404, an archived channel the 403. `text` is the body; its errors are on `text`.
+ */
+export async function postThroughHook(
+  ctx: Ctx,
+  hook: IncomingWebhook,
+  text: Pending<string>,
+): Promise<Message> {
+  const subject: Subject = {
+    user_id: hook.bot_id,
+    team_id: hook.team_id,
+    name: hook.bot_name,
+    type: "bot",
+    role: null,
+    token_id: hook.id,
+    scopes: ["messages:write"],
+  };
+  const input = text.ok ? { ok: true as const, value: { body: text.value } } : text;
+  try {
+    return (await postMessage(ctx, subject, hook.channel_id, input, "text")).message;
+  } catch (e) {
+    // The channel is gone, or the bot was taken out of it: the hook reaches nothing.
+    if (e instanceof ApiError && e.status === 404) {
+      throw notFound("This incoming webhook's bot is no longer a member of its channel.");
+    }
+    throw e;
+  }
+}
+
+/** An incoming webhook as listed: never its secret or hash. */
+export const incomingView = (h: IncomingWebhook) => ({
+  id: h.id,
+  name: h.name,
+  channel_id: h.channel_id,
+  bot_id: h.bot_id,
+  created_at: h.created_at,
+  revoked_at: h.revoked_at,
+});

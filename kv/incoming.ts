@@ -1,0 +1,61 @@
+import type { IncomingWebhook } from "../domain/types.ts";
+import { addAudit, type AuditDraft } from "./audit.ts";
+import { commitOrThrow, getAll } from "./commit.ts";
+import { keys } from "./keys.ts";
+
+function put(op: Deno.AtomicOperation, hook: IncomingWebhook) {
+  op.set(keys.incoming(hook.hash), hook)
+    .set(keys.incomingId(hook.id), hook.hash)
+    .set(keys.teamIncomingHook(hook.team_id, hook.id), hook.hash);
+}
+
+/** Stores a new incoming webhook with its audit entry. */
+export async function insertIncoming(
+  kv: Deno.Kv,
+  hook: IncomingWebhook,
+  audit: AuditDraft,
+): Promise<void> {
+  const op = kv.atomic().check({ key: keys.incoming(hook.hash), versionstamp: null });
+  put(op, hook);
+  addAudit(op, audit);
+  await commitOrThrow(op, "create incoming webhook");
+}
+
+/** The hook whose secret hashes to `hash`: the one read a post through it costs. */
+export async function getIncomingByHash(kv: Deno.Kv, hash: string) {
+  return (await kv.get<IncomingWebhook>(keys.incoming(hash))).value;
+}
+
+/** The hook's entry by id, whose versionstamp lets a revoke check nothing moved since. */
+export async function getIncomingById(
+  kv: Deno.Kv,
+  id: string,
+): Promise<Deno.KvEntry<IncomingWebhook> | null> {
+  const hash = (await kv.get<string>(keys.incomingId(id))).value;
+  if (!hash) return null;
+  const entry = await kv.get<IncomingWebhook>(keys.incoming(hash));
+  return entry.versionstamp === null ? null : entry;
+}
+
+/** Marks a hook revoked, with its audit entry. Null when it changed since `entry`. */
+export async function revokeIncoming(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<IncomingWebhook>,
+  revokedAt: string,
+  audit: AuditDraft,
+): Promise<IncomingWebhook | null> {
+  const revoked = { ...entry.value, revoked_at: revokedAt };
+  const op = kv.atomic().check(entry);
+  put(op, revoked);
+  addAudit(op, audit);
+  return (await op.commit()).ok ? revoked : null;
+}
+
+/** A team's incoming webhooks, oldest first. */
+export async function listTeamIncoming(kv: Deno.Kv, teamId: string): Promise<IncomingWebhook[]> {
+  const hashes: Deno.KvKey[] = [];
+  for await (const e of kv.list<string>({ prefix: keys.teamIncoming(teamId) })) {
+    hashes.push(keys.incoming(e.value));
+  }
+  return (await getAll<IncomingWebhook>(kv, hashes)).flatMap((e) => e.value ? [e.value] : []);
+}

@@ -1,0 +1,71 @@
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { Ctx } from "../domain/context.ts";
+import { ApiError, invalid } from "../domain/errors.ts";
+import { hookFor, postThroughHook } from "../domain/incoming.ts";
+import { messageView } from "../domain/message_draft.ts";
+import { settle } from "../domain/pending.ts";
+import type { RateLimiter } from "../domain/rate_limit.ts";
+import { slackText } from "../domain/slack_text.ts";
+import { MAX_BODY_BYTES, readJsonObject, readText } from "./body.ts";
+import { applyRateLimit } from "./middleware/rate_limit.ts";
+
+const FORM = /^(application\/x-www-form-urlencoded|multipart\/form-data)/i;
+
+const notAnObject = (field: string) =>
+  invalid(field, 'The payload must be a JSON object, like {"text": "Hello"}.');
+
+/** A JSON text that must hold an object (the `payload` form field, or a form-typed JSON body). */
+function objectFrom(text: string, field: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw notAnObject(field);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw notAnObject(field);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * The payload as Slack takes it: a JSON body, or form data (urlencoded or multipart) whose
+ * `payload` field holds the JSON. A form-typed body that is itself JSON (what `curl -d` sends
+ * without a Content-Type) is taken as JSON too.
+ */
+async function readPayload(c: Context): Promise<Record<string, unknown>> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (!FORM.test(type)) return await readJsonObject(c);
+  if (/^multipart/i.test(type)) {
+    let form: FormData;
+    try {
+      form = await c.req.formData();
+    } catch {
+      throw new ApiError(400, "The request body is not readable form data.");
+    }
+    const payload = form.get("payload");
+    if (typeof payload !== "string") throw invalid("payload", "The payload field is required.");
+    return objectFrom(payload, "payload");
+  }
+  const text = await readText(c);
+  if (text.trimStart().startsWith("{")) return objectFrom(text, "request");
+  const payload = new URLSearchParams(text).get("payload");
+  if (payload === null) throw invalid("payload", "The payload field is required.");
+  return objectFrom(payload, "payload");
+}
+
+/**
+ * POST /hooks/{secret}: Slack-compatible incoming webhooks. Checks in order: the secret (404),
+ * the hook's own rate limit (429), its channel (404, archived 403), then the payload (422).
+ */
+export function hookRoutes(ctx: Ctx, limiter: RateLimiter) {
+  return new Hono().post("/:secret", bodyLimit({ maxSize: MAX_BODY_BYTES }), async (c) => {
+    const hook = await hookFor(ctx, c.req.param("secret"));
+    await applyRateLimit(c, limiter, `hook:${hook.id}`);
+    const text = await settle(readPayload(c).then(slackText));
+    const message = await postThroughHook(ctx, hook, text);
+    return c.json({ data: messageView(message) }, 201);
+  });
+}
