@@ -11,11 +11,13 @@ import { postMessages } from "./scenarios/post_messages.ts";
 import { readMessages } from "./scenarios/read_messages.ts";
 import { deliveryThroughput } from "./scenarios/delivery_throughput.ts";
 import { deliveryLatency } from "./scenarios/delivery_latency.ts";
+import { incomingPost } from "./scenarios/incoming_post.ts";
 import { requireWrk } from "./wrk.ts";
 
 const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>][] = [
   ["channel show", channelShow],
   ["post messages", postMessages],
+  ["incoming webhook", incomingPost],
   ["read messages", readMessages],
   ["delivery throughput", deliveryThroughput],
   ["delivery latency", deliveryLatency],

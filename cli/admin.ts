@@ -6,6 +6,7 @@ import { auditCommands } from "./audit_commands.ts";
 import { channelCommands } from "./channel_commands.ts";
 import { type Command, declaredFlags, parseFlags, UsageError } from "./command.ts";
 import { demoCommands } from "./demo_command.ts";
+import { incomingCommands } from "./incoming_commands.ts";
 import { tokenCommands } from "./token_commands.ts";
 import { webhookCommands } from "./webhook_commands.ts";
 import { workspaceCommands } from "./workspace_commands.ts";
@@ -27,6 +28,7 @@ const commands = registry(
   auditCommands,
   demoCommands,
   webhookCommands,
+  incomingCommands,
 );
 
 const help = () =>

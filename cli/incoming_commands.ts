@@ -1,0 +1,37 @@
+import {
+  createIncoming,
+  incomingView,
+  listIncoming,
+  revokeIncomingById,
+} from "../domain/incoming.ts";
+import { type Command, uuidFlag } from "./command.ts";
+import { findTeam } from "./lookup.ts";
+
+/** Incoming webhooks: a secret URL that posts into one channel as one bot. */
+export const incomingCommands: Record<string, Command> = {
+  "incoming:create": {
+    usage: "incoming:create --channel <channel id> --bot <bot id> [--name <name>]",
+    async run(ctx, flags) {
+      const { hook, url } = await createIncoming(ctx, {
+        channelId: uuidFlag(flags, "channel"),
+        botId: uuidFlag(flags, "bot"),
+        name: flags.name,
+      }, null);
+      return { id: hook.id, url };
+    },
+  },
+  "incoming:revoke": {
+    usage: "incoming:revoke --id <incoming webhook id>",
+    async run(ctx, flags) {
+      const hook = await revokeIncomingById(ctx, uuidFlag(flags, "id"), null);
+      return { id: hook.id, revoked_at: hook.revoked_at };
+    },
+  },
+  "incoming:list": {
+    usage: "incoming:list --team <team id>",
+    async run(ctx, flags) {
+      const team = await findTeam(ctx, uuidFlag(flags, "team"));
+      return (await listIncoming(ctx, team.id)).map(incomingView);
+    },
+  },
+};
