@@ -1,13 +1,15 @@
 import { createApp } from "./routes/app.ts";
 import { serveForever } from "./routes/serve.ts";
 import { startDeliveryEngine } from "./delivery/engine.ts";
+import { configureLog, log } from "./domain/log.ts";
 import { loadSettings, SettingsError } from "./domain/settings.ts";
-import { loadKeyring, openStore } from "./kv/open.ts";
+import { loadKeyring, openStore, where } from "./kv/open.ts";
 import type { Ctx } from "./domain/context.ts";
 
-function settingsOrExit() {
+/** A setting that can't work ends the process with one line naming it, before anything serves. */
+async function orExit<T>(step: () => T | Promise<T>): Promise<T> {
   try {
-    return loadSettings(Deno.env.toObject());
+    return await step();
   } catch (e) {
     if (!(e instanceof SettingsError)) throw e;
     console.error(e.message);
@@ -15,23 +17,51 @@ function settingsOrExit() {
   }
 }
 
-const settings = settingsOrExit();
-const kv = await openStore(settings);
-const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings) };
+const settings = await orExit(() => loadSettings(Deno.env.toObject()));
+configureLog(settings.log);
+const kv = await orExit(() => openStore(settings));
+const ctx: Ctx = { kv, settings, keyring: await orExit(() => loadKeyring(settings, kv)) };
 const app = createApp(ctx);
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
-if (settings.integrationsEnabled) startDeliveryEngine(ctx);
+const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx) : null;
+if (!settings.integrationsEnabled) {
+  log.warn(
+    "INTEGRATIONS_ENABLED=false: the API and incoming webhooks answer 404 and nothing is delivered",
+  );
+}
 
-try {
-  serveForever({
-    port: settings.port,
-    onListen: ({ port }) => {
-      const where = settings.kvPath?.replace(/\/\/[^/@]*@/, "//") ?? "Deno Deploy KV";
-      console.log(`Listening on ${settings.baseUrl} (port ${port}), KV at ${where}`);
-    },
-  }, app.fetch);
-} catch (e) {
-  if (!(e instanceof Deno.errors.AddrInUse)) throw e;
-  console.error(`PORT ${settings.port} is already in use: stop what listens there, or set PORT.`);
-  Deno.exit(1);
+const serving = await orExit(() => {
+  try {
+    return serveForever({
+      port: settings.port,
+      onListen: ({ port }) =>
+        log.info(`Listening on ${settings.baseUrl} (port ${port}), KV at ${where(settings)}`),
+    }, app.fetch);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+    throw new SettingsError(
+      `PORT: ${settings.port} is already in use; stop what listens there, or set PORT.`,
+    );
+  }
+});
+
+let stopping = false;
+/**
+ * SIGTERM or SIGINT: stop accepting, let the requests and delivery attempts in flight finish
+ * (an attempt within WEBHOOKS_TIMEOUT), free the leases of jobs not started, close the store,
+ * exit 0. A second signal meanwhile ends the process at once.
+ */
+async function shutdown(signal: string) {
+  if (stopping) Deno.exit(1);
+  stopping = true;
+  log.info("shutting down: finishing requests and delivery attempts in flight", { signal });
+  await serving.shutdown();
+  await engine?.stop();
+  await app.close();
+  kv.close();
+  log.info("stopped");
+  Deno.exit(0);
+}
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  Deno.addSignalListener(signal, () => void shutdown(signal));
 }

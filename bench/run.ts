@@ -14,27 +14,39 @@ import { deliveryLatency } from "./scenarios/delivery_latency.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
 import { requireWrk } from "./wrk.ts";
 
-const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>][] = [
-  ["channel show", channelShow],
-  ["post messages", postMessages],
-  ["incoming webhook", incomingPost],
-  ["read messages", readMessages],
-  ["delivery throughput", deliveryThroughput],
-  ["delivery latency", deliveryLatency],
+/** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
+const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
+  ["channel show", channelShow, 30],
+  ["post messages", postMessages, 50],
+  ["incoming webhook", incomingPost, 25],
+  ["read messages", readMessages, 40],
+  ["delivery throughput", deliveryThroughput, 30],
+  ["delivery latency", deliveryLatency, 15],
 ];
 
 await requireWrk();
 const only = Deno.args;
+const chosen = SCENARIOS.filter(([name]) =>
+  only.length === 0 || only.some((o) => name.includes(o))
+);
 const bench: Bench = {
   root: await Deno.makeTempDir({ prefix: "bench-" }),
   receiver: new Receiver().start(),
 };
+// Interrupted, the bench leaves nothing behind: its stores can take hundreds of MB in /tmp.
+Deno.addSignalListener("SIGINT", () => {
+  Deno.removeSync(bench.root, { recursive: true });
+  console.error("\ninterrupted; removed", bench.root);
+  Deno.exit(130);
+});
+const total = chosen.reduce((n, [, , seconds]) => n + seconds, 0);
+console.error(`${chosen.length} scenarios, about ${total} s in all`);
 const rows: Row[] = [];
 let broken = false;
 const started = Date.now();
 try {
-  for (const [name, run] of SCENARIOS) {
-    if (only.length > 0 && !only.some((o) => name.includes(o))) continue;
+  for (const [i, [name, run, seconds]] of chosen.entries()) {
+    console.error(`[${i + 1}/${chosen.length}] ${name} (about ${seconds} s)`);
     const t0 = Date.now();
     try {
       rows.push(...await run(bench));

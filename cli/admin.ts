@@ -40,7 +40,7 @@ async function openCtx(): Promise<Ctx> {
   const settings = loadSettings(Deno.env.toObject());
   const kv = await openStore(settings);
   try {
-    return { kv, settings, keyring: await loadKeyring(settings) };
+    return { kv, settings, keyring: await loadKeyring(settings, kv) };
   } catch (e) {
     kv.close();
     throw e;

@@ -40,7 +40,12 @@ export const demoCommands: Record<string, Command> = {
       );
       const demo = await createChannel(ctx, admin.subject, { name: "demo", visibility: "public" });
       await addMemberAsOperator(ctx, demo.id, bot.user);
-      const actor = (a: typeof admin) => ({ id: a.user.id, name: a.user.name, token: a.value });
+      const actor = (a: typeof admin) => ({
+        id: a.user.id,
+        name: a.user.name,
+        token: a.value,
+        token_id: a.subject.token_id,
+      });
       return {
         team: { id: team.id, name: team.name },
         admin: actor(admin),

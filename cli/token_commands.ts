@@ -1,4 +1,10 @@
-import { createToken, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
+import {
+  createToken,
+  listTokens,
+  revokeTokenById,
+  rotateTokenById,
+  tokenView,
+} from "../domain/tokens.ts";
 import { type Scope, SCOPES } from "../domain/types.ts";
 import {
   type Command,
@@ -24,6 +30,13 @@ function scopesFlag(flags: Flags): Scope[] {
 
 /** Personal access tokens and bot tokens. The CLI acts as the operator: audit actor null. */
 export const tokenCommands: Record<string, Command> = {
+  "token:list": {
+    usage: "token:list --user <user id>",
+    async run(ctx, flags) {
+      const user = await findUser(ctx, uuidFlag(flags, "user"));
+      return (await listTokens(ctx, user.id)).map(tokenView);
+    },
+  },
   "token:create": {
     usage:
       "token:create --user <user id> --scopes <a,b,...|all> [--name <name>] [--expires-in <seconds>]",

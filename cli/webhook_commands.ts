@@ -1,9 +1,17 @@
 import { subscriptionView } from "../domain/webhook_records.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks.ts";
+import { enableWebhook, listTeamWebhooks, rotateWebhookSecret } from "../domain/webhooks.ts";
 import { type Command, uuidFlag } from "./command.ts";
+import { findTeam } from "./lookup.ts";
 
 /** Settings-screen actions on outgoing-webhook subscriptions. The CLI acts as the operator. */
 export const webhookCommands: Record<string, Command> = {
+  "webhook:list": {
+    usage: "webhook:list --team <team id>",
+    async run(ctx, flags) {
+      const team = await findTeam(ctx, uuidFlag(flags, "team"));
+      return (await listTeamWebhooks(ctx, team.id)).map(subscriptionView);
+    },
+  },
   "webhook:enable": {
     usage: "webhook:enable --id <subscription id>",
     async run(ctx, flags) {

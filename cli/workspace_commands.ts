@@ -1,4 +1,10 @@
-import { createCustomEmoji, createTeam, createUser } from "../domain/workspace.ts";
+import {
+  createCustomEmoji,
+  createTeam,
+  createUser,
+  listTeams,
+  listUsers,
+} from "../domain/workspace.ts";
 import type { Role } from "../domain/types.ts";
 import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
 
@@ -11,6 +17,29 @@ export const workspaceCommands: Record<string, Command> = {
     async run(ctx, flags) {
       const team = await createTeam(ctx, requiredFlag(flags, "name"));
       return { id: team.id, name: team.name, general_channel_id: team.general_channel_id };
+    },
+  },
+  "team:list": {
+    usage: "team:list",
+    async run(ctx) {
+      return (await listTeams(ctx)).map((t) => ({
+        id: t.id,
+        name: t.name,
+        general_channel_id: t.general_channel_id,
+        created_at: t.created_at,
+      }));
+    },
+  },
+  "user:list": {
+    usage: "user:list --team <team id>",
+    async run(ctx, flags) {
+      return (await listUsers(ctx, uuidFlag(flags, "team"))).map((u) => ({
+        id: u.id,
+        name: u.name,
+        type: u.type,
+        role: u.role,
+        created_at: u.created_at,
+      }));
     },
   },
   "user:create": {

@@ -12,6 +12,7 @@ import { deliveryHeaders, envelope, type Signer } from "./sign.ts";
 import { type AttemptOutcome, send } from "./send.ts";
 import type { Resolver } from "./ssrf.ts";
 import type { Leases } from "./leases.ts";
+import { log } from "../domain/log.ts";
 
 /** Attempts sent but not yet recorded beyond which a task keeps its slot until recorded. */
 const MAX_UNRECORDED = 256;
@@ -31,6 +32,8 @@ export interface AttemptDeps {
   touched: Set<string>;
   leases: Leases;
   resolver?: Resolver;
+  /** Told of every attempt's outcome and duration (the metrics). */
+  observe?: (outcome: AttemptOutcome, durationMs: number) => void;
 }
 
 /**
@@ -88,6 +91,16 @@ async function attemptAndRecord(
   const startedAt = Date.now();
   const outcome = await deliver(deps, sub.value, event, startedAt);
   const id = sub.value.id;
+  const durationMs = Date.now() - startedAt;
+  log[outcome.succeeded ? "info" : "warn"]("delivery attempt", {
+    subscription_id: id,
+    event_id: event.id,
+    attempt: attempt ?? "redelivery",
+    status: outcome.response_status,
+    error: outcome.error,
+    duration_ms: durationMs,
+  });
+  deps.observe?.(outcome, durationMs);
   // Touched once recorded: a sweep running meanwhile must not forget it before it can prune.
   const rest = deps.recorder.record({
     subscriptionId: id,

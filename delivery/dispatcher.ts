@@ -1,3 +1,5 @@
+import { errorFields, log } from "../domain/log.ts";
+
 /** One unit of work: `key` makes it unique, `lane` is what it shares a concurrency bound with. */
 export interface Task {
   key: string;
@@ -167,7 +169,7 @@ export class Dispatcher {
     const finished: Promise<void> = task.run()
       .finally(() => this.#release(name, lane))
       .then((done) => done?.rest)
-      .catch((e) => console.error("delivery: a task failed unexpectedly:", e))
+      .catch((e) => log.error("delivery: a task failed unexpectedly", errorFields(e)))
       .finally(() => {
         this.#unfinished.delete(finished);
         this.#known.delete(task.key);

@@ -1,4 +1,6 @@
 import type { Ctx } from "../domain/context.ts";
+import { errorFields, log } from "../domain/log.ts";
+import { attemptDuration, deliveries, reportInMemory } from "../domain/metrics.ts";
 import type { OutboxEvent } from "../domain/types.ts";
 import type { Redelivery } from "../domain/webhook_records.ts";
 import {
@@ -92,6 +94,10 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     touched: new Set(),
     leases,
     resolver: opts.resolver,
+    observe(outcome, durationMs) {
+      deliveries.inc({ outcome: outcome.succeeded ? "succeeded" : "failed" });
+      attemptDuration.observe(durationMs / 1000);
+    },
   };
   const window = opts.window ?? ctx.settings.webhooks.window;
   const dispatcher = new Dispatcher({
@@ -101,6 +107,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     laneWindow: Math.min(opts.laneWindow ?? 64, window),
   });
   const unstarted: Deno.KvEntry<Leasable>[] = [];
+  reportInMemory(() => dispatcher.held);
 
   const submitJob = (job: Deno.KvEntry<DeliveryJob>, event?: OutboxEvent, reserved = false) =>
     dispatcher.submit({
@@ -252,7 +259,8 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
         await pull(ids, next === "all");
         [next, again] = [again, null];
       }
-    })().catch((e) => console.error("delivery: a pull failed:", e)).finally(() => pulling = null);
+    })().catch((e) => log.error("delivery: a pull failed", errorFields(e)))
+      .finally(() => pulling = null);
     return pulling;
   };
   // A backlog is pulled on as the window empties, not only when someone signals.
@@ -267,7 +275,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       if (lastSignal !== undefined && versionstamp !== lastSignal) void requestPull("all");
       lastSignal = versionstamp;
     } catch (e) {
-      console.error("delivery: reading the delivery signal failed:", e);
+      log.error("delivery: reading the delivery signal failed", errorFields(e));
     }
   }, opts.signalEveryMs ?? 250);
 
@@ -290,7 +298,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
         if (entry.versionstamp === null) return;
         await take([entry as Deno.KvEntry<Redelivery>], submitRedelivery);
       },
-    }).catch((e) => console.error("delivery: the queue listener stopped:", e));
+    }).catch((e) => log.error("delivery: the queue listener stopped", errorFields(e)));
   }
 
   let sweeping: Promise<void> | null = null;
@@ -298,7 +306,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     sweeping ??= (async () => {
       await requestPull("all");
       await sweep({ kv, touched: deps.touched }, { everything });
-    })().catch((e) => console.error("delivery: sweep failed:", e))
+    })().catch((e) => log.error("delivery: a sweep failed", errorFields(e)))
       .finally(() => sweeping = null);
     return sweeping;
   };
@@ -314,14 +322,14 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       lastBacklog = { ...await measureBacklog(kv), measuredAt: Date.now() };
       if (lastBacklog.pending === 0) return;
       const age = (Date.now() - Date.parse(lastBacklog.oldestCreatedAt!)) / 1000;
-      console.log(
+      log.info(
         `delivery: backlog of ${lastBacklog.pending} pending jobs, the oldest ${
           age.toFixed(1)
-        } s ` +
-          `old; ${dispatcher.held} in this process's memory`,
+        } s old; ${dispatcher.held} in this process's memory`,
+        { pending: lastBacklog.pending, oldest_age_s: age, in_memory: dispatcher.held },
       );
     } catch (e) {
-      console.error("delivery: measuring the backlog failed:", e);
+      log.error("delivery: measuring the backlog failed", errorFields(e));
     }
   }, opts.reportEveryMs ?? 60_000);
 
@@ -342,7 +350,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       await pulling;
       await dispatcher.stop();
       await unlease(kv, unstarted.splice(0)).catch((e) =>
-        console.error("delivery: freeing leases at stop failed:", e)
+        log.error("delivery: freeing leases at stop failed", errorFields(e))
       );
       connector.close();
     },

@@ -1,3 +1,5 @@
+import { errorFields, log } from "../domain/log.ts";
+
 /** A queue message handler. Handlers must be idempotent: the queue delivers at least once. */
 // deno-lint-ignore no-explicit-any
 export type QueueHandler = (message: any) => Promise<void> | void;
@@ -12,13 +14,13 @@ export function listenQueue(kv: Deno.Kv, handlers: Record<string, QueueHandler>)
     const kind = (message as { kind?: unknown } | null)?.kind;
     const handler = typeof kind === "string" ? handlers[kind] : undefined;
     if (!handler) {
-      console.error(`queue: no handler for a message of kind ${JSON.stringify(kind)}; dropped`);
+      log.warn("queue: a message of unknown kind was dropped", { kind: String(kind) });
       return;
     }
     try {
       await handler(message);
     } catch (e) {
-      console.error(`queue: the ${kind} handler failed:`, e);
+      log.error("queue: a handler failed", { kind, ...errorFields(e) });
     }
   });
 }

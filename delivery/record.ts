@@ -13,6 +13,7 @@ import type { DeliveryJob } from "../kv/outbox.ts";
 import { dropPending } from "../kv/webhooks.ts";
 import type { LatestSubscriptions } from "./latest.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
+import { errorFields, log } from "../domain/log.ts";
 import type { AttemptOutcome } from "./send.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery settled. */
@@ -155,7 +156,10 @@ export class Recorder {
       try {
         await this.#commit(id, batch);
       } catch (e) {
-        console.error(`delivery: recording attempts for ${id} failed; the sweeper retries:`, e);
+        log.error("delivery: recording attempts failed; their jobs are attempted again", {
+          subscription_id: id,
+          ...errorFields(e),
+        });
       }
       this.#backlog -= batch.length;
       for (const w of batch) w.done();
@@ -183,7 +187,13 @@ export class Recorder {
       if (versionstamp) {
         this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
         for (const { retry } of plan.settle) if (retry) this.scheduled(retry.job);
-        if (plan.audit) await dropPending(this.kv, id);
+        if (plan.audit) {
+          log.warn("delivery: subscription disabled after failing in a row", {
+            subscription_id: id,
+            consecutive_failures: plan.next.consecutive_failures,
+          });
+          await dropPending(this.kv, id);
+        }
         return;
       }
       const [s, ...read] = await this.kv.getMany<Subscription[]>([

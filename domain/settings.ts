@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { LogFormat, LogLevel } from "./log.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const positiveInt = z.coerce.number().int().positive();
@@ -42,6 +43,9 @@ const schema = z.object({
   WEBHOOKS_TIMEOUT: z.coerce.number().positive().default(10),
   WEBHOOKS_ALLOW_PRIVATE_URLS: bool.default(false),
   WEBHOOKS_MAX_IN_MEMORY: positiveInt.default(1000),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  LOG_FORMAT: z.enum(["json", "pretty", "auto"]).default("auto"),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
 });
 
 /** The service's settings, read once from the environment at start. */
@@ -54,6 +58,9 @@ export interface Settings {
   appKey: string | undefined;
   integrationsEnabled: boolean;
   rateLimit: number;
+  log: { level: LogLevel; format: LogFormat | "auto" };
+  /** The bearer token GET /metrics wants; without one, /metrics does not exist. */
+  metricsToken: string | undefined;
   webhooks: {
     disableAfter: number;
     maxAttempts: number;
@@ -99,6 +106,8 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     appKey: s.APP_KEY,
     integrationsEnabled: s.INTEGRATIONS_ENABLED,
     rateLimit: s.INTEGRATIONS_API_RATE_LIMIT,
+    log: { level: s.LOG_LEVEL, format: s.LOG_FORMAT },
+    metricsToken: s.METRICS_TOKEN,
     webhooks: {
       disableAfter: s.WEBHOOKS_DISABLE_AFTER,
       maxAttempts: s.WEBHOOKS_MAX_ATTEMPTS,

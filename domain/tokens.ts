@@ -5,6 +5,7 @@ import {
   getTokenByHash,
   getTokenById,
   insertToken,
+  listUserTokens,
   replaceToken,
   revokeToken,
   touchToken,
@@ -158,6 +159,20 @@ export function revokeTokenById(ctx: Ctx, id: string, actorId: string | null): P
     });
   });
 }
+
+/** A token as listed: what it grants and when it was used, never its hash. */
+export const tokenView = (t: Token) => ({
+  id: t.id,
+  name: t.name,
+  kind: t.kind,
+  scopes: t.scopes,
+  created_at: t.created_at,
+  expires_at: t.expires_at,
+  revoked_at: t.revoked_at,
+  last_used_at: t.last_used_at,
+});
+
+export const listTokens = (ctx: Ctx, userId: string) => listUserTokens(ctx.kv, userId);
 
 /** Issues a new value (and id) with the same grants, and revokes the old token at once. */
 export function rotateTokenById(

@@ -108,6 +108,9 @@ export async function listWebhooks(ctx: Ctx, subject: Subject): Promise<Subscrip
   return await listTeamSubscriptions(ctx.kv, subject.team_id);
 }
 
+/** A team's subscriptions, newest first: for the operator's CLI. */
+export const listTeamWebhooks = (ctx: Ctx, teamId: string) => listTeamSubscriptions(ctx.kv, teamId);
+
 /** A subscription of the subject's team, or 404 (malformed ids and other teams' included). */
 async function loadWebhook(
   ctx: Ctx,

@@ -4,7 +4,14 @@ import { generalChannelFor } from "./channels.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { newId, nowIso } from "./ids.ts";
 import { checkText } from "./text.ts";
-import { getTeam, insertCustomEmoji, insertTeam, insertUser } from "../kv/workspace.ts";
+import {
+  getTeam,
+  insertCustomEmoji,
+  insertTeam,
+  insertUser,
+  listTeams as listAllTeams,
+  listTeamUsers,
+} from "../kv/workspace.ts";
 
 /** Creates a team and its general channel. */
 export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
@@ -17,6 +24,13 @@ export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
   };
   await insertTeam(ctx.kv, team, generalChannelFor(team));
   return team;
+}
+
+export const listTeams = (ctx: Ctx) => listAllTeams(ctx.kv);
+
+/** A team's people and bots, oldest first. */
+export async function listUsers(ctx: Ctx, teamId: string): Promise<User[]> {
+  return await listTeamUsers(ctx.kv, (await teamOrThrow(ctx, teamId)).id);
 }
 
 async function teamOrThrow(ctx: Ctx, teamId: string): Promise<Team> {

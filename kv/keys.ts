@@ -38,12 +38,15 @@
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
+ * | ["app_key_check"]                             | sealed text          | a known text sealed with APP_KEY: a process with another key refuses to start |
  */
 export const keys = {
+  teams: () => ["teams"],
   team: (teamId: string) => ["teams", teamId],
   user: (userId: string) => ["users", userId],
   teamUsers: (teamId: string) => ["team_users", teamId],
   teamUser: (teamId: string, userId: string) => ["team_users", teamId, userId],
+  tokens: () => ["tokens"],
   token: (hash: string) => ["tokens", hash],
   tokenId: (tokenId: string) => ["token_ids", tokenId],
   channel: (channelId: string) => ["channels", channelId],
@@ -110,6 +113,7 @@ export const keys = {
   rateCounts: () => ["rate"],
   rateCount: (window: number, name: string) => ["rate", window, name],
   probe: () => ["up"],
+  appKeyCheck: () => ["app_key_check"],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
 
 /** A key as text, for maps and sets of keys (bigint parts kept apart from numbers). */

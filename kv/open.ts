@@ -1,20 +1,58 @@
 import { dirname } from "node:path";
 import { createKeyring, generateAppKey, type Keyring } from "../domain/keyring.ts";
-import { isFilePath, type Settings } from "../domain/settings.ts";
+import { isFilePath, type Settings, SettingsError } from "../domain/settings.ts";
+import { keys } from "./keys.ts";
 import { probeQueues } from "./queue_support.ts";
 import { coalesceReads } from "./read_coalescer.ts";
 
+/** The KV location used when KV_PATH is unset: its folder is made on first start. */
+const DEFAULT_KV_PATH = "./data/kv.sqlite3";
+
 /**
- * Opens the KV the settings name, creating the data folder for a file path, and finds out
- * whether it has queues (see kv/queue_support.ts).
+ * Opens the KV the settings name, and finds out whether it has queues (kv/queue_support.ts).
+ * What can't work ends here, in one line naming the setting: a folder that does not exist (only
+ * the default ./data is made), a KV Connect URL without its access token, a store that won't open.
  */
 export async function openStore(settings: Settings): Promise<Deno.Kv> {
-  if (isFilePath(settings.kvPath)) {
-    await Deno.mkdir(dirname(settings.kvPath), { recursive: true });
+  const path = settings.kvPath;
+  if (isFilePath(path)) await ensureFolder(path);
+  if (path && /^https?:\/\//.test(path) && !Deno.env.get("DENO_KV_ACCESS_TOKEN")) {
+    throw new SettingsError(
+      "DENO_KV_ACCESS_TOKEN: required to open the KV Connect URL in KV_PATH; set it to an access token of that database.",
+    );
   }
-  const kv = coalesceReads(retryLockedCommits(await Deno.openKv(settings.kvPath)));
-  await probeQueues(kv, settings.kvPath);
+  let kv: Deno.Kv;
+  try {
+    kv = await Deno.openKv(path);
+  } catch (e) {
+    throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
+  }
+  kv = coalesceReads(retryLockedCommits(kv));
+  await probeQueues(kv, path);
   return kv;
+}
+
+/** The store's location for messages: a KV Connect URL without credentials in it. */
+export const where = (settings: Settings) =>
+  settings.kvPath?.replace(/\/\/[^/@]*@/, "//") ?? "Deno Deploy KV";
+
+const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
+
+async function ensureFolder(path: string) {
+  const folder = dirname(path);
+  try {
+    if ((await Deno.stat(folder)).isDirectory) return;
+    throw new SettingsError(`KV_PATH: ${folder} is not a folder.`);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  // A mistyped path must not quietly become a new, empty store.
+  if (path !== DEFAULT_KV_PATH) {
+    throw new SettingsError(
+      `KV_PATH: the folder ${folder} does not exist; create it first, or correct KV_PATH.`,
+    );
+  }
+  await Deno.mkdir(folder, { recursive: true });
 }
 
 const LOCKED_RETRIES = 20;
@@ -47,18 +85,25 @@ export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
 
 /**
  * APP_KEY from the settings, else from `app.key` beside the KV file, else a new one written
- * there (mode 0600). With no data folder (":memory:", KV Connect, Deploy) it must be set,
- * except for ":memory:" where an ephemeral key is fine because the data is too.
+ * there (mode 0600); then checked against the store (see checkAppKey). With no data folder
+ * (":memory:", KV Connect, Deploy) it must be set, except for ":memory:" where an ephemeral key
+ * is fine because the data is too.
  */
-export async function loadKeyring(settings: Settings): Promise<Keyring> {
+export async function loadKeyring(settings: Settings, kv?: Deno.Kv): Promise<Keyring> {
+  const keyring = await keyringFor(settings);
+  if (kv) await checkAppKey(kv, keyring, settings);
+  return keyring;
+}
+
+async function keyringFor(settings: Settings): Promise<Keyring> {
   if (settings.appKey) return await createKeyring(settings.appKey);
   if (settings.kvPath === ":memory:") return await createKeyring(generateAppKey());
   if (!isFilePath(settings.kvPath)) {
-    throw new Error("APP_KEY: required when KV_PATH is not a local file");
+    throw new SettingsError("APP_KEY: required when KV_PATH is not a local file");
   }
   const file = `${dirname(settings.kvPath)}/app.key`;
   try {
-    return await createKeyring((await Deno.readTextFile(file)).trim());
+    return await fromFile(file);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
@@ -69,6 +114,44 @@ export async function loadKeyring(settings: Settings): Promise<Keyring> {
   } catch (e) {
     // Another process (the CLI, a second instance) wrote it first: use theirs.
     if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-    return await createKeyring((await Deno.readTextFile(file)).trim());
+    return await fromFile(file);
+  }
+}
+
+async function fromFile(file: string): Promise<Keyring> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) throw e;
+    throw new SettingsError(`APP_KEY: can't read ${file}: ${firstLine(e)}`);
+  }
+  try {
+    return await createKeyring(text.trim());
+  } catch {
+    throw new SettingsError(`APP_KEY: ${file} does not hold base64 of 32 bytes.`);
+  }
+}
+
+const CHECK_TEXT = "app-key-check";
+
+/**
+ * The first process to open a store seals a known text with its APP_KEY; every later one must be
+ * able to open it. A changed key would otherwise go unnoticed until every webhook secret failed
+ * to decrypt, delivery by delivery.
+ */
+async function checkAppKey(kv: Deno.Kv, keyring: Keyring, settings: Settings): Promise<void> {
+  const stored = await kv.get<string>(keys.appKeyCheck());
+  if (stored.value === null) {
+    await kv.atomic().check(stored).set(keys.appKeyCheck(), await keyring.encrypt(CHECK_TEXT))
+      .commit();
+    return;
+  }
+  const opened = await keyring.decrypt(stored.value).catch(() => null);
+  if (opened !== CHECK_TEXT) {
+    throw new SettingsError(
+      `APP_KEY: not the key the store at ${where(settings)} was made with; start with that key ` +
+        "(APP_KEY, or app.key beside the store), or use a new KV_PATH.",
+    );
   }
 }

@@ -59,6 +59,15 @@ export async function replaceToken(
   return (await op.commit()).ok;
 }
 
+/** A user's tokens, oldest first, revoked ones included. Reads every token: an operator's list. */
+export async function listUserTokens(kv: Deno.Kv, userId: string): Promise<Token[]> {
+  const out: Token[] = [];
+  for await (const e of kv.list<Token>({ prefix: keys.tokens() })) {
+    if (e.value.user_id === userId) out.push(e.value);
+  }
+  return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
 /**
  * Records last use. Not guarded by a check: a concurrent revoke must win, so this only
  * writes when the stored token is still unrevoked, and never resurrects one.

@@ -54,6 +54,15 @@ export async function listTeamSubscriptions(kv: Deno.Kv, teamId: string): Promis
   return (await getAll<Subscription>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
 }
 
+/** How many subscriptions there are of each status, in every team. */
+export async function countSubscriptionsByStatus(kv: Deno.Kv): Promise<Record<string, number>> {
+  const out: Record<string, number> = { active: 0, disabled: 0 };
+  for await (const e of kv.list<Subscription>({ prefix: keys.webhooks() })) {
+    out[e.value.status] = (out[e.value.status] ?? 0) + 1;
+  }
+  return out;
+}
+
 /**
  * Replaces a subscription read as `entry` (and its route, and an audit entry) in one commit.
  * False when it changed since: read again and decide again.

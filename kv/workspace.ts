@@ -1,5 +1,5 @@
 import type { Channel, MemberRef, Team, User } from "../domain/types.ts";
-import { commitOrThrow } from "./commit.ts";
+import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 
 export const memberRef = (u: Pick<User, "id" | "name" | "type">): MemberRef => ({
@@ -45,6 +45,22 @@ export async function insertUser(kv: Deno.Kv, user: User, team: Team): Promise<v
     .set(keys.teamUser(team.id, user.id), null);
   if (user.type === "human") setMembership(op, team.general_channel_id, memberRef(user));
   await commitOrThrow(op, "create user");
+}
+
+/** Every team, oldest first (ids are UUIDv7). */
+export async function listTeams(kv: Deno.Kv): Promise<Team[]> {
+  const out: Team[] = [];
+  for await (const e of kv.list<Team>({ prefix: keys.teams() })) out.push(e.value);
+  return out;
+}
+
+/** A team's users, oldest first. */
+export async function listTeamUsers(kv: Deno.Kv, teamId: string): Promise<User[]> {
+  const ids: Deno.KvKey[] = [];
+  for await (const e of kv.list({ prefix: keys.teamUsers(teamId) })) {
+    ids.push(keys.user(e.key[2] as string));
+  }
+  return (await getAll<User>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
 }
 
 export const getTeam = async (kv: Deno.Kv, id: string) => (await kv.get<Team>(keys.team(id))).value;

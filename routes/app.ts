@@ -5,6 +5,8 @@ import { channelRoutes } from "./channels.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { hookRoutes } from "./hooks.ts";
+import { metricsHandler } from "./metrics.ts";
+import { observe, type ObservedVars } from "./middleware/observe.ts";
 import { errorResponse, notFoundResponse } from "./errors.ts";
 import { memberRoutes } from "./members.ts";
 import { messageRoutes } from "./messages.ts";
@@ -16,6 +18,16 @@ import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { upHandler } from "./up.ts";
 import { webhookRoutes } from "./webhooks.ts";
+
+/** GET /: where things are, for a person or a probe that found the service. */
+const indexOf = (base: string) => ({
+  name: "Team chat integrations",
+  links: {
+    health: `${base}/up`,
+    openapi: `${base}/api/v1/openapi.yaml`,
+    api: `${base}/api/v1`,
+  },
+});
 
 /**
  * The whole HTTP surface: /up, /api/v1 and the webhook endpoints. `close` stops its background
@@ -33,10 +45,13 @@ export function createApp(ctx: Ctx) {
     .route("/channels", reactionRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx));
 
-  const app = new Hono();
+  const app = new Hono<{ Variables: ObservedVars }>();
   app.onError(errorResponse);
   app.notFound(notFoundResponse);
+  app.use(observe());
+  app.get("/", (c) => c.json(indexOf(ctx.settings.baseUrl)));
   app.get("/up", upHandler(ctx.kv));
+  app.get("/metrics", metricsHandler(ctx));
   app.use("/api/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/api/v1", api);

@@ -1,6 +1,7 @@
 import type { Subject } from "../domain/types.ts";
+import type { ObservedVars } from "./middleware/observe.ts";
 
 /** Hono's typed context for API routes: the authenticated subject rides along. */
 export interface ApiEnv {
-  Variables: { subject: Subject };
+  Variables: ObservedVars & { subject: Subject };
 }

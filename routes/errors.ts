@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { ApiError } from "../domain/errors.ts";
+import { errorFields, log } from "../domain/log.ts";
 
 /** The one place an error becomes a response: JSON with `message`, and `errors` on a 422. */
 export function errorResponse(err: Error, c: Context): Response {
@@ -16,7 +17,12 @@ export function errorResponse(err: Error, c: Context): Response {
   }
   // Log the route, never the request: its headers, body and even its path (a webhook URL's
   // secret) may carry credentials.
-  console.error(`${c.req.method} ${c.req.routePath} failed:`, err);
+  log.error("http: a request failed", {
+    method: c.req.method,
+    route: c.req.routePath,
+    request_id: c.get("requestId"),
+    ...errorFields(err),
+  });
   return c.json({ message: "Internal server error." }, 500);
 }
 

@@ -9,6 +9,7 @@ import { settle } from "../domain/pending.ts";
 import type { RateLimiter } from "../domain/rate_limit.ts";
 import { slackText } from "../domain/slack_text.ts";
 import { MAX_BODY_BYTES, readJsonObject, readText } from "./body.ts";
+import type { ObservedVars } from "./middleware/observe.ts";
 import { applyRateLimit } from "./middleware/rate_limit.ts";
 
 const FORM = /^(application\/x-www-form-urlencoded|multipart\/form-data)/i;
@@ -61,11 +62,16 @@ async function readPayload(c: Context): Promise<Record<string, unknown>> {
  * the hook's own rate limit (429), its channel (404, archived 403), then the payload (422).
  */
 export function hookRoutes(ctx: Ctx, limiter: RateLimiter) {
-  return new Hono().post("/:secret", bodyLimit({ maxSize: MAX_BODY_BYTES }), async (c) => {
-    const hook = await hookFor(ctx, c.req.param("secret"));
-    await applyRateLimit(c, limiter, `hook:${hook.id}`);
-    const text = await settle(readPayload(c).then(slackText));
-    const message = await postThroughHook(ctx, hook, text);
-    return c.json({ data: messageView(message) }, 201);
-  });
+  return new Hono<{ Variables: ObservedVars }>().post(
+    "/:secret",
+    bodyLimit({ maxSize: MAX_BODY_BYTES }),
+    async (c) => {
+      const hook = await hookFor(ctx, c.req.param("secret"));
+      c.set("credential", { incoming_webhook_id: hook.id });
+      await applyRateLimit(c, limiter, `hook:${hook.id}`);
+      const text = await settle(readPayload(c).then(slackText));
+      const message = await postThroughHook(ctx, hook, text);
+      return c.json({ data: messageView(message) }, 201);
+    },
+  );
 }

@@ -1,3 +1,5 @@
+import { errorFields, log } from "../domain/log.ts";
+
 /** What `serveForever` hands back: a way to stop listening and finish what is in flight. */
 export interface Serving {
   shutdown(): Promise<void>;
@@ -24,7 +26,7 @@ export function serveForever(
       try {
         await server.finished;
       } catch (e) {
-        console.error(`http: accepting connections failed (${String(e)}); listening again`);
+        log.error("http: accepting connections failed; listening again", errorFields(e));
       }
       while (!stopping) {
         await new Promise((r) => setTimeout(r, RELISTEN_AFTER_MS));

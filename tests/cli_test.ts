@@ -17,7 +17,7 @@ async function startFileServer(): Promise<TestServer & { kvPath: string }> {
   const kvPath = `${dir}/kv.sqlite3`;
   const settings = loadSettings({ KV_PATH: kvPath, INTEGRATIONS_API_RATE_LIMIT: "100000" });
   const kv = await openStore(settings);
-  const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings) };
+  const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings, kv) };
   const app = createApp(ctx);
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
@@ -274,6 +274,39 @@ Deno.test("cli: demo prints a workspace whose tokens work", () =>
         demo.bot.id,
       ].sort(),
     );
+  }));
+
+Deno.test("cli: lost ids can be found again: teams, users, tokens, subscriptions", () =>
+  withServer(async (s, kv) => {
+    const demo = await ok(kv, "demo");
+    const teams = await ok(kv, "team:list");
+    assert.deepEqual(teams.map((t: { id: string }) => t.id), [demo.team.id]);
+    const users = await ok(kv, "user:list", "--team", demo.team.id);
+    assert.deepEqual(
+      users.map((u: { name: string; type: string }) => [u.name, u.type]),
+      [["Ada Admin", "human"], ["Demo Bot", "bot"]],
+    );
+    const tokens = await ok(kv, "token:list", "--user", demo.bot.id);
+    assert.deepEqual(tokens.map((t: { id: string }) => t.id), [demo.bot.token_id]);
+    assert.ok(!JSON.stringify(tokens).includes(demo.bot.token), "never the value");
+    assert.equal(tokens[0].kind, "bot");
+    const rotated = await ok(kv, "token:rotate", "--id", demo.bot.token_id);
+    const after = await ok(kv, "token:list", "--user", demo.bot.id);
+    assert.deepEqual(
+      after.map((t: { id: string; revoked_at: string | null }) => [t.id, !!t.revoked_at]),
+      [
+        [demo.bot.token_id, true],
+        [rotated.id, false],
+      ],
+    );
+    s.ctx.settings.webhooks.allowPrivateUrls = true;
+    const sub = await api(s, "POST", "/webhooks", {
+      token: demo.admin.token,
+      body: { name: "hook", url: "http://127.0.0.1:9/hook", events: ["message.created"] },
+    });
+    const hooks = await ok(kv, "webhook:list", "--team", demo.team.id);
+    assert.deepEqual(hooks.map((h: { id: string }) => h.id), [sub.body.data.id]);
+    assert.ok(!JSON.stringify(hooks).includes("whsec_"), "never the secret");
   }));
 
 Deno.test("cli: help lists every command on stdout", async () => {

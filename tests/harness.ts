@@ -6,6 +6,7 @@ import {
   startDeliveryEngine,
 } from "../delivery/engine.ts";
 import type { Ctx } from "../domain/context.ts";
+import { configureLog } from "../domain/log.ts";
 import { createKeyring, generateAppKey } from "../domain/keyring.ts";
 import { loadSettings, type Settings } from "../domain/settings.ts";
 import { createToken } from "../domain/tokens.ts";
@@ -16,6 +17,9 @@ import { keys } from "../kv/keys.ts";
 import { retryLockedCommits } from "../kv/open.ts";
 import { coalesceReads } from "../kv/read_coalescer.ts";
 import { checkResponse } from "./openapi_check.ts";
+
+// The suite's servers run in this process: their request and delivery lines would bury its output.
+configureLog({ level: "warn", format: "auto" });
 
 /** A running service on a loopback port with a fresh in-memory KV. */
 export interface TestServer {

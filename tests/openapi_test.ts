@@ -32,8 +32,11 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver", "webhooks:write"],
 ];
 
-/** Operations that take no token: the probe, this document, and incoming webhooks (whose URL is the credential). */
-const PUBLIC = new Set(["/up", "/openapi.yaml", "/hooks/{secret}"]);
+/**
+ * Operations outside the token scheme: the index, the probe, the metrics (their own token), this
+ * document, and incoming webhooks (whose URL is the credential).
+ */
+const PUBLIC = new Set(["/", "/up", "/metrics", "/openapi.yaml", "/hooks/{secret}"]);
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

@@ -24,11 +24,48 @@ Deno.serve = (options, handler) => serve({ ...options, hostname: "127.0.0.1" }, 
 await import(${JSON.stringify(new URL("../main.ts", import.meta.url).href)});
 `;
 
+/**
+ * Runs the service with `env` until it exits by itself (a start-up check refusing), within
+ * `timeoutMs`; its exit code and output. A service that starts serving instead is killed and
+ * reported as code null.
+ */
+export async function runToExit(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; output: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--unstable-kv", LOOPBACK_MAIN],
+    env: { PORT: String(freePort()), NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  const decoder = new TextDecoder();
+  const collect = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
+  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  let served = false;
+  const watch = setInterval(() => {
+    if (output.includes("Listening on")) {
+      served = true;
+      child.kill("SIGKILL");
+    }
+  }, 50);
+  const status = await child.status;
+  clearTimeout(timer);
+  clearInterval(watch);
+  await drained;
+  return { code: served ? null : status.code, output };
+}
+
 export interface Service {
   url: string;
   /** Everything the process printed so far. */
   output(): string;
   kill(): Promise<void>;
+  /** Sends `signal` and waits for the exit code. */
+  stop(signal: Deno.Signal): Promise<number>;
 }
 
 /**
@@ -82,6 +119,12 @@ export async function startService(
       }
       await child.status;
       await drained;
+    },
+    async stop(signal) {
+      child.kill(signal);
+      const { code } = await child.status;
+      await drained;
+      return code;
     },
   };
 }

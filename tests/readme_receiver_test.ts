@@ -1,6 +1,7 @@
 /**
- * The receiver the README tells integrators to write, taken from README.md as it stands and run
- * as its own process: it must accept real deliveries and handle a redelivered event only once.
+ * The receiver the README tells integrators to write, examples/receiver.ts, shown in README.md
+ * as it stands and run as its own process: it must accept real deliveries and handle a
+ * redelivered event only once.
  */
 import assert from "node:assert/strict";
 import { api, startServer, workspace } from "./harness.ts";
@@ -23,9 +24,14 @@ function freePort(): number {
   return port;
 }
 
+const EXAMPLE = new URL("../examples/receiver.ts", import.meta.url);
+
+Deno.test("readme: the README shows examples/receiver.ts as it is", async () => {
+  assert.equal(await readmeReceiver(), await Deno.readTextFile(EXAMPLE));
+});
+
 Deno.test("readme: the README's receiver verifies real deliveries and de-duplicates", async () => {
   const dir = await Deno.makeTempDir({ prefix: "readme-receiver-" });
-  await Deno.writeTextFile(`${dir}/receiver.ts`, await readmeReceiver());
   const s = await startServer({}, { engine: true });
   const port = freePort();
   let output = "";
@@ -41,7 +47,7 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
         "--allow-read",
         "--allow-write",
         "--unstable-kv",
-        `${dir}/receiver.ts`,
+        EXAMPLE.pathname,
       ],
       env: {
         WEBHOOK_SECRET: secret,
@@ -60,6 +66,12 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
 
     const message = await post(s, w.admin.token, w.team.general_channel_id, "Hello, receiver");
     await waitUntil(() => output.includes(message.id), 5_000, "the receiver to handle it");
+    // The receiver answers before the service records the attempt: wait for the record.
+    await waitUntil(
+      async () => (await show(s, w.admin.token, id)).deliveries.length === 1,
+      5_000,
+      "the delivery to be recorded",
+    );
     const [delivery] = (await show(s, w.admin.token, id)).deliveries;
     assert.equal(delivery.succeeded, true, JSON.stringify(delivery));
     assert.equal(delivery.response_status, 204);

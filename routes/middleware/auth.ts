@@ -15,6 +15,7 @@ export const bearerAuth = (ctx: Ctx): MiddlewareHandler<ApiEnv> => async (c, nex
   const header = c.req.header("Authorization") ?? "";
   const subject = await identify(ctx, BEARER.exec(header)?.[1]);
   c.set("subject", subject);
+  c.set("credential", { token_id: subject.token_id });
   await next();
   await verifySubject(ctx, subject);
 };

@@ -1,0 +1,35 @@
+import type { Context } from "hono";
+import { timingSafeEqual } from "node:crypto";
+import type { Ctx } from "../domain/context.ts";
+import { notFound, unauthenticated } from "../domain/errors.ts";
+import { jobsPending, oldestJobAge, registry, subscriptions } from "../domain/metrics.ts";
+import { sha256Hex } from "../domain/tokens.ts";
+import { measureBacklog } from "../kv/deliveries.ts";
+import { countSubscriptionsByStatus } from "../kv/webhooks.ts";
+
+const enc = new TextEncoder();
+
+/** Compared as hashes, so the comparison takes as long whatever the guess. */
+const sameSecret = (a: string, b: string) =>
+  timingSafeEqual(enc.encode(sha256Hex(a)), enc.encode(sha256Hex(b)));
+
+/**
+ * GET /metrics: Prometheus text. It exists only when METRICS_TOKEN is set (404 otherwise) and
+ * wants it as the bearer (401 otherwise). The store-wide figures (backlog, subscriptions) are
+ * read now: a few reads per subscription.
+ */
+export const metricsHandler = (ctx: Ctx) => async (c: Context) => {
+  const expected = ctx.settings.metricsToken;
+  if (!expected) throw notFound();
+  const given = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
+  if (!sameSecret(given, expected)) throw unauthenticated("The metrics token is missing or wrong.");
+  const backlog = await measureBacklog(ctx.kv);
+  jobsPending.set(backlog.pending);
+  oldestJobAge.set(
+    backlog.oldestCreatedAt ? (Date.now() - Date.parse(backlog.oldestCreatedAt)) / 1000 : 0,
+  );
+  for (const [status, n] of Object.entries(await countSubscriptionsByStatus(ctx.kv))) {
+    subscriptions.set({ status }, n);
+  }
+  return c.body(await registry.metrics(), 200, { "Content-Type": registry.contentType });
+};
