@@ -34,7 +34,7 @@ export async function runToExit(
   timeoutMs = 20_000,
 ): Promise<{ code: number | null; output: string }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--unstable-kv", LOOPBACK_MAIN],
+    args: ["eval", "--unstable-kv", "--unstable-no-legacy-abort", LOOPBACK_MAIN],
     env: { PORT: String(freePort()), NO_COLOR: "1", ...env },
     stdout: "piped",
     stderr: "piped",
@@ -77,7 +77,13 @@ export async function startService(
   opts: { shell?: string } = {},
 ): Promise<Service> {
   const port = freePort();
-  const deno = [Deno.execPath(), "eval", "--unstable-kv", LOOPBACK_MAIN];
+  const deno = [
+    Deno.execPath(),
+    "eval",
+    "--unstable-kv",
+    "--unstable-no-legacy-abort",
+    LOOPBACK_MAIN,
+  ];
   const command = opts.shell
     ? new Deno.Command("bash", {
       args: ["-c", `${opts.shell}; exec "$@"`, "service", ...deno],
