@@ -25,16 +25,24 @@ export function envelope(event: OutboxEvent): string {
  * at 8 µs against 36 µs per signature).
  */
 export class Signer {
-  /** Private, so an inspected or logged Signer never shows it. */
+  /** Private, so an inspected or logged Signer never shows them. */
   readonly #secret: string;
+  readonly #standardKey: Uint8Array;
 
   constructor(secret: string) {
     this.#secret = secret;
+    // Standard Webhooks keys the MAC with the base64 after `whsec_`, decoded (base62 is base64).
+    this.#standardKey = Uint8Array.fromBase64(secret.slice("whsec_".length));
   }
 
-  /** The MAC of `message` (UTF-8), in hex. */
+  /** The MAC of `message` (UTF-8) keyed by the whole secret string, in hex. */
   hex(message: string): string {
     return createHmac("sha256", this.#secret).update(message).digest("hex");
+  }
+
+  /** The MAC of `message` as Standard Webhooks makes it, in base64. */
+  standard(message: string): string {
+    return createHmac("sha256", this.#standardKey).update(message).digest("base64");
   }
 }
 
@@ -51,18 +59,34 @@ export function signatureHeader(signers: Signer[], body: string, nowMs = Date.no
 /** Who receivers see calling: the product, not the runtime. */
 export const USER_AGENT = "TeamChat-Webhooks/1";
 
-/** The headers of one attempt. */
+/**
+ * The Standard Webhooks signature (standardwebhooks.com): `v1,<base64>` over
+ * `<id>.<timestamp>.<body>`, one per secret, space-separated.
+ */
+export function standardSignature(signers: Signer[], id: string, t: number, body: string) {
+  const payload = `${id}.${t}.${body}`;
+  return signers.map((s) => `v1,${s.standard(payload)}`).join(" ");
+}
+
+/**
+ * The headers of one attempt: ours (X-Service-*), and the Standard Webhooks ones, so receivers
+ * can verify with that spec's libraries in any language, unchanged.
+ */
 export function deliveryHeaders(
   event: Pick<OutboxEvent, "id" | "type">,
   signers: Signer[],
   body: string,
   nowMs = Date.now(),
 ): Record<string, string> {
+  const t = Math.floor(nowMs / 1000);
   return {
     "Content-Type": "application/json",
     "User-Agent": USER_AGENT,
     "X-Service-Event": event.type,
     "X-Service-Delivery": event.id,
     "X-Service-Signature": signatureHeader(signers, body, nowMs),
+    "webhook-id": event.id,
+    "webhook-timestamp": String(t),
+    "webhook-signature": standardSignature(signers, event.id, t, body),
   };
 }

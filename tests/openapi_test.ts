@@ -178,7 +178,14 @@ Deno.test("openapi: each event type has a webhook entry whose envelope matches i
     assert.equal(schema.properties.type.const, type);
     assert.deepEqual(schema.required, ["id", "type", "created_at", "data"]);
     const headers = post.parameters.map((p: Json) => p.$ref.split("/").pop());
-    assert.deepEqual(headers, ["X-Service-Event", "X-Service-Delivery", "X-Service-Signature"]);
+    assert.deepEqual(headers, [
+      "X-Service-Event",
+      "X-Service-Delivery",
+      "X-Service-Signature",
+      "webhook-id",
+      "webhook-timestamp",
+      "webhook-signature",
+    ]);
   }
 });
 
