@@ -128,10 +128,13 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = typeof EVENT_TYPES[number];
 
+/** What a delivery can carry: the events, and the `ping` a test sends (nobody subscribes to it). */
+export type DeliveredType = EventType | "ping";
+
 /** One outbox entry: written in the same commit as the change it describes. */
 export interface OutboxEvent {
   id: string;
-  type: EventType;
+  type: DeliveredType;
   team_id: string;
   channel_id: string;
   created_at: string;
@@ -164,6 +167,7 @@ export type AuditAction =
   | "webhook.disabled"
   | "webhook.enabled"
   | "webhook.secret_rotated"
+  | "webhook.updated"
   | "incoming_webhook.created"
   | "incoming_webhook.revoked";
 

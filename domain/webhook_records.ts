@@ -1,4 +1,4 @@
-import type { EventType, UserType } from "./types.ts";
+import type { DeliveredType, EventType, UserType } from "./types.ts";
 
 /** An outgoing-webhook subscription as stored. Secrets are sealed with the keyring (AES-GCM). */
 export interface Subscription {
@@ -28,7 +28,7 @@ export interface Delivery {
   id: string;
   subscription_id: string;
   event_id: string;
-  event_type: EventType;
+  event_type: DeliveredType;
   /** 1-based position in the automatic schedule; null for a redelivery by hand. */
   attempt: number | null;
   succeeded: boolean;

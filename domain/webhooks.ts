@@ -65,6 +65,82 @@ async function checkChannels(ctx: Ctx, subject: Subject, ids: string[]): Promise
   }
 }
 
+/** The fields PATCH may change; those given are checked with the rules of creation. */
+export type WebhookChanges = Partial<NewWebhook>;
+
+/**
+ * Changes a subscription's name, url, events and channels with the rules of creation (a new url
+ * is checked for safety, channels must be ones the subject can see), keeping its secret, its
+ * delivery history and its status. Nothing given, nothing changes.
+ */
+export async function updateWebhook(
+  ctx: Ctx,
+  subject: Subject,
+  id: string,
+  changes: WebhookChanges,
+): Promise<Subscription> {
+  const given = Object.entries(changes).filter(([, v]) => v !== undefined);
+  if (given.length === 0) return (await loadWebhook(ctx, subject, id)).value;
+  if (changes.name !== undefined) checkText("name", changes.name);
+  const channelIds = changes.channel_ids === undefined
+    ? undefined
+    : changes.channel_ids && [...new Set(changes.channel_ids)];
+  if (channelIds) await checkChannels(ctx, subject, channelIds);
+  if (changes.url !== undefined) await checkUrl(ctx, changes.url);
+  return await retrying("update webhook", async () => {
+    const entry = await loadWebhook(ctx, subject, id);
+    const next: Subscription = {
+      ...entry.value,
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.url !== undefined ? { url: changes.url } : {}),
+      ...(changes.events !== undefined ? { events: [...new Set(changes.events)] } : {}),
+      ...(channelIds !== undefined ? { channel_ids: channelIds } : {}),
+    };
+    const ok = await replaceSubscription(ctx.kv, entry, next, {
+      team_id: next.team_id,
+      action: "webhook.updated",
+      actor_id: subject.user_id,
+      target_id: next.id,
+    });
+    return ok ? next : null;
+  });
+}
+
+/**
+ * Sends a signed `ping` event to the subscription now, as one attempt recorded like any other
+ * (never retried), so a receiver can be checked without posting into a channel. The
+ * subscription must be active (422 on `webhookSubscription`).
+ */
+export async function pingWebhook(
+  ctx: Ctx,
+  subject: Subject,
+  id: string,
+): Promise<{ event_id: string }> {
+  return await retrying("test webhook", async () => {
+    const entry = await loadWebhook(ctx, subject, id);
+    if (entry.value.status !== "active") {
+      throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
+    }
+    const created_at = nowIso();
+    const event: OutboxEvent = {
+      id: newId(),
+      type: "ping",
+      team_id: entry.value.team_id,
+      channel_id: "",
+      created_at,
+      data: { subscription_id: entry.value.id },
+      subscription_ids: [],
+    };
+    const redelivery: Redelivery = {
+      id: newId(),
+      subscription_id: entry.value.id,
+      event_id: event.id,
+      created_at,
+    };
+    return await insertRedelivery(ctx.kv, entry, redelivery, event) ? { event_id: event.id } : null;
+  });
+}
+
 /** Creates an active subscription in the subject's team; the secret is returned this once. */
 export async function createWebhook(
   ctx: Ctx,
@@ -112,7 +188,7 @@ export async function listWebhooks(ctx: Ctx, subject: Subject): Promise<Subscrip
 export const listTeamWebhooks = (ctx: Ctx, teamId: string) => listTeamSubscriptions(ctx.kv, teamId);
 
 /** A subscription of the subject's team, or 404 (malformed ids and other teams' included). */
-async function loadWebhook(
+export async function loadWebhook(
   ctx: Ctx,
   subject: Subject,
   id: string,

@@ -1,6 +1,7 @@
 import type { Delivery, Redelivery, Subscription } from "../domain/webhook_records.ts";
+import type { OutboxEvent } from "../domain/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
-import { keys } from "./keys.ts";
+import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { queuesAvailable } from "./queue_support.ts";
 import type { DeliveryJob } from "./outbox.ts";
 import { putRoute } from "./webhooks.ts";
@@ -47,6 +48,8 @@ export async function insertRedelivery(
   kv: Deno.Kv,
   subscription: Deno.KvEntry<Subscription>,
   redelivery: Redelivery,
+  /** An event made for this one attempt (a test ping), written with it. */
+  event?: OutboxEvent,
 ): Promise<boolean> {
   const key = keys.redelivery(redelivery.subscription_id, redelivery.id);
   const wake: RedeliveryQueued = {
@@ -54,10 +57,9 @@ export async function insertRedelivery(
     subscription_id: redelivery.subscription_id,
     redelivery_id: redelivery.id,
   };
-  const op = kv.atomic().check(subscription).set(key, redelivery).set(
-    keys.deliverySignal(),
-    Date.now(),
-  );
+  const op = kv.atomic().check(subscription).set(key, redelivery)
+    .set(keys.deliverySignal(), Date.now());
+  if (event) op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
   if (queuesAvailable()) op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(redelivery.id)] });
   return (await op.commit()).ok;
 }

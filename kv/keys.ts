@@ -23,6 +23,7 @@
  * | ["reactions", messageId, emoji, userId]       | null                 | who reacted; the counts live on Message |
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
+ * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order, for the event feed; expires with the event |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
@@ -74,6 +75,8 @@ export const keys = {
   emoji: (teamId: string, name: string) => ["emoji", teamId, name],
   event: (eventId: string) => ["events", eventId],
   events: () => ["events"],
+  teamEvents: (teamId: string) => ["team_events", teamId],
+  teamEvent: (teamId: string, eventId: string) => ["team_events", teamId, eventId],
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
   undelivered: (wakeId: string) => ["undelivered", wakeId],
   deliverySignal: () => ["delivery_signal"],

@@ -140,6 +140,12 @@ export function addEvent(
     .map((r) => r.id);
   const event: OutboxEvent = { id: newId(now), ...draft, created_at, subscription_ids };
   op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
+  op.set(keys.teamEvent(event.team_id, event.id), {
+    type: event.type,
+    channel_id: event.channel_id,
+  }, {
+    expireIn: EVENT_TTL_MS,
+  });
   if (subscription_ids.length === 0) return event;
   const engine = engines.get(kv);
   const claimed = new Set(engine?.claim(subscription_ids) ?? []);

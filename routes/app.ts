@@ -4,6 +4,7 @@ import type { Ctx } from "../domain/context.ts";
 import { channelRoutes } from "./channels.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
+import { eventRoutes } from "./events.ts";
 import { hookRoutes } from "./hooks.ts";
 import { metricsHandler } from "./metrics.ts";
 import { observe, type ObservedVars } from "./middleware/observe.ts";
@@ -43,7 +44,8 @@ export function createApp(ctx: Ctx) {
     .route("/channels", memberRoutes(ctx))
     .route("/channels", messageRoutes(ctx))
     .route("/channels", reactionRoutes(ctx))
-    .route("/webhooks", webhookRoutes(ctx));
+    .route("/webhooks", webhookRoutes(ctx))
+    .route("/events", eventRoutes(ctx));
 
   const app = new Hono<{ Variables: ObservedVars }>();
   app.onError(errorResponse);

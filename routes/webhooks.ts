@@ -8,8 +8,11 @@ import {
   createWebhook,
   deleteWebhook,
   listWebhooks,
+  loadWebhook,
+  pingWebhook,
   redeliver,
   showWebhook,
+  updateWebhook,
 } from "../domain/webhooks.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
@@ -36,6 +39,9 @@ const newWebhook = z.object({
     .nullable().optional(),
 });
 
+/** What PATCH takes: any of the create fields, each with its create rules. */
+const webhookChanges = newWebhook.partial();
+
 /** /webhooks: outgoing-webhook subscriptions of the token's team, and redelivery. */
 export function webhookRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
@@ -57,6 +63,21 @@ export function webhookRoutes(ctx: Ctx) {
       return c.json({
         data: { ...subscriptionView(subscription), deliveries: deliveries.map(deliveryView) },
       });
+    })
+    .patch("/:webhookSubscription", requireScope("webhooks:write"), async (c) => {
+      const id = c.req.param("webhookSubscription");
+      await loadWebhook(ctx, c.var.subject, id);
+      const changes = await readBody(c, webhookChanges);
+      const updated = await updateWebhook(ctx, c.var.subject, id, changes);
+      return c.json({ data: subscriptionView(updated) });
+    })
+    .post("/:webhookSubscription/test", requireScope("webhooks:write"), async (c) => {
+      const { event_id } = await pingWebhook(
+        ctx,
+        c.var.subject,
+        c.req.param("webhookSubscription"),
+      );
+      return c.json({ message: "A ping is on its way.", event_id }, 202);
     })
     .delete("/:webhookSubscription", requireScope("webhooks:write"), async (c) => {
       await deleteWebhook(ctx, c.var.subject, c.req.param("webhookSubscription"));

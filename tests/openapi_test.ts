@@ -30,6 +30,9 @@ const CONTRACT: [string, string, string][] = [
   ["get", "/webhooks/{webhookSubscription}", "webhooks:read"],
   ["delete", "/webhooks/{webhookSubscription}", "webhooks:write"],
   ["post", "/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver", "webhooks:write"],
+  ["patch", "/webhooks/{webhookSubscription}", "webhooks:write"],
+  ["post", "/webhooks/{webhookSubscription}/test", "webhooks:write"],
+  ["get", "/events", "messages:read"],
 ];
 
 /**
@@ -115,7 +118,7 @@ Deno.test("openapi: statuses follow decisions.md", () => {
       assert.deepEqual(success, ["201"], where);
     } else if (method === "post" && path.endsWith("/messages")) {
       assert.deepEqual(success.sort(), ["200", "201"], where);
-    } else if (path.endsWith("/redeliver")) {
+    } else if (path.endsWith("/redeliver") || path.endsWith("/test")) {
       assert.deepEqual(success, ["202"], where);
     } else {
       assert.deepEqual(success, ["200"], where);
@@ -170,8 +173,8 @@ Deno.test("openapi: every $ref resolves", () => {
 Deno.test("openapi: each event type has a webhook entry whose envelope matches it", () => {
   const { doc } = openApi();
   const types = doc.components.schemas.EventType.enum;
-  assert.deepEqual(Object.keys(doc.webhooks).sort(), [...types].sort());
-  for (const type of types) {
+  assert.deepEqual(Object.keys(doc.webhooks).sort(), [...types, "ping"].sort());
+  for (const type of [...types, "ping"]) {
     const post = doc.webhooks[type].post;
     const ref = post.requestBody.content["application/json"].schema.$ref;
     const schema = doc.components.schemas[ref.split("/").pop()];

@@ -33,24 +33,28 @@ async function verifyStripe(hit: Hit, secret: string) {
 
 Deno.test("verifiers: Standard Webhooks and Stripe libraries accept real deliveries, also mid-rotation", async () => {
   const r = receiver();
-  await withWorkspace(async (s, w) => {
-    const sub = await subscribe(s, w.admin.token, r.url);
-    await post(s, w.admin.token, w.team.general_channel_id, "before the rotation");
-    const [before] = await r.waitFor(1);
-    assert.equal(before.headers.get("webhook-id"), JSON.parse(before.body).id);
-    assert.match(before.headers.get("webhook-signature")!, /^v1,[A-Za-z0-9+/]+=*$/);
-    assert.deepEqual(verifyStandard(before, sub.secret), JSON.parse(before.body));
-    assert.equal((await verifyStripe(before, sub.secret)).id, JSON.parse(before.body).id);
+  await withWorkspace(
+    async (s, w) => {
+      const sub = await subscribe(s, w.admin.token, r.url);
+      await post(s, w.admin.token, w.team.general_channel_id, "before the rotation");
+      const [before] = await r.waitFor(1);
+      assert.equal(before.headers.get("webhook-id"), JSON.parse(before.body).id);
+      assert.match(before.headers.get("webhook-signature")!, /^v1,[A-Za-z0-9+/]+=*$/);
+      assert.deepEqual(verifyStandard(before, sub.secret), JSON.parse(before.body));
+      assert.equal((await verifyStripe(before, sub.secret)).id, JSON.parse(before.body).id);
 
-    const { secret: next } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user.id);
-    await post(s, w.admin.token, w.team.general_channel_id, "during the rotation");
-    const during = (await r.waitFor(2))[1];
-    assert.equal(during.headers.get("webhook-signature")!.split(" ").length, 2);
-    for (const secret of [next, sub.secret]) {
-      assert.deepEqual(verifyStandard(during, secret), JSON.parse(during.body));
-      assert.equal((await verifyStripe(during, secret)).id, JSON.parse(during.body).id);
-    }
-    assert.throws(() => verifyStandard(during, `whsec_${"A".repeat(32)}`));
-    await assert.rejects(verifyStripe(during, `whsec_${"A".repeat(32)}`));
-  }, FAST, { engine: true }).finally(() => r.close());
+      const { secret: next } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user.id);
+      await post(s, w.admin.token, w.team.general_channel_id, "during the rotation");
+      const during = (await r.waitFor(2))[1];
+      assert.equal(during.headers.get("webhook-signature")!.split(" ").length, 2);
+      for (const secret of [next, sub.secret]) {
+        assert.deepEqual(verifyStandard(during, secret), JSON.parse(during.body));
+        assert.equal((await verifyStripe(during, secret)).id, JSON.parse(during.body).id);
+      }
+      assert.throws(() => verifyStandard(during, `whsec_${"A".repeat(32)}`));
+      await assert.rejects(verifyStripe(during, `whsec_${"A".repeat(32)}`));
+    },
+    FAST,
+    { engine: true },
+  ).finally(() => r.close());
 });
