@@ -87,7 +87,7 @@ export function planCommit(
     const retrying = a.attempt !== null && !a.outcome.succeeded && next.status === "active" &&
       !isLastAttempt(webhooks, a.attempt);
     if (!retrying) {
-      settle.push({ pending });
+      settle.push({ pending, succeeded: a.outcome.succeeded });
       continue;
     }
     const delayMs = retryDelayMs(webhooks, a.attempt!, a.outcome.retryAfterMs);
@@ -97,7 +97,7 @@ export function planCommit(
       next_attempt_at: new Date(nowMs + delayMs).toISOString(),
       lease_until: null,
     };
-    settle.push({ pending, retry: { job, delayMs } });
+    settle.push({ pending, retry: { job, delayMs }, succeeded: false });
   }
   return { subscription: sub, next, deliveries: items.map((i) => i.delivery), settle, audit };
 }

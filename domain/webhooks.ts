@@ -8,7 +8,13 @@ import { retrying } from "./retry.ts";
 import { checkText } from "./text.ts";
 import { randomBase62, verifySubject } from "./tokens.ts";
 import { getAll } from "../kv/commit.ts";
-import { getDelivery, insertRedelivery, recentDeliveries } from "../kv/deliveries.ts";
+import {
+  getDelivery,
+  insertRedeliveries,
+  insertRedelivery,
+  listFailedEvents,
+  recentDeliveries,
+} from "../kv/deliveries.ts";
 import { keys } from "../kv/keys.ts";
 import {
   deleteAll,
@@ -331,4 +337,50 @@ export async function rotateWebhookSecret(
     return ok ? next : null;
   });
   return { subscription, secret };
+}
+
+/** How far back a recover may reach. */
+export const RECOVER_WINDOW_MS = 7 * 24 * 3_600_000;
+/** Redeliveries written per commit by a recover (KV allows 1000 mutations). */
+const RECOVER_BATCH = 300;
+
+/** The smallest UUIDv7 of a millisecond: ids at or after it were made then or later. */
+const firstIdAt = (ms: number) => {
+  const hex = ms.toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-000000000000`;
+};
+
+/**
+ * Sends again, once each and in event order, every event since `since` (at most 7 days back)
+ * whose every attempt to this subscription failed, as Svix's recover does. The subscription must
+ * be active (422 on `webhookSubscription`). Returns how many events will be sent.
+ */
+export async function recoverWebhook(
+  ctx: Ctx,
+  subject: Subject,
+  id: string,
+  since: Date,
+): Promise<{ events: number }> {
+  const entry = await loadWebhook(ctx, subject, id);
+  if (entry.value.status !== "active") {
+    throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
+  }
+  const now = Date.now();
+  if (since.getTime() < now - RECOVER_WINDOW_MS || since.getTime() > now) {
+    throw invalid("since", "The since time must be within the last 7 days.");
+  }
+  const eventIds: string[] = [];
+  for await (const e of listFailedEvents(ctx.kv, entry.value.id, firstIdAt(since.getTime()))) {
+    eventIds.push(e.key[2] as string);
+  }
+  for (let i = 0; i < eventIds.length; i += RECOVER_BATCH) {
+    const redeliveries = eventIds.slice(i, i + RECOVER_BATCH).map((eventId): Redelivery => ({
+      id: newId(),
+      subscription_id: entry.value.id,
+      event_id: eventId,
+      created_at: nowIso(),
+    }));
+    await insertRedeliveries(ctx.kv, entry.value.id, redeliveries);
+  }
+  return { events: eventIds.length };
 }

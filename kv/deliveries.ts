@@ -1,6 +1,7 @@
 import type { Delivery, Redelivery, Subscription } from "../domain/webhook_records.ts";
 import type { OutboxEvent } from "../domain/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
+import { commitOrThrow } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { queuesAvailable } from "./queue_support.ts";
 import type { DeliveryJob } from "./outbox.ts";
@@ -64,10 +65,36 @@ export async function insertRedelivery(
   return (await op.commit()).ok;
 }
 
+/**
+ * Records many redeliveries of one subscription at once (a recover), and wakes the engines. Not
+ * checked against the subscription: one deleted or disabled meanwhile drops them unattempted.
+ */
+export async function insertRedeliveries(
+  kv: Deno.Kv,
+  subscriptionId: string,
+  redeliveries: Redelivery[],
+): Promise<void> {
+  const op = kv.atomic().set(keys.deliverySignal(), Date.now());
+  for (const r of redeliveries) op.set(keys.redelivery(subscriptionId, r.id), r);
+  await commitOrThrow(op, "recover");
+}
+
 /** A job or redelivery an attempt settles: deleted, or moved to its next attempt. */
 export interface Settlement {
   pending: Deno.KvEntry<DeliveryJob | Redelivery>;
   retry?: { job: DeliveryJob; delayMs: number };
+  /** Whether the attempt that settles it succeeded: recover re-sends what never did. */
+  succeeded: boolean;
+}
+
+/** How long an event counts as failed for recover: its window (7 days), and a day to spare. */
+const FAILED_KEEP_MS = 8 * 24 * 3_600_000;
+
+/** Marks an event as failed for good to a subscription, for a later recover. */
+export function markFailed(op: Deno.AtomicOperation, subscriptionId: string, eventId: string) {
+  op.set(keys.failedEvent(subscriptionId, eventId), { failed_at: new Date().toISOString() }, {
+    expireIn: FAILED_KEEP_MS,
+  });
 }
 
 /** Everything some attempts of one subscription change, written by `commitAttempt`. */
@@ -96,11 +123,14 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
   }
   for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
   let settled = 0n;
-  for (const { pending, retry } of c.settle) {
+  for (const { pending, retry, succeeded } of c.settle) {
     op.check(pending);
     if (!retry) {
       op.delete(pending.key);
       if (isJob(pending)) settled++;
+      // A job given up is failed for good, until a redelivery of its event succeeds.
+      if (isJob(pending) && !succeeded) markFailed(op, sub.id, pending.value.event_id);
+      if (!isJob(pending) && succeeded) op.delete(keys.failedEvent(sub.id, pending.value.event_id));
       continue;
     }
     const wake: RetryQueued = {
@@ -193,6 +223,12 @@ export function listJobs(
   const prefix = keys.jobs(subscriptionId);
   const selector = after ? { prefix, start: [...after, ""] } : { prefix };
   return kv.list<DeliveryJob>(selector, { limit, batchSize: Math.min(limit, 500) });
+}
+
+/** Events failed for good to a subscription whose ids are at or after `fromId`, in id order. */
+export function listFailedEvents(kv: Deno.Kv, subscriptionId: string, fromId: string) {
+  const prefix = keys.failedEvents(subscriptionId);
+  return kv.list({ prefix, start: [...prefix, fromId] });
 }
 
 /** A subscription's pending redeliveries. */

@@ -29,6 +29,7 @@
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
  * | ["delivery_signal"]                           | number (time)        | set by commits that leave jobs for any engine; every engine polls it |
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
+ * | ["failed_events", subscriptionId, eventId]    | { failed_at }        | an event whose every attempt to the subscription failed; for recover; expires after 8 days |
  * | ["webhooks", subscriptionId]                  | Subscription         | signing secrets sealed (AES-GCM); stats updated by every attempt |
  * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits; UUIDv7 so it sorts by age |
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
@@ -92,6 +93,12 @@ export const keys = {
   ],
   redeliveries: (subscriptionId?: string) =>
     subscriptionId ? ["redeliveries", subscriptionId] : ["redeliveries"],
+  failedEvents: (subscriptionId: string) => ["failed_events", subscriptionId],
+  failedEvent: (subscriptionId: string, eventId: string) => [
+    "failed_events",
+    subscriptionId,
+    eventId,
+  ],
   webhooks: () => ["webhooks"],
   webhook: (subscriptionId: string) => ["webhooks", subscriptionId],
   teamWebhooks: (teamId: string) => ["team_webhooks", teamId],

@@ -2,7 +2,8 @@ import type { Subscription } from "../domain/webhook_records.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
-import type { WebhookRoute } from "./outbox.ts";
+import type { DeliveryJob, WebhookRoute } from "./outbox.ts";
+import { markFailed } from "./deliveries.ts";
 
 /** Deletes per commit when clearing a subscription's leftovers (the KV limit is 1000). */
 const DELETE_BATCH = 500;
@@ -118,12 +119,31 @@ export async function deleteAll(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number
   return deleted;
 }
 
+/** Deletes a subscription's jobs, each marked failed for good (recover can send it again). */
+async function dropJobs(kv: Deno.Kv, subscriptionId: string): Promise<void> {
+  let batch: Deno.KvEntry<DeliveryJob>[] = [];
+  const flush = async () => {
+    const op = kv.atomic();
+    for (const e of batch) {
+      op.delete(e.key);
+      markFailed(op, subscriptionId, e.value.event_id);
+    }
+    await op.commit();
+    batch = [];
+  };
+  for await (const e of kv.list<DeliveryJob>({ prefix: keys.jobs(subscriptionId) })) {
+    batch.push(e);
+    if (batch.length === DELETE_BATCH / 2) await flush();
+  }
+  if (batch.length) await flush();
+}
+
 /**
  * Drops a subscription's pending jobs and redeliveries: nothing more will be attempted. Its job
  * counts then say none is pending (settled as many as were made), whatever raced the deletes.
  */
 export async function dropPending(kv: Deno.Kv, subscriptionId: string): Promise<void> {
-  await deleteAll(kv, keys.jobs(subscriptionId));
+  await dropJobs(kv, subscriptionId);
   await deleteAll(kv, keys.redeliveries(subscriptionId));
   for (let i = 0; i < 10; i++) {
     const created = await kv.get<Deno.KvU64>(keys.jobsCreated(subscriptionId));

@@ -10,6 +10,7 @@ import {
   listWebhooks,
   loadWebhook,
   pingWebhook,
+  recoverWebhook,
   redeliver,
   showWebhook,
   updateWebhook,
@@ -37,6 +38,12 @@ const newWebhook = z.object({
     { error: "The channel_ids must be an array of channel ids, or null." },
   ).min(1, "List at least one channel, or omit channel_ids for the whole workspace.")
     .nullable().optional(),
+});
+
+const recoverBody = z.object({
+  since: z.string({ error: "The since time is required: an ISO 8601 date-time." })
+    .refine((s) => !Number.isNaN(Date.parse(s)), "The since time must be an ISO 8601 date-time.")
+    .transform((s) => new Date(s)),
 });
 
 /** What PATCH takes: any of the create fields, each with its create rules. */
@@ -70,6 +77,13 @@ export function webhookRoutes(ctx: Ctx) {
       const changes = await readBody(c, webhookChanges);
       const updated = await updateWebhook(ctx, c.var.subject, id, changes);
       return c.json({ data: subscriptionView(updated) });
+    })
+    .post("/:webhookSubscription/recover", requireScope("webhooks:write"), async (c) => {
+      const id = c.req.param("webhookSubscription");
+      await loadWebhook(ctx, c.var.subject, id);
+      const { since } = await readBody(c, recoverBody);
+      const { events } = await recoverWebhook(ctx, c.var.subject, id, since);
+      return c.json({ message: "The failed events will be sent again.", events }, 202);
     })
     .post("/:webhookSubscription/test", requireScope("webhooks:write"), async (c) => {
       const { event_id } = await pingWebhook(

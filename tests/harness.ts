@@ -19,7 +19,7 @@ import { coalesceReads } from "../kv/read_coalescer.ts";
 import { checkResponse } from "./openapi_check.ts";
 
 // The suite's servers run in this process: their request and delivery lines would bury its output.
-configureLog({ level: "warn", format: "auto" });
+configureLog({ level: "error", format: "auto" });
 
 /** A running service on a loopback port with a fresh in-memory KV. */
 export interface TestServer {

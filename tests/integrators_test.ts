@@ -261,3 +261,63 @@ Deno.test("integrators: the feed holds what webhooks deliver, filtered by type a
     { engine: true },
   ).finally(() => r.close());
 });
+
+Deno.test("integrators: recover after an outage re-sends exactly the events that failed, in order", async () => {
+  let down = true;
+  const r = receiver(() => new Response(null, { status: down ? 503 : 204 }));
+  await withWorkspace(
+    async (s, w) => {
+      const sub = await subscribe(s, w.admin.token, r.url);
+      const since = new Date(Date.now() - 1_000).toISOString();
+      const during: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        during.push((await post(s, w.admin.token, w.team.general_channel_id, `outage ${i}`)).id);
+      }
+      // Each event: 2 attempts, both failed.
+      const recorded = (n: number) =>
+        waitUntil(
+          async () => (await show(s, w.admin.token, sub.id)).deliveries.length === n,
+          20_000,
+        );
+      await recorded(10);
+      down = false;
+      const after = await post(s, w.admin.token, w.team.general_channel_id, "back up");
+      await recorded(11);
+      const seen = r.hits.length;
+
+      const res = await api(s, "POST", `/webhooks/${sub.id}/recover`, {
+        token: w.admin.token,
+        body: { since },
+      });
+      assertStatus(res, 202);
+      assert.equal(res.body.events, 5);
+      await r.waitFor(seen + 5);
+      await sleep(300);
+      const resent = r.hits.slice(seen).map((h) => JSON.parse(h.body).data.id);
+      assert.deepEqual(resent, during, "exactly the failed events, in event order");
+      assert.ok(!resent.includes(after.id));
+      await recorded(16);
+      // Delivered now: a second recover has nothing to send.
+      const again = await api(s, "POST", `/webhooks/${sub.id}/recover`, {
+        token: w.admin.token,
+        body: { since },
+      });
+      assert.equal(again.body.events, 0);
+      const old = new Date(Date.now() - 8 * 24 * 3_600_000).toISOString();
+      assertInvalid(
+        await api(s, "POST", `/webhooks/${sub.id}/recover`, {
+          token: w.admin.token,
+          body: { since: old },
+        }),
+        "since",
+      );
+      assertInvalid(
+        await api(s, "POST", `/webhooks/${sub.id}/recover`, { token: w.admin.token, body: {} }),
+        "since",
+      );
+    },
+    { ...FAST, WEBHOOKS_MAX_ATTEMPTS: "2" },
+    { engine: { perSubscription: 1 } },
+  )
+    .finally(() => r.close());
+});

@@ -32,6 +32,7 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver", "webhooks:write"],
   ["patch", "/webhooks/{webhookSubscription}", "webhooks:write"],
   ["post", "/webhooks/{webhookSubscription}/test", "webhooks:write"],
+  ["post", "/webhooks/{webhookSubscription}/recover", "webhooks:write"],
   ["get", "/events", "messages:read"],
 ];
 
@@ -118,7 +119,7 @@ Deno.test("openapi: statuses follow decisions.md", () => {
       assert.deepEqual(success, ["201"], where);
     } else if (method === "post" && path.endsWith("/messages")) {
       assert.deepEqual(success.sort(), ["200", "201"], where);
-    } else if (path.endsWith("/redeliver") || path.endsWith("/test")) {
+    } else if (/\/(redeliver|test|recover)$/.test(path)) {
       assert.deepEqual(success, ["202"], where);
     } else {
       assert.deepEqual(success, ["200"], where);
