@@ -268,7 +268,9 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     if (backlogged.size > 0 && dispatcher.held <= window / 2) void requestPull("backlog");
   });
 
+  // The signal as it stood before the start-up pull: any change after it is work to look for.
   let lastSignal: string | null | undefined;
+  const signalRead = readSignal(kv).then((e) => void (lastSignal = e.versionstamp));
   const signalTimer = setInterval(async () => {
     try {
       const { versionstamp } = await readSignal(kv);
@@ -310,7 +312,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       .finally(() => sweeping = null);
     return sweeping;
   };
-  runSweep(true);
+  signalRead.finally(() => runSweep(true));
   // Retries this process scheduled, and what pulls saw, wake it at their time; sweeps catch the
   // rest (retries another process scheduled and then died).
   const sweepTimer = setInterval(() => runSweep(false), opts.sweepEveryMs ?? 30_000);
