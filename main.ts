@@ -1,7 +1,7 @@
 import { createApp } from "./routes/app.ts";
 import { serveForever } from "./routes/serve.ts";
 import { startDeliveryEngine } from "./delivery/engine.ts";
-import { configureLog, log } from "./domain/log.ts";
+import { configureLog, flushLog, log } from "./domain/log.ts";
 import { loadSettings, SettingsError } from "./domain/settings.ts";
 import { loadKeyring, openStore, where } from "./kv/open.ts";
 import type { Ctx } from "./domain/context.ts";
@@ -12,6 +12,7 @@ async function orExit<T>(step: () => T | Promise<T>): Promise<T> {
     return await step();
   } catch (e) {
     if (!(e instanceof SettingsError)) throw e;
+    flushLog();
     console.error(e.message);
     Deno.exit(1);
   }
@@ -60,6 +61,7 @@ async function shutdown(signal: string) {
   await app.close();
   kv.close();
   log.info("stopped");
+  flushLog();
   Deno.exit(0);
 }
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

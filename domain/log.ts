@@ -34,13 +34,51 @@ function pretty(level: LogLevel, msg: string, fields: LogFields): string {
   return stack ? `${line}\n${stack}` : line;
 }
 
+const encoder = new TextEncoder();
+/** Lines waiting to be written to stdout, and when they will be. */
+let pending: string[] = [];
+let pendingChars = 0;
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+const FLUSH_AFTER_MS = 20;
+const FLUSH_AT_CHARS = 64_000;
+
+/**
+ * Writes the lines waiting for stdout now. Request lines are batched (one write per few
+ * milliseconds instead of one per request, which would cost a busy service a tenth of its
+ * throughput); warnings, errors and an exit flush them first, so nothing is lost or reordered.
+ */
+export function flushLog(): void {
+  clearTimeout(flushTimer);
+  flushTimer = undefined;
+  if (pending.length === 0) return;
+  let bytes = encoder.encode(pending.join("\n") + "\n");
+  pending = [];
+  pendingChars = 0;
+  while (bytes.length > 0) bytes = bytes.subarray(Deno.stdout.writeSync(bytes));
+}
+
+// A process that ends by running out of work (the CLI) writes what is left.
+globalThis.addEventListener("unload", flushLog);
+
 function write(level: LogLevel, msg: string, fields: LogFields = {}) {
   if (RANK[level] < RANK[minimum]) return;
   const line = format === "json"
     ? JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })
     : pretty(level, msg, fields);
-  if (RANK[level] >= RANK.warn) console.error(line);
-  else console.log(line);
+  if (RANK[level] >= RANK.warn) {
+    flushLog();
+    console.error(line);
+    return;
+  }
+  pending.push(line);
+  pendingChars += line.length;
+  if (pendingChars >= FLUSH_AT_CHARS) return flushLog();
+  if (flushTimer === undefined) {
+    const timer = setTimeout(flushLog, FLUSH_AFTER_MS);
+    // A process with nothing else to do must not be kept alive by its log.
+    Deno.unrefTimer(timer);
+    flushTimer = timer;
+  }
 }
 
 export const log = {
