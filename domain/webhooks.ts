@@ -44,6 +44,13 @@ export const mintSigningSecret = (): string => `whsec_${randomBase62(32)}`;
 
 const subscriptionNotFound = () => notFound("Webhook subscription not found.");
 
+/** What sends on demand (redeliver, test, recover) needs: an active subscription, else 422. */
+function assertActive(sub: Subscription): void {
+  if (sub.status !== "active") {
+    throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
+  }
+}
+
 /** Refuses a URL that is not http(s) or does not resolve to public addresses only (422). */
 async function checkUrl(ctx: Ctx, url: string): Promise<void> {
   try {
@@ -124,9 +131,7 @@ export async function pingWebhook(
 ): Promise<{ event_id: string }> {
   return await retrying("test webhook", async () => {
     const entry = await loadWebhook(ctx, subject, id);
-    if (entry.value.status !== "active") {
-      throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
-    }
+    assertActive(entry.value);
     const created_at = nowIso();
     const event: OutboxEvent = {
       id: newId(),
@@ -254,9 +259,7 @@ export async function redeliver(
       ? await getDelivery(ctx.kv, entry.value.id, deliveryId.toLowerCase())
       : null;
     if (!delivery) throw notFound("Delivery not found.");
-    if (entry.value.status !== "active") {
-      throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
-    }
+    assertActive(entry.value);
     const event = await ctx.kv.get<OutboxEvent>(keys.event(delivery.event_id));
     if (event.versionstamp === null) {
       throw invalid("delivery", "The event of this delivery is no longer kept.");
@@ -362,9 +365,7 @@ export async function recoverWebhook(
   since: Date,
 ): Promise<{ events: number }> {
   const entry = await loadWebhook(ctx, subject, id);
-  if (entry.value.status !== "active") {
-    throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
-  }
+  assertActive(entry.value);
   const now = Date.now();
   if (since.getTime() < now - RECOVER_WINDOW_MS || since.getTime() > now) {
     throw invalid("since", "The since time must be within the last 7 days.");
