@@ -87,13 +87,14 @@ Deno.test("operations: one JSON log line per request and per attempt; no credent
     const s = store.as(service);
     const w = await workspace(store.ctx);
     const secrets = [w.admin.token, w.member.token, w.bot.token];
-    const sub = await subscribe(s, w.admin.token, failing.url);
-    secrets.push(sub.secret);
     await addMemberAsOperator(store.ctx, w.team.general_channel_id, w.bot.user);
     const hook = await createIncoming(store.ctx, {
       channelId: w.team.general_channel_id,
       botId: w.bot.user.id,
     }, null);
+    // Subscribed after the bot joined: the two posts below are the only events it hears.
+    const sub = await subscribe(s, w.admin.token, failing.url);
+    secrets.push(sub.secret);
     const hookUrl = `${service.url}${new URL(hook.url).pathname}`;
     secrets.push(hookUrl, new URL(hook.url).pathname.split("/").pop()!);
 
