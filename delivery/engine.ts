@@ -63,6 +63,8 @@ export interface DeliveryEngine {
 
 /** Entries read past per subscription and pull, looking for due, free jobs. */
 const SCAN_LIMIT = 500;
+/** A backlogged subscription is pulled again once this many of its jobs fit (fewer reads). */
+const PULL_BATCH = 16;
 /** A retry woken this much before its time still runs (clock skew between processes). */
 const EARLY_MS = 1_000;
 
@@ -100,11 +102,12 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     },
   };
   const window = opts.window ?? ctx.settings.webhooks.window;
+  const laneWindow = Math.min(opts.laneWindow ?? 64, window);
   const dispatcher = new Dispatcher({
     global: opts.concurrency ?? 64,
     perLane: opts.perSubscription ?? 4,
     window,
-    laneWindow: Math.min(opts.laneWindow ?? 64, window),
+    laneWindow,
   });
   const unstarted: Deno.KvEntry<Leasable>[] = [];
   reportInMemory(() => dispatcher.held);
@@ -167,9 +170,10 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
   const cursors = new Map<string, Deno.KvKey>();
 
   /** Leases what fits of one subscription's due, free jobs; true when more may be waiting. */
-  async function pullSubscription(id: string): Promise<boolean> {
+  async function pullSubscription(id: string, fromStart: boolean): Promise<boolean> {
     const room = dispatcher.room(id);
     if (room < 1) return true;
+    if (fromStart) cursors.delete(id);
     const now = Date.now();
     const found: Deno.KvEntry<DeliveryJob>[] = [];
     let more = false;
@@ -194,8 +198,10 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
         if (found.length >= room) break;
       }
       if (found.length >= room) {
+        // A backlog is taken in order: the next pull goes on after what this one took, rather
+        // than reading again past the jobs this process holds.
         more = true;
-        cursors.delete(id);
+        cursors.set(id, found.at(-1)!.key);
         break;
       }
       if (scanned === SCAN_LIMIT && last) {
@@ -223,7 +229,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
   async function pull(ids: string[], redeliveries: boolean) {
     const start = turn++ % Math.max(1, ids.length);
     for (const id of [...ids.slice(start), ...ids.slice(0, start)]) {
-      if (await pullSubscription(id)) backlogged.add(id);
+      if (await pullSubscription(id, redeliveries)) backlogged.add(id);
       else backlogged.delete(id);
       if (redeliveries) await pullRedeliveries(id);
     }
@@ -264,8 +270,11 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     return pulling;
   };
   // A backlog is pulled on as the window empties, not only when someone signals.
+  const refillAt = Math.max(1, Math.min(PULL_BATCH, Math.floor(laneWindow / 2)));
   const stopRoom = dispatcher.onRoom(() => {
-    if (backlogged.size > 0 && dispatcher.held <= window / 2) void requestPull("backlog");
+    for (const id of backlogged) {
+      if (dispatcher.room(id) >= refillAt) return void requestPull("backlog");
+    }
   });
 
   // The signal as it stood before the start-up pull: any change after it is work to look for.
