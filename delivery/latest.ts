@@ -38,9 +38,6 @@ export class LatestSubscriptions {
     return this.#known.get(id);
   }
 
-  forget(id: string): void {
-    this.#known.delete(id);
-  }
 }
 
 /** Events read or committed lately, by id: events never change, so a copy is as good. */

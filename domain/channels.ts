@@ -9,6 +9,7 @@ import { pendingTokenKey, settleTokenCheck, verifySubject } from "./tokens.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
 import { checkOptionalText, checkText } from "./text.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
+import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
 
 export interface ChannelAccess {
@@ -95,6 +96,22 @@ export const loadChannel = (
   channelId: string,
   opts: { adminOverride?: boolean } = {},
 ): Promise<ChannelAccess> => loadChannelWith<[]>(ctx, subject, channelId, [], opts);
+
+/** Which of the channels `ids` the subject sees now (the visibility rules), in a few reads. */
+export async function visibleChannelIds(
+  ctx: Ctx,
+  subject: Subject,
+  ids: string[],
+): Promise<Set<string>> {
+  const [channels, memberships] = await Promise.all([
+    getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id))),
+    getAll(ctx.kv, ids.map((id) => keys.member(id, subject.user_id))),
+  ]);
+  return new Set(ids.filter((_, i) => {
+    const channel = channels[i].value;
+    return channel !== null && canSee(subject, channel, memberships[i].versionstamp !== null);
+  }));
+}
 
 /** The channels the subject belongs to, archived ones included, by name. */
 export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {

@@ -1,11 +1,8 @@
 import type { Ctx } from "./context.ts";
-import type { Channel, EventType, OutboxEvent, Subject } from "./types.ts";
-import { canSee } from "./access.ts";
-import { loadChannel } from "./channels.ts";
+import type { EventType, OutboxEvent, Subject } from "./types.ts";
+import { loadChannel, visibleChannelIds } from "./channels.ts";
 import { verifySubject } from "./tokens.ts";
-import { getAll } from "../kv/commit.ts";
 import { type FeedEntry, listTeamEvents, readEvents } from "../kv/event_feed.ts";
-import { keys } from "../kv/keys.ts";
 
 /**
  * Events younger than this are not listed yet. An event's id is made just before its commit, so
@@ -50,7 +47,9 @@ export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Prom
       (!q.types || q.types.includes(e.type)) && (!q.channelId || e.channel_id === q.channelId)
     ),
   );
-  const visible = await visibleChannels(ctx, subject, [...wanted]);
+  const visible = await visibleChannelIds(ctx, subject, [
+    ...new Set([...wanted].map((e) => e.channel_id)),
+  ]);
   const shown: FeedEntry[] = [];
   let last = q.after;
   let more = !reachedEnd;
@@ -67,18 +66,4 @@ export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Prom
     nextCursor: last,
     hasMore: more,
   };
-}
-
-/** Which of the entries' channels the subject can see now. */
-async function visibleChannels(ctx: Ctx, subject: Subject, entries: FeedEntry[]) {
-  const ids = [...new Set(entries.map((e) => e.channel_id))];
-  const [channels, memberships] = await Promise.all([
-    getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id))),
-    getAll(ctx.kv, ids.map((id) => keys.member(id, subject.user_id))),
-  ]);
-  return new Set(
-    ids.filter((_, i) =>
-      channels[i].value && canSee(subject, channels[i].value!, memberships[i].versionstamp !== null)
-    ),
-  );
 }

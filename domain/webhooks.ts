@@ -1,13 +1,12 @@
 import type { Ctx } from "./context.ts";
-import type { Channel, EventType, OutboxEvent, Subject } from "./types.ts";
+import type { EventType, OutboxEvent, Subject } from "./types.ts";
 import type { Delivery, Redelivery, Subscription } from "./webhook_records.ts";
-import { canSee } from "./access.ts";
+import { visibleChannelIds } from "./channels.ts";
 import { ApiError, invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
 import { checkText } from "./text.ts";
 import { randomBase62, verifySubject } from "./tokens.ts";
-import { getAll } from "../kv/commit.ts";
 import {
   getDelivery,
   insertRedeliveries,
@@ -66,14 +65,8 @@ async function checkUrl(ctx: Ctx, url: string): Promise<void> {
  * like one that does not exist, so a subscription can't reveal a channel (422 either way).
  */
 async function checkChannels(ctx: Ctx, subject: Subject, ids: string[]): Promise<void> {
-  const [channels, memberships] = await Promise.all([
-    getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id))),
-    getAll(ctx.kv, ids.map((id) => keys.member(id, subject.user_id))),
-  ]);
-  const hidden = channels.some((e, i) =>
-    !e.value || !canSee(subject, e.value, memberships[i].versionstamp !== null)
-  );
-  if (hidden) {
+  const visible = await visibleChannelIds(ctx, subject, ids);
+  if (ids.some((id) => !visible.has(id))) {
     throw invalid("channel_ids", "Every channel id must name a channel of this workspace.");
   }
 }

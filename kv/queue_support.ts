@@ -9,11 +9,6 @@ let available = true;
 
 export const queuesAvailable = (): boolean => available;
 
-/** Overrides the probe: for a process that stands in for one whose commits enqueue nothing. */
-export function setQueuesAvailable(value: boolean): void {
-  available = value;
-}
-
 const PROBE_TIMEOUT_MS = 2_000;
 
 /** Finds out by enqueueing a no-op message (the engine's listener drops it). */

@@ -25,18 +25,25 @@ export async function readText(c: Context): Promise<string> {
   }
 }
 
-/** Reads the body as a JSON object, or throws the 422 with `errors.request`. */
-export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
-  const text = await readText(c);
+/** JSON text that must hold an object; anything else throws `refused()` (a 422). */
+export function parseJsonObject(
+  text: string,
+  refused: () => ApiError = notAnObject,
+): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    if (e instanceof SyntaxError) throw notAnObject();
+    if (e instanceof SyntaxError) throw refused();
     throw e;
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw notAnObject();
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw refused();
   return parsed as Record<string, unknown>;
+}
+
+/** Reads the body as a JSON object, or throws the 422 with `errors.request`. */
+export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
+  return parseJsonObject(await readText(c));
 }
 
 /** Turns zod's issues into the `errors` map: field name to its messages. */

@@ -8,7 +8,7 @@ import { messageView } from "../domain/message_draft.ts";
 import { settle } from "../domain/pending.ts";
 import type { RateLimiter } from "../domain/rate_limit.ts";
 import { slackText } from "../domain/slack_text.ts";
-import { MAX_BODY_BYTES, readJsonObject, readText } from "./body.ts";
+import { MAX_BODY_BYTES, parseJsonObject, readJsonObject, readText } from "./body.ts";
 import type { ObservedVars } from "./middleware/observe.ts";
 import { applyRateLimit } from "./middleware/rate_limit.ts";
 
@@ -18,18 +18,8 @@ const notAnObject = (field: string) =>
   invalid(field, 'The payload must be a JSON object, like {"text": "Hello"}.');
 
 /** A JSON text that must hold an object (the `payload` form field, or a form-typed JSON body). */
-function objectFrom(text: string, field: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw notAnObject(field);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw notAnObject(field);
-  }
-  return parsed as Record<string, unknown>;
-}
+const objectFrom = (text: string, field: string) =>
+  parseJsonObject(text, () => notAnObject(field));
 
 /**
  * The payload as Slack takes it: a JSON body, or form data (urlencoded or multipart) whose
