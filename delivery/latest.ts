@@ -37,7 +37,6 @@ export class LatestSubscriptions {
   current(id: string): Deno.KvEntry<Subscription> | undefined {
     return this.#known.get(id);
   }
-
 }
 
 /** Events read or committed lately, by id: events never change, so a copy is as good. */

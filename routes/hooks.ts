@@ -18,8 +18,7 @@ const notAnObject = (field: string) =>
   invalid(field, 'The payload must be a JSON object, like {"text": "Hello"}.');
 
 /** A JSON text that must hold an object (the `payload` form field, or a form-typed JSON body). */
-const objectFrom = (text: string, field: string) =>
-  parseJsonObject(text, () => notAnObject(field));
+const objectFrom = (text: string, field: string) => parseJsonObject(text, () => notAnObject(field));
 
 /**
  * The payload as Slack takes it: a JSON body, or form data (urlencoded or multipart) whose
