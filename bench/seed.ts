@@ -50,7 +50,7 @@ export async function seedWorkspace(ctx: Ctx): Promise<Seeded> {
     type: "human",
     role: "admin",
   });
-  const { value } = await createToken(ctx, user, { scopes: [...SCOPES], actorId: null });
+  const { value } = await createToken(ctx, user, { scopes: [...SCOPES], actor: null });
   const subject = await authenticate(ctx, value);
   const channel = await createChannel(ctx, subject, { name: "bench", visibility: "public" });
   return { token: value, subject, channel };

@@ -7,6 +7,7 @@ import { channelCommands } from "./channel_commands.ts";
 import { type Command, declaredFlags, parseFlags, UsageError } from "./command.ts";
 import { demoCommands } from "./demo_command.ts";
 import { incomingCommands } from "./incoming_commands.ts";
+import { loginCommands } from "./login_command.ts";
 import { tokenCommands } from "./token_commands.ts";
 import { webhookCommands } from "./webhook_commands.ts";
 import { workspaceCommands } from "./workspace_commands.ts";
@@ -29,6 +30,7 @@ const commands = registry(
   demoCommands,
   webhookCommands,
   incomingCommands,
+  loginCommands,
 );
 
 const help = () =>

@@ -10,7 +10,7 @@ async function withToken(ctx: Ctx, user: User) {
   const { token, value } = await createToken(ctx, user, {
     scopes: [...SCOPES],
     name: "demo",
-    actorId: null,
+    actor: null,
   });
   const subject: Subject = {
     user_id: user.id,

@@ -48,7 +48,7 @@ export const tokenCommands: Record<string, Command> = {
         scopes,
         name: flags.name?.trim() || undefined,
         expiresInSeconds,
-        actorId: null,
+        actor: null,
       });
       return { id: token.id, token: value, scopes: token.scopes, expires_at: token.expires_at };
     },

@@ -109,6 +109,7 @@ async function attemptAndRecord(
     attempt,
     outcome,
     startedAt,
+    durationMs,
   }).finally(() => deps.touched.add(id));
   // A failure keeps its slot until recorded, so the subscription's next attempt sees the
   // streak (and a disable) it leads to.

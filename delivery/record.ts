@@ -33,6 +33,7 @@ export interface Attempted {
   attempt: number | null;
   outcome: AttemptOutcome;
   startedAt: number;
+  durationMs: number;
 }
 
 export const deliveryOf = (a: Attempted): Delivery => ({
@@ -44,6 +45,7 @@ export const deliveryOf = (a: Attempted): Delivery => ({
   succeeded: a.outcome.succeeded,
   response_status: a.outcome.response_status,
   error: a.outcome.error,
+  duration_ms: a.durationMs,
   created_at: new Date(a.startedAt).toISOString(),
 });
 

@@ -97,21 +97,26 @@ export const loadChannel = (
   opts: { adminOverride?: boolean } = {},
 ): Promise<ChannelAccess> => loadChannelWith<[]>(ctx, subject, channelId, [], opts);
 
-/** Which of the channels `ids` the subject sees now (the visibility rules), in a few reads. */
-export async function visibleChannelIds(
+/** Those of the channels `ids` the subject sees now (the visibility rules), in a few reads. */
+export async function visibleChannels(
   ctx: Ctx,
   subject: Subject,
   ids: string[],
-): Promise<Set<string>> {
+): Promise<Channel[]> {
   const [channels, memberships] = await Promise.all([
     getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id))),
     getAll(ctx.kv, ids.map((id) => keys.member(id, subject.user_id))),
   ]);
-  return new Set(ids.filter((_, i) => {
-    const channel = channels[i].value;
-    return channel !== null && canSee(subject, channel, memberships[i].versionstamp !== null);
-  }));
+  return channels.flatMap(({ value: channel }, i) =>
+    channel !== null && canSee(subject, channel, memberships[i].versionstamp !== null)
+      ? [channel]
+      : []
+  );
 }
+
+/** Which of the channels `ids` the subject sees now. */
+export const visibleChannelIds = async (ctx: Ctx, subject: Subject, ids: string[]) =>
+  new Set((await visibleChannels(ctx, subject, ids)).map((c) => c.id));
 
 /** The channels the subject belongs to, archived ones included, by name. */
 export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {

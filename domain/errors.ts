@@ -7,7 +7,7 @@ export type FieldErrors = Record<string, string[]>;
  */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 422 | 429 | 503,
     message: string,
     readonly errors?: FieldErrors,
     readonly headers?: Record<string, string>,

@@ -1,7 +1,9 @@
 import type { Ctx } from "./context.ts";
-import type { IncomingWebhook, Message, Subject } from "./types.ts";
+import type { Channel, IncomingWebhook, Message, Subject } from "./types.ts";
 import { ApiError, invalid, notFound } from "./errors.ts";
-import { newId, nowIso } from "./ids.ts";
+import { isUuid, newId, nowIso } from "./ids.ts";
+import { visibleChannelIds } from "./channels.ts";
+import { type Actor, actorId, assertAdminOf, subjectOfPerson } from "./settings_access.ts";
 import { postMessage } from "./messages.ts";
 import type { Pending } from "./pending.ts";
 import { retrying } from "./retry.ts";
@@ -30,17 +32,27 @@ export interface NewIncoming {
   name?: string;
 }
 
+const noSuchChannel = () => notFound("No such channel.");
+
+/** Whether the actor may point a hook at the channel: the operator any; an admin what it sees. */
+async function actorSees(ctx: Ctx, actor: Actor, channel: Channel): Promise<boolean> {
+  if (actor === null) return true;
+  assertAdminOf(actor, channel.team_id, noSuchChannel);
+  return (await visibleChannelIds(ctx, subjectOfPerson(actor), [channel.id])).has(channel.id);
+}
+
 /** The URL that posts through a hook; it holds the secret, so it is shown once. */
 export const hookUrl = (ctx: Ctx, secret: string) => `${ctx.settings.baseUrl}/hooks/${secret}`;
 
 /**
  * Creates an incoming webhook posting into a channel as a bot, which must be a member of it.
- * `actorId` is who did it (null: an operator at the CLI). The URL is returned this once.
+ * A person acting must be an admin of the channel's team and see the channel (else the
+ * channel's 404). The URL is returned this once.
  */
 export async function createIncoming(
   ctx: Ctx,
   input: NewIncoming,
-  actorId: string | null,
+  actor: Actor,
 ): Promise<{ hook: IncomingWebhook; url: string }> {
   const name = checkText("name", input.name?.trim() || "Incoming webhook");
   if ([...name].length > MAX_NAME_CHARS) {
@@ -50,7 +62,9 @@ export async function createIncoming(
     getChannelFor(ctx.kv, input.channelId, input.botId),
     getUser(ctx.kv, input.botId),
   ]);
-  if (channel.versionstamp === null) throw notFound("No such channel.");
+  if (channel.versionstamp === null || !await actorSees(ctx, actor, channel.value)) {
+    throw noSuchChannel();
+  }
   if (!bot || bot.type !== "bot" || bot.team_id !== channel.value.team_id) {
     throw invalid("bot", "The bot must be a bot of the channel's team.");
   }
@@ -73,7 +87,7 @@ export async function createIncoming(
   await insertIncoming(ctx.kv, hook, {
     team_id: hook.team_id,
     action: "incoming_webhook.created",
-    actor_id: actorId,
+    actor_id: actorId(actor),
     target_id: hook.id,
   });
   return { hook, url: hookUrl(ctx, secret) };
@@ -83,18 +97,19 @@ export async function createIncoming(
 export function revokeIncomingById(
   ctx: Ctx,
   id: string,
-  actorId: string | null,
+  actor: Actor,
 ): Promise<IncomingWebhook> {
   return retrying("revoke incoming webhook", async () => {
-    const entry = await getIncomingById(ctx.kv, id);
-    if (!entry) throw new ApiError(404, "No such incoming webhook.");
+    const entry = isUuid(id) ? await getIncomingById(ctx.kv, id.toLowerCase()) : null;
+    if (!entry) throw hookNotFound();
+    assertAdminOf(actor, entry.value.team_id, hookNotFound);
     if (entry.value.revoked_at) {
       throw invalid("id", "The incoming webhook is already revoked.");
     }
     return await revokeIncoming(ctx.kv, entry, nowIso(), {
       team_id: entry.value.team_id,
       action: "incoming_webhook.revoked",
-      actor_id: actorId,
+      actor_id: actorId(actor),
       target_id: entry.value.id,
     });
   });

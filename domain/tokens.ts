@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import type { Ctx } from "./context.ts";
-import { newId, nowIso } from "./ids.ts";
 import {
   getTokenByHash,
   getTokenById,
@@ -10,7 +9,10 @@ import {
   revokeToken,
   touchToken,
 } from "../kv/tokens.ts";
-import { ApiError, unauthenticated } from "./errors.ts";
+import { invalid, notFound, unauthenticated } from "./errors.ts";
+import { isUuid, newId, nowIso } from "./ids.ts";
+import { type Actor, actorId, mayManageTokensOf } from "./settings_access.ts";
+import { checkText } from "./text.ts";
 import { keys } from "../kv/keys.ts";
 import { retrying } from "./retry.ts";
 import type { Scope, Subject, Token, TokenCheck, User } from "./types.ts";
@@ -116,7 +118,22 @@ function build(
   };
 }
 
-/** Creates a token for `user`. `actorId` is who did it (null: an operator at the CLI). */
+const MAX_NAME_CHARS = 255;
+const noSuchToken = () => notFound("No such token.");
+
+/** A token's name: the Text rule, 1 to 255 characters; none given is "token". */
+function tokenName(name: string | undefined): string {
+  const trimmed = checkText("name", name ?? "").trim();
+  if ([...trimmed].length > MAX_NAME_CHARS) {
+    throw invalid("name", `The name may not be longer than ${MAX_NAME_CHARS} characters.`);
+  }
+  return trimmed || "token";
+}
+
+/**
+ * Creates a token for `user`, which the actor must be allowed to manage (see
+ * `mayManageTokensOf`; else 404). At least one scope (422 on `scopes`).
+ */
 export async function createToken(
   ctx: Ctx,
   user: User,
@@ -124,37 +141,39 @@ export async function createToken(
     scopes: Scope[];
     name?: string;
     expiresInSeconds?: number | null;
-    actorId: string | null;
+    actor: Actor;
   },
 ): Promise<NewToken> {
-  const made = build(user, opts.scopes, opts.name ?? "token", opts.expiresInSeconds ?? null);
+  if (!mayManageTokensOf(opts.actor, user)) throw notFound("No such user.");
+  const name = tokenName(opts.name);
+  if (opts.scopes.length === 0) throw invalid("scopes", "Choose at least one scope.");
+  const made = build(user, opts.scopes, name, opts.expiresInSeconds ?? null);
   await insertToken(ctx.kv, made.token, {
     team_id: user.team_id,
     action: "token.created",
-    actor_id: opts.actorId,
+    actor_id: actorId(opts.actor),
     target_id: made.token.id,
   });
   return made;
 }
 
-async function liveToken(ctx: Ctx, id: string): Promise<Deno.KvEntry<Token>> {
-  const entry = await getTokenById(ctx.kv, id);
-  if (!entry) throw new ApiError(404, "No such token.");
-  if (entry.value.revoked_at) {
-    throw new ApiError(422, "The token is already revoked.", {
-      id: ["The token is already revoked."],
-    });
-  }
+const holderOf = (t: Token) => ({ id: t.user_id, team_id: t.team_id, type: t.user_type });
+
+/** An unrevoked token the actor may manage, or the 404 (its existence is not told). */
+async function liveToken(ctx: Ctx, id: string, actor: Actor): Promise<Deno.KvEntry<Token>> {
+  const entry = isUuid(id) ? await getTokenById(ctx.kv, id.toLowerCase()) : null;
+  if (!entry || !mayManageTokensOf(actor, holderOf(entry.value))) throw noSuchToken();
+  if (entry.value.revoked_at) throw invalid("id", "The token is already revoked.");
   return entry;
 }
 
-export function revokeTokenById(ctx: Ctx, id: string, actorId: string | null): Promise<Token> {
+export function revokeTokenById(ctx: Ctx, id: string, actor: Actor): Promise<Token> {
   return retrying("revoke token", async () => {
-    const entry = await liveToken(ctx, id);
+    const entry = await liveToken(ctx, id, actor);
     return await revokeToken(ctx.kv, entry, nowIso(), {
       team_id: entry.value.team_id,
       action: "token.revoked",
-      actor_id: actorId,
+      actor_id: actorId(actor),
       target_id: entry.value.id,
     });
   });
@@ -178,10 +197,10 @@ export const listTokens = (ctx: Ctx, userId: string) => listUserTokens(ctx.kv, u
 export function rotateTokenById(
   ctx: Ctx,
   id: string,
-  actorId: string | null,
+  actor: Actor,
 ): Promise<NewToken> {
   return retrying("rotate token", async () => {
-    const entry = await liveToken(ctx, id);
+    const entry = await liveToken(ctx, id, actor);
     const old = entry.value;
     const remaining = old.expires_at
       ? Math.max(1, Math.ceil((Date.parse(old.expires_at) - Date.now()) / 1000))
@@ -202,7 +221,7 @@ export function rotateTokenById(
     const replaced = await replaceToken(ctx.kv, entry, made.token, {
       team_id: old.team_id,
       action: "token.rotated",
-      actor_id: actorId,
+      actor_id: actorId(actor),
       target_id: old.id,
     });
     return replaced ? made : null;

@@ -180,3 +180,20 @@ export interface AuditEntry {
   target_id: string;
   created_at: string;
 }
+
+/** A one-time link into the settings screen, stored by the SHA-256 of its secret. */
+export interface LoginLink {
+  user_id: string;
+  expires_at: string;
+}
+
+/** A signed-in human's session of the settings screen, stored by the SHA-256 of its cookie. */
+export interface Session {
+  id: string;
+  /** Copied at sign-in: users never change. */
+  user: User;
+  /** Every form of this session carries it; a POST without it is refused. */
+  csrf: string;
+  created_at: string;
+  expires_at: string;
+}

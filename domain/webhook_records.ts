@@ -34,6 +34,8 @@ export interface Delivery {
   succeeded: boolean;
   response_status: number | null;
   error: string | null;
+  /** How long the attempt took; absent on attempts recorded before it was kept. */
+  duration_ms?: number;
   created_at: string;
 }
 

@@ -2,9 +2,10 @@ import type { Ctx } from "./context.ts";
 import type { EventType, OutboxEvent, Subject } from "./types.ts";
 import type { Delivery, Redelivery, Subscription } from "./webhook_records.ts";
 import { visibleChannelIds } from "./channels.ts";
-import { ApiError, invalid, notFound } from "./errors.ts";
+import { invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
+import { type Actor, actorId, assertAdminOf } from "./settings_access.ts";
 import { checkText } from "./text.ts";
 import { randomBase62, verifySubject } from "./tokens.ts";
 import {
@@ -269,10 +270,15 @@ export async function redeliver(
   });
 }
 
-/** A subscription by id alone, for the admin CLI and the settings screen. */
-async function webhookById(ctx: Ctx, id: string): Promise<Deno.KvEntry<Subscription>> {
+/** A subscription by id, for the admin CLI and the settings screen: an admin's team only. */
+async function webhookById(
+  ctx: Ctx,
+  id: string,
+  actor: Actor,
+): Promise<Deno.KvEntry<Subscription>> {
   const entry = isUuid(id) ? await getSubscription(ctx.kv, id.toLowerCase()) : null;
   if (!entry || entry.versionstamp === null) throw subscriptionNotFound();
+  assertAdminOf(actor, entry.value.team_id, subscriptionNotFound);
   return entry;
 }
 
@@ -280,15 +286,11 @@ async function webhookById(ctx: Ctx, id: string): Promise<Deno.KvEntry<Subscript
 export async function enableWebhook(
   ctx: Ctx,
   id: string,
-  actorId: string | null,
+  actor: Actor,
 ): Promise<Subscription> {
   return await retrying("enable webhook", async () => {
-    const entry = await webhookById(ctx, id);
-    if (entry.value.status === "active") {
-      throw new ApiError(422, "The subscription is already active.", {
-        id: ["The subscription is already active."],
-      });
-    }
+    const entry = await webhookById(ctx, id, actor);
+    if (entry.value.status === "active") throw invalid("id", "The subscription is already active.");
     const next: Subscription = {
       ...entry.value,
       status: "active",
@@ -298,7 +300,7 @@ export async function enableWebhook(
     const ok = await replaceSubscription(ctx.kv, entry, next, {
       team_id: next.team_id,
       action: "webhook.enabled",
-      actor_id: actorId,
+      actor_id: actorId(actor),
       target_id: next.id,
     });
     return ok ? next : null;
@@ -312,12 +314,12 @@ export async function enableWebhook(
 export async function rotateWebhookSecret(
   ctx: Ctx,
   id: string,
-  actorId: string | null,
+  actor: Actor,
 ): Promise<{ subscription: Subscription; secret: string }> {
   const secret = mintSigningSecret();
   const sealed = await ctx.keyring.encrypt(secret);
   const subscription = await retrying("rotate webhook secret", async () => {
-    const entry = await webhookById(ctx, id);
+    const entry = await webhookById(ctx, id, actor);
     const next: Subscription = {
       ...entry.value,
       secret: sealed,
@@ -327,7 +329,7 @@ export async function rotateWebhookSecret(
     const ok = await replaceSubscription(ctx.kv, entry, next, {
       team_id: next.team_id,
       action: "webhook.secret_rotated",
-      actor_id: actorId,
+      actor_id: actorId(actor),
       target_id: next.id,
     });
     return ok ? next : null;

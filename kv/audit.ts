@@ -22,13 +22,17 @@ export function addAudit(op: Deno.AtomicOperation, draft: AuditDraft): AuditEntr
   return entry;
 }
 
-/** A team's audit log, newest first. */
-export async function listAudit(kv: Deno.Kv, teamId: string, limit: number): Promise<AuditEntry[]> {
+/** A team's audit log, newest first; `before` (an entry id) starts after that entry. */
+export async function listAudit(
+  kv: Deno.Kv,
+  teamId: string,
+  limit: number,
+  before?: string,
+): Promise<AuditEntry[]> {
+  const selector = before
+    ? { prefix: keys.audits(teamId), end: keys.audit(teamId, before) }
+    : { prefix: keys.audits(teamId) };
   const out: AuditEntry[] = [];
-  for await (
-    const e of kv.list<AuditEntry>({ prefix: keys.audits(teamId) }, { reverse: true, limit })
-  ) {
-    out.push(e.value);
-  }
+  for await (const e of kv.list<AuditEntry>(selector, { reverse: true, limit })) out.push(e.value);
   return out;
 }

@@ -9,6 +9,10 @@
  * | ["team_users", teamId, userId]                | null                 | index: a team's users                   |
  * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value; read with each request's first resource |
  * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |
+ * | ["user_tokens", userId, tokenId]              | tokenHash            | index: a user's tokens, by age (UUIDv7)  |
+ * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; deleted when used; expires |
+ * | ["sessions", sessionHash]                     | Session              | a settings-screen session, by SHA-256 of its cookie; expires |
+ * | ["migrations", name]                          | { at }               | a data migration that has run (kv/migrations.ts) |
  * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
  * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
@@ -51,6 +55,11 @@ export const keys = {
   tokens: () => ["tokens"],
   token: (hash: string) => ["tokens", hash],
   tokenId: (tokenId: string) => ["token_ids", tokenId],
+  userTokens: (userId: string) => ["user_tokens", userId],
+  userToken: (userId: string, tokenId: string) => ["user_tokens", userId, tokenId],
+  loginLink: (hash: string) => ["login_links", hash],
+  session: (hash: string) => ["sessions", hash],
+  migration: (name: string) => ["migrations", name],
   channel: (channelId: string) => ["channels", channelId],
   channelSlug: (teamId: string, slug: string) => ["channel_slugs", teamId, slug],
   members: (channelId: string) => ["members", channelId],

@@ -3,6 +3,7 @@ import { createKeyring, generateAppKey, type Keyring } from "../domain/keyring.t
 import { isFilePath, type Settings, SettingsError } from "../domain/settings.ts";
 import { keys } from "./keys.ts";
 import { probeQueues } from "./queue_support.ts";
+import { migrate } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
 
 /** The KV location used when KV_PATH is unset: its folder is made on first start. */
@@ -29,6 +30,7 @@ export async function openStore(settings: Settings): Promise<Deno.Kv> {
   }
   kv = coalesceReads(retryLockedCommits(kv));
   await probeQueues(kv, path);
+  await migrate(kv);
   return kv;
 }
 

@@ -1,6 +1,7 @@
 import type { Token } from "../domain/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { commitOrThrow } from "./commit.ts";
+import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 
 /** The token whose value hashes to `hash`: the one read every authenticated request costs. */
@@ -17,7 +18,9 @@ export async function getTokenById(kv: Deno.Kv, id: string): Promise<Deno.KvEntr
 }
 
 function put(op: Deno.AtomicOperation, token: Token) {
-  op.set(keys.token(token.hash), token).set(keys.tokenId(token.id), token.hash);
+  op.set(keys.token(token.hash), token)
+    .set(keys.tokenId(token.id), token.hash)
+    .set(keys.userToken(token.user_id, token.id), token.hash);
 }
 
 /** Stores a new token with its audit entry. */
@@ -59,13 +62,30 @@ export async function replaceToken(
   return (await op.commit()).ok;
 }
 
-/** A user's tokens, oldest first, revoked ones included. Reads every token: an operator's list. */
+/** A user's tokens, oldest first, revoked ones included: through the user's index. */
 export async function listUserTokens(kv: Deno.Kv, userId: string): Promise<Token[]> {
-  const out: Token[] = [];
+  const hashes: string[] = [];
+  for await (const e of kv.list<string>({ prefix: keys.userTokens(userId) })) hashes.push(e.value);
+  const entries = await getAll<Token>(kv, hashes.map((h) => keys.token(h)));
+  return entries.flatMap((e) => e.value ? [e.value] : []);
+}
+
+/**
+ * Indexes tokens stored before `["user_tokens", ...]` existed. Idempotent, and harmless beside a
+ * process creating tokens meanwhile (both write the same index entries).
+ */
+export async function indexUserTokens(kv: Deno.Kv): Promise<void> {
+  let op = kv.atomic();
+  let pending = 0;
   for await (const e of kv.list<Token>({ prefix: keys.tokens() })) {
-    if (e.value.user_id === userId) out.push(e.value);
+    op.set(keys.userToken(e.value.user_id, e.value.id), e.value.hash);
+    if (++pending === 500) {
+      await op.commit();
+      op = kv.atomic();
+      pending = 0;
+    }
   }
-  return out.sort((a, b) => a.id.localeCompare(b.id));
+  if (pending) await op.commit();
 }
 
 /**

@@ -17,6 +17,7 @@ import { rateLimit } from "./middleware/rate_limit.ts";
 import { RateLimiter } from "../domain/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
+import { settingsRoutes } from "./settings/app.tsx";
 import { upHandler } from "./up.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
@@ -27,11 +28,12 @@ const indexOf = (base: string) => ({
     health: `${base}/up`,
     openapi: `${base}/api/v1/openapi.yaml`,
     api: `${base}/api/v1`,
+    settings: `${base}/settings/integrations`,
   },
 });
 
 /**
- * The whole HTTP surface: /up, /api/v1 and the webhook endpoints. `close` stops its background
+ * The whole HTTP surface: /up, /api/v1, the webhook endpoints and the settings screen. `close` stops its background
  * work (the rate limit's count syncing).
  */
 export function createApp(ctx: Ctx) {
@@ -56,7 +58,9 @@ export function createApp(ctx: Ctx) {
   app.get("/metrics", metricsHandler(ctx));
   app.use("/api/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.use("/settings/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/api/v1", api);
   app.route("/hooks", hookRoutes(ctx, limiter));
+  app.route("/settings", settingsRoutes(ctx));
   return Object.assign(app, { close: () => limiter.close() });
 }

@@ -103,7 +103,7 @@ Deno.test("auth: token values are stored only as SHA-256 hashes", async () => {
     const rotated = await rotateTokenById(
       s.ctx,
       (await tokenRecord(s, w.member.token)).value!.id,
-      w.member.user.id,
+      w.member.user,
     );
     const values = [w.admin.token, w.member.token, w.bot.token, rotated.value];
     assert.equal((await api(s, "GET", "/channels", { token: rotated.value })).status, 200);
@@ -122,7 +122,7 @@ Deno.test("auth: an expired token is 401 like a revoked one", async () => {
     const { value, token } = await createToken(s.ctx, w.member.user, {
       scopes: ["channels:read"],
       expiresInSeconds: 1,
-      actorId: w.member.user.id,
+      actor: w.member.user,
     });
     assert.ok(token.expires_at);
     assert.equal((await api(s, "GET", "/channels", { token: value })).status, 200);
@@ -137,7 +137,7 @@ Deno.test("auth: revocation works on the very next request", async () => {
   await withWorkspace(async (s, w) => {
     const id = (await tokenRecord(s, w.bot.token)).value!.id;
     assert.equal((await api(s, "GET", "/channels", { token: w.bot.token })).status, 200);
-    await revokeTokenById(s.ctx, id, w.admin.user.id);
+    await revokeTokenById(s.ctx, id, w.admin.user);
     assert.equal((await api(s, "GET", "/channels", { token: w.bot.token })).status, 401);
     await assert.rejects(
       revokeTokenById(s.ctx, id, null),
@@ -149,7 +149,7 @@ Deno.test("auth: revocation works on the very next request", async () => {
 Deno.test("auth: rotation issues a new value and the old one stops at once", async () => {
   await withWorkspace(async (s, w) => {
     const old = (await tokenRecord(s, w.bot.token)).value!;
-    const next = await rotateTokenById(s.ctx, old.id, w.admin.user.id);
+    const next = await rotateTokenById(s.ctx, old.id, w.admin.user);
     assert.notEqual(next.token.id, old.id);
     assert.match(next.value, /^tcb_/);
     assert.deepEqual(next.token.scopes, old.scopes);
@@ -167,16 +167,16 @@ Deno.test("auth: token lifecycle is audited, without the token value", async () 
     const made = await createToken(s.ctx, w.member.user, {
       scopes: ["channels:read"],
       name: "ci",
-      actorId: w.member.user.id,
+      actor: w.member.user,
     });
-    const rotated = await rotateTokenById(s.ctx, made.token.id, w.admin.user.id);
+    const rotated = await rotateTokenById(s.ctx, made.token.id, w.member.user);
     await revokeTokenById(s.ctx, rotated.token.id, null);
     const entries = await listAudit(s.ctx.kv, w.team.id, 3);
     assert.deepEqual(
       entries.map((e) => [e.action, e.actor_id, e.actor_type, e.target_id]),
       [
         ["token.revoked", null, "system", rotated.token.id],
-        ["token.rotated", w.admin.user.id, "user", made.token.id],
+        ["token.rotated", w.member.user.id, "user", made.token.id],
         ["token.created", w.member.user.id, "user", made.token.id],
       ],
     );
@@ -236,7 +236,7 @@ Deno.test("auth: each endpoint needs its one scope; every other scope gets 403",
     });
     const list = endpoints(made.body.data.id, w.member.user.id);
     const tokenWith = async (scopes: Scope[]) =>
-      (await createToken(s.ctx, w.admin.user, { scopes, actorId: null })).value;
+      (await createToken(s.ctx, w.admin.user, { scopes, actor: null })).value;
     for (const e of list) {
       const others = await tokenWith(SCOPES.filter((x) => x !== e.scope));
       const refused = await api(s, e.method, e.path, { token: others, body: e.body });
@@ -260,7 +260,7 @@ Deno.test("auth: last_used_at is written at most once a minute per token", async
   await withWorkspace(async (s, w) => {
     const { value } = await createToken(s.ctx, w.member.user, {
       scopes: ["channels:read"],
-      actorId: null,
+      actor: null,
     });
     const before = await tokenRecord(s, value);
     assert.equal(before.value!.last_used_at, null);
@@ -285,7 +285,7 @@ Deno.test("auth: concurrent rotations leave exactly one live successor", async (
   await withWorkspace(async (s, w) => {
     const id = (await tokenRecord(s, w.bot.token)).value!.id;
     const results = await Promise.allSettled(
-      [1, 2, 3, 4].map(() => rotateTokenById(s.ctx, id, w.admin.user.id)),
+      [1, 2, 3, 4].map(() => rotateTokenById(s.ctx, id, w.admin.user)),
     );
     const made = results.flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
     assert.equal(made.length, 1, "one rotation wins");

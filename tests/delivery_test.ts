@@ -249,7 +249,7 @@ Deno.test("delivery: after a rotation, both secrets sign for 24 hours, then only
   await withEngine({}, async (s, w) => {
     const r = tracked();
     const sub = await subscribe(s, w.admin.token, r.url);
-    const { secret } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user.id);
+    const { secret } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user);
     await post(s, w.admin.token, w.team.general_channel_id, "during overlap");
     const [overlap] = await r.waitFor(1);
     await assertSigned(overlap, secret, sub.secret);

@@ -90,7 +90,7 @@ export async function actor(
   const user = kind === "bot"
     ? await createUser(ctx, { teamId: team.id, name, type: "bot" })
     : await createUser(ctx, { teamId: team.id, name, type: "human", role: kind });
-  const { value } = await createToken(ctx, user, { scopes: [...scopes], actorId: null });
+  const { value } = await createToken(ctx, user, { scopes: [...scopes], actor: null });
   return { user, token: value };
 }
 

@@ -52,7 +52,7 @@ async function botHook(s: TestServer, w: Workspace, name = "alerts") {
     channelId: channel,
     botId: w.bot.user.id,
     name: `${name} hook`,
-  }, w.admin.user.id);
+  }, w.admin.user);
   return { id: made.id, url, channel };
 }
 
@@ -302,7 +302,7 @@ Deno.test("incoming: creation rules and audit entries", async () => {
         e.status === 422 && !!e.errors.bot,
     );
     const h = await botHook(s, w);
-    await revokeIncomingById(s.ctx, h.id, w.admin.user.id);
+    await revokeIncomingById(s.ctx, h.id, w.admin.user);
     const audit = (await listAudit(s.ctx.kv, w.team.id, 10))
       .filter((e) => e.action.startsWith("incoming_webhook."))
       .map((e) => [e.action, e.actor_id, e.target_id]);

@@ -45,11 +45,14 @@ const PUBLIC = new Set(["/", "/up", "/metrics", "/openapi.yaml", "/hooks/{secret
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
+/** The settings screen's pages and forms: a session cookie, not a token. */
+const isSettings = (path: string) => path.startsWith("/settings/");
+
 /** Every operation that takes a token. */
 function operations(): { path: string; method: string; op: Json }[] {
   const out = [];
   for (const [path, item] of Object.entries<Json>(openApi().doc.paths)) {
-    if (PUBLIC.has(path)) continue;
+    if (PUBLIC.has(path) || isSettings(path)) continue;
     for (const method of METHODS) if (item[method]) out.push({ path, method, op: item[method] });
   }
   return out;
@@ -103,6 +106,25 @@ Deno.test("openapi: every operation of the contract is documented with its scope
     assert.deepEqual(op.security, [{ bearerAuth: [scope] }], `${method.toUpperCase()} ${path}`);
   }
   assert.equal(operations().length, CONTRACT.length, "no operation beyond the contract");
+});
+
+Deno.test("openapi: the settings screen is HTML behind a session, outside /api/v1", () => {
+  const settings = Object.entries<Json>(openApi().doc.paths).filter(([path]) => isSettings(path));
+  assert.ok(settings.length >= 15, "every page and form is described");
+  for (const [path, item] of settings) {
+    assert.deepEqual(item.servers, [{ url: "/" }], path);
+    for (const method of METHODS.filter((m) => item[m])) {
+      const op = item[method];
+      const where = `${method.toUpperCase()} ${path}`;
+      const open = path === "/settings/login/{secret}" || path === "/settings/assets/{file}";
+      const expected = open ? [] : [{ settingsSession: [] }];
+      assert.deepEqual(op.security, expected, where);
+      if (method === "post") {
+        assert.ok(op.responses["403"], `${where}: refused without the CSRF token`);
+        assert.ok(op.requestBody, `${where}: a form`);
+      }
+    }
+  }
 });
 
 Deno.test("openapi: statuses follow decisions.md", () => {

@@ -163,7 +163,7 @@ Deno.test("receiver: during a rotation the old and the new secret both verify", 
   try {
     const w = await workspace(s.ctx);
     const sub = await subscribe(s, w.admin.token, r.url);
-    const rotated = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user.id);
+    const rotated = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user);
     secret = sub.secret;
     await post(s, w.admin.token, w.team.general_channel_id, "old key still works");
     await waitUntil(() => r.log.length === 1);

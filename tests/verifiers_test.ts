@@ -43,7 +43,7 @@ Deno.test("verifiers: Standard Webhooks and Stripe libraries accept real deliver
       assert.deepEqual(verifyStandard(before, sub.secret), JSON.parse(before.body));
       assert.equal((await verifyStripe(before, sub.secret)).id, JSON.parse(before.body).id);
 
-      const { secret: next } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user.id);
+      const { secret: next } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user);
       await post(s, w.admin.token, w.team.general_channel_id, "during the rotation");
       const during = (await r.waitFor(2))[1];
       assert.equal(during.headers.get("webhook-signature")!.split(" ").length, 2);

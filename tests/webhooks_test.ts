@@ -310,7 +310,7 @@ Deno.test("webhooks: a disabled subscription cannot be redelivered until enabled
     });
     assertInvalid(res, "webhookSubscription");
 
-    const enabled = await enableWebhook(s.ctx, id, w.admin.user.id);
+    const enabled = await enableWebhook(s.ctx, id, w.admin.user);
     assert.equal(enabled.status, "active");
     assert.equal(enabled.consecutive_failures, 0);
     assert.equal(enabled.disabled_at, null);

@@ -35,7 +35,7 @@ async function seed(root: string): Promise<Targets> {
   const seeded = await seedWorkspace(ctx);
   const bot = await createUser(ctx, { teamId: seeded.subject.team_id, name: "CI", type: "bot" });
   await addMemberAsOperator(ctx, seeded.channel.id, bot);
-  const { value } = await createToken(ctx, bot, { scopes: ["messages:write"], actorId: null });
+  const { value } = await createToken(ctx, bot, { scopes: ["messages:write"], actor: null });
   const { url } = await createIncoming(ctx, { channelId: seeded.channel.id, botId: bot.id }, null);
   ctx.kv.close();
   return {

@@ -1,0 +1,38 @@
+import type { LoginLink, Session } from "../domain/types.ts";
+import { keys } from "./keys.ts";
+
+/** Stores a sign-in link. `expireIn` only tidies: expiry is checked against `expires_at`. */
+export async function insertLoginLink(
+  kv: Deno.Kv,
+  hash: string,
+  link: LoginLink,
+  ttlMs: number,
+): Promise<void> {
+  await kv.set(keys.loginLink(hash), link, { expireIn: ttlMs });
+}
+
+export const getLoginLink = (kv: Deno.Kv, hash: string) => kv.get<LoginLink>(keys.loginLink(hash));
+
+/**
+ * Uses up a link and starts its session in one commit: of two tabs opening one link, exactly
+ * one gets a session. False when the link was used (or changed) since it was read.
+ */
+export async function exchangeLink(
+  kv: Deno.Kv,
+  link: Deno.KvEntry<LoginLink>,
+  sessionHash: string,
+  session: Session,
+  ttlMs: number,
+): Promise<boolean> {
+  const { ok } = await kv.atomic()
+    .check(link)
+    .delete(link.key)
+    .set(keys.session(sessionHash), session, { expireIn: ttlMs })
+    .commit();
+  return ok;
+}
+
+export const getSession = async (kv: Deno.Kv, hash: string) =>
+  (await kv.get<Session>(keys.session(hash))).value;
+
+export const deleteSession = (kv: Deno.Kv, hash: string) => kv.delete(keys.session(hash));

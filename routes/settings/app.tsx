@@ -1,0 +1,149 @@
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { Ctx } from "../../domain/context.ts";
+import { ApiError } from "../../domain/errors.ts";
+import { errorFields, log } from "../../domain/log.ts";
+import { signIn, signOut } from "../../domain/sessions.ts";
+import { SCRIPT, STYLESHEET } from "../../web/assets.ts";
+import { MessagePage, SignInHelp } from "../../web/message.tsx";
+import { SETTINGS } from "../../web/paths.ts";
+import { auditRoutes } from "./audit.tsx";
+import { botRoutes } from "./bots.tsx";
+import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
+import type { SettingsEnv } from "./env.ts";
+import { notFoundPage, signedIn } from "./guard.tsx";
+import { incomingRoutes } from "./incoming.tsx";
+import { page } from "./render.ts";
+import { tokenRoutes } from "./tokens.tsx";
+import { webhookRoutes } from "./webhooks.tsx";
+
+/** Forms are small; anything bigger is not one of ours. */
+const MAX_FORM_BYTES = 64 * 1024;
+
+const SECURITY_HEADERS = {
+  "Content-Security-Policy":
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "Cache-Control": "no-store",
+  "Referrer-Policy": "same-origin",
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+};
+
+const ASSET_CACHE = "public, max-age=3600";
+
+/** Errors no form shows itself again for: a page that says what happened. */
+function errorPage(err: Error, c: Context<SettingsEnv>) {
+  const viewer = c.get("viewer");
+  if (err instanceof ApiError) {
+    const title = err.status === 404
+      ? "Not found"
+      : err.status === 410
+      ? "Link used up"
+      : "Not done";
+    return page(
+      c,
+      <MessagePage title={title} viewer={viewer}>
+        <p>{err.message}</p>
+        {err.status === 410 ? <SignInHelp /> : (
+          <p>
+            <a href={SETTINGS}>Back to the settings</a>
+          </p>
+        )}
+      </MessagePage>,
+      err.status === 401 || err.status === 413 || err.status === 429 ? 400 : err.status,
+    );
+  }
+  log.error("settings: a request failed", {
+    method: c.req.method,
+    route: c.req.routePath,
+    request_id: c.get("requestId"),
+    ...errorFields(err),
+  });
+  return page(
+    c,
+    <MessagePage title="Something went wrong" viewer={viewer}>
+      <p>Nothing may have been changed. Reload the page to see where things stand.</p>
+    </MessagePage>,
+    500,
+  );
+}
+
+/**
+ * Opening a sign-in link starts a session and leads to the screen. Opened from another site (a
+ * mail client, say), a redirect would carry that site along and the SameSite=Strict cookie
+ * would not be sent with it, so the way on is a page of ours instead.
+ */
+async function openLoginLink(ctx: Ctx, c: Context<SettingsEnv>) {
+  const { cookie } = await signIn(ctx, c.req.param("secret") ?? "");
+  const options = cookieOptions(ctx);
+  const previous = getCookie(c, SESSION_COOKIE, options.prefix);
+  if (previous) await signOut(ctx, previous);
+  setCookie(c, SESSION_COOKIE, cookie, options);
+  c.header("Referrer-Policy", "no-referrer");
+  if (c.req.header("Sec-Fetch-Site") !== "cross-site") return c.redirect(SETTINGS, 303);
+  return page(
+    c,
+    <MessagePage
+      title="Signed in"
+      head={<meta http-equiv="refresh" content={`0; url=${SETTINGS}`} />}
+    >
+      <p>
+        <a href={SETTINGS}>Go on to the integrations settings</a>
+      </p>
+    </MessagePage>,
+  );
+}
+
+/** The settings screen: sign-in, sign-out, its assets and its pages. */
+export function settingsRoutes(ctx: Ctx) {
+  const screen = new Hono<SettingsEnv>()
+    .use(signedIn(ctx))
+    .route("/", tokenRoutes(ctx))
+    .route("/bots", botRoutes(ctx))
+    .route("/webhooks", webhookRoutes(ctx))
+    .route("/incoming", incomingRoutes(ctx))
+    .route("/audit", auditRoutes(ctx));
+
+  const app = new Hono<SettingsEnv>();
+  app.onError(errorPage);
+  app.use(async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+      if (!c.res.headers.has(name)) c.res.headers.set(name, value);
+    }
+  });
+  app.use(bodyLimit({
+    maxSize: MAX_FORM_BYTES,
+    onError: (c) => c.text("The form is too large.", 413),
+  }));
+  app.get(
+    "/assets/app.css",
+    (c) =>
+      c.body(STYLESHEET, 200, {
+        "Content-Type": "text/css; charset=utf-8",
+        "Cache-Control": ASSET_CACHE,
+      }),
+  );
+  app.get("/assets/app.js", (c) =>
+    c.body(SCRIPT, 200, {
+      "Content-Type": "text/javascript; charset=utf-8",
+      "Cache-Control": ASSET_CACHE,
+    }));
+  app.get("/", (c) => c.redirect(SETTINGS, 303));
+  app.get("/login/:secret", (c) => openLoginLink(ctx, c));
+  app.post("/sign-out", signedIn(ctx), async (c) => {
+    await signOut(ctx, getCookie(c, SESSION_COOKIE, cookieOptions(ctx).prefix) ?? "");
+    deleteCookie(c, SESSION_COOKIE, cookieOptions(ctx));
+    return page(
+      c,
+      <MessagePage title="Signed out">
+        <p>Your session has ended.</p>
+        <SignInHelp />
+      </MessagePage>,
+    );
+  });
+  app.route("/integrations", screen);
+  app.all("*", (c) => notFoundPage(c));
+  return app;
+}

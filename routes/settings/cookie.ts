@@ -1,0 +1,20 @@
+import type { CookieOptions } from "hono/utils/cookie";
+import type { Ctx } from "../../domain/context.ts";
+import { SESSION_TTL_MS } from "../../domain/sessions.ts";
+
+export const SESSION_COOKIE = "tc_session";
+
+/**
+ * HttpOnly and SameSite=Strict always; over https also Secure with the `__Host-` prefix, so no
+ * other host or path can set or shadow it.
+ */
+export function cookieOptions(ctx: Ctx): CookieOptions & { prefix?: "host" } {
+  const secure = ctx.settings.baseUrl.startsWith("https:");
+  return {
+    httpOnly: true,
+    sameSite: "Strict",
+    path: "/",
+    maxAge: SESSION_TTL_MS / 1000,
+    ...(secure ? { secure: true, prefix: "host" as const } : {}),
+  };
+}

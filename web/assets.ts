@@ -1,0 +1,84 @@
+/**
+ * The screen's stylesheet and its one script, served as files so the Content-Security-Policy
+ * can forbid inline code. The page works without the script; it adds copy buttons.
+ */
+export const STYLESHEET = `
+:root { color-scheme: light dark; --fg: #1d1c1d; --muted: #616061; --line: #ddd; --accent: #1264a3;
+  --bad: #b3261e; --ok: #1e7b34; --bg: #fff; --card: #f8f8f8; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8e8e8; --muted: #a0a0a0; --line: #444;
+  --accent: #4ea3e8; --bad: #ff8a80; --ok: #7bd88f; --bg: #1a1d21; --card: #222529; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
+  background: var(--bg); }
+main { max-width: 64rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.6rem; margin: .5rem 0 1rem; }
+h2 { font-size: 1.2rem; margin: 2rem 0 .75rem; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+header.top { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center;
+  justify-content: space-between; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
+header.top ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0;
+  padding: 0; }
+header.top a { text-decoration: none; padding: .25rem 0; }
+header.top a[aria-current="page"] { font-weight: 600; border-bottom: 2px solid var(--accent); }
+.sign-out span { color: var(--muted); }
+.table-wrap { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; font-size: .95rem; }
+th, td { text-align: left; vertical-align: top; padding: .5rem; border-bottom: 1px solid var(--line); }
+thead th { font-size: .85rem; color: var(--muted); font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.url, dd.url { word-break: break-all; }
+td.actions { white-space: nowrap; }
+ul.scopes { list-style: none; margin: 0; padding: 0; font-size: .85rem; }
+.muted { color: var(--muted); }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85em; }
+form.inline { display: inline; }
+button { font: inherit; padding: .35rem .8rem; border: 1px solid var(--line); border-radius: 6px;
+  background: var(--card); color: var(--fg); cursor: pointer; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button.danger { color: var(--bad); }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem;
+  max-width: 36rem; }
+.field { margin-bottom: 1rem; }
+.field label, legend { display: block; font-weight: 600; margin-bottom: .25rem; }
+input[type="text"], select, input.secret { font: inherit; width: 100%; padding: .4rem .5rem;
+  border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+input[aria-invalid="true"], select[aria-invalid="true"] { border-color: var(--bad); }
+fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
+.checks { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .25rem; }
+.checks label { font-weight: normal; }
+.field-error, .form-error { color: var(--bad); margin: .25rem 0 0; }
+.hint { color: var(--muted); margin: 0 0 .25rem; font-size: .9rem; }
+.notice { border-left: 4px solid var(--ok); padding: .5rem .75rem; background: var(--card); }
+.revealed { border: 2px solid var(--accent); border-radius: 8px; padding: .75rem 1rem; margin: 1rem 0; }
+.revealed h2 { margin: 0 0 .25rem; }
+.copy { display: flex; gap: .5rem; }
+.copy input { font-family: ui-monospace, monospace; }
+.badge { display: inline-block; padding: 0 .5rem; border-radius: 999px; font-size: .85rem;
+  border: 1px solid currentColor; }
+.badge.ok { color: var(--ok); }
+.badge.bad { color: var(--bad); }
+tr.bad td:nth-child(4) { color: var(--bad); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+.button-row { display: flex; flex-wrap: wrap; gap: .5rem; margin: 1rem 0; }
+.pager { display: flex; gap: 1rem; margin: 1rem 0; }
+details summary { cursor: pointer; margin: .5rem 0; color: var(--accent); }
+section.bot { border-top: 1px solid var(--line); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip-path: inset(50%); white-space: nowrap; }
+@media (max-width: 40rem) { th, td { padding: .4rem .3rem; } main { padding: .75rem; } }
+`;
+
+export const SCRIPT = `
+for (const button of document.querySelectorAll("button[data-copy]")) {
+  const field = document.getElementById(button.dataset.copy);
+  if (!field || !navigator.clipboard) continue;
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    await navigator.clipboard.writeText(field.value);
+    button.textContent = "Copied";
+  });
+}
+`;

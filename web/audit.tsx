@@ -1,0 +1,67 @@
+import type { AuditEntry } from "../domain/types.ts";
+import { Time } from "./forms.tsx";
+import { Layout, type Viewer } from "./layout.tsx";
+import { SETTINGS } from "./paths.ts";
+
+export interface AuditPageProps {
+  viewer: Viewer;
+  entries: AuditEntry[];
+  /** Actors' names by id. */
+  names: Map<string, string>;
+  /** The cursor of the next (older) page, if there is one. */
+  before: string | null;
+  /** Whether this is a later page (so there is a way back to the newest). */
+  paged: boolean;
+}
+
+/** The team's audit log, newest first: admins and owners only. */
+export function AuditPage(p: AuditPageProps) {
+  return (
+    <Layout title="Audit log" viewer={p.viewer} current="audit">
+      {p.entries.length === 0
+        ? <p class="muted">Nothing happened yet.</p>
+        : (
+          <div class="table-wrap">
+            <table class="audit">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Actor</th>
+                  <th scope="col">Target</th>
+                </tr>
+              </thead>
+              <tbody>
+                {p.entries.map((e) => (
+                  <tr data-audit-id={e.id}>
+                    <td>
+                      <Time at={e.created_at} />
+                    </td>
+                    <td>
+                      <code>{e.action}</code>
+                    </td>
+                    <td>
+                      {e.actor_id === null
+                        ? <span class="muted">system</span>
+                        : (p.names.get(e.actor_id) ?? e.actor_id)}
+                    </td>
+                    <td>
+                      <code>{e.target_id}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      <nav class="pager" aria-label="Pages">
+        {p.paged && <a href={`${SETTINGS}/audit`}>Newest</a>}
+        {p.before && (
+          <a href={`${SETTINGS}/audit?before=${p.before}`} rel="next">
+            Older entries
+          </a>
+        )}
+      </nav>
+    </Layout>
+  );
+}

@@ -1,0 +1,150 @@
+import type { Child } from "hono/jsx";
+import type { FieldErrors } from "../domain/errors.ts";
+
+/** What a form showed when it comes back with errors: the input as typed, the messages. */
+export interface FormState {
+  values: Record<string, string | string[]>;
+  errors: FieldErrors;
+  message?: string;
+}
+
+export const noForm: FormState = { values: {}, errors: {} };
+
+export const valueOf = (form: FormState | undefined, name: string): string => {
+  const v = form?.values[name];
+  return typeof v === "string" ? v : "";
+};
+
+export const valuesOf = (form: FormState | undefined, name: string): string[] => {
+  const v = form?.values[name];
+  return Array.isArray(v) ? v : typeof v === "string" ? [v] : [];
+};
+
+/** A POST form carrying the session's CSRF token. */
+export function PostForm(
+  props: { action: string; csrf: string; class?: string; label?: string; children?: Child },
+) {
+  return (
+    <form method="post" action={props.action} class={props.class} aria-label={props.label}>
+      <input type="hidden" name="_csrf" value={props.csrf} />
+      {props.children}
+    </form>
+  );
+}
+
+/** A one-button POST form, for actions on a row. */
+export function ActionButton(
+  props: { action: string; csrf: string; label: string; danger?: boolean; title?: string },
+) {
+  return (
+    <PostForm action={props.action} csrf={props.csrf} class="inline">
+      <button type="submit" class={props.danger ? "danger" : undefined} title={props.title}>
+        {props.label}
+      </button>
+    </PostForm>
+  );
+}
+
+/** The messages of one field, tied to its control by id. */
+export function FieldError(props: { form?: FormState; name: string }) {
+  const messages = props.form?.errors[props.name];
+  if (!messages?.length) return null;
+  return <p class="field-error" id={`${props.name}-error`}>{messages.join(" ")}</p>;
+}
+
+/** The attributes that tie a control to its error message. */
+export const errorAttrs = (form: FormState | undefined, name: string) =>
+  form?.errors[name]?.length ? { "aria-invalid": "true", "aria-describedby": `${name}-error` } : {};
+
+/** A labelled one-line text input that keeps what was typed. */
+export function TextField(
+  props: {
+    form?: FormState;
+    name: string;
+    label: string;
+    required?: boolean;
+    placeholder?: string;
+    hint?: string;
+  },
+) {
+  const id = `field-${props.name}`;
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {props.hint && <p class="hint">{props.hint}</p>}
+      <input
+        id={id}
+        name={props.name}
+        type="text"
+        value={valueOf(props.form, props.name)}
+        required={props.required}
+        maxlength={255}
+        placeholder={props.placeholder}
+        {...errorAttrs(props.form, props.name)}
+      />
+      <FieldError form={props.form} name={props.name} />
+    </div>
+  );
+}
+
+/** A select that keeps what was chosen. */
+export function SelectField(
+  props: {
+    form?: FormState;
+    name: string;
+    label: string;
+    options: { value: string; label: string }[];
+  },
+) {
+  const id = `field-${props.name}`;
+  const chosen = valueOf(props.form, props.name);
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <select id={id} name={props.name} {...errorAttrs(props.form, props.name)}>
+        {props.options.map((o) => (
+          <option value={o.value} selected={o.value === chosen}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+      <FieldError form={props.form} name={props.name} />
+    </div>
+  );
+}
+
+/** The form's own message (an error not about one field), if any. */
+export function FormMessage(props: { form?: FormState }) {
+  return props.form?.message ? <p class="form-error" role="alert">{props.form.message}</p> : null;
+}
+
+/** A confirmation after an action, shown at the top of the page it leads back to. */
+export function Notice(props: { text?: string }) {
+  return props.text ? <p class="notice" role="status">{props.text}</p> : null;
+}
+
+/** A token, secret or URL just made: shown this once, with a copy button where scripts run. */
+export function Revealed(props: { label: string; value: string }) {
+  return (
+    <section class="revealed" aria-labelledby="revealed-title">
+      <h2 id="revealed-title">{props.label}</h2>
+      <p>Copy it now: it is shown only this once and can't be seen again.</p>
+      <div class="copy">
+        <input
+          id="revealed-value"
+          class="secret"
+          readonly
+          value={props.value}
+          aria-label={props.label}
+        />
+        <button type="button" class="copy-button" data-copy="revealed-value" hidden>Copy</button>
+      </div>
+    </section>
+  );
+}
+
+/** A time as people read it, with the exact value for machines. */
+export function Time(props: { at: string | null; never?: string }) {
+  if (!props.at) return <span class="muted">{props.never ?? "never"}</span>;
+  return <time datetime={props.at}>{props.at.slice(0, 16).replace("T", " ")} UTC</time>;
+}

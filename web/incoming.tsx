@@ -1,0 +1,113 @@
+import type { Channel, IncomingWebhook, User } from "../domain/types.ts";
+import {
+  ActionButton,
+  FormMessage,
+  type FormState,
+  Notice,
+  PostForm,
+  Revealed,
+  SelectField,
+  TextField,
+  Time,
+} from "./forms.tsx";
+import { Layout, type Viewer } from "./layout.tsx";
+import { SETTINGS } from "./paths.ts";
+
+export interface IncomingPageProps {
+  viewer: Viewer;
+  hooks: IncomingWebhook[];
+  /** Channel names by id, for the list; only channels the viewer can see are named. */
+  channelNames: Map<string, string>;
+  /** What a new hook may post into, and as whom. */
+  channels: Channel[];
+  bots: User[];
+  form?: FormState;
+  revealed?: { label: string; value: string };
+  notice?: string;
+}
+
+/** The team's incoming webhooks: admins and owners only. */
+export function IncomingPage(p: IncomingPageProps) {
+  const live = p.hooks.filter((h) => !h.revoked_at);
+  return (
+    <Layout title="Incoming webhooks" viewer={p.viewer} current="incoming">
+      <Notice text={p.notice} />
+      {p.revealed && <Revealed {...p.revealed} />}
+      <p>
+        An incoming webhook is a secret URL: anything that can POST <code>{`{"text": "..."}`}</code>
+        {" "}
+        to it posts into one channel as one bot.
+      </p>
+      {live.length === 0 ? <p class="muted">No incoming webhooks.</p> : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Channel</th>
+                <th scope="col">Posts as</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {live.map((h) => (
+                <tr data-incoming-id={h.id}>
+                  <th scope="row">{h.name}</th>
+                  <td>{p.channelNames.get(h.channel_id) ?? "a channel you can't see"}</td>
+                  <td>{h.bot_name}</td>
+                  <td>
+                    <Time at={h.created_at} />
+                  </td>
+                  <td class="actions">
+                    <ActionButton
+                      action={`${SETTINGS}/incoming/${h.id}/revoke`}
+                      csrf={p.viewer.csrf}
+                      label="Revoke"
+                      danger
+                      title={`Revoke ${h.name}`}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <h2>New incoming webhook</h2>
+      {p.bots.length === 0
+        ? (
+          <p class="muted">
+            An incoming webhook posts as a bot: <a href={`${SETTINGS}/bots`}>create a bot</a>{" "}
+            first, and add it to a channel.
+          </p>
+        )
+        : (
+          <PostForm
+            action={`${SETTINGS}/incoming`}
+            csrf={p.viewer.csrf}
+            class="card"
+            label="New incoming webhook"
+          >
+            <FormMessage form={p.form} />
+            <TextField form={p.form} name="name" label="Name" placeholder="Build alerts" />
+            <SelectField
+              form={p.form}
+              name="channel"
+              label="Channel"
+              options={p.channels.map((c) => ({ value: c.id, label: `#${c.name}` }))}
+            />
+            <SelectField
+              form={p.form}
+              name="bot"
+              label="Posts as bot (it must be a member of the channel)"
+              options={p.bots.map((b) => ({ value: b.id, label: b.name }))}
+            />
+            <button type="submit" class="primary">Create incoming webhook</button>
+          </PostForm>
+        )}
+    </Layout>
+  );
+}

@@ -1,0 +1,66 @@
+import type { Child } from "hono/jsx";
+import type { User } from "../domain/types.ts";
+import { SETTINGS } from "./paths.ts";
+
+/** Who is looking at a page, and what its forms need. */
+export interface Viewer {
+  user: User;
+  csrf: string;
+  /** Admins and owners see the team's parts of the screen; members don't, not even as links. */
+  admin: boolean;
+}
+
+export type Section = "tokens" | "bots" | "webhooks" | "incoming" | "audit";
+
+const SECTIONS: { id: Section; label: string; href: string; admin: boolean }[] = [
+  { id: "tokens", label: "Your tokens", href: SETTINGS, admin: false },
+  { id: "bots", label: "Bots", href: `${SETTINGS}/bots`, admin: true },
+  { id: "webhooks", label: "Outgoing webhooks", href: `${SETTINGS}/webhooks`, admin: true },
+  { id: "incoming", label: "Incoming webhooks", href: `${SETTINGS}/incoming`, admin: true },
+  { id: "audit", label: "Audit log", href: `${SETTINGS}/audit`, admin: true },
+];
+
+function Nav({ viewer, current }: { viewer: Viewer; current?: Section }) {
+  return (
+    <header class="top">
+      <nav aria-label="Integrations">
+        <ul>
+          {SECTIONS.filter((s) => viewer.admin || !s.admin).map((s) => (
+            <li>
+              <a href={s.href} aria-current={s.id === current ? "page" : undefined}>{s.label}</a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <form method="post" action="/settings/sign-out" class="sign-out">
+        <input type="hidden" name="_csrf" value={viewer.csrf} />
+        <span>{viewer.user.name}</span> <button type="submit">Sign out</button>
+      </form>
+    </header>
+  );
+}
+
+/** Every page of the screen: plain HTML, one stylesheet, one small optional script. */
+export function Layout(
+  props: { title: string; viewer?: Viewer; current?: Section; head?: Child; children?: Child },
+) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{props.title} · Integrations</title>
+        <link rel="stylesheet" href="/settings/assets/app.css" />
+        <script src="/settings/assets/app.js" defer></script>
+        {props.head}
+      </head>
+      <body>
+        {props.viewer && <Nav viewer={props.viewer} current={props.current} />}
+        <main>
+          <h1>{props.title}</h1>
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,2 @@
+/** Where the settings screen lives; every page and form of it is under here. */
+export const SETTINGS = "/settings/integrations";

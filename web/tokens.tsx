@@ -1,0 +1,146 @@
+import { SCOPES, type Token } from "../domain/types.ts";
+import {
+  ActionButton,
+  FieldError,
+  FormMessage,
+  type FormState,
+  Notice,
+  PostForm,
+  Revealed,
+  SelectField,
+  TextField,
+  Time,
+  valuesOf,
+} from "./forms.tsx";
+import { Layout, type Viewer } from "./layout.tsx";
+import { SETTINGS } from "./paths.ts";
+
+/** Expiry choices of a new token, in days; "" never expires. */
+export const EXPIRY_DAYS = ["", "7", "30", "90", "365"] as const;
+
+const EXPIRY_OPTIONS = EXPIRY_DAYS.map((d) => ({
+  value: d,
+  label: d === "" ? "Never" : `In ${d} days`,
+}));
+
+const isExpired = (t: Token) => t.expires_at !== null && Date.parse(t.expires_at) <= Date.now();
+
+/** Live tokens with their rotate and revoke buttons; revoked ones are gone from view. */
+export function TokenTable(props: { tokens: Token[]; csrf: string; empty: string }) {
+  const live = props.tokens.filter((t) => !t.revoked_at);
+  if (live.length === 0) return <p class="muted">{props.empty}</p>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Expires</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {live.map((t) => (
+            <tr data-token-id={t.id}>
+              <th scope="row">{t.name}</th>
+              <td>
+                <ul class="scopes">{t.scopes.map((s) => <li key={s}>{s}</li>)}</ul>
+              </td>
+              <td>
+                <Time at={t.created_at} />
+              </td>
+              <td>
+                <Time at={t.last_used_at} />
+              </td>
+              <td>
+                {isExpired(t) ? <strong>expired</strong> : <Time at={t.expires_at} />}
+              </td>
+              <td class="actions">
+                <ActionButton
+                  action={`${SETTINGS}/tokens/${t.id}/rotate`}
+                  csrf={props.csrf}
+                  label="Rotate"
+                  title={`Rotate ${t.name}: a new value, the old one stops working`}
+                />
+                <ActionButton
+                  action={`${SETTINGS}/tokens/${t.id}/revoke`}
+                  csrf={props.csrf}
+                  label="Revoke"
+                  danger
+                  title={`Revoke ${t.name}`}
+                />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Name, scope checkboxes and an optional expiry. */
+export function TokenForm(
+  props: { action: string; csrf: string; form?: FormState; submit: string; label: string },
+) {
+  const chosen = valuesOf(props.form, "scopes");
+  return (
+    <PostForm action={props.action} csrf={props.csrf} class="card" label={props.label}>
+      <FormMessage form={props.form} />
+      <TextField form={props.form} name="name" label="Name" required placeholder="ci-deploys" />
+      <fieldset aria-describedby={props.form?.errors.scopes ? "scopes-error" : undefined}>
+        <legend>Scopes</legend>
+        <div class="checks">
+          {SCOPES.map((s) => (
+            <label>
+              <input type="checkbox" name="scopes" value={s} checked={chosen.includes(s)} /> {s}
+            </label>
+          ))}
+        </div>
+        <FieldError form={props.form} name="scopes" />
+      </fieldset>
+      <SelectField
+        form={props.form}
+        name="expires_in_days"
+        label="Expires"
+        options={EXPIRY_OPTIONS}
+      />
+      <button type="submit" class="primary">{props.submit}</button>
+    </PostForm>
+  );
+}
+
+export interface TokensPageProps {
+  viewer: Viewer;
+  tokens: Token[];
+  form?: FormState;
+  revealed?: { label: string; value: string };
+  notice?: string;
+}
+
+/** A person's own personal access tokens. */
+export function TokensPage(p: TokensPageProps) {
+  return (
+    <Layout title="Your tokens" viewer={p.viewer} current="tokens">
+      <Notice text={p.notice} />
+      {p.revealed && <Revealed {...p.revealed} />}
+      <p>
+        Personal access tokens call the <a href="/api/v1/openapi.yaml">REST API</a>{" "}
+        as you, with the scopes you choose.
+      </p>
+      <TokenTable tokens={p.tokens} csrf={p.viewer.csrf} empty="You have no tokens yet." />
+      <h2>New token</h2>
+      <TokenForm
+        action={`${SETTINGS}/tokens`}
+        csrf={p.viewer.csrf}
+        form={p.form}
+        submit="Create token"
+        label="New token"
+      />
+    </Layout>
+  );
+}

@@ -1,0 +1,168 @@
+import type { Delivery, Subscription } from "../domain/webhook_records.ts";
+import { ActionButton, Notice, Revealed, Time } from "./forms.tsx";
+import { Layout, type Viewer } from "./layout.tsx";
+import { SETTINGS } from "./paths.ts";
+
+function Status({ sub }: { sub: Subscription }) {
+  return sub.status === "active"
+    ? <span class="badge ok">active</span>
+    : <span class="badge bad">disabled</span>;
+}
+
+/** The team's outgoing subscriptions: admins and owners only. */
+export function WebhooksPage(p: { viewer: Viewer; subs: Subscription[]; notice?: string }) {
+  return (
+    <Layout title="Outgoing webhooks" viewer={p.viewer} current="webhooks">
+      <Notice text={p.notice} />
+      <p>
+        Subscriptions are made through the API (<code>POST /api/v1/webhooks</code>); here you see
+        how they fare and put them right.
+      </p>
+      {p.subs.length === 0
+        ? <p class="muted">This team has no subscriptions.</p>
+        : (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Failures in a row</th>
+                  <th scope="col">Last success</th>
+                  <th scope="col">URL</th>
+                </tr>
+              </thead>
+              <tbody>
+                {p.subs.map((s) => (
+                  <tr data-subscription-id={s.id}>
+                    <th scope="row">
+                      <a href={`${SETTINGS}/webhooks/${s.id}`}>{s.name}</a>
+                    </th>
+                    <td>
+                      <Status sub={s} />
+                    </td>
+                    <td class="num">{s.consecutive_failures}</td>
+                    <td>
+                      <Time at={s.last_success_at} />
+                    </td>
+                    <td class="url">{s.url}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+    </Layout>
+  );
+}
+
+function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: string }) {
+  return (
+    <tbody>
+      {p.deliveries.map((d) => (
+        <tr data-delivery-id={d.id} class={d.succeeded ? "ok" : "bad"}>
+          <td>
+            <Time at={d.created_at} />
+          </td>
+          <td>
+            {d.event_type}
+            <br />
+            <code class="muted">{d.event_id}</code>
+          </td>
+          <td class="num">{d.response_status ?? "—"}</td>
+          <td>{d.succeeded ? <span class="badge ok">ok</span> : (d.error ?? "failed")}</td>
+          <td class="num">{d.duration_ms === undefined ? "—" : `${d.duration_ms} ms`}</td>
+          <td>
+            {p.sub.status === "active" && (
+              <ActionButton
+                action={`${SETTINGS}/webhooks/${p.sub.id}/deliveries/${d.id}/redeliver`}
+                csrf={p.csrf}
+                label="Redeliver"
+              />
+            )}
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  );
+}
+
+export interface WebhookPageProps {
+  viewer: Viewer;
+  sub: Subscription;
+  deliveries: Delivery[];
+  revealed?: { label: string; value: string };
+  notice?: string;
+}
+
+/** One subscription: its state, its latest attempts, and what can be done about them. */
+export function WebhookPage(p: WebhookPageProps) {
+  const { sub, viewer } = p;
+  const base = `${SETTINGS}/webhooks/${sub.id}`;
+  return (
+    <Layout title={sub.name} viewer={viewer} current="webhooks">
+      <p>
+        <a href={`${SETTINGS}/webhooks`}>← All outgoing webhooks</a>
+      </p>
+      <Notice text={p.notice} />
+      {p.revealed && <Revealed {...p.revealed} />}
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <Status sub={sub} />
+          {sub.disabled_at && (
+            <>
+              {" "}since <Time at={sub.disabled_at} />
+            </>
+          )}
+        </dd>
+        <dt>Failures in a row</dt>
+        <dd>{sub.consecutive_failures}</dd>
+        <dt>Last success</dt>
+        <dd>
+          <Time at={sub.last_success_at} />
+        </dd>
+        <dt>URL</dt>
+        <dd class="url">{sub.url}</dd>
+        <dt>Events</dt>
+        <dd>{sub.events.join(", ")}</dd>
+        <dt>Channels</dt>
+        <dd>{sub.channel_ids ? sub.channel_ids.join(", ") : "every channel its owner can see"}</dd>
+      </dl>
+      <div class="button-row">
+        {sub.status === "disabled" && (
+          <ActionButton action={`${base}/enable`} csrf={viewer.csrf} label="Re-enable" />
+        )}
+        <ActionButton action={`${base}/rotate-secret`} csrf={viewer.csrf} label="Rotate secret" />
+        <ActionButton
+          action={`${base}/delete`}
+          csrf={viewer.csrf}
+          label="Delete subscription"
+          danger
+        />
+      </div>
+      <h2>Latest deliveries</h2>
+      {p.deliveries.length === 0
+        ? <p class="muted">Nothing was sent yet.</p>
+        : (
+          <div class="table-wrap">
+            <table class="deliveries">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Status code</th>
+                  <th scope="col">Result</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <DeliveryRows sub={sub} deliveries={p.deliveries} csrf={viewer.csrf} />
+            </table>
+          </div>
+        )}
+    </Layout>
+  );
+}
