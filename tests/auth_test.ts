@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
+import { migrate } from "../kv/migrations.ts";
 import {
   createToken,
   isWellFormedToken,
+  listTokens,
   mintTokenValue,
   revokeTokenById,
   rotateTokenById,
@@ -396,4 +398,21 @@ Deno.test("auth: every write with a remembered token revoked elsewhere is 401 an
       assert.ok(live.status < 300, `${method} ${path} with a live token: ${live.status}`);
     }
   }, { WEBHOOKS_ALLOW_PRIVATE_URLS: "true" });
+});
+
+Deno.test("auth: tokens made before the per-user index are listed after the migration", async () => {
+  await withWorkspace(async (s, w) => {
+    const made = await createToken(s.ctx, w.member.user, {
+      scopes: ["channels:read"],
+      actor: null,
+    });
+    await s.ctx.kv.delete(keys.userToken(w.member.user.id, made.token.id));
+    const listed = async () => (await listTokens(s.ctx, w.member.user.id)).map((t) => t.id);
+    assert.equal((await listed()).includes(made.token.id), false, "as a store of before");
+    await migrate(s.ctx.kv);
+    assert.equal((await listed()).includes(made.token.id), true);
+    await s.ctx.kv.delete(keys.userToken(w.member.user.id, made.token.id));
+    await migrate(s.ctx.kv);
+    assert.equal((await listed()).includes(made.token.id), false, "a migration runs once");
+  });
 });

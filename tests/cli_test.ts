@@ -309,6 +309,26 @@ Deno.test("cli: lost ids can be found again: teams, users, tokens, subscriptions
     assert.ok(!JSON.stringify(hooks).includes("whsec_"), "never the secret");
   }));
 
+Deno.test("cli: login-link prints a one-time link into the settings screen; bots get none", () =>
+  withServer(async (s, kv) => {
+    const demo = await ok(kv, "demo");
+    const { url } = await ok(kv, "login-link", "--user", demo.admin.id);
+    const path = new URL(url).pathname;
+    assert.match(path, /^\/settings\/login\/[0-9A-Za-z]{40}$/);
+    const open = () => fetch(`${s.url}${path}`, { redirect: "manual" });
+    const first = await open();
+    await first.body?.cancel();
+    assert.equal(first.status, 303);
+    assert.equal(first.headers.get("location"), "/settings/integrations");
+    const second = await open();
+    await second.body?.cancel();
+    assert.equal(second.status, 410, "a link works once");
+    const bot = await admin(kv, "login-link", "--user", demo.bot.id);
+    assert.equal(bot.code, 1);
+    assert.match(bot.stderr, /Bots can't sign in/);
+    assert.equal(bot.stdout, "");
+  }));
+
 Deno.test("cli: help lists every command on stdout", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", "admin", "--help"],

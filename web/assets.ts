@@ -72,6 +72,8 @@ section.bot { border-top: 1px solid var(--line); }
 `;
 
 export const SCRIPT = `
+const canonical = document.body.dataset.canonical;
+if (canonical) history.replaceState(null, "", canonical);
 for (const button of document.querySelectorAll("button[data-copy]")) {
   const field = document.getElementById(button.dataset.copy);
   if (!field || !navigator.clipboard) continue;

@@ -18,7 +18,12 @@ export interface BotsPageProps {
 /** The team's bots and their tokens: admins and owners only. */
 export function BotsPage(p: BotsPageProps) {
   return (
-    <Layout title="Bots" viewer={p.viewer} current="bots">
+    <Layout
+      title="Bots"
+      viewer={p.viewer}
+      current="bots"
+      canonical={p.revealed || p.form || p.tokenForm ? `${SETTINGS}/bots` : undefined}
+    >
       <Notice text={p.notice} />
       {p.revealed && <Revealed {...p.revealed} />}
       <p>
@@ -37,6 +42,7 @@ export function BotsPage(p: BotsPageProps) {
             <summary>New token for {bot.name}</summary>
             <TokenForm
               action={`${SETTINGS}/bots/${bot.id}/tokens`}
+              scope={`bot-${bot.id}`}
               csrf={p.viewer.csrf}
               form={p.tokenForm?.botId === bot.id ? p.tokenForm.form : undefined}
               submit={`Create token for ${bot.name}`}
@@ -48,7 +54,14 @@ export function BotsPage(p: BotsPageProps) {
       <h2>New bot</h2>
       <PostForm action={`${SETTINGS}/bots`} csrf={p.viewer.csrf} class="card" label="New bot">
         <FormMessage form={p.form} />
-        <TextField form={p.form} name="name" label="Name" required placeholder="deploy-bot" />
+        <TextField
+          form={p.form}
+          scope="new-bot"
+          name="name"
+          label="Name"
+          required
+          placeholder="deploy-bot"
+        />
         <button type="submit" class="primary">Create bot</button>
       </PostForm>
     </Layout>

@@ -45,21 +45,28 @@ export function ActionButton(
   );
 }
 
+/**
+ * A control's id: `scope` tells apart the forms of one page (the bots page has one per bot), so
+ * every label and error message points at its own control.
+ */
+export const controlId = (scope: string, name: string) => `${scope}-${name}`;
+
 /** The messages of one field, tied to its control by id. */
-export function FieldError(props: { form?: FormState; name: string }) {
+export function FieldError(props: { form?: FormState; name: string; id: string }) {
   const messages = props.form?.errors[props.name];
   if (!messages?.length) return null;
-  return <p class="field-error" id={`${props.name}-error`}>{messages.join(" ")}</p>;
+  return <p class="field-error" id={`${props.id}-error`}>{messages.join(" ")}</p>;
 }
 
 /** The attributes that tie a control to its error message. */
-export const errorAttrs = (form: FormState | undefined, name: string) =>
-  form?.errors[name]?.length ? { "aria-invalid": "true", "aria-describedby": `${name}-error` } : {};
+const errorAttrs = (form: FormState | undefined, name: string, id: string) =>
+  form?.errors[name]?.length ? { "aria-invalid": "true", "aria-describedby": `${id}-error` } : {};
 
 /** A labelled one-line text input that keeps what was typed. */
 export function TextField(
   props: {
     form?: FormState;
+    scope: string;
     name: string;
     label: string;
     required?: boolean;
@@ -67,7 +74,7 @@ export function TextField(
     hint?: string;
   },
 ) {
-  const id = `field-${props.name}`;
+  const id = controlId(props.scope, props.name);
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
@@ -80,9 +87,9 @@ export function TextField(
         required={props.required}
         maxlength={255}
         placeholder={props.placeholder}
-        {...errorAttrs(props.form, props.name)}
+        {...errorAttrs(props.form, props.name, id)}
       />
-      <FieldError form={props.form} name={props.name} />
+      <FieldError form={props.form} name={props.name} id={id} />
     </div>
   );
 }
@@ -91,24 +98,25 @@ export function TextField(
 export function SelectField(
   props: {
     form?: FormState;
+    scope: string;
     name: string;
     label: string;
     options: { value: string; label: string }[];
   },
 ) {
-  const id = `field-${props.name}`;
+  const id = controlId(props.scope, props.name);
   const chosen = valueOf(props.form, props.name);
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
-      <select id={id} name={props.name} {...errorAttrs(props.form, props.name)}>
+      <select id={id} name={props.name} {...errorAttrs(props.form, props.name, id)}>
         {props.options.map((o) => (
           <option value={o.value} selected={o.value === chosen}>
             {o.label}
           </option>
         ))}
       </select>
-      <FieldError form={props.form} name={props.name} />
+      <FieldError form={props.form} name={props.name} id={id} />
     </div>
   );
 }

@@ -30,7 +30,12 @@ export interface IncomingPageProps {
 export function IncomingPage(p: IncomingPageProps) {
   const live = p.hooks.filter((h) => !h.revoked_at);
   return (
-    <Layout title="Incoming webhooks" viewer={p.viewer} current="incoming">
+    <Layout
+      title="Incoming webhooks"
+      viewer={p.viewer}
+      current="incoming"
+      canonical={p.revealed || p.form ? `${SETTINGS}/incoming` : undefined}
+    >
       <Notice text={p.notice} />
       {p.revealed && <Revealed {...p.revealed} />}
       <p>
@@ -92,19 +97,28 @@ export function IncomingPage(p: IncomingPageProps) {
             label="New incoming webhook"
           >
             <FormMessage form={p.form} />
-            <TextField form={p.form} name="name" label="Name" placeholder="Build alerts" />
+            <TextField
+              form={p.form}
+              scope="new-hook"
+              name="name"
+              label="Name"
+              placeholder="Build alerts"
+            />
             <SelectField
               form={p.form}
+              scope="new-hook"
               name="channel"
               label="Channel"
               options={p.channels.map((c) => ({ value: c.id, label: `#${c.name}` }))}
             />
             <SelectField
               form={p.form}
+              scope="new-hook"
               name="bot"
-              label="Posts as bot (it must be a member of the channel)"
+              label="Posts as"
               options={p.bots.map((b) => ({ value: b.id, label: b.name }))}
             />
+            <p class="hint">The bot must be a member of the channel.</p>
             <button type="submit" class="primary">Create incoming webhook</button>
           </PostForm>
         )}

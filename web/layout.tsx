@@ -42,7 +42,18 @@ function Nav({ viewer, current }: { viewer: Viewer; current?: Section }) {
 
 /** Every page of the screen: plain HTML, one stylesheet, one small optional script. */
 export function Layout(
-  props: { title: string; viewer?: Viewer; current?: Section; head?: Child; children?: Child },
+  props: {
+    title: string;
+    viewer?: Viewer;
+    current?: Section;
+    head?: Child;
+    /**
+     * The page's own URL, on a page that answers a form: the script puts it in the address bar,
+     * so reloading shows the page rather than sending the form again (rotating twice, say).
+     */
+    canonical?: string;
+    children?: Child;
+  },
 ) {
   return (
     <html lang="en">
@@ -54,7 +65,7 @@ export function Layout(
         <script src="/settings/assets/app.js" defer></script>
         {props.head}
       </head>
-      <body>
+      <body data-canonical={props.canonical}>
         {props.viewer && <Nav viewer={props.viewer} current={props.current} />}
         <main>
           <h1>{props.title}</h1>

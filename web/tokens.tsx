@@ -1,6 +1,7 @@
 import { SCOPES, type Token } from "../domain/types.ts";
 import {
   ActionButton,
+  controlId,
   FieldError,
   FormMessage,
   type FormState,
@@ -85,14 +86,30 @@ export function TokenTable(props: { tokens: Token[]; csrf: string; empty: string
 
 /** Name, scope checkboxes and an optional expiry. */
 export function TokenForm(
-  props: { action: string; csrf: string; form?: FormState; submit: string; label: string },
+  props: {
+    action: string;
+    /** Tells this form's controls apart from other forms' on the page. */
+    scope: string;
+    csrf: string;
+    form?: FormState;
+    submit: string;
+    label: string;
+  },
 ) {
   const chosen = valuesOf(props.form, "scopes");
+  const scopesId = controlId(props.scope, "scopes");
   return (
     <PostForm action={props.action} csrf={props.csrf} class="card" label={props.label}>
       <FormMessage form={props.form} />
-      <TextField form={props.form} name="name" label="Name" required placeholder="ci-deploys" />
-      <fieldset aria-describedby={props.form?.errors.scopes ? "scopes-error" : undefined}>
+      <TextField
+        form={props.form}
+        scope={props.scope}
+        name="name"
+        label="Name"
+        required
+        placeholder="ci-deploys"
+      />
+      <fieldset aria-describedby={props.form?.errors.scopes ? `${scopesId}-error` : undefined}>
         <legend>Scopes</legend>
         <div class="checks">
           {SCOPES.map((s) => (
@@ -101,10 +118,11 @@ export function TokenForm(
             </label>
           ))}
         </div>
-        <FieldError form={props.form} name="scopes" />
+        <FieldError form={props.form} name="scopes" id={scopesId} />
       </fieldset>
       <SelectField
         form={props.form}
+        scope={props.scope}
         name="expires_in_days"
         label="Expires"
         options={EXPIRY_OPTIONS}
@@ -125,7 +143,12 @@ export interface TokensPageProps {
 /** A person's own personal access tokens. */
 export function TokensPage(p: TokensPageProps) {
   return (
-    <Layout title="Your tokens" viewer={p.viewer} current="tokens">
+    <Layout
+      title="Your tokens"
+      viewer={p.viewer}
+      current="tokens"
+      canonical={p.revealed || p.form ? SETTINGS : undefined}
+    >
       <Notice text={p.notice} />
       {p.revealed && <Revealed {...p.revealed} />}
       <p>
@@ -136,6 +159,7 @@ export function TokensPage(p: TokensPageProps) {
       <h2>New token</h2>
       <TokenForm
         action={`${SETTINGS}/tokens`}
+        scope="new-token"
         csrf={p.viewer.csrf}
         form={p.form}
         submit="Create token"

@@ -100,7 +100,12 @@ export function WebhookPage(p: WebhookPageProps) {
   const { sub, viewer } = p;
   const base = `${SETTINGS}/webhooks/${sub.id}`;
   return (
-    <Layout title={sub.name} viewer={viewer} current="webhooks">
+    <Layout
+      title={sub.name}
+      viewer={viewer}
+      current="webhooks"
+      canonical={p.revealed ? base : undefined}
+    >
       <p>
         <a href={`${SETTINGS}/webhooks`}>← All outgoing webhooks</a>
       </p>

@@ -1,0 +1,468 @@
+/**
+ * The settings screen, driven in headless Chromium against a real server over loopback: what a
+ * person does there, and what reaches the API and the receivers because of it.
+ */
+import assert from "node:assert/strict";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { listAudit } from "../kv/audit.ts";
+import { keys } from "../kv/keys.ts";
+import { createLoginLink, LOGIN_LINK_TTL_MS } from "../domain/sessions.ts";
+import { createToken, listTokens } from "../domain/tokens.ts";
+import type { LoginLink, User } from "../domain/types.ts";
+import { browserTest, withBrowser } from "./browser.ts";
+import { api, startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
+import { checkResponse } from "./openapi_check.ts";
+import { FAST, hmacHex, post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
+
+const SETTINGS = "/settings/integrations";
+
+/** Where screenshots for the README go: `deno task screenshots` sets it to docs/. */
+const SHOTS = Deno.env.get("SCREENSHOTS_DIR");
+
+async function screenshot(page: Page, name: string, fullPage = true) {
+  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage });
+}
+
+/**
+ * Runs `fn` with a server, a workspace and a browser. Every answer the browser gets from the
+ * service is checked against openapi.yaml: a page or status it does not describe fails the test.
+ */
+async function withScreen(
+  fn: (
+    s: TestServer,
+    w: Workspace,
+    browser: Browser,
+    watch: (c: BrowserContext) => void,
+  ) => Promise<void>,
+  env: Record<string, string> = {},
+) {
+  const s = await startServer(env, { engine: true });
+  const undocumented: string[] = [];
+  const watch = (context: BrowserContext) =>
+    context.on("response", (res) => {
+      const url = new URL(res.url());
+      if (url.origin !== s.url) return;
+      try {
+        checkResponse(res.request().method(), url.pathname + url.search, res.status(), null);
+      } catch (e) {
+        undocumented.push((e as Error).message);
+      }
+    });
+  try {
+    const w = await workspace(s.ctx);
+    await withBrowser((browser) => fn(s, w, browser, watch));
+  } finally {
+    await s.close();
+  }
+  assert.deepEqual(undocumented, [], "every answer is described in openapi.yaml");
+}
+
+/** Signs `user` in with a fresh login link, in a browser context of its own. */
+async function signIn(
+  s: TestServer,
+  browser: Browser,
+  user: User,
+  watch: (c: BrowserContext) => void,
+  opts: { javaScriptEnabled?: boolean; width?: number } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    javaScriptEnabled: opts.javaScriptEnabled ?? true,
+    viewport: { width: opts.width ?? 1100, height: 800 },
+  });
+  watch(context);
+  const page = await context.newPage();
+  const { url } = await createLoginLink(s.ctx, user.id);
+  await page.goto(url);
+  assert.equal(new URL(page.url()).pathname, SETTINGS);
+  return { context, page };
+}
+
+/** Fills and submits the new-token form on the current page. */
+async function createTokenOnPage(form: Page | Locator, name: string, scopes: string[]) {
+  await form.getByLabel("Name", { exact: true }).fill(name);
+  for (const scope of scopes) await form.getByLabel(scope, { exact: true }).check();
+  await form.getByRole("button", { name: /^Create token/ }).click();
+}
+
+const rowOf = (page: Page, text: string) => page.locator("tr", { hasText: text });
+
+Deno.test(
+  "settings: a login link signs in once, expires, and sign-out ends the session",
+  browserTest,
+  async () => {
+    await withScreen(async (s, w, browser, watch) => {
+      const { context, page } = await signIn(s, browser, w.admin.user, watch);
+      await page.getByRole("heading", { name: "Your tokens" }).waitFor();
+      const [cookie] = await context.cookies();
+      assert.equal(cookie.name, "tc_session");
+      assert.equal(cookie.httpOnly, true);
+      assert.equal(cookie.sameSite, "Strict");
+      assert.equal(cookie.secure, false, "Secure only when BASE_URL is https");
+
+      const { url } = await createLoginLink(s.ctx, w.member.user.id);
+      const first = await browser.newContext();
+      watch(first);
+      const used = await first.newPage();
+      await used.goto(url);
+      assert.equal(new URL(used.url()).pathname, SETTINGS);
+      const again = await (await browser.newContext()).newPage();
+      const reused = await again.goto(url);
+      assert.equal(reused?.status(), 410);
+      await again.getByText("already used or has expired").waitFor();
+
+      const stale = await createLoginLink(s.ctx, w.member.user.id);
+      for await (const e of s.ctx.kv.list<LoginLink>({ prefix: ["login_links"] })) {
+        const expired = new Date(Date.now() - 1).toISOString();
+        await s.ctx.kv.set(e.key, { ...e.value, expires_at: expired });
+      }
+      const late = await (await browser.newContext()).newPage();
+      assert.equal((await late.goto(stale.url))?.status(), 410, "expired after 15 minutes");
+      assert.equal(LOGIN_LINK_TTL_MS, 15 * 60_000);
+
+      await assert.rejects(
+        createLoginLink(s.ctx, w.bot.user.id),
+        (e: { status: number; message: string }) =>
+          e.status === 422 && /Bots can't/.test(e.message),
+      );
+
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("heading", { name: "Signed out" }).waitFor();
+      const after = await page.goto(`${s.url}${SETTINGS}`);
+      assert.equal(after?.status(), 401);
+      await page.getByText("login-link").waitFor();
+      assert.equal(await countSessions(s), 1, "only the member's session is left");
+    });
+  },
+);
+
+async function countSessions(s: TestServer): Promise<number> {
+  let n = 0;
+  for await (const _ of s.ctx.kv.list({ prefix: keys.session("").slice(0, 1) })) n++;
+  return n;
+}
+
+Deno.test("settings: the cookie is Secure and __Host- when BASE_URL is https", async () => {
+  const s = await startServer();
+  try {
+    const w = await workspace(s.ctx);
+    s.ctx.settings.baseUrl = "https://chat.example.com";
+    const { url } = await createLoginLink(s.ctx, w.admin.user.id);
+    const res = await fetch(`${s.url}${new URL(url).pathname}`, { redirect: "manual" });
+    await res.body?.cancel();
+    assert.equal(res.status, 303);
+    const cookie = res.headers.get("set-cookie") ?? "";
+    assert.match(cookie, /^__Host-tc_session=/);
+    for (const part of ["HttpOnly", "SameSite=Strict", "Secure", "Path=/"]) {
+      assert.ok(cookie.includes(part), `${part} in ${cookie}`);
+    }
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test(
+  "settings: a token made on the screen works with its two scopes until revoked",
+  browserTest,
+  async () => {
+    await withScreen(async (s, w, browser, watch) => {
+      // Without JavaScript: the screen must not need it.
+      const { page } = await signIn(s, browser, w.member.user, watch, { javaScriptEnabled: false });
+      await page.getByLabel("Name", { exact: true }).fill("ci reader");
+      await page.getByRole("button", { name: "Create token" }).click();
+      assert.equal(await page.getByText("Choose at least one scope.").count(), 1);
+      assert.equal(await page.getByLabel("Name", { exact: true }).inputValue(), "ci reader");
+
+      await createTokenOnPage(page, "ci reader", ["channels:read", "messages:write"]);
+      const value = await page.locator("#revealed-value").inputValue();
+      assert.match(value, /^tcp_/);
+      assert.equal(
+        await page.locator("button[data-copy]").isVisible(),
+        false,
+        "no script, no copy button",
+      );
+      const row = rowOf(page, "ci reader");
+      assert.equal(await row.locator("ul.scopes li").count(), 2);
+      await screenshot(page, "settings-tokens");
+
+      const general = w.team.general_channel_id;
+      assert.equal((await api(s, "GET", "/channels", { token: value })).status, 200);
+      const created = await api(s, "POST", `/channels/${general}/messages`, {
+        token: value,
+        body: { body: "hello from a token made on the screen" },
+      });
+      assert.equal(created.status, 201);
+      assert.equal(created.body.data.author.id, w.member.user.id);
+      const refused = await api(s, "POST", "/channels", { token: value, body: { name: "x" } });
+      assert.equal(refused.status, 403, "channels:write was not granted");
+
+      await page.goto(`${s.url}${SETTINGS}`);
+      assert.ok(!(await page.content()).includes(value), "the value is never shown again");
+      await rowOf(page, "ci reader").getByRole("button", { name: "Revoke" }).click();
+      await page.getByText("The token is revoked").waitFor();
+      assert.equal(await rowOf(page, "ci reader").count(), 0);
+      assert.equal((await api(s, "GET", "/channels", { token: value })).status, 401);
+
+      const entries = await listAudit(s.ctx.kv, w.team.id, 2);
+      assert.deepEqual(
+        entries.map((e) => [e.action, e.actor_id]),
+        [["token.revoked", w.member.user.id], ["token.created", w.member.user.id]],
+      );
+    });
+  },
+);
+
+Deno.test(
+  "settings: a failing subscription is seen, fixed, re-enabled and its secret rotated",
+  browserTest,
+  async () => {
+    let broken = true;
+    const r = receiver(() => broken ? new Response("down", { status: 500 }) : new Response("ok"));
+    try {
+      await withScreen(async (s, w, browser, watch) => {
+        const general = w.team.general_channel_id;
+        const sub = await subscribe(s, w.admin.token, r.url, {
+          name: "Deploys",
+          channel_ids: [general],
+        });
+        await post(s, w.admin.token, general, "first");
+        await waitUntil(
+          async () => (await show(s, w.admin.token, sub.id)).status === "disabled",
+          10_000,
+          "the subscription disabled",
+        );
+
+        const { page } = await signIn(s, browser, w.admin.user, watch);
+        await page.getByRole("link", { name: "Outgoing webhooks" }).click();
+        const listed = rowOf(page, "Deploys");
+        await listed.getByText("disabled").waitFor();
+        await listed.getByRole("link", { name: "Deploys" }).click();
+        const failures = page.locator("table.deliveries tbody tr");
+        assert.equal(await failures.count(), 3);
+        assert.equal(await failures.first().locator("td").nth(2).innerText(), "500");
+        assert.match(await failures.first().locator("td").nth(4).innerText(), /^\d+ ms$/);
+        await screenshot(page, "settings-webhook-failing");
+
+        broken = false;
+        await page.getByRole("button", { name: "Re-enable" }).click();
+        await page.getByText("active again").waitFor();
+        await post(s, w.admin.token, general, "second");
+        await r.waitFor(4);
+        await waitUntil(async () =>
+          (await show(s, w.admin.token, sub.id)).deliveries[0]?.succeeded
+        );
+        await page.reload();
+        const latest = page.locator("table.deliveries tbody tr").first();
+        assert.equal(await latest.locator("td").nth(2).innerText(), "200");
+        await latest.getByText("ok").waitFor();
+
+        await page.getByRole("button", { name: "Rotate secret" }).click();
+        const secret = await page.locator("#revealed-value").inputValue();
+        assert.match(secret, /^whsec_/);
+        assert.notEqual(secret, sub.secret);
+        await post(s, w.admin.token, general, "third");
+        const hit = (await r.waitFor(5))[4];
+        const signature = hit.headers.get("X-Service-Signature")!;
+        const t = /t=(\d+)/.exec(signature)![1];
+        const v1 = [...signature.matchAll(/v1=([0-9a-f]{64})/g)].map((m) => m[1]);
+        assert.deepEqual(v1, [
+          await hmacHex(secret, t, hit.body),
+          await hmacHex(sub.secret, t, hit.body),
+        ]);
+
+        await page.reload();
+        assert.ok(!(await page.content()).includes(secret), "the secret is never shown again");
+        await page.locator("table.deliveries tbody tr").first().getByRole("button", {
+          name: "Redeliver",
+        })
+          .click();
+        await page.getByText("One more attempt").waitFor();
+        await r.waitFor(6);
+
+        const actions = (await listAudit(s.ctx.kv, w.team.id, 3)).map((
+          e,
+        ) => [e.action, e.actor_id]);
+        assert.deepEqual(actions.slice(0, 2), [
+          ["webhook.secret_rotated", w.admin.user.id],
+          ["webhook.enabled", w.admin.user.id],
+        ]);
+
+        await page.getByRole("button", { name: "Delete subscription" }).click();
+        await page.getByText("The subscription is deleted").waitFor();
+        assert.equal(await rowOf(page, "Deploys").count(), 0);
+        assert.equal(
+          (await api(s, "GET", `/webhooks/${sub.id}`, { token: w.admin.token })).status,
+          404,
+        );
+      }, { ...FAST, WEBHOOKS_DISABLE_AFTER: "3" });
+    } finally {
+      await r.close();
+    }
+  },
+);
+
+Deno.test(
+  "settings: bots, their tokens and an incoming webhook made on the screen",
+  browserTest,
+  async () => {
+    await withScreen(async (s, w, browser, watch) => {
+      const general = w.team.general_channel_id;
+      const { page } = await signIn(s, browser, w.admin.user, watch);
+      await page.getByRole("link", { name: "Bots" }).click();
+      await page.getByRole("form", { name: "New bot" }).getByLabel("Name").fill("deploy-bot");
+      await page.getByRole("button", { name: "Create bot" }).click();
+      await page.getByRole("heading", { name: "deploy-bot" }).waitFor();
+      const section = page.locator("section.bot", { hasText: "deploy-bot" });
+      await section.getByText("New token for deploy-bot").click();
+      await createTokenOnPage(section, "deployer", ["channels:read"]);
+      const botToken = await page.locator("#revealed-value").inputValue();
+      assert.match(botToken, /^tcb_/);
+      assert.equal((await api(s, "GET", "/channels", { token: botToken })).status, 200);
+
+      const added = await api(s, "POST", `/channels/${general}/members`, {
+        token: w.admin.token,
+        body: { user_id: w.bot.user.id },
+      });
+      assert.equal(added.status, 201);
+      await page.getByRole("link", { name: "Incoming webhooks" }).click();
+      await page.getByLabel("Name").fill("Build alerts");
+      await page.getByLabel("Channel", { exact: true }).selectOption({ label: "#general" });
+      await page.getByLabel("Posts as").selectOption({ label: "deploy-bot" });
+      await page.getByRole("button", { name: "Create incoming webhook" }).click();
+      assert.equal(await page.getByLabel("Posts as").getAttribute("aria-invalid"), "true");
+      assert.match(await page.locator("#new-hook-bot-error").innerText(), /must be a member/);
+      assert.equal(
+        await page.getByLabel("Name").inputValue(),
+        "Build alerts",
+        "what was typed stays",
+      );
+
+      await page.getByLabel("Posts as").selectOption({ label: w.bot.user.name });
+      await page.getByRole("button", { name: "Create incoming webhook" }).click();
+      const hookUrl = await page.locator("#revealed-value").inputValue();
+      assert.ok(hookUrl.startsWith(`${s.url}/hooks/`));
+      const posted = await fetch(hookUrl, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ text: "build 42 passed" }),
+      });
+      assert.equal(posted.status, 201);
+      assert.equal((await posted.json()).data.author.id, w.bot.user.id);
+
+      await page.reload();
+      assert.ok(!(await page.content()).includes(hookUrl), "the URL is never shown again");
+      await rowOf(page, "Build alerts").getByRole("button", { name: "Revoke" }).click();
+      await page.getByText("The incoming webhook is revoked").waitFor();
+      const gone = await fetch(hookUrl, { method: "POST", body: JSON.stringify({ text: "x" }) });
+      await gone.body?.cancel();
+      assert.equal(gone.status, 404);
+    });
+  },
+);
+
+Deno.test(
+  "settings: the audit log names the person, newest first, 50 to a page",
+  browserTest,
+  async () => {
+    await withScreen(async (s, w, browser, watch) => {
+      for (let i = 0; i < 55; i++) {
+        await createToken(s.ctx, w.admin.user, {
+          scopes: ["channels:read"],
+          name: `t${i}`,
+          actor: w.admin.user,
+        });
+      }
+      const { page } = await signIn(s, browser, w.admin.user, watch);
+      await page.getByRole("link", { name: "Audit log" }).click();
+      const rows = page.locator("table.audit tbody tr");
+      assert.equal(await rows.count(), 50);
+      const newest = await listAudit(s.ctx.kv, w.team.id, 1000);
+      assert.equal(await rows.first().getAttribute("data-audit-id"), newest[0].id);
+      assert.match(await rows.first().innerText(), /token\.created\s+Ada Admin/);
+      await screenshot(page, "settings-audit", false);
+      await page.getByRole("link", { name: "Older entries" }).click();
+      assert.equal(await rows.count(), newest.length - 50);
+      assert.equal(await rows.first().getAttribute("data-audit-id"), newest[50].id);
+      assert.equal(await page.getByRole("link", { name: "Older entries" }).count(), 0);
+    });
+  },
+);
+
+Deno.test(
+  "settings: forms without this session's CSRF token, or from another origin, are refused",
+  browserTest,
+  async () => {
+    await withScreen(async (s, w, browser, watch) => {
+      const a = await signIn(s, browser, w.admin.user, watch);
+      const b = await signIn(s, browser, w.admin.user, watch);
+      const csrfOf = (page: Page) => page.locator("input[name=_csrf]").first().inputValue();
+      const [mine, theirs] = [await csrfOf(a.page), await csrfOf(b.page)];
+      assert.notEqual(mine, theirs);
+      const tokens = async () => (await listAudit(s.ctx.kv, w.team.id, 100)).length;
+      const before = await tokens();
+      const target = `${s.url}${SETTINGS}/tokens`;
+      const form = { name: "sneaky", scopes: "channels:read" };
+
+      for (
+        const [what, extra] of [["no token", {}], ["another session's", { _csrf: theirs }]] as const
+      ) {
+        const res = await a.context.request.post(target, { form: { ...form, ...extra } });
+        assert.equal(res.status(), 403, what);
+        assert.match(await res.text(), /Refused/);
+      }
+      const foreign = await a.context.request.post(target, {
+        form: { ...form, _csrf: mine },
+        headers: { Origin: "http://evil.example" },
+      });
+      assert.equal(foreign.status(), 403, "another origin, even with the right token");
+
+      // A real page elsewhere that posts the form at our screen as soon as it loads.
+      const evil = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+        new Response(
+          `<form method="post" action="${target}"><input name="name" value="sneaky">` +
+            `<input name="scopes" value="channels:read"><input name="_csrf" value="${mine}"></form>` +
+            `<script>document.forms[0].submit()</script>`,
+          { headers: { "Content-Type": "text/html" } },
+        ));
+      try {
+        const attacked = await a.context.newPage();
+        const answered = attacked.waitForResponse((r) => r.url() === target);
+        await attacked.goto(`http://127.0.0.1:${evil.addr.port}/`);
+        assert.equal((await answered).status(), 403);
+      } finally {
+        await evil.shutdown();
+      }
+      assert.equal(await tokens(), before, "nothing was made");
+      const ok = await a.context.request.post(target, { form: { ...form, _csrf: mine } });
+      assert.equal(ok.status(), 200, "the same form with this session's token is accepted");
+    });
+  },
+);
+
+Deno.test(
+  "settings: a member manages its own tokens and sees nothing of the admin parts",
+  browserTest,
+  async () => {
+    await withScreen(async (s, w, browser, watch) => {
+      const { context, page } = await signIn(s, browser, w.member.user, watch, { width: 390 });
+      const nav = page.getByRole("navigation", { name: "Integrations" });
+      assert.deepEqual(await nav.getByRole("link").allInnerTexts(), ["Your tokens"]);
+      const html = await page.content();
+      for (const part of ["/bots", "/webhooks", "/incoming", "/audit"]) {
+        assert.ok(!html.includes(`${SETTINGS}${part}`), `no link to ${part}`);
+        const res = await page.goto(`${s.url}${SETTINGS}${part}`);
+        assert.equal(res?.status(), 404, part);
+      }
+      await page.goto(`${s.url}${SETTINGS}`);
+      const csrf = await page.locator("input[name=_csrf]").first().inputValue();
+      const [{ id }] = await listTokens(s.ctx, w.admin.user.id);
+      for (const path of [`/tokens/${id}/revoke`, `/bots`, `/incoming`]) {
+        const res = await context.request.post(`${s.url}${SETTINGS}${path}`, {
+          form: { _csrf: csrf, name: "x" },
+        });
+        assert.equal(res.status(), 404, path);
+      }
+      assert.equal((await api(s, "GET", "/channels", { token: w.admin.token })).status, 200);
+      await screenshot(page, "settings-member-phone");
+    });
+  },
+);
