@@ -1,5 +1,5 @@
 import type { AuditEntry } from "../domain/types.ts";
-import { Time } from "./forms.tsx";
+import { Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
 
@@ -21,38 +21,26 @@ export function AuditPage(p: AuditPageProps) {
       {p.entries.length === 0
         ? <p class="muted">Nothing happened yet.</p>
         : (
-          <div class="table-wrap">
-            <table class="audit">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Target</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.entries.map((e) => (
-                  <tr data-audit-id={e.id}>
-                    <td>
-                      <Time at={e.created_at} />
-                    </td>
-                    <td>
-                      <code>{e.action}</code>
-                    </td>
-                    <td>
-                      {e.actor_id === null
-                        ? <span class="muted">system</span>
-                        : (p.names.get(e.actor_id) ?? e.actor_id)}
-                    </td>
-                    <td>
-                      <code>{e.target_id}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={["When", "Action", "Actor", "Target"]} class="audit">
+            {p.entries.map((e) => (
+              <tr data-audit-id={e.id}>
+                <td>
+                  <Time at={e.created_at} />
+                </td>
+                <td>
+                  <code>{e.action}</code>
+                </td>
+                <td>
+                  {e.actor_id === null
+                    ? <span class="muted">system</span>
+                    : (p.names.get(e.actor_id) ?? e.actor_id)}
+                </td>
+                <td>
+                  <code>{e.target_id}</code>
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       <nav class="pager" aria-label="Pages">
         {p.paged && <a href={`${SETTINGS}/audit`}>Newest</a>}

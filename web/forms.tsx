@@ -156,3 +156,26 @@ export function Time(props: { at: string | null; never?: string }) {
   if (!props.at) return <span class="muted">{props.never ?? "never"}</span>;
   return <time datetime={props.at}>{props.at.slice(0, 16).replace("T", " ")} UTC</time>;
 }
+
+/** A table that scrolls sideways on a narrow screen; `actions` adds a last column of buttons. */
+export function Table(
+  props: { columns: string[]; actions?: boolean; class?: string; children?: Child },
+) {
+  return (
+    <div class="table-wrap">
+      <table class={props.class}>
+        <thead>
+          <tr>
+            {props.columns.map((c) => <th key={c} scope="col">{c}</th>)}
+            {props.actions && (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -7,6 +7,7 @@ import {
   PostForm,
   Revealed,
   SelectField,
+  Table,
   TextField,
   Time,
 } from "./forms.tsx";
@@ -43,44 +44,31 @@ export function IncomingPage(p: IncomingPageProps) {
         {" "}
         to it posts into one channel as one bot.
       </p>
-      {live.length === 0 ? <p class="muted">No incoming webhooks.</p> : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Channel</th>
-                <th scope="col">Posts as</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+      {live.length === 0
+        ? <p class="muted">No incoming webhooks.</p>
+        : (
+          <Table columns={["Name", "Channel", "Posts as", "Created"]} actions>
+            {live.map((h) => (
+              <tr data-incoming-id={h.id}>
+                <th scope="row">{h.name}</th>
+                <td>{p.channelNames.get(h.channel_id) ?? "a channel you can't see"}</td>
+                <td>{h.bot_name}</td>
+                <td>
+                  <Time at={h.created_at} />
+                </td>
+                <td class="actions">
+                  <ActionButton
+                    action={`${SETTINGS}/incoming/${h.id}/revoke`}
+                    csrf={p.viewer.csrf}
+                    label="Revoke"
+                    danger
+                    title={`Revoke ${h.name}`}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {live.map((h) => (
-                <tr data-incoming-id={h.id}>
-                  <th scope="row">{h.name}</th>
-                  <td>{p.channelNames.get(h.channel_id) ?? "a channel you can't see"}</td>
-                  <td>{h.bot_name}</td>
-                  <td>
-                    <Time at={h.created_at} />
-                  </td>
-                  <td class="actions">
-                    <ActionButton
-                      action={`${SETTINGS}/incoming/${h.id}/revoke`}
-                      csrf={p.viewer.csrf}
-                      label="Revoke"
-                      danger
-                      title={`Revoke ${h.name}`}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </Table>
+        )}
       <h2>New incoming webhook</h2>
       {p.bots.length === 0
         ? (

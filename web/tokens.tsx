@@ -9,6 +9,7 @@ import {
   PostForm,
   Revealed,
   SelectField,
+  Table,
   TextField,
   Time,
   valuesOf,
@@ -31,56 +32,40 @@ export function TokenTable(props: { tokens: Token[]; csrf: string; empty: string
   const live = props.tokens.filter((t) => !t.revoked_at);
   if (live.length === 0) return <p class="muted">{props.empty}</p>;
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Expires</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {live.map((t) => (
-            <tr data-token-id={t.id}>
-              <th scope="row">{t.name}</th>
-              <td>
-                <ul class="scopes">{t.scopes.map((s) => <li key={s}>{s}</li>)}</ul>
-              </td>
-              <td>
-                <Time at={t.created_at} />
-              </td>
-              <td>
-                <Time at={t.last_used_at} />
-              </td>
-              <td>
-                {isExpired(t) ? <strong>expired</strong> : <Time at={t.expires_at} />}
-              </td>
-              <td class="actions">
-                <ActionButton
-                  action={`${SETTINGS}/tokens/${t.id}/rotate`}
-                  csrf={props.csrf}
-                  label="Rotate"
-                  title={`Rotate ${t.name}: a new value, the old one stops working`}
-                />
-                <ActionButton
-                  action={`${SETTINGS}/tokens/${t.id}/revoke`}
-                  csrf={props.csrf}
-                  label="Revoke"
-                  danger
-                  title={`Revoke ${t.name}`}
-                />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table columns={["Name", "Scopes", "Created", "Last used", "Expires"]} actions>
+      {live.map((t) => (
+        <tr data-token-id={t.id}>
+          <th scope="row">{t.name}</th>
+          <td>
+            <ul class="scopes">{t.scopes.map((s) => <li key={s}>{s}</li>)}</ul>
+          </td>
+          <td>
+            <Time at={t.created_at} />
+          </td>
+          <td>
+            <Time at={t.last_used_at} />
+          </td>
+          <td>
+            {isExpired(t) ? <strong>expired</strong> : <Time at={t.expires_at} />}
+          </td>
+          <td class="actions">
+            <ActionButton
+              action={`${SETTINGS}/tokens/${t.id}/rotate`}
+              csrf={props.csrf}
+              label="Rotate"
+              title={`Rotate ${t.name}: a new value, the old one stops working`}
+            />
+            <ActionButton
+              action={`${SETTINGS}/tokens/${t.id}/revoke`}
+              csrf={props.csrf}
+              label="Revoke"
+              danger
+              title={`Revoke ${t.name}`}
+            />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -1,5 +1,5 @@
 import type { Delivery, Subscription } from "../domain/webhook_records.ts";
-import { ActionButton, Notice, Revealed, Time } from "./forms.tsx";
+import { ActionButton, Notice, Revealed, Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
 
@@ -21,36 +21,23 @@ export function WebhooksPage(p: { viewer: Viewer; subs: Subscription[]; notice?:
       {p.subs.length === 0
         ? <p class="muted">This team has no subscriptions.</p>
         : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Failures in a row</th>
-                  <th scope="col">Last success</th>
-                  <th scope="col">URL</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.subs.map((s) => (
-                  <tr data-subscription-id={s.id}>
-                    <th scope="row">
-                      <a href={`${SETTINGS}/webhooks/${s.id}`}>{s.name}</a>
-                    </th>
-                    <td>
-                      <Status sub={s} />
-                    </td>
-                    <td class="num">{s.consecutive_failures}</td>
-                    <td>
-                      <Time at={s.last_success_at} />
-                    </td>
-                    <td class="url">{s.url}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={["Name", "Status", "Failures in a row", "Last success", "URL"]}>
+            {p.subs.map((s) => (
+              <tr data-subscription-id={s.id}>
+                <th scope="row">
+                  <a href={`${SETTINGS}/webhooks/${s.id}`}>{s.name}</a>
+                </th>
+                <td>
+                  <Status sub={s} />
+                </td>
+                <td class="num">{s.consecutive_failures}</td>
+                <td>
+                  <Time at={s.last_success_at} />
+                </td>
+                <td class="url">{s.url}</td>
+              </tr>
+            ))}
+          </Table>
         )}
     </Layout>
   );
@@ -58,7 +45,7 @@ export function WebhooksPage(p: { viewer: Viewer; subs: Subscription[]; notice?:
 
 function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: string }) {
   return (
-    <tbody>
+    <>
       {p.deliveries.map((d) => (
         <tr data-delivery-id={d.id} class={d.succeeded ? "ok" : "bad"}>
           <td>
@@ -83,7 +70,7 @@ function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: stri
           </td>
         </tr>
       ))}
-    </tbody>
+    </>
   );
 }
 
@@ -147,27 +134,15 @@ export function WebhookPage(p: WebhookPageProps) {
         />
       </div>
       <h2>Latest deliveries</h2>
-      {p.deliveries.length === 0
-        ? <p class="muted">Nothing was sent yet.</p>
-        : (
-          <div class="table-wrap">
-            <table class="deliveries">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Status code</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <DeliveryRows sub={sub} deliveries={p.deliveries} csrf={viewer.csrf} />
-            </table>
-          </div>
-        )}
+      {p.deliveries.length === 0 ? <p class="muted">Nothing was sent yet.</p> : (
+        <Table
+          columns={["When", "Event", "Status code", "Result", "Duration"]}
+          actions
+          class="deliveries"
+        >
+          <DeliveryRows sub={sub} deliveries={p.deliveries} csrf={viewer.csrf} />
+        </Table>
+      )}
     </Layout>
   );
 }
