@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Where things are
-         * @description Public. Links to the health probe, the API and this document.
+         * @description Public. Links to the health probe, the API, this document and the settings screen.
          */
         get: operations["index"];
         put?: never;
@@ -605,6 +605,391 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The screen's stylesheet and its one script; the pages work without the script. */
+                file: "app.css" | "app.js";
+            };
+            cookie?: never;
+        };
+        /** The settings screen's stylesheet or script */
+        get: operations["settingsAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/login/{secret}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The last segment of the one-time link that `deno task admin login-link --user <id>`
+                 *     prints. Used, expired (15 minutes), unknown and malformed links are the same 410.
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Sign in to the settings screen with a one-time link
+         * @description Uses up the link and starts a session: sets the session cookie (`tc_session`, or
+         *     `__Host-tc_session` when `BASE_URL` is https; HttpOnly, SameSite=Strict, Secure over
+         *     https, Path=/, 12 hours) and redirects to `/settings/integrations`. Opened from another
+         *     site (`Sec-Fetch-Site: cross-site`, a mail client, say) it answers 200 with a page that
+         *     goes on by itself instead, since a redirect would not carry the SameSite=Strict cookie.
+         *     A session already in the browser is ended. Only people sign in; bots can't.
+         */
+        get: operations["openLoginLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the session */
+        post: operations["signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in person's personal access tokens
+         * @description The settings screen: server-rendered HTML that works without JavaScript. Every page
+         *     under `/settings/integrations` needs a session (else 401, a page saying how to sign in).
+         *     Every form is a POST carrying `_csrf`, the session's CSRF token; a POST from another
+         *     origin, without the token, or with another session's is refused with 403 before anything
+         *     is done. Admins and owners also see Bots, Outgoing webhooks, Incoming webhooks and the
+         *     Audit log; a member sees none of them and gets 404 on their URLs. Pages are
+         *     `Cache-Control: no-store`. A token, signing secret or incoming-webhook URL is shown
+         *     once, in the page that answers the form that made it. A form the domain refuses comes
+         *     back with the message next to the field and what was typed (422, 403 or 404).
+         */
+        get: operations["settingsTokens"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a personal access token (shown once) */
+        post: operations["settingsCreateToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/tokens/{token}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A token's id (never its value). */
+                token: components["parameters"]["settingsToken"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a token (the new value is shown once; the old one stops working)
+         * @description One's own token, or, for an admin or owner, a bot's of the team.
+         */
+        post: operations["settingsRotateToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/tokens/{token}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A token's id (never its value). */
+                token: components["parameters"]["settingsToken"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a token
+         * @description One's own token, or, for an admin or owner, a bot's of the team.
+         */
+        post: operations["settingsRevokeToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/bots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's bots and their tokens (admins and owners) */
+        get: operations["settingsBots"];
+        put?: never;
+        /** Create a bot (admins and owners) */
+        post: operations["settingsCreateBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/bots/{bot}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A bot of the team. */
+                bot: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a token for a bot (shown once; admins and owners) */
+        post: operations["settingsCreateBotToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's outgoing subscriptions (admins and owners)
+         * @description Status, failure streak and last success of each.
+         */
+        get: operations["settingsWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/{webhookSubscription}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One subscription and its 20 latest deliveries (admins and owners)
+         * @description Each delivery with its event, status code, error and duration.
+         */
+        get: operations["settingsWebhook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/{webhookSubscription}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-enable a disabled subscription, its failure streak cleared */
+        post: operations["settingsEnableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/{webhookSubscription}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret (the new one is shown once)
+         * @description For 24 hours deliveries carry a signature with the old secret as well.
+         */
+        post: operations["settingsRotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+                delivery: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery's event again, as one attempt
+         * @description As the API's redeliver; a disabled subscription is 422.
+         */
+        post: operations["settingsRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/{webhookSubscription}/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a subscription */
+        post: operations["settingsDeleteWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/incoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's incoming webhooks (admins and owners) */
+        get: operations["settingsIncoming"];
+        put?: never;
+        /**
+         * Create an incoming webhook (its URL is shown once)
+         * @description For a channel the admin can see and a bot of the team that is a member of it; the
+         *     form comes back with 422 otherwise, or 404 for a channel that can't be seen.
+         */
+        post: operations["settingsCreateIncoming"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/incoming/{incomingWebhook}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                incomingWebhook: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke an incoming webhook (its URL answers 404 from then on) */
+        post: operations["settingsRevokeIncoming"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's audit log, newest first, 50 to a page (admins and owners) */
+        get: operations["settingsAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "message.created": {
@@ -1088,6 +1473,65 @@ export interface components {
         };
     };
     responses: {
+        /** @description A page of the settings screen. */
+        SettingsPage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description Done; on to the page that shows the result (POST, redirect, GET). */
+        SettingsRedirect: {
+            headers: {
+                Location?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description No session, or it has ended; the page says how to sign in. */
+        SettingsSignIn: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /**
+         * @description A POST from another origin, without the session's CSRF token or with another session's:
+         *     nothing was done.
+         */
+        SettingsRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /**
+         * @description Nothing here, or nothing this person may manage (a member asking for an admin page,
+         *     another team's subscription, someone else's token).
+         */
+        SettingsNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The form again, with the message next to each field and what was typed. */
+        SettingsFormErrors: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
         /**
          * @description The request body ended before its declared length, or the connection dropped while it
          *     was read. Nothing was stored.
@@ -1224,6 +1668,10 @@ export interface components {
         };
     };
     parameters: {
+        /** @description A token's id (never its value). */
+        settingsToken: string;
+        /** @description A subscription of the team. */
+        settingsSubscription: string;
         /** @description Channel id. A malformed id is 404. */
         channel: string;
         /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
@@ -1275,7 +1723,31 @@ export interface components {
          */
         "X-Service-Signature": string;
     };
-    requestBodies: never;
+    requestBodies: {
+        CsrfOnly: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The session's CSRF token. */
+                    _csrf: string;
+                };
+            };
+        };
+        TokenForm: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    /** @description 1 to 255 characters; none is "token". */
+                    name?: string;
+                    scopes: ("channels:read" | "channels:write" | "messages:read" | "messages:write" | "reactions:write" | "members:read" | "members:write" | "webhooks:read" | "webhooks:write")[];
+                    /**
+                     * @description Empty for a token that never expires.
+                     * @enum {unknown}
+                     */
+                    expires_in_days?: "" | "7" | "30" | "90" | "365";
+                };
+            };
+        };
+    };
     headers: {
         /** @description Requests allowed per one-minute window for this token, across all instances. */
         "X-RateLimit-Limit": number;
@@ -1337,6 +1809,11 @@ export interface operations {
                             openapi: string;
                             /** Format: uri */
                             api: string;
+                            /**
+                             * Format: uri
+                             * @description The integrations settings screen (HTML; sign in with a login link).
+                             */
+                            settings: string;
                         };
                     };
                 };
@@ -2247,6 +2724,377 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
+        };
+    };
+    settingsAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The screen's stylesheet and its one script; the pages work without the script. */
+                file: "app.css" | "app.js";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, cacheable for an hour. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                    "text/javascript": string;
+                };
+            };
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    openLoginLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The last segment of the one-time link that `deno task admin login-link --user <id>`
+                 *     prints. Used, expired (15 minutes), unknown and malformed links are the same 410.
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            303: components["responses"]["SettingsRedirect"];
+            /** @description The link was already used, has expired, or never existed. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+        };
+    };
+    settingsTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+        };
+    };
+    settingsCreateToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["TokenForm"];
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsRotateToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A token's id (never its value). */
+                token: components["parameters"]["settingsToken"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsRevokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A token's id (never its value). */
+                token: components["parameters"]["settingsToken"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsBots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsCreateBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsCreateBotToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A bot of the team. */
+                bot: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["TokenForm"];
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsEnableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsRotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsRedeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+                delivery: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsDeleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsIncoming: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsCreateIncoming: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    name?: string;
+                    /** @description The channel's id. */
+                    channel: string;
+                    /** @description The bot's id. */
+                    bot: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsRevokeIncoming: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                incomingWebhook: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsAuditLog: {
+        parameters: {
+            query?: {
+                /** @description The id of the last entry of the previous page (the "Older entries" link). */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
         };
     };
     eventMessageCreated: {
