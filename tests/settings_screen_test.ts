@@ -87,7 +87,7 @@ async function createTokenOnPage(form: Page | Locator, name: string, scopes: str
 const rowOf = (page: Page, text: string) => page.locator("tr", { hasText: text });
 
 Deno.test(
-  "settings: a login link signs in once, expires, and sign-out ends the session",
+  "settings screen: a login link signs in once, expires, and sign-out ends the session",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
@@ -141,7 +141,7 @@ async function countSessions(s: TestServer): Promise<number> {
   return n;
 }
 
-Deno.test("settings: the cookie is Secure and __Host- when BASE_URL is https", async () => {
+Deno.test("settings screen: the cookie is Secure and __Host- when BASE_URL is https", async () => {
   const s = await startServer();
   try {
     const w = await workspace(s.ctx);
@@ -161,7 +161,7 @@ Deno.test("settings: the cookie is Secure and __Host- when BASE_URL is https", a
 });
 
 Deno.test(
-  "settings: a token made on the screen works with its two scopes until revoked",
+  "settings screen: a token made on the screen works with its two scopes until revoked",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
@@ -212,7 +212,7 @@ Deno.test(
 );
 
 Deno.test(
-  "settings: a failing subscription is seen, fixed, re-enabled and its secret rotated",
+  "settings screen: a failing subscription is seen, fixed, re-enabled and its secret rotated",
   browserTest,
   async () => {
     let broken = true;
@@ -301,7 +301,7 @@ Deno.test(
 );
 
 Deno.test(
-  "settings: bots, their tokens and an incoming webhook made on the screen",
+  "settings screen: bots, their tokens and an incoming webhook made on the screen",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
@@ -360,7 +360,7 @@ Deno.test(
 );
 
 Deno.test(
-  "settings: the audit log names the person, newest first, 50 to a page",
+  "settings screen: the audit log names the person, newest first, 50 to a page",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
@@ -388,7 +388,7 @@ Deno.test(
 );
 
 Deno.test(
-  "settings: forms without this session's CSRF token, or from another origin, are refused",
+  "settings screen: forms without this session's CSRF token, or from another origin, are refused",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
@@ -439,7 +439,7 @@ Deno.test(
 );
 
 Deno.test(
-  "settings: a member manages its own tokens and sees nothing of the admin parts",
+  "settings screen: a member manages its own tokens and sees nothing of the admin parts",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
