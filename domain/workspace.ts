@@ -6,6 +6,7 @@ import { newId, nowIso } from "./ids.ts";
 import { checkText } from "./text.ts";
 import {
   getTeam,
+  getUser,
   insertCustomEmoji,
   insertTeam,
   insertUser,
@@ -73,3 +74,6 @@ export async function createCustomEmoji(ctx: Ctx, teamId: string, name: string):
   await insertCustomEmoji(ctx.kv, teamId, name);
   return name;
 }
+
+/** A user by id, or null. */
+export const userById = (ctx: Ctx, id: string) => getUser(ctx.kv, id);

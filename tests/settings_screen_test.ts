@@ -71,6 +71,7 @@ async function signIn(
   });
   watch(context);
   const page = await context.newPage();
+  page.on("dialog", (dialog) => dialog.accept());
   const { url } = await createLoginLink(s.ctx, user.id);
   await page.goto(url);
   assert.equal(new URL(page.url()).pathname, SETTINGS);
@@ -236,6 +237,7 @@ Deno.test(
         const listed = rowOf(page, "Deploys");
         await listed.getByText("disabled").waitFor();
         await listed.getByRole("link", { name: "Deploys" }).click();
+        assert.match(await page.locator("dl.facts").innerText(), /#general[\s\S]*Ada Admin/);
         const failures = page.locator("table.deliveries tbody tr");
         assert.equal(await failures.count(), 3);
         assert.equal(await failures.first().locator("td").nth(2).innerText(), "500");

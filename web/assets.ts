@@ -1,6 +1,7 @@
 /**
  * The screen's stylesheet and its one script, served as files so the Content-Security-Policy
- * can forbid inline code. The page works without the script; it adds copy buttons.
+ * can forbid inline code. The page works without the script; it adds copy buttons, asks before
+ * what can't be undone, and keeps a reload from sending a form again.
  */
 export const STYLESHEET = `
 :root { color-scheme: light dark; --fg: #1d1c1d; --muted: #616061; --line: #ddd; --accent: #1264a3;
@@ -74,6 +75,11 @@ section.bot { border-top: 1px solid var(--line); }
 export const SCRIPT = `
 const canonical = document.body.dataset.canonical;
 if (canonical) history.replaceState(null, "", canonical);
+for (const button of document.querySelectorAll("button[data-confirm]")) {
+  button.form.addEventListener("submit", (event) => {
+    if (!confirm(button.dataset.confirm)) event.preventDefault();
+  });
+}
 for (const button of document.querySelectorAll("button[data-copy]")) {
   const field = document.getElementById(button.dataset.copy);
   if (!field || !navigator.clipboard) continue;

@@ -34,11 +34,24 @@ export function PostForm(
 
 /** A one-button POST form, for actions on a row. */
 export function ActionButton(
-  props: { action: string; csrf: string; label: string; danger?: boolean; title?: string },
+  props: {
+    action: string;
+    csrf: string;
+    label: string;
+    danger?: boolean;
+    title?: string;
+    /** Asked before an action that can't be undone, where scripts run. */
+    confirm?: string;
+  },
 ) {
   return (
     <PostForm action={props.action} csrf={props.csrf} class="inline">
-      <button type="submit" class={props.danger ? "danger" : undefined} title={props.title}>
+      <button
+        type="submit"
+        class={props.danger ? "danger" : undefined}
+        title={props.title}
+        data-confirm={props.confirm}
+      >
         {props.label}
       </button>
     </PostForm>

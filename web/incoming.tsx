@@ -63,6 +63,7 @@ export function IncomingPage(p: IncomingPageProps) {
                     label="Revoke"
                     danger
                     title={`Revoke ${h.name}`}
+                    confirm={`Revoke “${h.name}”? Its URL stops working at once.`}
                   />
                 </td>
               </tr>

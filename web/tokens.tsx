@@ -54,6 +54,7 @@ export function TokenTable(props: { tokens: Token[]; csrf: string; empty: string
               csrf={props.csrf}
               label="Rotate"
               title={`Rotate ${t.name}: a new value, the old one stops working`}
+              confirm={`Rotate “${t.name}”? Its current value stops working at once.`}
             />
             <ActionButton
               action={`${SETTINGS}/tokens/${t.id}/revoke`}
@@ -61,6 +62,7 @@ export function TokenTable(props: { tokens: Token[]; csrf: string; empty: string
               label="Revoke"
               danger
               title={`Revoke ${t.name}`}
+              confirm={`Revoke “${t.name}”? Whatever uses it stops working at once.`}
             />
           </td>
         </tr>

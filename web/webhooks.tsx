@@ -77,6 +77,10 @@ function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: stri
 export interface WebhookPageProps {
   viewer: Viewer;
   sub: Subscription;
+  /** Who made it: it hears only what that user can see. */
+  owner: string | null;
+  /** Names of its channels that the viewer can see. */
+  channelNames: Map<string, string>;
   deliveries: Delivery[];
   revealed?: { label: string; value: string };
   notice?: string;
@@ -119,7 +123,16 @@ export function WebhookPage(p: WebhookPageProps) {
         <dt>Events</dt>
         <dd>{sub.events.join(", ")}</dd>
         <dt>Channels</dt>
-        <dd>{sub.channel_ids ? sub.channel_ids.join(", ") : "every channel its owner can see"}</dd>
+        <dd>
+          {sub.channel_ids
+            ? sub.channel_ids.map((id) => {
+              const name = p.channelNames.get(id);
+              return name ? `#${name}` : "a channel you can't see";
+            }).join(", ")
+            : "every channel its owner can see"}
+        </dd>
+        <dt>Owner</dt>
+        <dd>{p.owner ?? "unknown"} (it hears only what its owner can see)</dd>
       </dl>
       <div class="button-row">
         {sub.status === "disabled" && (
@@ -131,6 +144,7 @@ export function WebhookPage(p: WebhookPageProps) {
           csrf={viewer.csrf}
           label="Delete subscription"
           danger
+          confirm={`Delete “${sub.name}” and its delivery history? Nothing more will be sent to it.`}
         />
       </div>
       <h2>Latest deliveries</h2>

@@ -1,5 +1,7 @@
 import { type Context, Hono } from "hono";
+import { visibleChannels } from "../../domain/channels.ts";
 import type { Ctx } from "../../domain/context.ts";
+import { userById } from "../../domain/workspace.ts";
 import { subjectOfPerson } from "../../domain/settings_access.ts";
 import {
   deleteWebhook,
@@ -28,10 +30,22 @@ async function showOne(
   extra: Partial<WebhookPageProps> = {},
 ) {
   const { viewer } = c.var;
-  const { subscription, deliveries } = await showWebhook(ctx, subjectOfPerson(viewer.user), id);
+  const subject = subjectOfPerson(viewer.user);
+  const { subscription: sub, deliveries } = await showWebhook(ctx, subject, id);
+  const [channels, owner] = await Promise.all([
+    visibleChannels(ctx, subject, sub.channel_ids ?? []),
+    sub.created_by ? userById(ctx, sub.created_by) : null,
+  ]);
   return page(
     c,
-    <WebhookPage viewer={viewer} sub={subscription} deliveries={deliveries} {...extra} />,
+    <WebhookPage
+      viewer={viewer}
+      sub={sub}
+      owner={owner?.name ?? null}
+      channelNames={new Map(channels.map((ch) => [ch.id, ch.name]))}
+      deliveries={deliveries}
+      {...extra}
+    />,
   );
 }
 
