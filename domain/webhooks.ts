@@ -42,6 +42,18 @@ export interface NewWebhook {
 /** `whsec_` and 32 random base62 characters; the whole string is the HMAC key. */
 export const mintSigningSecret = (): string => `whsec_${randomBase62(32)}`;
 
+/** One attempt of an event asked for by hand (redeliver, test, recover): sent once, never retried. */
+const redeliveryOf = (
+  subscriptionId: string,
+  eventId: string,
+  createdAt = nowIso(),
+): Redelivery => ({
+  id: newId(),
+  subscription_id: subscriptionId,
+  event_id: eventId,
+  created_at: createdAt,
+});
+
 const subscriptionNotFound = () => notFound("Webhook subscription not found.");
 
 /** What sends on demand (redeliver, test, recover) needs: an active subscription, else 422. */
@@ -136,12 +148,7 @@ export async function pingWebhook(
       data: { subscription_id: entry.value.id },
       subscription_ids: [],
     };
-    const redelivery: Redelivery = {
-      id: newId(),
-      subscription_id: entry.value.id,
-      event_id: event.id,
-      created_at,
-    };
+    const redelivery = redeliveryOf(entry.value.id, event.id, created_at);
     return await insertRedelivery(ctx.kv, entry, redelivery, event) ? { event_id: event.id } : null;
   });
 }
@@ -258,13 +265,7 @@ export async function redeliver(
     if (event.versionstamp === null) {
       throw invalid("delivery", "The event of this delivery is no longer kept.");
     }
-    const redelivery: Redelivery = {
-      id: newId(),
-      subscription_id: entry.value.id,
-      event_id: delivery.event_id,
-      created_at: nowIso(),
-    };
-    return await insertRedelivery(ctx.kv, entry, redelivery)
+    return await insertRedelivery(ctx.kv, entry, redeliveryOf(entry.value.id, delivery.event_id))
       ? { event_id: delivery.event_id }
       : null;
   });
@@ -370,12 +371,8 @@ export async function recoverWebhook(
     eventIds.push(e.key[2] as string);
   }
   for (let i = 0; i < eventIds.length; i += RECOVER_BATCH) {
-    const redeliveries = eventIds.slice(i, i + RECOVER_BATCH).map((eventId): Redelivery => ({
-      id: newId(),
-      subscription_id: entry.value.id,
-      event_id: eventId,
-      created_at: nowIso(),
-    }));
+    const redeliveries = eventIds.slice(i, i + RECOVER_BATCH)
+      .map((eventId) => redeliveryOf(entry.value.id, eventId));
     await insertRedeliveries(ctx.kv, entry.value.id, redeliveries);
   }
   return { events: eventIds.length };
