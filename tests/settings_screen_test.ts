@@ -112,7 +112,7 @@ Deno.test(
       await again.getByText("already used or has expired").waitFor();
 
       const stale = await createLoginLink(s.ctx, w.member.user.id);
-      for await (const e of s.ctx.kv.list<LoginLink>({ prefix: ["login_links"] })) {
+      for await (const e of s.ctx.kv.list<LoginLink>({ prefix: keys.loginLinks() })) {
         const expired = new Date(Date.now() - 1).toISOString();
         await s.ctx.kv.set(e.key, { ...e.value, expires_at: expired });
       }
@@ -138,7 +138,7 @@ Deno.test(
 
 async function countSessions(s: TestServer): Promise<number> {
   let n = 0;
-  for await (const _ of s.ctx.kv.list({ prefix: keys.session("").slice(0, 1) })) n++;
+  for await (const _ of s.ctx.kv.list({ prefix: keys.sessions() })) n++;
   return n;
 }
 
