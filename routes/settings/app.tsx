@@ -51,7 +51,7 @@ function errorPage(err: Error, c: Context<SettingsEnv>) {
           </p>
         )}
       </MessagePage>,
-      err.status === 401 || err.status === 413 || err.status === 429 ? 400 : err.status,
+      err.status,
     );
   }
   log.error("settings: a request failed", {

@@ -2,7 +2,9 @@ import { type Context, Hono } from "hono";
 import type { Ctx } from "../../domain/context.ts";
 import { notFound } from "../../domain/errors.ts";
 import { createToken, listTokens } from "../../domain/tokens.ts";
-import { createUser, listUsers } from "../../domain/workspace.ts";
+import { isUuid } from "../../domain/ids.ts";
+import { mayManageTokensOf } from "../../domain/settings_access.ts";
+import { createUser, listUsers, userById } from "../../domain/workspace.ts";
 import { BotsPage, type BotsPageProps } from "../../web/bots.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import type { SettingsEnv } from "./env.ts";
@@ -57,8 +59,10 @@ export function botRoutes(ctx: Ctx) {
     .post("/:id/tokens", async (c) => {
       const { viewer, form } = c.var;
       const botId = c.req.param("id");
-      const bot = (await teamBots(ctx, viewer.user.team_id)).find((b) => b.id === botId);
-      if (!bot) throw notFound("No such bot.");
+      const bot = isUuid(botId) ? await userById(ctx, botId.toLowerCase()) : null;
+      if (!bot || bot.type !== "bot" || !mayManageTokensOf(viewer.user, bot)) {
+        throw notFound("No such bot.");
+      }
       try {
         const made = await createToken(ctx, bot, { ...tokenInput(form), actor: viewer.user });
         return await showBots(ctx, c, {
