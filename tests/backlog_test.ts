@@ -9,7 +9,7 @@ import { measureBacklog } from "../kv/deliveries.ts";
 import { keys } from "../kv/keys.ts";
 import type { Message } from "../domain/types.ts";
 import { countKeys, createChannelAs, withWorkspace } from "./harness.ts";
-import { sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
+import { postCounted, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 const WINDOW = 100;
 const POSTING_MS = 30_000;
@@ -76,16 +76,7 @@ Deno.test("backlog: memory holds a bounded window of it, and nothing is lost", a
             continue;
           }
           const channel = ++n % SLOW_SHARE === 0 ? quiet : general;
-          const res = await fetch(`${s.url}/api/v1/channels/${channel}/messages`, {
-            method: "POST",
-            headers: {
-              Authorization: `Bearer ${w.admin.token}`,
-              "Content-Type": "application/json",
-            },
-            body: JSON.stringify({ body: `post ${n}` }),
-          });
-          await res.body?.cancel();
-          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          await postCounted(s.url, w.admin.token, channel, `post ${n}`, statuses);
         }
       }));
       clearInterval(watch);

@@ -12,7 +12,15 @@ import type { OutboxEvent } from "../domain/types.ts";
 import { keys } from "../kv/keys.ts";
 import { api, type ApiResponse, clearOfWindowEdge, createChannelAs, workspace } from "./harness.ts";
 import { cli, type Service, sharedStore, startService } from "./processes.ts";
-import { hmacHex, post, type Receiver, receiver, sleep, subscribe } from "./webhook_receivers.ts";
+import {
+  hmacHex,
+  post,
+  postCounted,
+  type Receiver,
+  receiver,
+  sleep,
+  subscribe,
+} from "./webhook_receivers.ts";
 
 const LONG = Deno.env.get("INSTANCES_SCALE") === "long";
 const scale = (short: number, long: number) => LONG ? long : short;
@@ -197,19 +205,8 @@ Deno.test("instances: two instances posting into one channel never answer 500", 
     const hammer = (s: Service) =>
       Promise.all(Array.from({ length: clients }, async (_, c) => {
         for (let i = c; i < perInstance; i += clients) {
-          const res = await fetch(
-            `${s.url}/api/v1/channels/${w.team.general_channel_id}/messages`,
-            {
-              method: "POST",
-              headers: {
-                Authorization: `Bearer ${w.admin.token}`,
-                "Content-Type": "application/json",
-              },
-              body: JSON.stringify({ body: `post ${i}` }),
-            },
-          );
-          await res.body?.cancel();
-          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          const general = w.team.general_channel_id;
+          await postCounted(s.url, w.admin.token, general, `post ${i}`, statuses);
         }
       }));
     const started = Date.now();

@@ -134,6 +134,26 @@ export async function post(s: TestServer, token: string, channelId: string, body
   return res.body.data;
 }
 
+/**
+ * Posts a message over HTTP to the service at `baseUrl` and adds the answer's status to
+ * `statuses`: for load, where refusals are counted rather than failing the test.
+ */
+export async function postCounted(
+  baseUrl: string,
+  token: string,
+  channelId: string,
+  body: string,
+  statuses: Map<number, number>,
+): Promise<void> {
+  const res = await fetch(`${baseUrl}/api/v1/channels/${channelId}/messages`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ body }),
+  });
+  await res.body?.cancel();
+  statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+}
+
 /** The subscription with its deliveries, over the API. */
 export async function show(s: TestServer, token: string, id: string) {
   const res = await api(s, "GET", `/webhooks/${id}`, { token });
