@@ -1,9 +1,9 @@
-import { assertWritable } from "../domain/access.ts";
 import { type ChannelAccess, createDirectChannel } from "../domain/channels.ts";
 import type { Ctx } from "../domain/context.ts";
-import { forbidden, invalid, notFound } from "../domain/errors.ts";
+import { invalid, notFound } from "../domain/errors.ts";
 import { isUuid } from "../domain/ids.ts";
 import { commitMemberAdded } from "../domain/members.ts";
+import { denialError, membersFrozen } from "../domain/policy.ts";
 import { retrying } from "../domain/retry.ts";
 import type { MemberRef, User } from "../domain/types.ts";
 import { getChannelFor } from "../kv/channels.ts";
@@ -17,8 +17,8 @@ import { findUser } from "./lookup.ts";
 async function operatorAccess(ctx: Ctx, channelId: string, user: User): Promise<ChannelAccess> {
   const { channel, member } = await getChannelFor(ctx.kv, channelId, user.id);
   if (channel.versionstamp === null) throw notFound(`No channel ${channelId}.`);
-  if (channel.value.is_direct) throw forbidden("A direct message's members cannot change.");
-  assertWritable(channel.value);
+  const frozen = membersFrozen(channel.value);
+  if (frozen) throw denialError(frozen);
   if (user.team_id !== channel.value.team_id) {
     throw invalid("user", "The user is not in the channel's team.");
   }

@@ -1,6 +1,6 @@
 import type { Ctx } from "./context.ts";
 import type { Channel } from "./types.ts";
-import { canSee } from "./access.ts";
+import { permits } from "./policy.ts";
 import { keys } from "../kv/keys.ts";
 import { type RouteOwner, routesAt, type RouteTable } from "../kv/outbox.ts";
 import { membersAt } from "../kv/roster.ts";
@@ -29,9 +29,16 @@ export interface MembershipChange {
   member: boolean;
 }
 
-/** Only a human sees a public channel without being in it; a bot and a direct message need it. */
-const needsMembership = (owner: RouteOwner, channel: Channel) =>
-  owner.type === "bot" || channel.is_direct || channel.visibility !== "public";
+const principalOf = (owner: RouteOwner, channel: Channel) => ({
+  user_id: owner.id,
+  team_id: channel.team_id,
+  type: owner.type,
+  role: null,
+});
+
+/** Whether the owner hears the channel's events, given whether it is a member. */
+const hears = (owner: RouteOwner, channel: Channel, isMember: boolean) =>
+  permits(principalOf(owner, channel), "event.hear", { channel, isMember });
 
 /**
  * The subscriptions that hear events of `channel`: those whose owner can see it at the moment
@@ -47,17 +54,15 @@ export async function audienceOf(
 ): Promise<Audience> {
   const all = await routesAt(ctx.kv, channel.team_id, routesVersion);
   const routes = all.filter((r) => r.route.status === "active" && r.route.owner);
-  const asked = routes.map((r) => r.route.owner!).filter((o) => needsMembership(o, channel));
+  const asked = routes.map((r) => r.route.owner!).filter((o) => !hears(o, channel, false));
   if (asked.length === 0) return { routes, checks: [] };
   const members = await membersAt(ctx.kv, channel.id, membersVersion, asked.map((o) => o.id));
   if (change) {
     if (change.member) members.add(change.userId);
     else members.delete(change.userId);
   }
-  const sees = (o: RouteOwner) =>
-    canSee({ team_id: channel.team_id, type: o.type, role: null }, channel, members.has(o.id));
   return {
-    routes: routes.filter((r) => sees(r.route.owner!)),
+    routes: routes.filter((r) => hears(r.route.owner!, channel, members.has(r.route.owner!.id))),
     checks: [{ key: keys.membersVersion(channel.id), versionstamp: membersVersion.versionstamp }],
   };
 }

@@ -1,7 +1,7 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, Team, User } from "./types.ts";
-import { assertMayArchive, canSee, channelNotFound } from "./access.ts";
-import { ApiError, invalid } from "./errors.ts";
+import { authorize, CHANNEL_NOT_FOUND, type ChannelAction, permits } from "./policy.ts";
+import { ApiError, invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { RecentMap } from "./recent_map.ts";
 import { retrying } from "./retry.ts";
@@ -48,18 +48,22 @@ const membershipMatters = (subject: Subject, shape: Shape | undefined) =>
 
 const absent = { key: [], value: null, versionstamp: null };
 
+/** What a subject gets for a channel it may not know exists, or that does not. */
+const channelNotFound = () => notFound(CHANNEL_NOT_FOUND);
+
 /**
- * Loads a channel as `subject` may see it, or throws the 404 that hides it (malformed ids are
- * 404 too: to a caller they are just channels that don't exist). Up to 7 more keys are fetched
- * in the same `getMany`, so a request's preconditions cost one round trip; a null key (nothing
- * to read) yields an absent entry in its place.
+ * Loads a channel for `action` and asks the policy whether the subject may take it: the 404 that
+ * hides the channel (malformed ids are 404 too: to a caller they are just channels that don't
+ * exist), or the 403 of the action. Up to 7 more keys are fetched in the same `getMany`, so a
+ * request's preconditions cost one round trip; a null key (nothing to read) yields an absent
+ * entry in its place.
  */
 export async function loadChannelWith<T extends unknown[]>(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
   extraKeys: (Deno.KvKey | null)[],
-  opts: { adminOverride?: boolean } = {},
+  action: ChannelAction = "channel.read",
 ): Promise<ChannelRead<T>> {
   if (!isUuid(channelId)) throw channelNotFound();
   const tokenKey = pendingTokenKey(subject);
@@ -79,7 +83,7 @@ export async function loadChannelWith<T extends unknown[]>(
   if (channel.versionstamp === null) throw channelNotFound();
   rememberShape(channel.value);
   const isMember = member?.versionstamp != null;
-  if (!canSee(subject, channel.value, isMember, opts.adminOverride)) throw channelNotFound();
+  authorize(subject, action, { channel: channel.value, isMember });
   return {
     entry: channel,
     channel: channel.value,
@@ -94,10 +98,10 @@ export const loadChannel = (
   ctx: Ctx,
   subject: Subject,
   channelId: string,
-  opts: { adminOverride?: boolean } = {},
-): Promise<ChannelAccess> => loadChannelWith<[]>(ctx, subject, channelId, [], opts);
+  action: ChannelAction = "channel.read",
+): Promise<ChannelAccess> => loadChannelWith<[]>(ctx, subject, channelId, [], action);
 
-/** Those of the channels `ids` the subject sees now (the visibility rules), in a few reads. */
+/** Those of the channels `ids` the subject may read now (the policy's "channel.read"), in a few reads. */
 export async function visibleChannels(
   ctx: Ctx,
   subject: Subject,
@@ -108,7 +112,11 @@ export async function visibleChannels(
     getAll(ctx.kv, ids.map((id) => keys.member(id, subject.user_id))),
   ]);
   return channels.flatMap(({ value: channel }, i) =>
-    channel !== null && canSee(subject, channel, memberships[i].versionstamp !== null)
+    channel !== null &&
+      permits(subject, "channel.read", {
+        channel,
+        isMember: memberships[i].versionstamp !== null,
+      })
       ? [channel]
       : []
   );
@@ -168,8 +176,7 @@ function setArchived(
   archived: boolean,
 ): Promise<Channel> {
   return retrying("archive channel", async () => {
-    const { entry, channel } = await loadChannel(ctx, subject, channelId, { adminOverride: true });
-    assertMayArchive(subject, channel);
+    const { entry, channel } = await loadChannel(ctx, subject, channelId, "channel.archive");
     if (channel.is_archived === archived) {
       const message = archived
         ? "The channel is already archived."

@@ -1,9 +1,8 @@
 import type { Ctx } from "./context.ts";
-import type { Channel, IncomingWebhook, Message, Subject } from "./types.ts";
+import type { IncomingWebhook, Message, Subject } from "./types.ts";
 import { ApiError, invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
-import { visibleChannelIds } from "./channels.ts";
-import { type Actor, actorId, assertAdminOf, subjectOfPerson } from "./settings_access.ts";
+import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
 import { postMessage } from "./messages.ts";
 import type { Pending } from "./pending.ts";
 import { retrying } from "./retry.ts";
@@ -24,7 +23,8 @@ const SECRET_CHARS = 40;
 const MAX_NAME_CHARS = 255;
 
 /** What anyone with an unknown, revoked or malformed secret gets: the same 404. */
-const hookNotFound = () => notFound("No such incoming webhook.");
+const HOOK_NOT_FOUND = "No such incoming webhook.";
+const hookNotFound = () => notFound(HOOK_NOT_FOUND);
 
 export interface NewIncoming {
   channelId: string;
@@ -33,13 +33,6 @@ export interface NewIncoming {
 }
 
 const noSuchChannel = () => notFound("No such channel.");
-
-/** Whether the actor may point a hook at the channel: the operator any; an admin what it sees. */
-async function actorSees(ctx: Ctx, actor: Actor, channel: Channel): Promise<boolean> {
-  if (actor === null) return true;
-  assertAdminOf(actor, channel.team_id, noSuchChannel);
-  return (await visibleChannelIds(ctx, subjectOfPerson(actor), [channel.id])).has(channel.id);
-}
 
 /** The URL that posts through a hook; it holds the secret, so it is shown once. */
 export const hookUrl = (ctx: Ctx, secret: string) => `${ctx.settings.baseUrl}/hooks/${secret}`;
@@ -58,13 +51,15 @@ export async function createIncoming(
   if ([...name].length > MAX_NAME_CHARS) {
     throw invalid("name", `The name may not be longer than ${MAX_NAME_CHARS} characters.`);
   }
-  const [{ channel, member }, bot] = await Promise.all([
-    getChannelFor(ctx.kv, input.channelId, input.botId),
+  const [{ channel, member, other: actorMember }, bot] = await Promise.all([
+    getChannelFor(ctx.kv, input.channelId, input.botId, actor?.id),
     getUser(ctx.kv, input.botId),
   ]);
-  if (channel.versionstamp === null || !await actorSees(ctx, actor, channel.value)) {
-    throw noSuchChannel();
-  }
+  if (channel.versionstamp === null) throw noSuchChannel();
+  authorize(whoOf(actor), "incoming.target", {
+    channel: channel.value,
+    isMember: actorMember.versionstamp !== null,
+  });
   if (!bot || bot.type !== "bot" || bot.team_id !== channel.value.team_id) {
     throw invalid("bot", "The bot must be a bot of the channel's team.");
   }
@@ -102,7 +97,7 @@ export function revokeIncomingById(
   return retrying("revoke incoming webhook", async () => {
     const entry = isUuid(id) ? await getIncomingById(ctx.kv, id.toLowerCase()) : null;
     if (!entry) throw hookNotFound();
-    assertAdminOf(actor, entry.value.team_id, hookNotFound);
+    authorize(whoOf(actor), "team.administer", entry.value, HOOK_NOT_FOUND);
     if (entry.value.revoked_at) {
       throw invalid("id", "The incoming webhook is already revoked.");
     }

@@ -1,10 +1,10 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, User } from "./types.ts";
-import { assertMayAddMember, assertMayRemoveMember } from "./access.ts";
-import { type ChannelAccess, loadChannel } from "./channels.ts";
-import { invalid, notFound } from "./errors.ts";
+import { type ChannelAccess, loadChannel, loadChannelWith } from "./channels.ts";
+import { invalid } from "./errors.ts";
 import { isUuid } from "./ids.ts";
 import { draftMessage, messageView } from "./message_draft.ts";
+import { authorize } from "./policy.ts";
 import { retrying } from "./retry.ts";
 import { listMembers as listChannelMembers } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
@@ -98,8 +98,7 @@ export async function addMember(
   let userId: unknown;
   let read = false;
   return await retrying("add member", async () => {
-    const access = await loadChannel(ctx, subject, channelId, { adminOverride: true });
-    assertMayAddMember(subject, access.channel, access.isMember);
+    const access = await loadChannel(ctx, subject, channelId, "member.add");
     if (!read) [userId, read] = [await readUserId(), true];
     return await commitMemberAdded(ctx, access, await joinableUser(ctx, access, userId));
   });
@@ -116,13 +115,21 @@ export async function removeMember(
 }
 
 async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId: string) {
-  const { channel, entry } = await loadChannel(ctx, subject, channelId, { adminOverride: true });
-  const membership = isUuid(userId)
-    ? await ctx.kv.get<MemberRef>(keys.member(channel.id, userId))
-    : null;
-  if (!membership?.value) throw notFound("That user is not a member of this channel.");
-  assertMayRemoveMember(subject, channel, userId);
-  const left = membership.value;
+  const read = await loadChannelWith<[MemberRef]>(
+    ctx,
+    subject,
+    channelId,
+    [isUuid(userId) ? keys.member(channelId, userId) : null],
+    "member.manage",
+  );
+  const { channel, entry } = read;
+  const [membership] = read.extra;
+  authorize(subject, "member.remove", {
+    ...read,
+    userId,
+    targetIsMember: membership.versionstamp !== null,
+  });
+  const left = membership.value!;
   const { routes, checks } = await audienceAfter(ctx, channel, { userId, member: false });
   const stored = await appendMessage(
     ctx.kv,

@@ -1,6 +1,10 @@
 import type { Channel, MemberRef, Message, MessageType } from "./types.ts";
 import { newId } from "./ids.ts";
 
+/** Notices the service writes itself: nobody edits, deletes or reacts to them. */
+export const isSystem = (m: Pick<Message, "type">) =>
+  m.type === "member_joined" || m.type === "member_left";
+
 export interface DraftInput {
   channel: Channel;
   author: MemberRef;

@@ -1,12 +1,12 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, EventType, MemberRef, Message, Subject } from "./types.ts";
-import { assertWritable } from "./access.ts";
-import { forbidden, invalid } from "./errors.ts";
+import { invalid } from "./errors.ts";
 import { nowIso } from "./ids.ts";
 import { loadChannelWith } from "./channels.ts";
 import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
 import { cleanBody } from "./message_body.ts";
 import { draftMessage, messageView } from "./message_draft.ts";
+import { authorize } from "./policy.ts";
 import { peek, type Pending, unwrap } from "./pending.ts";
 import { retrying } from "./retry.ts";
 import { keys } from "../kv/keys.ts";
@@ -31,9 +31,6 @@ export interface Posted {
   /** True when the client_uuid was used before: this is the original, nothing was written. */
   replayed: boolean;
 }
-
-/** Notices the service writes itself: nobody edits, deletes or reacts to them. */
-export const isSystem = (m: Message) => m.type === "member_joined" || m.type === "member_left";
 
 export const messageEvent = (type: EventType, m: Message): EventDraft => ({
   type,
@@ -93,9 +90,9 @@ async function postOnce(
       messageKeyFor(early?.thread_root_id),
       ...audienceKeys({ team_id: subject.team_id, id: channelId }),
     ],
+    "channel.post",
   );
   const { channel } = read;
-  assertWritable(channel);
   const fields = unwrap(input);
   const body = cleanBody(fields.body, bodyField);
   const [used, replyTo, root, ...versions] = read.extra;
@@ -162,13 +159,13 @@ export async function showMessage(
   return messageIn(read.channel, read.extra[0]).value;
 }
 
-/** The subject's own message in a writable channel, with what its commit must re-check. */
+/** A message the subject may edit or delete (the policy), with what its commit must re-check. */
 async function loadOwn(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
   messageId: string,
-  verb: "edit" | "delete",
+  action: "message.edit" | "message.delete",
 ) {
   const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, [
     messageKeyFor(messageId),
@@ -176,10 +173,11 @@ async function loadOwn(
   ]);
   const [found, ...versions] = read.extra;
   const entry = messageIn(read.channel, found);
-  assertWritable(read.channel);
-  if (entry.value.author.id !== subject.user_id) {
-    throw forbidden(`You can only ${verb} your own messages.`);
-  }
+  authorize(subject, action, {
+    channel: read.channel,
+    isMember: read.isMember,
+    message: entry.value,
+  });
   const audience = await audienceOf(ctx, read.channel, versions);
   return {
     entry,
@@ -202,7 +200,13 @@ export async function editMessage(
 ): Promise<Message> {
   return await messageLocks.run(messageId, () =>
     retrying("edit message", async () => {
-      const { message, checks, routes } = await loadOwn(ctx, subject, channelId, messageId, "edit");
+      const { message, checks, routes } = await loadOwn(
+        ctx,
+        subject,
+        channelId,
+        messageId,
+        "message.edit",
+      );
       if (message.type !== "standard") {
         throw invalid("message", "Only a standard message can be edited.");
       }
@@ -232,9 +236,8 @@ export async function deleteMessage(
         subject,
         channelId,
         messageId,
-        "delete",
+        "message.delete",
       );
-      if (isSystem(message)) throw forbidden("System messages can't be deleted.");
       if (message.deleted_at) return true;
       const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
       const done = await replaceMessage(ctx.kv, checks, next, (op) => {

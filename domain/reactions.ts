@@ -1,12 +1,12 @@
 import type { Ctx } from "./context.ts";
 import type { Message, ReactionSummary, Subject } from "./types.ts";
-import { assertWritable } from "./access.ts";
 import { type Emoji, parseEmoji, unknownCustomEmoji } from "./emoji.ts";
 import { invalid } from "./errors.ts";
 import { isUuid } from "./ids.ts";
 import { loadChannelWith } from "./channels.ts";
 import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
-import { isSystem } from "./messages.ts";
+import { isSystem } from "./message_draft.ts";
+import { authorize } from "./policy.ts";
 import { attempt, peek, type Pending, unwrap } from "./pending.ts";
 import { retrying } from "./retry.ts";
 import { keys } from "../kv/keys.ts";
@@ -87,7 +87,7 @@ async function reactOnce(
     ],
   );
   const entry = messageIn(read.channel, read.extra[0]);
-  assertWritable(read.channel);
+  authorize(subject, "reaction.set", read);
   const { text, customName } = unwrap(emoji);
   if (customName && read.extra[2].versionstamp === null) throw unknownCustomEmoji(customName);
   const message = entry.value;

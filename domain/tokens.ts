@@ -11,7 +11,7 @@ import {
 } from "../kv/tokens.ts";
 import { invalid, notFound, unauthenticated } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
-import { type Actor, actorId, mayManageTokensOf } from "./settings_access.ts";
+import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
 import { checkText } from "./text.ts";
 import { keys } from "../kv/keys.ts";
 import { retrying } from "./retry.ts";
@@ -131,8 +131,8 @@ function tokenName(name: string | undefined): string {
 }
 
 /**
- * Creates a token for `user`, which the actor must be allowed to manage (see
- * `mayManageTokensOf`; else 404). At least one scope (422 on `scopes`).
+ * Creates a token for `user`, whose tokens the actor must manage (the policy's "token.create";
+ * else 404). At least one scope (422 on `scopes`).
  */
 export async function createToken(
   ctx: Ctx,
@@ -144,7 +144,7 @@ export async function createToken(
     actor: Actor;
   },
 ): Promise<NewToken> {
-  if (!mayManageTokensOf(opts.actor, user)) throw notFound("No such user.");
+  authorize(whoOf(opts.actor), "token.create", user);
   const name = tokenName(opts.name);
   if (opts.scopes.length === 0) throw invalid("scopes", "Choose at least one scope.");
   const made = build(user, opts.scopes, name, opts.expiresInSeconds ?? null);
@@ -162,7 +162,8 @@ const holderOf = (t: Token) => ({ id: t.user_id, team_id: t.team_id, type: t.use
 /** An unrevoked token the actor may manage, or the 404 (its existence is not told). */
 async function liveToken(ctx: Ctx, id: string, actor: Actor): Promise<Deno.KvEntry<Token>> {
   const entry = isUuid(id) ? await getTokenById(ctx.kv, id.toLowerCase()) : null;
-  if (!entry || !mayManageTokensOf(actor, holderOf(entry.value))) throw noSuchToken();
+  if (!entry) throw noSuchToken();
+  authorize(whoOf(actor), "token.manage", holderOf(entry.value));
   if (entry.value.revoked_at) throw invalid("id", "The token is already revoked.");
   return entry;
 }

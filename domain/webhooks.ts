@@ -5,7 +5,15 @@ import { visibleChannelIds } from "./channels.ts";
 import { invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
-import { type Actor, actorId, assertAdminOf } from "./settings_access.ts";
+import { type Pending, unwrap } from "./pending.ts";
+import {
+  type Actor,
+  actorId,
+  authorize,
+  permits,
+  SUBSCRIPTION_NOT_FOUND,
+  whoOf,
+} from "./policy.ts";
 import { checkText } from "./text.ts";
 import { randomBase62, verifySubject } from "./tokens.ts";
 import {
@@ -54,7 +62,7 @@ const redeliveryOf = (
   created_at: createdAt,
 });
 
-const subscriptionNotFound = () => notFound("Webhook subscription not found.");
+const subscriptionNotFound = () => notFound(SUBSCRIPTION_NOT_FOUND);
 
 /** What sends on demand (redeliver, test, recover) needs: an active subscription, else 422. */
 function assertActive(sub: Subscription): void {
@@ -87,19 +95,30 @@ async function checkChannels(ctx: Ctx, subject: Subject, ids: string[]): Promise
 /** The fields PATCH may change; those given are checked with the rules of creation. */
 export type WebhookChanges = Partial<NewWebhook>;
 
+/** What a subscription hears and where it delivers: its owner's choice alone. */
+const RETARGETING: readonly string[] = ["url", "events", "channel_ids"];
+
 /**
  * Changes a subscription's name, url, events and channels with the rules of creation (a new url
  * is checked for safety, channels must be ones the subject can see), keeping its secret, its
- * delivery history and its status. Nothing given, nothing changes.
+ * delivery history and its status. `asked` names the fields the request gave: asking to change
+ * `url`, `events` or `channel_ids` needs the policy's "subscription.retarget" (the owner; 403
+ * otherwise), anything else "subscription.manage". Their values' errors (422) come after that.
  */
 export async function updateWebhook(
   ctx: Ctx,
   subject: Subject,
   id: string,
-  changes: WebhookChanges,
+  input: Pending<WebhookChanges>,
+  asked: string[],
 ): Promise<Subscription> {
+  const action = asked.some((f) => RETARGETING.includes(f))
+    ? "subscription.retarget"
+    : "subscription.manage";
+  const loaded = await loadWebhook(ctx, subject, id, action);
+  const changes = unwrap(input);
   const given = Object.entries(changes).filter(([, v]) => v !== undefined);
-  if (given.length === 0) return (await loadWebhook(ctx, subject, id)).value;
+  if (given.length === 0) return loaded.value;
   if (changes.name !== undefined) checkText("name", changes.name);
   const channelIds = changes.channel_ids === undefined
     ? undefined
@@ -107,7 +126,7 @@ export async function updateWebhook(
   if (channelIds) await checkChannels(ctx, subject, channelIds);
   if (changes.url !== undefined) await checkUrl(ctx, changes.url);
   return await retrying("update webhook", async () => {
-    const entry = await loadWebhook(ctx, subject, id);
+    const entry = await loadWebhook(ctx, subject, id, action);
     const next: Subscription = {
       ...entry.value,
       ...(changes.name !== undefined ? { name: changes.name } : {}),
@@ -136,7 +155,7 @@ export async function pingWebhook(
   id: string,
 ): Promise<{ event_id: string }> {
   return await retrying("test webhook", async () => {
-    const entry = await loadWebhook(ctx, subject, id);
+    const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
     assertActive(entry.value);
     const created_at = nowIso();
     const event: OutboxEvent = {
@@ -192,25 +211,31 @@ export async function createWebhook(
   return { subscription, secret };
 }
 
+/** The subscriptions of the subject's team it may see (its own; an admin's, all), newest first. */
 export async function listWebhooks(ctx: Ctx, subject: Subject): Promise<Subscription[]> {
-  return await listTeamSubscriptions(ctx.kv, subject.team_id);
+  const all = await listTeamSubscriptions(ctx.kv, subject.team_id);
+  return all.filter((s) => permits(subject, "subscription.read", s));
 }
 
 /** A team's subscriptions, newest first: for the operator's CLI. */
 export const listTeamWebhooks = (ctx: Ctx, teamId: string) => listTeamSubscriptions(ctx.kv, teamId);
 
-/** A subscription of the subject's team, or 404 (malformed ids and other teams' included). */
+/**
+ * A subscription the subject may take `action` on, or the policy's answer: 404 (unknown,
+ * malformed, another team's, or one the subject may not see: all alike), or 403.
+ */
 export async function loadWebhook(
   ctx: Ctx,
   subject: Subject,
   id: string,
+  action: "subscription.read" | "subscription.manage" | "subscription.retarget" =
+    "subscription.read",
 ): Promise<Deno.KvEntry<Subscription>> {
   await verifySubject(ctx, subject);
   if (!isUuid(id)) throw subscriptionNotFound();
   const entry = await getSubscription(ctx.kv, id.toLowerCase());
-  if (entry.versionstamp === null || entry.value.team_id !== subject.team_id) {
-    throw subscriptionNotFound();
-  }
+  if (entry.versionstamp === null) throw subscriptionNotFound();
+  authorize(subject, action, entry.value);
   return entry;
 }
 
@@ -230,7 +255,7 @@ export async function showWebhook(
 /** Deletes a subscription: nothing more is attempted, pending jobs and records are removed. */
 export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Promise<void> {
   const removed = await retrying("delete webhook", async () => {
-    const entry = await loadWebhook(ctx, subject, id);
+    const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
     const ok = await removeSubscription(ctx.kv, entry, {
       team_id: entry.value.team_id,
       action: "webhook.deleted",
@@ -255,7 +280,7 @@ export async function redeliver(
   deliveryId: string,
 ): Promise<{ event_id: string }> {
   return await retrying("redeliver", async () => {
-    const entry = await loadWebhook(ctx, subject, id);
+    const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
     const delivery = isUuid(deliveryId)
       ? await getDelivery(ctx.kv, entry.value.id, deliveryId.toLowerCase())
       : null;
@@ -271,7 +296,7 @@ export async function redeliver(
   });
 }
 
-/** A subscription by id, for the admin CLI and the settings screen: an admin's team only. */
+/** A subscription by id that the actor manages (the policy), for the admin CLI and the screen. */
 async function webhookById(
   ctx: Ctx,
   id: string,
@@ -279,7 +304,7 @@ async function webhookById(
 ): Promise<Deno.KvEntry<Subscription>> {
   const entry = isUuid(id) ? await getSubscription(ctx.kv, id.toLowerCase()) : null;
   if (!entry || entry.versionstamp === null) throw subscriptionNotFound();
-  assertAdminOf(actor, entry.value.team_id, subscriptionNotFound);
+  authorize(whoOf(actor), "subscription.manage", entry.value);
   return entry;
 }
 
@@ -358,9 +383,10 @@ export async function recoverWebhook(
   ctx: Ctx,
   subject: Subject,
   id: string,
-  since: Date,
+  input: Pending<Date>,
 ): Promise<{ events: number }> {
-  const entry = await loadWebhook(ctx, subject, id);
+  const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
+  const since = unwrap(input);
   assertActive(entry.value);
   const now = Date.now();
   if (since.getTime() < now - RECOVER_WINDOW_MS || since.getTime() > now) {

@@ -3,13 +3,19 @@ import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import { setMembership } from "./workspace.ts";
 
-/** A channel and whether `userId` belongs to it, in one read. */
-export async function getChannelFor(kv: Deno.Kv, channelId: string, userId: string) {
-  const [channel, member] = await kv.getMany<[Channel, MemberRef]>([
+/** A channel and whether `userId` (and `otherId`) belong to it, in one read. */
+export async function getChannelFor(
+  kv: Deno.Kv,
+  channelId: string,
+  userId: string,
+  otherId = userId,
+) {
+  const [channel, member, other] = await kv.getMany<[Channel, MemberRef, MemberRef]>([
     keys.channel(channelId),
     keys.member(channelId, userId),
+    keys.member(channelId, otherId),
   ]);
-  return { channel, member };
+  return { channel, member, other };
 }
 
 /**

@@ -8,14 +8,14 @@ import {
   createWebhook,
   deleteWebhook,
   listWebhooks,
-  loadWebhook,
   pingWebhook,
   recoverWebhook,
   redeliver,
   showWebhook,
   updateWebhook,
 } from "../domain/webhooks.ts";
-import { readBody } from "./body.ts";
+import { attempt, settle } from "../domain/pending.ts";
+import { readBody, readJsonObject, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
@@ -72,17 +72,25 @@ export function webhookRoutes(ctx: Ctx) {
       });
     })
     .patch("/:webhookSubscription", requireScope("webhooks:write"), async (c) => {
-      const id = c.req.param("webhookSubscription");
-      await loadWebhook(ctx, c.var.subject, id);
-      const changes = await readBody(c, webhookChanges);
-      const updated = await updateWebhook(ctx, c.var.subject, id, changes);
+      const body = await settle(readJsonObject(c));
+      const changes = body.ok ? attempt(() => validate(webhookChanges, body.value)) : body;
+      const updated = await updateWebhook(
+        ctx,
+        c.var.subject,
+        c.req.param("webhookSubscription"),
+        changes,
+        body.ok ? Object.keys(body.value) : [],
+      );
       return c.json({ data: subscriptionView(updated) });
     })
     .post("/:webhookSubscription/recover", requireScope("webhooks:write"), async (c) => {
-      const id = c.req.param("webhookSubscription");
-      await loadWebhook(ctx, c.var.subject, id);
-      const { since } = await readBody(c, recoverBody);
-      const { events } = await recoverWebhook(ctx, c.var.subject, id, since);
+      const since = await settle(readBody(c, recoverBody).then((b) => b.since));
+      const { events } = await recoverWebhook(
+        ctx,
+        c.var.subject,
+        c.req.param("webhookSubscription"),
+        since,
+      );
       return c.json({ message: "The failed events will be sent again.", events }, 202);
     })
     .post("/:webhookSubscription/test", requireScope("webhooks:write"), async (c) => {

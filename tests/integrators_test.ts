@@ -38,13 +38,15 @@ Deno.test("integrators: PATCH changes a subscription in place, with the rules of
       const hidden = await createChannelAs(s, w.admin.token, "hidden", "private");
       const room = await createChannelAs(s, w.member.token, "room");
 
+      // The member's own subscription: only an owner changes what a subscription hears.
+      const mine = await subscribe(s, w.member.token, r.url, { events: ["reaction.added"] });
       const unknown = crypto.randomUUID();
-      const refusedUnknown = await api(s, "PATCH", path, {
+      const refusedUnknown = await api(s, "PATCH", `/webhooks/${mine.id}`, {
         token: w.member.token,
         body: { channel_ids: [unknown] },
       });
       assertInvalid(refusedUnknown, "channel_ids");
-      const refusedHidden = await api(s, "PATCH", path, {
+      const refusedHidden = await api(s, "PATCH", `/webhooks/${mine.id}`, {
         token: w.member.token,
         body: { channel_ids: [hidden] },
       });

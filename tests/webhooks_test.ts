@@ -42,10 +42,10 @@ Deno.test("webhooks: create returns the secret once; list and show never do", as
       },
     }]);
 
-    const shown = await show(s, w.bot.token, sub.id);
+    const shown = await show(s, w.admin.token, sub.id);
     assert.deepEqual(shown.deliveries, []);
     assert.equal(shown.secret, undefined);
-    const list = await api(s, "GET", "/webhooks", { token: w.member.token });
+    const list = await api(s, "GET", "/webhooks", { token: w.admin.token });
     assert.equal(list.status, 200);
     assert.equal(JSON.stringify(list.body).includes("whsec_"), false);
 
@@ -61,11 +61,11 @@ Deno.test("webhooks: list is newest first and team-scoped", async () => {
   await withWorkspace(async (s, w) => {
     const ids: string[] = [];
     for (const name of ["one", "two", "three"]) {
-      ids.push((await subscribe(s, w.admin.token, HOOK, { name })).id);
+      ids.push((await subscribe(s, w.member.token, HOOK, { name })).id);
     }
     const other = await workspace(s.ctx, "Other");
     const foreign = await subscribe(s, other.admin.token, HOOK, { name: "theirs" });
-    const list = await api(s, "GET", "/webhooks", { token: w.bot.token });
+    const list = await api(s, "GET", "/webhooks", { token: w.member.token });
     assert.deepEqual(list.body.data.map((x: { id: string }) => x.id), ids.reverse());
     for (
       const [method, path] of [
@@ -200,10 +200,10 @@ Deno.test("webhooks: non-public URLs are refused unless private URLs are allowed
 
 Deno.test("webhooks: delete stops everything and is audited", async () => {
   await withWorkspace(async (s, w) => {
-    const { id } = await subscribe(s, w.admin.token, HOOK);
+    const { id } = await subscribe(s, w.member.token, HOOK);
     await post(s, w.admin.token, w.team.general_channel_id, "queued for the hook");
     assert.equal(await count(s.ctx.kv, keys.jobs(id)), 1);
-    const del = await api(s, "DELETE", `/webhooks/${id}`, { token: w.bot.token });
+    const del = await api(s, "DELETE", `/webhooks/${id}`, { token: w.member.token });
     assert.equal(del.status, 204);
     assert.equal(del.body, null);
     assert.equal((await api(s, "GET", `/webhooks/${id}`, { token: w.admin.token })).status, 404);
@@ -213,7 +213,7 @@ Deno.test("webhooks: delete stops everything and is audited", async () => {
     const audit = await listAudit(s.ctx.kv, w.team.id, 10);
     const deleted = audit.find((a) => a.action === "webhook.deleted")!;
     assert.equal(deleted.target_id, id);
-    assert.equal(deleted.actor_id, w.bot.user.id);
+    assert.equal(deleted.actor_id, w.member.user.id);
   });
 });
 

@@ -3,7 +3,7 @@ import type { Ctx } from "../../domain/context.ts";
 import { notFound } from "../../domain/errors.ts";
 import { createToken, listTokens } from "../../domain/tokens.ts";
 import { isUuid } from "../../domain/ids.ts";
-import { mayManageTokensOf } from "../../domain/settings_access.ts";
+import { authorize, whoOf } from "../../domain/policy.ts";
 import { createUser, listUsers, userById } from "../../domain/workspace.ts";
 import { BotsPage, type BotsPageProps } from "../../web/bots.tsx";
 import { SETTINGS } from "../../web/paths.ts";
@@ -11,6 +11,8 @@ import type { SettingsEnv } from "./env.ts";
 import { adminsOnly } from "./guard.tsx";
 import { formStateOf, noticeOf, page } from "./render.ts";
 import { tokenInput } from "./token_form.ts";
+
+const NO_SUCH_BOT = "No such bot.";
 
 const NOTICES = {
   "token-revoked": "The token is revoked: it no longer works.",
@@ -60,9 +62,8 @@ export function botRoutes(ctx: Ctx) {
       const { viewer, form } = c.var;
       const botId = c.req.param("id");
       const bot = isUuid(botId) ? await userById(ctx, botId.toLowerCase()) : null;
-      if (!bot || bot.type !== "bot" || !mayManageTokensOf(viewer.user, bot)) {
-        throw notFound("No such bot.");
-      }
+      if (!bot || bot.type !== "bot") throw notFound(NO_SUCH_BOT);
+      authorize(whoOf(viewer.user), "token.create", bot, NO_SUCH_BOT);
       try {
         const made = await createToken(ctx, bot, { ...tokenInput(form), actor: viewer.user });
         return await showBots(ctx, c, {

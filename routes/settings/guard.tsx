@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { Ctx } from "../../domain/context.ts";
 import { csrfMatches, sessionFor } from "../../domain/sessions.ts";
-import { isTeamAdmin } from "../../domain/settings_access.ts";
+import { permits, subjectOfPerson } from "../../domain/policy.ts";
 import { MessagePage, SignInHelp } from "../../web/message.tsx";
 import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
 import type { SettingsEnv } from "./env.ts";
@@ -55,7 +55,8 @@ export const signedIn = (ctx: Ctx): MiddlewareHandler<SettingsEnv> => async (c, 
     c.set("form", form);
   }
   c.set("session", session);
-  c.set("viewer", { user: session.user, csrf: session.csrf, admin: isTeamAdmin(session.user) });
+  const admin = permits(subjectOfPerson(session.user), "team.administer", session.user);
+  c.set("viewer", { user: session.user, csrf: session.csrf, admin });
   await next();
 };
 

@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { listChannels, visibleChannels } from "../../domain/channels.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
-import { subjectOfPerson } from "../../domain/settings_access.ts";
+import { subjectOfPerson } from "../../domain/policy.ts";
 import { listUsers } from "../../domain/workspace.ts";
 import { IncomingPage, type IncomingPageProps } from "../../web/incoming.tsx";
 import { SETTINGS } from "../../web/paths.ts";

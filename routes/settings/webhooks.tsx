@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { visibleChannels } from "../../domain/channels.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { userById } from "../../domain/workspace.ts";
-import { subjectOfPerson } from "../../domain/settings_access.ts";
+import { subjectOfPerson } from "../../domain/policy.ts";
 import {
   deleteWebhook,
   enableWebhook,

@@ -1,0 +1,262 @@
+/**
+ * Who may do what: every rule of access, in one place. For one action on one resource, a rule
+ * answers whether the subject may, and if not, whether it is told the resource does not exist
+ * (404) or that it may not act on it (403). The API, the settings screen, the event feed and
+ * delivery (who hears an event) all ask here; no route, page or command decides on its own.
+ *
+ * What never reaches a rule: a token's scope (checked per endpoint before any resource is read)
+ * and the operator at the admin CLI, who acts as the system and is bound by none of these but
+ * the channel's own state (`membersFrozen`: a direct message keeps its members, an archived
+ * channel is read-only).
+ */
+import {
+  type Channel,
+  type Message,
+  type Role,
+  SCOPES,
+  type Subject,
+  type User,
+  type UserType,
+} from "./types.ts";
+import type { Subscription } from "./webhook_records.ts";
+import { ApiError } from "./errors.ts";
+import { isSystem } from "./message_draft.ts";
+
+/** Who acts, as far as the rules care: a token's user, or a person signed in to the screen. */
+export type Principal = Pick<Subject, "user_id" | "team_id" | "type" | "role">;
+
+/** A principal, or null: the operator at the admin CLI. */
+export type Who = Principal | null;
+
+/** The acting person of the settings screen's and CLI's functions; null is the operator. */
+export type Actor = User | null;
+
+export const whoOf = (actor: Actor): Who =>
+  actor && { user_id: actor.id, team_id: actor.team_id, type: actor.type, role: actor.role };
+
+/**
+ * A signed-in person as the subject of the domain functions the API also calls: the screen is
+ * not limited by token scopes, only by these rules.
+ */
+export const subjectOfPerson = (user: User): Subject => ({
+  user_id: user.id,
+  team_id: user.team_id,
+  name: user.name,
+  type: user.type,
+  role: user.role,
+  token_id: "",
+  scopes: [...SCOPES],
+});
+
+/** The audit log's actor id of an action. */
+export const actorId = (actor: Actor): string | null => actor?.id ?? null;
+
+/** "Team admin or above": a human admin or owner. Bots have no role. */
+export const isAdmin = (p: { type: UserType; role: Role | null }) =>
+  p.type === "human" && (p.role === "admin" || p.role === "owner");
+
+/** A channel as a rule sees it: the record, and whether the subject is a member. */
+export interface ChannelTarget {
+  channel: Channel;
+  isMember: boolean;
+}
+
+export interface MessageTarget extends ChannelTarget {
+  message: Message;
+}
+
+/** Removing `userId` from a channel; `targetIsMember` says whether it is in it. */
+export interface RemovalTarget extends ChannelTarget {
+  userId: string;
+  targetIsMember: boolean;
+}
+
+export type SubscriptionTarget = Pick<Subscription, "team_id" | "created_by">;
+
+/** The user whose tokens are managed. */
+export type HolderTarget = { id: string; team_id: string; type: UserType };
+
+export type TeamTarget = { team_id: string };
+
+/** Each action and the resource it acts on. */
+export interface Targets {
+  /** Show a channel, read its messages and members, read its events (feed and stream). */
+  "channel.read": ChannelTarget;
+  /** Archive or unarchive. */
+  "channel.archive": ChannelTarget;
+  /** Post a message. */
+  "channel.post": ChannelTarget;
+  /** Reach a channel's member list to change it: an admin may, in a private channel it is not in. */
+  "member.manage": ChannelTarget;
+  "member.add": ChannelTarget;
+  "member.remove": RemovalTarget;
+  "message.edit": MessageTarget;
+  "message.delete": MessageTarget;
+  /** Add or remove one's reaction. */
+  "reaction.set": ChannelTarget;
+  /** Whether an event of the channel reaches a subscription: its owner must see the channel. */
+  "event.hear": ChannelTarget;
+  /** See a subscription and its deliveries (list, show). */
+  "subscription.read": SubscriptionTarget;
+  /** Rename, delete, re-enable, rotate the secret, test, redeliver, recover. */
+  "subscription.manage": SubscriptionTarget;
+  /** Change where it delivers and what it hears: `url`, `events`, `channel_ids`. */
+  "subscription.retarget": SubscriptionTarget;
+  /** Create a token for this user. */
+  "token.create": HolderTarget;
+  /** Rotate or revoke a token of this user. */
+  "token.manage": HolderTarget;
+  /** Bots, incoming webhooks, the audit log: the team's parts of the settings screen. */
+  "team.administer": TeamTarget;
+  /** Point an incoming webhook at this channel. */
+  "incoming.target": ChannelTarget;
+}
+
+export type Action = keyof Targets;
+
+/** The actions on a channel alone, which loading the channel can decide. */
+export type ChannelAction = {
+  [A in Action]: ChannelTarget extends Targets[A] ? A : never;
+}[Action];
+
+/** Why an action is refused: hidden (404, as if it did not exist) or forbidden (403). */
+export interface Denial {
+  status: 403 | 404;
+  message: string;
+}
+
+const hidden = (message: string): Denial => ({ status: 404, message });
+const forbidden = (message: string): Denial => ({ status: 403, message });
+
+export const CHANNEL_NOT_FOUND = "Channel not found.";
+export const SUBSCRIPTION_NOT_FOUND = "Webhook subscription not found.";
+export const ARCHIVED = "The channel is archived; it is read-only until it is unarchived.";
+
+/**
+ * Whether a principal sees a channel. A bot: only as a member. A human: as a member, or when the
+ * channel is public and not a direct message. `adminOverride`: the operations where a human
+ * admin acts on a private channel of its team without being in it (archive, unarchive, adding
+ * and removing members).
+ */
+function sees(p: Principal, { channel, isMember }: ChannelTarget, adminOverride = false): boolean {
+  if (channel.team_id !== p.team_id) return false;
+  if (isMember) return true;
+  if (p.type === "bot" || channel.is_direct) return false;
+  return channel.visibility === "public" || (adminOverride && isAdmin(p));
+}
+
+/** Read it, else the 404 that hides it. */
+const readable = (p: Principal, t: ChannelTarget) => sees(p, t) ? null : hidden(CHANNEL_NOT_FOUND);
+
+/** Read it and write to it: archived channels are read-only. */
+const writable = (p: Principal, t: ChannelTarget) =>
+  readable(p, t) ?? (t.channel.is_archived ? forbidden(ARCHIVED) : null);
+
+/** Why nobody, the operator included, may change this channel's members, or null. */
+export function membersFrozen(channel: Channel): Denial | null {
+  if (channel.is_direct) return forbidden("A direct message's members cannot change.");
+  return channel.is_archived ? forbidden(ARCHIVED) : null;
+}
+
+const creatorOrAdmin = (p: Principal, channel: Channel) =>
+  channel.created_by === p.user_id || (p.type === "human" && isAdmin(p));
+
+/** A message of a channel the subject writes to, and its own. */
+const ownMessage = (verb: string) => (p: Principal, t: MessageTarget) =>
+  writable(p, t) ??
+    (t.message.author.id === p.user_id
+      ? null
+      : forbidden(`You can only ${verb} your own messages.`));
+
+const seesSubscription = (p: Principal, s: SubscriptionTarget) =>
+  s.team_id === p.team_id && (s.created_by === p.user_id || isAdmin(p));
+
+const subscriptionVisible = (p: Principal, s: SubscriptionTarget) =>
+  seesSubscription(p, s) ? null : hidden(SUBSCRIPTION_NOT_FOUND);
+
+/** Its own tokens; an admin also its team's bots'. */
+const managesTokensOf = (p: Principal, h: HolderTarget) =>
+  h.id === p.user_id || (h.type === "bot" && h.team_id === p.team_id && isAdmin(p));
+
+const adminOf = (p: Principal, teamId: string) => p.team_id === teamId && isAdmin(p);
+
+type Rules = { [A in Action]: (p: Principal, target: Targets[A]) => Denial | null };
+
+const RULES: Rules = {
+  "channel.read": readable,
+  "channel.archive": (p, t) => {
+    if (!sees(p, t, true)) return hidden(CHANNEL_NOT_FOUND);
+    if (t.channel.is_general) return forbidden("The general channel cannot be archived.");
+    if (t.channel.is_direct) return forbidden("A direct message cannot be archived.");
+    return creatorOrAdmin(p, t.channel)
+      ? null
+      : forbidden("Only the channel's creator or a team admin may archive it.");
+  },
+  "channel.post": writable,
+  "member.manage": (p, t) => sees(p, t, true) ? null : hidden(CHANNEL_NOT_FOUND),
+  "member.add": (p, t) => {
+    if (!sees(p, t, true)) return hidden(CHANNEL_NOT_FOUND);
+    const frozen = membersFrozen(t.channel);
+    if (frozen) return frozen;
+    if (t.channel.visibility === "private" && !t.isMember && !isAdmin(p)) {
+      return forbidden("Only a member of this private channel or a team admin may add members.");
+    }
+    return null;
+  },
+  "member.remove": (p, t) => {
+    if (!sees(p, t, true)) return hidden(CHANNEL_NOT_FOUND);
+    // The resource comes before the permission: someone not in the channel is 404, whoever asks.
+    if (!t.targetIsMember) return hidden("That user is not a member of this channel.");
+    if (t.channel.is_general) {
+      return forbidden("Nobody can leave or be removed from the general channel.");
+    }
+    const frozen = membersFrozen(t.channel);
+    if (frozen) return frozen;
+    if (t.userId === p.user_id || creatorOrAdmin(p, t.channel)) return null;
+    return forbidden("Only the channel's creator or a team admin may remove other members.");
+  },
+  "message.edit": ownMessage("edit"),
+  "message.delete": (p, t) =>
+    ownMessage("delete")(p, t) ??
+      (isSystem(t.message) ? forbidden("System messages can't be deleted.") : null),
+  "reaction.set": writable,
+  // Admins get no exception here: a subscription hears what its owner reads, no more.
+  "event.hear": readable,
+  "subscription.read": subscriptionVisible,
+  "subscription.manage": subscriptionVisible,
+  "subscription.retarget": (p, s) =>
+    subscriptionVisible(p, s) ?? (s.created_by === p.user_id ? null : forbidden(
+      "Only the subscription's owner may change its url, events or channel_ids.",
+    )),
+  "token.create": (p, h) => managesTokensOf(p, h) ? null : hidden("No such user."),
+  "token.manage": (p, h) => managesTokensOf(p, h) ? null : hidden("No such token."),
+  "team.administer": (p, t) => adminOf(p, t.team_id) ? null : hidden("Not found."),
+  "incoming.target": (p, t) =>
+    adminOf(p, t.channel.team_id) && sees(p, t) ? null : hidden("No such channel."),
+};
+
+/** Why `who` may not do `action` on `target`, or null when it may. The operator always may. */
+export function decide<A extends Action>(who: Who, action: A, target: Targets[A]): Denial | null {
+  return who === null ? null : RULES[action](who, target);
+}
+
+export const permits = <A extends Action>(who: Who, action: A, target: Targets[A]) =>
+  decide(who, action, target) === null;
+
+/** The API error of a denial. */
+export const denialError = (d: Denial, message = d.message) => new ApiError(d.status, message);
+
+/**
+ * Throws the denial as the API error (404 or 403) unless `who` may. `hiddenAs` replaces a 404's
+ * message where a caller names the resource its own way (an incoming webhook, a bot).
+ */
+export function authorize<A extends Action>(
+  who: Who,
+  action: A,
+  target: Targets[A],
+  hiddenAs?: string,
+): void {
+  const denial = decide(who, action, target);
+  if (!denial) return;
+  throw denialError(denial, denial.status === 404 && hiddenAs ? hiddenAs : denial.message);
+}
