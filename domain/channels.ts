@@ -1,13 +1,21 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, Team, User } from "./types.ts";
-import { authorize, CHANNEL_NOT_FOUND, type ChannelAction, permits } from "./policy.ts";
+import {
+  type Actor,
+  authorize,
+  CHANNEL_NOT_FOUND,
+  type ChannelAction,
+  permits,
+  subjectOfPerson,
+  whoOf,
+} from "./policy.ts";
 import { ApiError, invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { RecentMap } from "./recent_map.ts";
 import { retrying } from "./retry.ts";
 import { pendingTokenKey, settleTokenCheck, verifySubject } from "./tokens.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
-import { checkOptionalText, checkText } from "./text.ts";
+import { checkName, checkOptionalName } from "./text.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
@@ -132,6 +140,17 @@ export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[
   return channels.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
 }
 
+/**
+ * The private channels and direct messages `user` is in, by name: what a token for it reads
+ * beyond public channels. For an admin about to mint a token for a bot (the policy's
+ * "team.administer"), so it knows what that token will read.
+ */
+export async function privateReach(ctx: Ctx, actor: Actor, user: User): Promise<Channel[]> {
+  authorize(whoOf(actor), "team.administer", user);
+  const channels = await listChannels(ctx, subjectOfPerson(user));
+  return channels.filter((c) => c.visibility === "private" || c.is_direct);
+}
+
 export interface NewChannel {
   name: string;
   visibility: "public" | "private";
@@ -145,8 +164,8 @@ export async function createChannel(
   input: NewChannel,
 ): Promise<Channel> {
   await verifySubject(ctx, subject);
-  const name = cleanChannelName(checkText("name", input.name));
-  const topic = checkOptionalText("topic", input.topic) ?? null;
+  const name = cleanChannelName(checkName("name", input.name));
+  const topic = checkOptionalName("topic", input.topic) ?? null;
   const slug = slugify(name);
   if (!slug) throw invalid("name", "The name must contain at least one letter or digit.");
   const channel: Channel = {

@@ -6,7 +6,7 @@ import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
 import { postMessage } from "./messages.ts";
 import type { Pending } from "./pending.ts";
 import { retrying } from "./retry.ts";
-import { checkText } from "./text.ts";
+import { checkName } from "./text.ts";
 import { randomBase62, sha256Hex } from "./tokens.ts";
 import { getChannelFor } from "../kv/channels.ts";
 import {
@@ -20,7 +20,6 @@ import { getUser } from "../kv/workspace.ts";
 
 /** Random base62 characters of a secret: the whole path segment of the hook's URL. */
 const SECRET_CHARS = 40;
-const MAX_NAME_CHARS = 255;
 
 /** What anyone with an unknown, revoked or malformed secret gets: the same 404. */
 const HOOK_NOT_FOUND = "No such incoming webhook.";
@@ -47,10 +46,7 @@ export async function createIncoming(
   input: NewIncoming,
   actor: Actor,
 ): Promise<{ hook: IncomingWebhook; url: string }> {
-  const name = checkText("name", input.name?.trim() || "Incoming webhook");
-  if ([...name].length > MAX_NAME_CHARS) {
-    throw invalid("name", `The name may not be longer than ${MAX_NAME_CHARS} characters.`);
-  }
+  const name = checkName("name", input.name?.trim() || "Incoming webhook");
   const [{ channel, member, other: actorMember }, bot] = await Promise.all([
     getChannelFor(ctx.kv, input.channelId, input.botId, actor?.id),
     getUser(ctx.kv, input.botId),

@@ -1,13 +1,7 @@
 import { invalid } from "./errors.ts";
-import { checkText } from "./text.ts";
+import { checkText, longerThan } from "./text.ts";
 
 export const MAX_BODY_CHARS = 10_000;
-
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
-}
 
 /**
  * A message body as stored: line breaks normalized to `\n`, surrounding whitespace trimmed,
@@ -17,7 +11,7 @@ function codePoints(text: string): number {
 export function cleanBody(raw: string, field = "body"): string {
   const text = checkText(field, raw.replace(/\r\n?/g, "\n"), { multiline: true }).trim();
   if (!text) throw invalid(field, `The ${field} is required and may not be blank.`);
-  if (text.length > MAX_BODY_CHARS && codePoints(text) > MAX_BODY_CHARS) {
+  if (longerThan(text, MAX_BODY_CHARS)) {
     throw invalid(field, `The ${field} may not be longer than 10,000 characters.`);
   }
   return text;

@@ -24,8 +24,16 @@ export const httpDuration = new Histogram({
 
 export const rateLimited = new Counter({
   name: "http_rate_limited_total",
-  help: "Requests refused with 429, by what was limited (token, incoming webhook).",
+  help: "Requests refused with 429, by what was limited (token, incoming_webhook, guessing).",
   labelNames: ["kind"] as const,
+  registers: [registry],
+});
+
+export const secretMisses = new Counter({
+  name: "http_secret_misses_total",
+  help:
+    "Requests to a secret URL whose secret matched nothing, by surface (incoming_webhook, login_link).",
+  labelNames: ["surface"] as const,
   registers: [registry],
 });
 

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Ctx } from "./context.ts";
-import type { Session } from "./types.ts";
+import type { LoginLink, Session, User } from "./types.ts";
 import { ApiError, invalid, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { randomBase62, sha256Hex } from "./tokens.ts";
@@ -14,6 +14,8 @@ import {
 } from "../kv/sessions.ts";
 
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
+/** How long a used or expired link is kept after its expiry, so opening it says which it was. */
+const LINK_KEPT_MS = 24 * 3_600_000;
 /** A session lasts a working day; then a new link is needed. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
 const SECRET_CHARS = 40;
@@ -22,12 +24,13 @@ const SECRET = /^[0-9A-Za-z]{40}$/;
 /** Where a sign-in link leads; its last segment is the link's secret. */
 export const LOGIN_PATH = "/settings/login";
 
-/** What every used, expired, unknown or malformed link gets: the same answer. */
-export const linkUnusable = () =>
-  new ApiError(
-    410,
-    "This sign-in link was already used or has expired. Ask for a new one: deno task admin login-link --user <your user id>.",
-  );
+const NEW_LINK = "Ask for a new one: deno task admin login-link --user <your user id>.";
+
+/** A link that matches nothing (or is not shaped like one): a guess, as far as anyone can tell. */
+const linkUnknown = () => notFound(`This sign-in link is not known here. ${NEW_LINK}`);
+const linkUsed = () => new ApiError(410, `This sign-in link was already used. ${NEW_LINK}`);
+const linkExpired = () =>
+  new ApiError(410, `This sign-in link has expired: a link works for 15 minutes. ${NEW_LINK}`);
 
 /** A one-time link into the settings screen for a human, valid LOGIN_LINK_TTL_MS. */
 export async function createLoginLink(
@@ -44,27 +47,41 @@ export async function createLoginLink(
   await insertLoginLink(
     ctx.kv,
     sha256Hex(secret),
-    { user_id: user.id, expires_at },
-    LOGIN_LINK_TTL_MS,
+    { user_id: user.id, expires_at, used_at: null },
+    LOGIN_LINK_TTL_MS + LINK_KEPT_MS,
   );
   return { url: `${ctx.settings.baseUrl}${LOGIN_PATH}/${secret}`, expires_at };
 }
 
 /**
- * Uses up a sign-in link and starts a session. Returns the cookie value, which exists nowhere
- * else (only its hash is stored). Any link that can't be used: the 410 of `linkUnusable`.
+ * The usable link a secret names and the person it signs in, without using it: what opening the
+ * link shows ("Sign in as ..."), so a link previewer or mail scanner that opens it uses nothing.
+ * Unknown or malformed: 404; used or expired: 410, saying which.
+ */
+export async function openLoginLink(
+  ctx: Ctx,
+  linkSecret: string,
+): Promise<{ link: Deno.KvEntry<LoginLink>; user: User }> {
+  if (!SECRET.test(linkSecret)) throw linkUnknown();
+  const link = await getLoginLink(ctx.kv, sha256Hex(linkSecret));
+  if (link.versionstamp === null) throw linkUnknown();
+  if (link.value.used_at) throw linkUsed();
+  if (Date.parse(link.value.expires_at) <= Date.now()) throw linkExpired();
+  const user = await getUser(ctx.kv, link.value.user_id);
+  if (!user || user.type !== "human") throw linkUnknown();
+  return { link, user };
+}
+
+/**
+ * Uses up a sign-in link and starts a session (the "Sign in" button's POST). Returns the cookie
+ * value, which exists nowhere else (only its hash is stored). Errors as `openLoginLink`'s; of two
+ * tabs using one link, the second gets "already used".
  */
 export async function signIn(
   ctx: Ctx,
   linkSecret: string,
 ): Promise<{ cookie: string; session: Session }> {
-  if (!SECRET.test(linkSecret)) throw linkUnusable();
-  const link = await getLoginLink(ctx.kv, sha256Hex(linkSecret));
-  if (link.versionstamp === null || Date.parse(link.value.expires_at) <= Date.now()) {
-    throw linkUnusable();
-  }
-  const user = await getUser(ctx.kv, link.value.user_id);
-  if (!user || user.type !== "human") throw linkUnusable();
+  const { link, user } = await openLoginLink(ctx, linkSecret);
   const now = Date.now();
   const cookie = randomBase62(SECRET_CHARS);
   const session: Session = {
@@ -74,8 +91,10 @@ export async function signIn(
     created_at: new Date(now).toISOString(),
     expires_at: new Date(now + SESSION_TTL_MS).toISOString(),
   };
-  if (!await exchangeLink(ctx.kv, link, sha256Hex(cookie), session, SESSION_TTL_MS)) {
-    throw linkUnusable();
+  const used = { ...link.value, used_at: new Date(now).toISOString() };
+  const keptMs = Date.parse(link.value.expires_at) + LINK_KEPT_MS - now;
+  if (!await exchangeLink(ctx.kv, link, used, keptMs, sha256Hex(cookie), session, SESSION_TTL_MS)) {
+    throw linkUsed();
   }
   return { cookie, session };
 }

@@ -46,6 +46,7 @@ const schema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   LOG_FORMAT: z.enum(["json", "pretty", "auto"]).default("auto"),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  TRUST_PROXY: bool.default(false),
 });
 
 /** The service's settings, read once from the environment at start. */
@@ -61,6 +62,8 @@ export interface Settings {
   log: { level: LogLevel; format: LogFormat | "auto" };
   /** The bearer token GET /metrics wants; without one, /metrics does not exist. */
   metricsToken: string | undefined;
+  /** Take the client's address from the last hop of X-Forwarded-For (behind a proxy). */
+  trustProxy: boolean;
   webhooks: {
     disableAfter: number;
     maxAttempts: number;
@@ -108,6 +111,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     rateLimit: s.INTEGRATIONS_API_RATE_LIMIT,
     log: { level: s.LOG_LEVEL, format: s.LOG_FORMAT },
     metricsToken: s.METRICS_TOKEN,
+    trustProxy: s.TRUST_PROXY,
     webhooks: {
       disableAfter: s.WEBHOOKS_DISABLE_AFTER,
       maxAttempts: s.WEBHOOKS_MAX_ATTEMPTS,

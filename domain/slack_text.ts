@@ -9,6 +9,7 @@ import { invalid } from "./errors.ts";
  * colors, links, …) is accepted and ignored. Throws the 422 on `text` when there is none.
  */
 export function slackText(payload: Record<string, unknown>): string {
+  assertBounded(payload);
   const { text } = payload;
   if (text !== undefined && text !== null && typeof text !== "string") {
     throw invalid("text", "The text must be a string.");
@@ -46,4 +47,37 @@ function attachmentTexts(attachments: unknown): string[] {
     const fallback = textOf(a.fallback);
     return [...(own.length > 0 ? own : fallback ? [fallback] : []), ...blockTexts(a.blocks)];
   });
+}
+
+/** How deep a payload may nest, and how many blocks, attachments and fields it may hold in all. */
+export const MAX_DEPTH = 32;
+export const MAX_ELEMENTS = 1_000;
+
+const ELEMENT_LISTS = new Set(["blocks", "attachments", "fields"]);
+
+/**
+ * Refuses, with the 422 on `text`, a payload nested deeper than MAX_DEPTH levels or with more
+ * than MAX_ELEMENTS blocks, attachments and fields: the walk that reads the text must stay short
+ * whatever is sent. Walked with a stack of its own, so no nesting can exhaust the call stack.
+ */
+function assertBounded(payload: Record<string, unknown>): void {
+  const stack: [unknown, number][] = [[payload, 1]];
+  let elements = 0;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > MAX_DEPTH) {
+      throw invalid("text", `The payload may not be nested deeper than ${MAX_DEPTH} levels.`);
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (ELEMENT_LISTS.has(key) && Array.isArray(child)) elements += child.length;
+      stack.push([child, depth + 1]);
+    }
+    if (elements > MAX_ELEMENTS) {
+      throw invalid(
+        "text",
+        `The payload may hold at most ${MAX_ELEMENTS} blocks, attachments and fields in all.`,
+      );
+    }
+  }
 }

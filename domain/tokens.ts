@@ -8,11 +8,12 @@ import {
   replaceToken,
   revokeToken,
   touchToken,
+  userTokens,
 } from "../kv/tokens.ts";
-import { invalid, notFound, unauthenticated } from "./errors.ts";
+import { ApiError, invalid, notFound, unauthenticated } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
-import { checkText } from "./text.ts";
+import { checkName } from "./text.ts";
 import { keys } from "../kv/keys.ts";
 import { retrying } from "./retry.ts";
 import type { Scope, Subject, Token, TokenCheck, User } from "./types.ts";
@@ -118,17 +119,19 @@ function build(
   };
 }
 
-const MAX_NAME_CHARS = 255;
 const noSuchToken = () => notFound("No such token.");
 
-/** A token's name: the Text rule, 1 to 255 characters; none given is "token". */
-function tokenName(name: string | undefined): string {
-  const trimmed = checkText("name", name ?? "").trim();
-  if ([...trimmed].length > MAX_NAME_CHARS) {
-    throw invalid("name", `The name may not be longer than ${MAX_NAME_CHARS} characters.`);
-  }
-  return trimmed || "token";
-}
+/**
+ * Live tokens (unrevoked, unexpired) one user may hold: each has a rate limit of its own, so
+ * without a bound one member could mint its way past the limit.
+ */
+export const MAX_LIVE_TOKENS = 25;
+
+const isLive = (t: Token, now: number) =>
+  !t.revoked_at && (!t.expires_at || Date.parse(t.expires_at) > now);
+
+/** A token's name: the rule for names, 1 to 255 characters; none given is "token". */
+const tokenName = (name: string | undefined) => checkName("name", (name ?? "").trim()) || "token";
 
 /**
  * Creates a token for `user`, whose tokens the actor must manage (the policy's "token.create";
@@ -147,14 +150,25 @@ export async function createToken(
   authorize(whoOf(opts.actor), "token.create", user);
   const name = tokenName(opts.name);
   if (opts.scopes.length === 0) throw invalid("scopes", "Choose at least one scope.");
-  const made = build(user, opts.scopes, name, opts.expiresInSeconds ?? null);
-  await insertToken(ctx.kv, made.token, {
-    team_id: user.team_id,
-    action: "token.created",
-    actor_id: actorId(opts.actor),
-    target_id: made.token.id,
+  return await retrying("create token", async () => {
+    const { tokens, version } = await userTokens(ctx.kv, user.id);
+    const now = Date.now();
+    if (tokens.filter((t) => isLive(t, now)).length >= MAX_LIVE_TOKENS) {
+      const holder = opts.actor?.id === user.id ? "You hold" : `${user.name} holds`;
+      throw new ApiError(
+        422,
+        `${holder} ${MAX_LIVE_TOKENS} live tokens already, the most allowed; revoke one first.`,
+      );
+    }
+    const made = build(user, opts.scopes, name, opts.expiresInSeconds ?? null);
+    const ok = await insertToken(ctx.kv, made.token, version, {
+      team_id: user.team_id,
+      action: "token.created",
+      actor_id: actorId(opts.actor),
+      target_id: made.token.id,
+    });
+    return ok ? made : null;
   });
-  return made;
 }
 
 const holderOf = (t: Token) => ({ id: t.user_id, team_id: t.team_id, type: t.user_type });

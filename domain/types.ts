@@ -185,6 +185,8 @@ export interface AuditEntry {
 export interface LoginLink {
   user_id: string;
   expires_at: string;
+  /** When it was used to sign in; a used link is kept a while, to say so when opened again. */
+  used_at?: string | null;
 }
 
 /** A signed-in human's session of the settings screen, stored by the SHA-256 of its cookie. */

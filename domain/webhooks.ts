@@ -14,7 +14,7 @@ import {
   SUBSCRIPTION_NOT_FOUND,
   whoOf,
 } from "./policy.ts";
-import { checkText } from "./text.ts";
+import { checkName } from "./text.ts";
 import { randomBase62, verifySubject } from "./tokens.ts";
 import {
   getDelivery,
@@ -37,6 +37,8 @@ import { resolveTarget, UnsafeUrlError } from "../delivery/ssrf.ts";
 
 /** After a rotation, deliveries are signed with the old secret too for this long. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+/** Channels one subscription may name (decisions: at most 100). */
+export const MAX_CHANNEL_IDS = 100;
 /** Attempts returned with a subscription. */
 export const SHOWN_DELIVERIES = 20;
 
@@ -119,7 +121,7 @@ export async function updateWebhook(
   const changes = unwrap(input);
   const given = Object.entries(changes).filter(([, v]) => v !== undefined);
   if (given.length === 0) return loaded.value;
-  if (changes.name !== undefined) checkText("name", changes.name);
+  if (changes.name !== undefined) checkName("name", changes.name);
   const channelIds = changes.channel_ids === undefined
     ? undefined
     : changes.channel_ids && [...new Set(changes.channel_ids)];
@@ -179,7 +181,7 @@ export async function createWebhook(
   input: NewWebhook,
 ): Promise<{ subscription: Subscription; secret: string }> {
   await verifySubject(ctx, subject);
-  checkText("name", input.name);
+  checkName("name", input.name);
   const channelIds = input.channel_ids ? [...new Set(input.channel_ids)] : null;
   if (channelIds) await checkChannels(ctx, subject, channelIds);
   await checkUrl(ctx, input.url);

@@ -3,7 +3,7 @@ import type { Role, Team, User } from "./types.ts";
 import { generalChannelFor } from "./channels.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { newId, nowIso } from "./ids.ts";
-import { checkText } from "./text.ts";
+import { checkName } from "./text.ts";
 import {
   getTeam,
   getUser,
@@ -16,7 +16,7 @@ import {
 
 /** Creates a team and its general channel. */
 export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
-  if (!checkText("name", name).trim()) throw invalid("name", "The team name is required.");
+  if (!checkName("name", name).trim()) throw invalid("name", "The team name is required.");
   const team: Team = {
     id: newId(),
     name: name.trim(),
@@ -50,7 +50,7 @@ export async function createUser(
   },
 ): Promise<User> {
   const team = await teamOrThrow(ctx, input.teamId);
-  if (!checkText("name", input.name).trim()) throw invalid("name", "The name is required.");
+  if (!checkName("name", input.name).trim()) throw invalid("name", "The name is required.");
   const user: User = {
     id: newId(),
     team_id: team.id,

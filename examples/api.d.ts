@@ -56,10 +56,14 @@ export interface paths {
          * @description Exists only when `METRICS_TOKEN` is set (404 otherwise), and wants it as the bearer
          *     token (401 otherwise). Prometheus text format: `http_requests_total` and
          *     `http_request_duration_seconds` by route pattern, method and status,
-         *     `http_rate_limited_total`, `webhook_deliveries_total` by outcome,
+         *     `http_rate_limited_total` by kind (`token`, `incoming_webhook`, `guessing`),
+         *     `http_secret_misses_total` by surface (`incoming_webhook`, `login_link`: unknown secrets,
+         *     counted against the client's address), `webhook_deliveries_total` by outcome,
          *     `webhook_attempt_duration_seconds`, `webhook_jobs_pending`,
          *     `webhook_oldest_job_age_seconds`, `webhook_jobs_in_memory`, `webhook_subscriptions` by
-         *     status, and the process's own.
+         *     status, and the process's own. Every label takes its values from a fixed set: a route is
+         *     its pattern (`/hooks/:secret`, never the path), a path no route serves is `(unmatched)`,
+         *     and a method other than GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS is `OTHER`.
          */
         get: operations["metrics"];
         put?: never;
@@ -381,8 +385,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the workspace's outgoing-webhook subscriptions
-         * @description Newest first; no secret, no deliveries. Not paged.
+         * List the outgoing-webhook subscriptions the caller may see
+         * @description Newest first; no secret, no deliveries. Not paged. A subscription is seen by its owner
+         *     (the user whose token created it) and by the team's admins and owners: an admin's or
+         *     owner's token lists the whole team's, anyone else's only its own. For everyone else a
+         *     subscription does not exist: show, PATCH, DELETE, test, recover and redeliver on it
+         *     answer 404 with the same body as an unknown id.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -408,7 +416,9 @@ export interface paths {
          *     channel it leaves stop. A user hears its own joining (`channel.member_added` and the
          *     `member_joined` notice) but not its own leaving. Every `channel_ids` entry must be a
          *     channel that user can see: one it can't see is refused exactly like one that does not
-         *     exist (the same 422 on `channel_ids`, the same message).
+         *     exist (the same 422 on `channel_ids`, the same message). At most 100 `channel_ids`
+         *     (422 on `channel_ids` beyond); `events` lists each name at most once (repeats are
+         *     folded; at most 100 entries).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -445,6 +455,12 @@ export interface paths {
          *     must be a channel the caller can see (one it can't is refused like one that does not
          *     exist). The secret, the delivery history, the status and the owner (who the subscription
          *     hears as) stay. An empty body changes nothing. Audited as `webhook.updated`.
+         *
+         *     What a subscription hears and where it delivers are its owner's choice alone: a body that
+         *     gives `url`, `events` or `channel_ids` (even unchanged) for a subscription someone else
+         *     owns is 403, admins included. An admin or owner may still rename it (and show, delete,
+         *     re-enable, rotate, test, redeliver and recover it: those send only to the owner's URL).
+         *     Anyone else gets the 404 of an unknown id.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -568,7 +584,10 @@ export interface paths {
                 /**
                  * @description The incoming webhook's secret: the last segment of the URL shown once when the hook was
                  *     made (`deno task admin incoming:create`). Unknown, revoked and malformed secrets are the
-                 *     same 404.
+                 *     same 404, and each counts against the client's address: past 60 a minute, every
+                 *     incoming-webhook URL (and sign-in link) answers 429 with `Retry-After` from that address
+                 *     until the minute ends (behind a proxy, with `TRUST_PROXY=true`, the address is the last
+                 *     hop of `X-Forwarded-For`).
                  */
                 secret: string;
             };
@@ -592,11 +611,13 @@ export interface paths {
          *     takes (`username`, `icon_emoji`, `icon_url`, `channel`, `mrkdwn`, `unfurl_links`,
          *     colors, links, images, …) is accepted and ignored, never a 422.
          *
-         *     Checks, in order: the platform switch and the secret (404), the hook's own rate limit of
-         *     `INTEGRATIONS_API_RATE_LIMIT` requests per minute (429, headers as for tokens), the
-         *     channel (404 when the bot is no longer a member, 403 when it is archived), then the
-         *     payload (422 on `text` as for a message `body`: 1 to 10,000 characters after trimming,
-         *     the Text rule; 422 on `payload` for form data without it; 413 over 1 MiB).
+         *     Checks, in order: the platform switch, the guessing limit (429) and the secret (404), the
+         *     hook's own rate limit of `INTEGRATIONS_API_RATE_LIMIT` requests per minute (429, headers
+         *     as for tokens), the channel (404 when the bot is no longer a member, 403 when it is
+         *     archived), then the payload (422 on `text` as for a message `body`: 1 to 10,000
+         *     characters after trimming, the Text rule; 422 on `text` too for a payload nested deeper
+         *     than 32 levels or with more than 1,000 blocks, attachments and fields in all; 422 on
+         *     `payload` for form data without it; 413 over 1 MiB).
          */
         post: operations["postThroughIncomingWebhook"];
         delete?: never;
@@ -632,24 +653,32 @@ export interface paths {
             path: {
                 /**
                  * @description The last segment of the one-time link that `deno task admin login-link --user <id>`
-                 *     prints. Used, expired (15 minutes), unknown and malformed links are the same 410.
+                 *     prints. A used or expired (15 minutes) link answers 410, saying which; an unknown or
+                 *     malformed one 404. Each 404 counts against the client's address: past 60 a minute,
+                 *     every sign-in link (and incoming-webhook URL) answers 429 from that address until the
+                 *     minute ends (behind a proxy, with `TRUST_PROXY=true`, the address is the last hop of
+                 *     `X-Forwarded-For`).
                  */
                 secret: string;
             };
             cookie?: never;
         };
         /**
-         * Sign in to the settings screen with a one-time link
-         * @description Uses up the link and starts a session: sets the session cookie (`tc_session`, or
-         *     `__Host-tc_session` when `BASE_URL` is https; HttpOnly, SameSite=Strict, Secure over
-         *     https, Path=/, 12 hours) and redirects to `/settings/integrations`. Opened from another
-         *     site (`Sec-Fetch-Site: cross-site`, a mail client, say) it answers 200 with a page that
-         *     goes on by itself instead, since a redirect would not carry the SameSite=Strict cookie.
-         *     A session already in the browser is ended. Only people sign in; bots can't.
+         * Open a one-time sign-in link (uses nothing)
+         * @description Shows a page with a "Sign in as <name>" button and uses nothing up: link previewers in
+         *     chat apps and mail scanners open links too. The button posts to the same URL.
          */
         get: operations["openLoginLink"];
         put?: never;
-        post?: never;
+        /**
+         * Sign in with a one-time link (the button of its page)
+         * @description Uses up the link and starts a session: sets the session cookie (`tc_session`, or
+         *     `__Host-tc_session` when `BASE_URL` is https; HttpOnly, SameSite=Strict, Secure over
+         *     https, Path=/, 12 hours) and redirects to `/settings/integrations`. A session already in
+         *     the browser is ended. Of two tabs using one link, the second gets the 410. A POST from
+         *     another origin is refused (403). Only people sign in; bots can't.
+         */
+        post: operations["useLoginLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -710,7 +739,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a personal access token (shown once) */
+        /**
+         * Create a personal access token (shown once)
+         * @description A person holds at most 25 live (unrevoked, unexpired) tokens; a 26th is refused with 422
+         *     ("revoke one first"), as the admin CLI's `token:create` is.
+         */
         post: operations["settingsCreateToken"];
         delete?: never;
         options?: never;
@@ -794,7 +827,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a token for a bot (shown once; admins and owners) */
+        /**
+         * Create a token for a bot (shown once; admins and owners)
+         * @description Before the form is sent, the bots page lists the private channels and direct messages
+         *     the bot is in: a token for it reads them, whoever makes it. A bot holds at most 25 live
+         *     tokens (422 beyond).
+         */
         post: operations["settingsCreateBotToken"];
         delete?: never;
         options?: never;
@@ -1517,6 +1555,32 @@ export interface components {
          */
         SettingsNotFound: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /**
+         * @description The sign-in link was already used, or has expired; the page says which, and how to ask
+         *     for a new one.
+         */
+        SignInLinkGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /**
+         * @description This address asked for more than 60 unknown secret URLs (sign-in links, incoming
+         *     webhooks) this minute; it is refused until the minute ends.
+         */
+        SettingsTooManyMisses: {
+            headers: {
+                /** @description Whole seconds until the minute ends. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2692,7 +2756,10 @@ export interface operations {
                 /**
                  * @description The incoming webhook's secret: the last segment of the URL shown once when the hook was
                  *     made (`deno task admin incoming:create`). Unknown, revoked and malformed secrets are the
-                 *     same 404.
+                 *     same 404, and each counts against the client's address: past 60 a minute, every
+                 *     incoming-webhook URL (and sign-in link) answers 429 with `Retry-After` from that address
+                 *     until the minute ends (behind a proxy, with `TRUST_PROXY=true`, the address is the last
+                 *     hop of `X-Forwarded-For`).
                  */
                 secret: string;
             };
@@ -2758,7 +2825,11 @@ export interface operations {
             path: {
                 /**
                  * @description The last segment of the one-time link that `deno task admin login-link --user <id>`
-                 *     prints. Used, expired (15 minutes), unknown and malformed links are the same 410.
+                 *     prints. A used or expired (15 minutes) link answers 410, saying which; an unknown or
+                 *     malformed one 404. Each 404 counts against the client's address: past 60 a minute,
+                 *     every sign-in link (and incoming-webhook URL) answers 429 from that address until the
+                 *     minute ends (behind a proxy, with `TRUST_PROXY=true`, the address is the last hop of
+                 *     `X-Forwarded-For`).
                  */
                 secret: string;
             };
@@ -2767,16 +2838,39 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SettingsPage"];
-            303: components["responses"]["SettingsRedirect"];
-            /** @description The link was already used, has expired, or never existed. */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
+            404: components["responses"]["SettingsNotFound"];
+            410: components["responses"]["SignInLinkGone"];
+            429: components["responses"]["SettingsTooManyMisses"];
+        };
+    };
+    useLoginLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The last segment of the one-time link that `deno task admin login-link --user <id>`
+                 *     prints. A used or expired (15 minutes) link answers 410, saying which; an unknown or
+                 *     malformed one 404. Each 404 counts against the client's address: past 60 a minute,
+                 *     every sign-in link (and incoming-webhook URL) answers 429 from that address until the
+                 *     minute ends (behind a proxy, with `TRUST_PROXY=true`, the address is the last hop of
+                 *     `X-Forwarded-For`).
+                 */
+                secret: string;
             };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            410: components["responses"]["SignInLinkGone"];
+            429: components["responses"]["SettingsTooManyMisses"];
         };
     };
     signOut: {

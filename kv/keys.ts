@@ -10,7 +10,8 @@
  * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value; read with each request's first resource |
  * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |
  * | ["user_tokens", userId, tokenId]              | tokenHash            | index: a user's tokens, by age (UUIDv7)  |
- * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; deleted when used; expires |
+ * | ["user_tokens_version", userId]               | number (time)        | rewritten by every token creation: a count of live tokens checks it |
+ * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; marked used; kept a day past its expiry |
  * | ["sessions", sessionHash]                     | Session              | a settings-screen session, by SHA-256 of its cookie; expires |
  * | ["migrations", name]                          | { at }               | a data migration that has run (kv/migrations.ts) |
  * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
@@ -57,6 +58,7 @@ export const keys = {
   tokenId: (tokenId: string) => ["token_ids", tokenId],
   userTokens: (userId: string) => ["user_tokens", userId],
   userToken: (userId: string, tokenId: string) => ["user_tokens", userId, tokenId],
+  userTokensVersion: (userId: string) => ["user_tokens_version", userId],
   loginLinks: () => ["login_links"],
   loginLink: (hash: string) => ["login_links", hash],
   sessions: () => ["sessions"],

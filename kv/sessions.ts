@@ -14,19 +14,22 @@ export async function insertLoginLink(
 export const getLoginLink = (kv: Deno.Kv, hash: string) => kv.get<LoginLink>(keys.loginLink(hash));
 
 /**
- * Uses up a link and starts its session in one commit: of two tabs opening one link, exactly
- * one gets a session. False when the link was used (or changed) since it was read.
+ * Marks a link used (`used`, kept `keptMs` to say so when opened again) and starts its session
+ * in one commit: of two tabs using one link, exactly one gets a session. False when the link was
+ * used (or changed) since it was read.
  */
 export async function exchangeLink(
   kv: Deno.Kv,
   link: Deno.KvEntry<LoginLink>,
+  used: LoginLink,
+  keptMs: number,
   sessionHash: string,
   session: Session,
   ttlMs: number,
 ): Promise<boolean> {
   const { ok } = await kv.atomic()
     .check(link)
-    .delete(link.key)
+    .set(link.key, used, { expireIn: Math.max(keptMs, 1) })
     .set(keys.session(sessionHash), session, { expireIn: ttlMs })
     .commit();
   return ok;

@@ -1,6 +1,5 @@
 import type { Token } from "../domain/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
-import { commitOrThrow } from "./commit.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 
@@ -23,12 +22,23 @@ function put(op: Deno.AtomicOperation, token: Token) {
     .set(keys.userToken(token.user_id, token.id), token.hash);
 }
 
-/** Stores a new token with its audit entry. */
-export async function insertToken(kv: Deno.Kv, token: Token, audit: AuditDraft): Promise<void> {
-  const op = kv.atomic().check({ key: keys.token(token.hash), versionstamp: null });
+/**
+ * Stores a new token with its audit entry, if the user's tokens are still as `version` was read
+ * with them (see `userTokens`): two creations counted against one bound can't both pass it.
+ */
+export async function insertToken(
+  kv: Deno.Kv,
+  token: Token,
+  version: Deno.KvEntryMaybe<unknown>,
+  audit: AuditDraft,
+): Promise<boolean> {
+  const op = kv.atomic()
+    .check({ key: keys.token(token.hash), versionstamp: null })
+    .check({ key: keys.userTokensVersion(token.user_id), versionstamp: version.versionstamp })
+    .set(keys.userTokensVersion(token.user_id), Date.now());
   put(op, token);
   addAudit(op, audit);
-  await commitOrThrow(op, "create token");
+  return (await op.commit()).ok;
 }
 
 /** Marks a token revoked, with its audit entry. Null when the token changed since `entry`. */
@@ -64,10 +74,19 @@ export async function replaceToken(
 
 /** A user's tokens, oldest first, revoked ones included: through the user's index. */
 export async function listUserTokens(kv: Deno.Kv, userId: string): Promise<Token[]> {
+  return (await userTokens(kv, userId)).tokens;
+}
+
+/**
+ * A user's tokens, with the version of the set as read first: a creation checks it, so a count
+ * taken from these tokens still holds when the creation commits.
+ */
+export async function userTokens(kv: Deno.Kv, userId: string) {
+  const version = await kv.get(keys.userTokensVersion(userId));
   const hashes: string[] = [];
   for await (const e of kv.list<string>({ prefix: keys.userTokens(userId) })) hashes.push(e.value);
   const entries = await getAll<Token>(kv, hashes.map((h) => keys.token(h)));
-  return entries.flatMap((e) => e.value ? [e.value] : []);
+  return { version, tokens: entries.flatMap((e) => e.value ? [e.value] : []) };
 }
 
 /**

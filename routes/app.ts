@@ -14,6 +14,7 @@ import { messageRoutes } from "./messages.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
+import { GuessGuard } from "../domain/guessing.ts";
 import { RateLimiter } from "../domain/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
@@ -33,11 +34,12 @@ const indexOf = (base: string) => ({
 });
 
 /**
- * The whole HTTP surface: /up, /api/v1, the webhook endpoints and the settings screen. `close` stops its background
- * work (the rate limit's count syncing).
+ * The whole HTTP surface: /up, /api/v1, the webhook endpoints and the settings screen. `close`
+ * stops its background work (the rate limit's count syncing).
  */
 export function createApp(ctx: Ctx) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
+  const guard = new GuessGuard(ctx.kv);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .use(bearerAuth(ctx), rateLimit(ctx, limiter))
@@ -60,7 +62,7 @@ export function createApp(ctx: Ctx) {
   app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/settings/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/api/v1", api);
-  app.route("/hooks", hookRoutes(ctx, limiter));
-  app.route("/settings", settingsRoutes(ctx));
+  app.route("/hooks", hookRoutes(ctx, limiter, guard));
+  app.route("/settings", settingsRoutes(ctx, guard));
   return Object.assign(app, { close: () => limiter.close() });
 }

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { z } from "zod";
-import { ApiError, type FieldErrors } from "../domain/errors.ts";
+import { ApiError, type FieldErrors, invalid } from "../domain/errors.ts";
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -25,11 +25,69 @@ export async function readText(c: Context): Promise<string> {
   }
 }
 
-/** JSON text that must hold an object; anything else throws `refused()` (a 422). */
+/**
+ * How much structure a JSON body may hold: far beyond any request of ours (a subscription's
+ * channel ids, a Slack payload's thousand blocks), and little enough that parsing the largest
+ * body allowed costs a few milliseconds. Many keys are what makes JSON.parse slow (60,000 in one
+ * object take 20-30 ms); long strings and deep nesting are refused before they are parsed.
+ */
+const JSON_BUDGET = { depth: 64, keys: 10_000, items: 60_000 };
+
+/**
+ * What of JSON_BUDGET `text` exceeds, found by a scan that stops at the first excess and jumps
+ * over strings, or null. Not a validator: text that is not JSON passes, for JSON.parse to refuse.
+ */
+export function jsonExcess(text: string): "depth" | "keys" | "items" | null {
+  let depth = 0;
+  let keys = 0;
+  let items = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
+      if (i < 0) return null;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > JSON_BUDGET.depth) return "depth";
+    } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x3a) {
+      if (++keys > JSON_BUDGET.keys) return "keys";
+    } else if (c === 0x2c && ++items > JSON_BUDGET.items) return "items";
+  }
+  return null;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The index of the quote that closes the string opened at `open`: one not escaped; -1 if none. */
+function closingQuote(text: string, open: number): number {
+  let end = open;
+  for (;;) {
+    end = text.indexOf('"', end + 1);
+    if (end < 0) return -1;
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return end;
+  }
+}
+
+const EXCESS = {
+  depth: `nested deeper than ${JSON_BUDGET.depth} levels`,
+  keys: `holding more than ${JSON_BUDGET.keys} keys`,
+  items: `holding more than ${JSON_BUDGET.items} items`,
+};
+
+/**
+ * JSON text that must hold an object; anything else throws `refused()` (a 422). Text beyond
+ * JSON_BUDGET is refused unparsed, with the 422 on `field`.
+ */
 export function parseJsonObject(
   text: string,
   refused: () => ApiError = notAnObject,
+  field = "request",
 ): Record<string, unknown> {
+  const excess = jsonExcess(text);
+  if (excess) throw invalid(field, `The request body is too complex: ${EXCESS[excess]}.`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

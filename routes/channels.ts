@@ -9,21 +9,25 @@ import {
   unarchiveChannel,
 } from "../domain/channels.ts";
 import { cleanChannelName } from "../domain/slug.ts";
+import { longerThan, MAX_NAME_CHARS } from "../domain/text.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 import { channelView } from "./views.ts";
 
-/** The spec counts characters (code points), not UTF-16 units: one emoji is one character. */
-const chars = (s: string) => [...s].length;
-
 const newChannel = z.object({
   name: z.string({ error: "The name is required and must be a string." })
-    .refine((n) => chars(n) <= 255, "The name may not be longer than 255 characters.")
+    .refine(
+      (n) => !longerThan(n, MAX_NAME_CHARS),
+      "The name may not be longer than 255 characters.",
+    )
     .refine((n) => cleanChannelName(n).length > 0, "The name is required."),
   visibility: z.enum(["public", "private"], { error: "The visibility must be public or private." }),
   topic: z.string({ error: "The topic must be a string or null." })
-    .refine((t) => chars(t) <= 255, "The topic may not be longer than 255 characters.")
+    .refine(
+      (t) => !longerThan(t, MAX_NAME_CHARS),
+      "The topic may not be longer than 255 characters.",
+    )
     .nullable().optional(),
 });
 

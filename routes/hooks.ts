@@ -6,9 +6,11 @@ import { ApiError, invalid } from "../domain/errors.ts";
 import { hookFor, postThroughHook } from "../domain/incoming.ts";
 import { messageView } from "../domain/message_draft.ts";
 import { settle } from "../domain/pending.ts";
+import type { GuessGuard } from "../domain/guessing.ts";
 import type { RateLimiter } from "../domain/rate_limit.ts";
 import { slackText } from "../domain/slack_text.ts";
-import { MAX_BODY_BYTES, parseJsonObject, readJsonObject, readText } from "./body.ts";
+import { MAX_BODY_BYTES, parseJsonObject, readText } from "./body.ts";
+import { clientAddress } from "./client_address.ts";
 import type { ObservedVars } from "./middleware/observe.ts";
 import { applyRateLimit } from "./middleware/rate_limit.ts";
 
@@ -17,8 +19,12 @@ const FORM = /^(application\/x-www-form-urlencoded|multipart\/form-data)/i;
 const notAnObject = (field: string) =>
   invalid(field, 'The payload must be a JSON object, like {"text": "Hello"}.');
 
-/** A JSON text that must hold an object (the `payload` form field, or a form-typed JSON body). */
-const objectFrom = (text: string, field: string) => parseJsonObject(text, () => notAnObject(field));
+/**
+ * A JSON text that must hold an object: the body, the `payload` form field, or a form-typed JSON
+ * body. One too complex to parse is refused on `text`, as Slack payloads nested too deep are.
+ */
+const objectFrom = (text: string, field: string) =>
+  parseJsonObject(text, () => notAnObject(field), "text");
 
 /**
  * The payload as Slack takes it: a JSON body, or form data (urlencoded or multipart) whose
@@ -27,7 +33,7 @@ const objectFrom = (text: string, field: string) => parseJsonObject(text, () => 
  */
 async function readPayload(c: Context): Promise<Record<string, unknown>> {
   const type = c.req.header("Content-Type") ?? "";
-  if (!FORM.test(type)) return await readJsonObject(c);
+  if (!FORM.test(type)) return parseJsonObject(await readText(c), undefined, "text");
   if (/^multipart/i.test(type)) {
     let form: FormData;
     try {
@@ -47,15 +53,20 @@ async function readPayload(c: Context): Promise<Record<string, unknown>> {
 }
 
 /**
- * POST /hooks/{secret}: Slack-compatible incoming webhooks. Checks in order: the secret (404),
+ * POST /hooks/{secret}: Slack-compatible incoming webhooks. Checks in order: the secret (404,
+ * counted against the client's address: 429 past the guessing limit),
  * the hook's own rate limit (429), its channel (404, archived 403), then the payload (422).
  */
-export function hookRoutes(ctx: Ctx, limiter: RateLimiter) {
+export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
   return new Hono<{ Variables: ObservedVars }>().post(
     "/:secret",
     bodyLimit({ maxSize: MAX_BODY_BYTES }),
     async (c) => {
-      const hook = await hookFor(ctx, c.req.param("secret"));
+      const hook = await guard.lookup(
+        clientAddress(c, ctx.settings.trustProxy),
+        "incoming_webhook",
+        () => hookFor(ctx, c.req.param("secret")),
+      );
       c.set("credential", { incoming_webhook_id: hook.id });
       await applyRateLimit(c, limiter, `hook:${hook.id}`);
       const text = await settle(readPayload(c).then(slackText));

@@ -8,6 +8,7 @@ import {
   createWebhook,
   deleteWebhook,
   listWebhooks,
+  MAX_CHANNEL_IDS,
   pingWebhook,
   recoverWebhook,
   redeliver,
@@ -21,6 +22,22 @@ import { requireScope } from "./middleware/scope.ts";
 
 const eventsMessage = `Each event must be one of ${EVENT_TYPES.join(", ")}.`;
 
+/** Entries a subscription's `events` may list, repeats included (they are folded). */
+const MAX_EVENT_ENTRIES = 100;
+
+/**
+ * An array of `item`, at least one and at most `max` long. The length is checked before any item
+ * is: a body can hold tens of thousands, and each would cost work before the limit refused it.
+ */
+const boundedArray = <T extends z.ZodType>(
+  item: T,
+  max: number,
+  messages: { notArray: string; empty: string; tooMany: string },
+) =>
+  z.unknown().refine((v) => !Array.isArray(v) || v.length <= max, messages.tooMany).pipe(
+    z.array(item, { error: messages.notArray }).min(1, messages.empty),
+  );
+
 const newWebhook = z.object({
   name: z.string({ error: "The name is required and must be a string." })
     .trim()
@@ -28,16 +45,23 @@ const newWebhook = z.object({
     .max(255, "The name may not be longer than 255 characters."),
   url: z.string({ error: "The url is required and must be a string." })
     .max(2048, "The url may not be longer than 2048 characters."),
-  events: z.array(z.enum(EVENT_TYPES, { error: eventsMessage }), {
-    error: "The events are required: an array of event names.",
-  }).min(1, "Choose at least one event."),
-  channel_ids: z.array(
+  events: boundedArray(z.enum(EVENT_TYPES, { error: eventsMessage }), MAX_EVENT_ENTRIES, {
+    notArray: "The events are required: an array of event names.",
+    empty: "Choose at least one event.",
+    tooMany: `List each event at most once (at most ${MAX_EVENT_ENTRIES} entries).`,
+  }),
+  channel_ids: boundedArray(
     z.string({ error: "Each channel id must be a uuid." }).refine(isUuid, {
       error: "Each channel id must be a uuid.",
     }).transform((id) => id.toLowerCase()),
-    { error: "The channel_ids must be an array of channel ids, or null." },
-  ).min(1, "List at least one channel, or omit channel_ids for the whole workspace.")
-    .nullable().optional(),
+    MAX_CHANNEL_IDS,
+    {
+      notArray: "The channel_ids must be an array of channel ids, or null.",
+      empty: "List at least one channel, or omit channel_ids for the whole workspace.",
+      tooMany:
+        `A subscription may name at most ${MAX_CHANNEL_IDS} channels; omit channel_ids for the whole workspace.`,
+    },
+  ).nullable().optional(),
 });
 
 const recoverBody = z.object({

@@ -315,12 +315,16 @@ Deno.test("cli: login-link prints a one-time link into the settings screen; bots
     const { url } = await ok(kv, "login-link", "--user", demo.admin.id);
     const path = new URL(url).pathname;
     assert.match(path, /^\/settings\/login\/[0-9A-Za-z]{40}$/);
-    const open = () => fetch(`${s.url}${path}`, { redirect: "manual" });
-    const first = await open();
+    const opened = await fetch(`${s.url}${path}`);
+    assert.equal(opened.status, 200);
+    assert.match(await opened.text(), /Sign in as Ada Admin/, "opening the link uses nothing");
+    const use = () =>
+      fetch(`${s.url}${path}`, { method: "POST", redirect: "manual", headers: { Origin: s.url } });
+    const first = await use();
     await first.body?.cancel();
     assert.equal(first.status, 303);
     assert.equal(first.headers.get("location"), "/settings/integrations");
-    const second = await open();
+    const second = await use();
     await second.body?.cancel();
     assert.equal(second.status, 410, "a link works once");
     const bot = await admin(kv, "login-link", "--user", demo.bot.id);

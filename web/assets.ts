@@ -51,6 +51,8 @@ fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 .field-error, .form-error { color: var(--bad); margin: .25rem 0 0; }
 .hint { color: var(--muted); margin: 0 0 .25rem; font-size: .9rem; }
 .notice { border-left: 4px solid var(--ok); padding: .5rem .75rem; background: var(--card); }
+.warning { border-left: 4px solid var(--bad); padding: .5rem .75rem; background: var(--card); }
+.reach ul { margin: .25rem 0 0; }
 .revealed { border: 2px solid var(--accent); border-radius: 8px; padding: .75rem 1rem; margin: 1rem 0; }
 .revealed h2 { margin: 0 0 .25rem; }
 .copy { display: flex; gap: .5rem; }

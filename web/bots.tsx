@@ -1,4 +1,4 @@
-import type { Token, User } from "../domain/types.ts";
+import type { Channel, Token, User } from "../domain/types.ts";
 import { FormMessage, type FormState, Notice, PostForm, Revealed, TextField } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
@@ -6,7 +6,8 @@ import { TokenForm, TokenTable } from "./tokens.tsx";
 
 export interface BotsPageProps {
   viewer: Viewer;
-  bots: { bot: User; tokens: Token[] }[];
+  /** Each bot, its tokens, and the private channels and direct messages it is in. */
+  bots: { bot: User; tokens: Token[]; reach: Channel[] }[];
   /** The new-bot form, when it comes back with errors. */
   form?: FormState;
   /** A bot's new-token form, when it comes back with errors. */
@@ -31,7 +32,7 @@ export function BotsPage(p: BotsPageProps) {
         is added to.
       </p>
       {p.bots.length === 0 && <p class="muted">This team has no bots yet.</p>}
-      {p.bots.map(({ bot, tokens }) => (
+      {p.bots.map(({ bot, tokens, reach }) => (
         <section class="bot" aria-labelledby={`bot-${bot.id}`} data-bot-id={bot.id}>
           <h2 id={`bot-${bot.id}`}>{bot.name}</h2>
           <p class="muted">
@@ -40,6 +41,7 @@ export function BotsPage(p: BotsPageProps) {
           <TokenTable tokens={tokens} csrf={p.viewer.csrf} empty="No tokens." />
           <details open={p.tokenForm?.botId === bot.id}>
             <summary>New token for {bot.name}</summary>
+            <Reach bot={bot} channels={reach} />
             <TokenForm
               action={`${SETTINGS}/bots/${bot.id}/tokens`}
               scope={`bot-${bot.id}`}
@@ -65,5 +67,37 @@ export function BotsPage(p: BotsPageProps) {
         <button type="submit" class="primary">Create bot</button>
       </PostForm>
     </Layout>
+  );
+}
+
+/**
+ * What a token for the bot will read beyond public channels, shown before it is made: an admin
+ * who mints a token for a bot in a private channel can read that channel through it.
+ */
+function Reach(props: { bot: User; channels: Channel[] }) {
+  if (props.channels.length === 0) {
+    return (
+      <p class="muted reach">
+        {props.bot.name}{" "}
+        is in no private channel or direct message: a token for it reads only the public channels it
+        is added to.
+      </p>
+    );
+  }
+  return (
+    <div class="reach warning" role="note">
+      <p>
+        A token for {props.bot.name} reads everything in these private conversations, as{" "}
+        {props.bot.name} does:
+      </p>
+      <ul>
+        {props.channels.map((c) => (
+          <li>
+            {c.is_direct ? `Direct message: ${c.name}` : `Private channel: ${c.name}`}
+            {c.is_archived ? " (archived)" : ""}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

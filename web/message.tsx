@@ -12,6 +12,21 @@ export function MessagePage(
   );
 }
 
+/**
+ * What opening a sign-in link shows: nothing is used until the button is pressed, so a link
+ * previewer or mail scanner that fetches the link leaves it working.
+ */
+export function SignInPage(props: { name: string; action: string }) {
+  return (
+    <MessagePage title="Sign in">
+      <form method="post" action={props.action}>
+        <p>This link signs you in to the integrations settings, once.</p>
+        <button type="submit">Sign in as {props.name}</button>
+      </form>
+    </MessagePage>
+  );
+}
+
 /** How to get in: a login link from whoever runs the service. */
 export function SignInHelp() {
   return (

@@ -8,6 +8,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** What the request log and metrics call a request no route answered. */
 const UNMATCHED = "(unmatched)";
 
+/** Methods named as they are; any other becomes OTHER, so a made-up method makes no new series. */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
 export interface ObservedVars {
   requestId: string;
   /** Set by whatever identified the caller: a token's or an incoming webhook's id. */
@@ -28,12 +31,13 @@ export const observe = (): MiddlewareHandler<{ Variables: ObservedVars }> => asy
   c.res.headers.set("X-Request-Id", requestId);
   const seconds = (performance.now() - started) / 1000;
   const route = c.req.routePath === "/*" || c.req.routePath === "*" ? UNMATCHED : c.req.routePath;
-  const method = c.req.method;
+  const method = METHODS.has(c.req.method) ? c.req.method : "OTHER";
   const status = c.res.status;
   httpRequests.inc({ route, method, status });
   httpDuration.observe({ route, method }, seconds);
-  if (status === 429) {
-    rateLimited.inc({ kind: c.var.credential?.incoming_webhook_id ? "incoming_webhook" : "token" });
+  // Guessing's 429s are counted where they are decided: no credential was found for them.
+  if (status === 429 && c.var.credential) {
+    rateLimited.inc({ kind: c.var.credential.incoming_webhook_id ? "incoming_webhook" : "token" });
   }
   log[route === "/up" ? "debug" : "info"]("request", {
     request_id: requestId,

@@ -4,15 +4,17 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Ctx } from "../../domain/context.ts";
 import { ApiError } from "../../domain/errors.ts";
 import { errorFields, log } from "../../domain/log.ts";
-import { signIn, signOut } from "../../domain/sessions.ts";
+import type { GuessGuard } from "../../domain/guessing.ts";
+import { LOGIN_PATH, openLoginLink, signIn, signOut } from "../../domain/sessions.ts";
 import { SCRIPT, STYLESHEET } from "../../web/assets.ts";
-import { MessagePage, SignInHelp } from "../../web/message.tsx";
+import { MessagePage, SignInHelp, SignInPage } from "../../web/message.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import { auditRoutes } from "./audit.tsx";
 import { botRoutes } from "./bots.tsx";
 import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
 import type { SettingsEnv } from "./env.ts";
-import { notFoundPage, signedIn } from "./guard.tsx";
+import { notFoundPage, refused, sameOrigin, signedIn } from "./guard.tsx";
+import { clientAddress } from "../client_address.ts";
 import { incomingRoutes } from "./incoming.tsx";
 import { page } from "./render.ts";
 import { tokenRoutes } from "./tokens.tsx";
@@ -39,13 +41,16 @@ function errorPage(err: Error, c: Context<SettingsEnv>) {
     const title = err.status === 404
       ? "Not found"
       : err.status === 410
-      ? "Link used up"
+      ? "Sign-in link"
+      : err.status === 429
+      ? "Slow down"
       : "Not done";
+    for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
     return page(
       c,
       <MessagePage title={title} viewer={viewer}>
         <p>{err.message}</p>
-        {err.status === 410 ? <SignInHelp /> : (
+        {err.status === 410 || err.status === 429 ? null : (
           <p>
             <a href={SETTINGS}>Back to the settings</a>
           </p>
@@ -69,34 +74,34 @@ function errorPage(err: Error, c: Context<SettingsEnv>) {
   );
 }
 
-/**
- * Opening a sign-in link starts a session and leads to the screen. Opened from another site (a
- * mail client, say), a redirect would carry that site along and the SameSite=Strict cookie
- * would not be sent with it, so the way on is a page of ours instead.
- */
-async function openLoginLink(ctx: Ctx, c: Context<SettingsEnv>) {
-  const { cookie } = await signIn(ctx, c.req.param("secret") ?? "");
+/** A sign-in link's lookups, counted against the client's address when they miss. */
+const linkLookup = <T,>(ctx: Ctx, guard: GuessGuard, c: Context, lookup: () => Promise<T>) =>
+  guard.lookup(clientAddress(c, ctx.settings.trustProxy), "login_link", lookup);
+
+/** Opening a sign-in link: who it signs in, and a button that does. Nothing is used yet. */
+async function showLoginLink(ctx: Ctx, guard: GuessGuard, c: Context<SettingsEnv>) {
+  const secret = c.req.param("secret") ?? "";
+  const { user } = await linkLookup(ctx, guard, c, () => openLoginLink(ctx, secret));
+  // The screen's same-origin Referrer-Policy stands: with no-referrer the button's POST would
+  // carry `Origin: null` and be refused as cross-site.
+  return page(c, <SignInPage name={user.name} action={`${LOGIN_PATH}/${secret}`} />);
+}
+
+/** The sign-in button: uses the link, starts a session and leads to the screen. */
+async function useLoginLink(ctx: Ctx, guard: GuessGuard, c: Context<SettingsEnv>) {
+  if (!sameOrigin(ctx, c)) return refused(c);
+  const secret = c.req.param("secret") ?? "";
+  const { cookie } = await linkLookup(ctx, guard, c, () => signIn(ctx, secret));
   const options = cookieOptions(ctx);
   const previous = getCookie(c, SESSION_COOKIE, options.prefix);
   if (previous) await signOut(ctx, previous);
   setCookie(c, SESSION_COOKIE, cookie, options);
   c.header("Referrer-Policy", "no-referrer");
-  if (c.req.header("Sec-Fetch-Site") !== "cross-site") return c.redirect(SETTINGS, 303);
-  return page(
-    c,
-    <MessagePage
-      title="Signed in"
-      head={<meta http-equiv="refresh" content={`0; url=${SETTINGS}`} />}
-    >
-      <p>
-        <a href={SETTINGS}>Go on to the integrations settings</a>
-      </p>
-    </MessagePage>,
-  );
+  return c.redirect(SETTINGS, 303);
 }
 
 /** The settings screen: sign-in, sign-out, its assets and its pages. */
-export function settingsRoutes(ctx: Ctx) {
+export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
   const screen = new Hono<SettingsEnv>()
     .use(signedIn(ctx))
     .route("/", tokenRoutes(ctx))
@@ -131,7 +136,8 @@ export function settingsRoutes(ctx: Ctx) {
       "Cache-Control": ASSET_CACHE,
     }));
   app.get("/", (c) => c.redirect(SETTINGS, 303));
-  app.get("/login/:secret", (c) => openLoginLink(ctx, c));
+  app.get("/login/:secret", (c) => showLoginLink(ctx, guard, c));
+  app.post("/login/:secret", (c) => useLoginLink(ctx, guard, c));
   app.post("/sign-out", signedIn(ctx), async (c) => {
     await signOut(ctx, getCookie(c, SESSION_COOKIE, cookieOptions(ctx).prefix) ?? "");
     deleteCookie(c, SESSION_COOKIE, cookieOptions(ctx));

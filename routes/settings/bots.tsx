@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { privateReach } from "../../domain/channels.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { notFound } from "../../domain/errors.ts";
 import { createToken, listTokens } from "../../domain/tokens.ts";
@@ -34,6 +35,7 @@ export async function showBots(
     (await teamBots(ctx, viewer.user.team_id)).map(async (bot) => ({
       bot,
       tokens: await listTokens(ctx, bot.id),
+      reach: await privateReach(ctx, viewer.user, bot),
     })),
   );
   return page(c, <BotsPage viewer={viewer} bots={bots} {...extra} />, status);

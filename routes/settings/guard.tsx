@@ -9,7 +9,7 @@ import type { SettingsEnv } from "./env.ts";
 import { page, readForm } from "./render.ts";
 
 /** Where a request may come from: the public address (BASE_URL) or the one it was sent to. */
-function sameOrigin(ctx: Ctx, c: Context): boolean {
+export function sameOrigin(ctx: Ctx, c: Context): boolean {
   const origin = c.req.header("Origin");
   if (origin) {
     return origin === new URL(ctx.settings.baseUrl).origin || origin === new URL(c.req.url).origin;
