@@ -1,0 +1,1007 @@
+/**
+ * The authorization matrix: every operation openapi.yaml describes (the API, incoming webhooks,
+ * the settings screen, the event feed, the service's own pages) × every kind of subject × the
+ * resources that decide (public, private, direct and archived channels; someone's subscription,
+ * token, bot or incoming webhook). Each answer is checked against what decisions.md says, written
+ * out here apart from the service's policy, and against openapi.yaml; a 404 for something hidden
+ * must read exactly as the 404 for an unknown id. An operation openapi.yaml gains without a row
+ * here fails the test, so no new route can skip the policy.
+ */
+import assert from "node:assert/strict";
+import { addMemberAsOperator } from "../cli/channel_commands.ts";
+import { archiveChannel, createChannel, createDirectChannel } from "../domain/channels.ts";
+import { createIncoming, revokeIncomingById } from "../domain/incoming.ts";
+import { postMessage } from "../domain/messages.ts";
+import { createLoginLink } from "../domain/sessions.ts";
+import { authenticate, createToken, revokeTokenById } from "../domain/tokens.ts";
+import { type Scope, SCOPES, type Subject, type Team, type User } from "../domain/types.ts";
+import { createTeam, createUser } from "../domain/workspace.ts";
+import { keys } from "../kv/keys.ts";
+import { startServer, type TestServer } from "./harness.ts";
+import { checkResponse, openApi } from "./openapi_check.ts";
+import { receiver, waitUntil } from "./webhook_receivers.ts";
+
+const PEOPLE = ["owner", "admin", "member", "botIn", "botOut", "foreign"] as const;
+type Person = typeof PEOPLE[number];
+type ApiSubject = Person | `only:${Scope}` | "revoked" | "expired";
+const API_SUBJECTS: ApiSubject[] = [
+  ...PEOPLE,
+  ...SCOPES.map((s) => `only:${s}` as const),
+  "revoked",
+  "expired",
+];
+const HUMANS = ["owner", "admin", "member", "foreign"] as const;
+type Human = typeof HUMANS[number];
+type ScreenSubject = Human | "anonymous";
+const SCREEN_SUBJECTS: ScreenSubject[] = [...HUMANS, "anonymous"];
+
+const KINDS = ["public", "private", "direct", "archived"] as const;
+type Kind = typeof KINDS[number];
+
+// What decisions.md says, for the fixtures below: team A has an owner (who creates every
+// channel), an admin, a member, a bot in every channel and a bot in none; "foreign" owns team B.
+// Every channel holds the owner and the bot in it; a direct message is theirs.
+const inChannel = (p: Person) => p === "owner" || p === "botIn";
+const isHuman = (p: Person) => (HUMANS as readonly string[]).includes(p);
+/** A bot sees its channels; a human those and public ones; nobody another team's. */
+const sees = (p: Person, k: Kind) =>
+  p !== "foreign" && (inChannel(p) || (isHuman(p) && (k === "public" || k === "archived")));
+/** Archive, unarchive and member changes: an admin also reaches a private channel it is not in. */
+const seesAsAdmin = (p: Person, k: Kind) => sees(p, k) || (p === "admin" && k === "private");
+const creatorOrAdmin = (p: Person) => p === "owner" || p === "admin";
+/** A subscription: its owner, and the team's admins and owners. */
+const seesSubscription = (p: Person, owner: Person) =>
+  p !== "foreign" && (p === owner || p === "owner" || p === "admin");
+
+interface ChannelFixture {
+  id: string;
+  messageId: string;
+  /** A member the remove-member cells take out. */
+  removeeId: string;
+}
+
+interface World {
+  s: TestServer;
+  team: Team;
+  users: Record<Person, User>;
+  subjects: Record<Person, Subject>;
+  tokens: Record<ApiSubject, string>;
+  /** A user of team A in no channel, for adding. */
+  joiner: User;
+  removee: User;
+  /** Fixtures no cell changes, for the cells that only read. */
+  shared: Record<Kind, ChannelFixture>;
+  subs: Record<"member" | "botIn", { id: string; deliveryId: string }>;
+  receiverUrl: string;
+}
+
+/** One request of a cell, and what it must answer. */
+interface Cell {
+  what: string;
+  method: string;
+  path: string;
+  body?: unknown;
+  expect: number;
+  /** The same request naming an unknown resource, whose 404 a hidden one must equal. */
+  unknownPath?: string;
+  /** Checks a 200's content beyond its status (what a list shows). */
+  check?: (body: unknown) => void;
+}
+
+type ApiRow = {
+  surface: "api";
+  scope: Scope;
+  cells: (w: World, p: Person) => Promise<Omit<Cell, "method">[]>;
+};
+type ScreenRow = {
+  surface: "screen";
+  cells: (w: World, p: ScreenSubject) => Promise<Omit<Cell, "method">[]>;
+};
+type OpenRow = { surface: "open"; cells: (w: World) => Promise<Omit<Cell, "method">[]> };
+type Row = ApiRow | ScreenRow | OpenRow;
+
+const uuid = () => crypto.randomUUID();
+const ch = (id: string) => `/api/v1/channels/${id}`;
+const hook = (id: string) => `/api/v1/webhooks/${id}`;
+const S = "/settings/integrations";
+
+/** A fresh channel of `kind`, with a message of the owner's and a member to remove. */
+async function channelOf(w: World, kind: Kind): Promise<ChannelFixture> {
+  const { ctx } = w.s;
+  const owner = w.subjects.owner;
+  if (kind === "direct") {
+    const dm = await createDirectChannel(ctx, [w.users.owner, w.users.botIn]);
+    const posted = await postMessage(ctx, owner, dm.id, { ok: true, value: { body: "hi" } });
+    return { id: dm.id, messageId: posted.message.id, removeeId: w.users.botIn.id };
+  }
+  const visibility = kind === "private" ? "private" : "public";
+  const channel = await createChannel(ctx, owner, { name: `c-${uuid()}`, visibility });
+  await addMemberAsOperator(ctx, channel.id, w.users.botIn);
+  await addMemberAsOperator(ctx, channel.id, w.removee);
+  const posted = await postMessage(ctx, owner, channel.id, { ok: true, value: { body: "hi" } });
+  if (kind === "archived") await archiveChannel(ctx, owner, channel.id);
+  return { id: channel.id, messageId: posted.message.id, removeeId: w.removee.id };
+}
+
+/** Cells on a channel of each kind: `make` builds the request, `expect` the answer. */
+function perKind(
+  fresh: boolean,
+  make: (f: ChannelFixture) => { path: string; body?: unknown; unknown: string },
+  expect: (p: Person, k: Kind) => number,
+): ApiRow["cells"] {
+  return async (w, p) =>
+    await Promise.all(KINDS.map(async (k) => {
+      const f = fresh ? await channelOf(w, k) : w.shared[k];
+      const { path, body, unknown } = make(f);
+      return { what: k, path, body, expect: expect(p, k), unknownPath: unknown };
+    }));
+}
+
+/** Cells on the member's and the bot's subscription. */
+function perSubscription(
+  make: (w: World, owner: "member" | "botIn") => Promise<{ path: string; body?: unknown }>,
+  expect: (p: Person, owner: Person) => number,
+): ApiRow["cells"] {
+  return async (w, p) =>
+    await Promise.all((["member", "botIn"] as const).map(async (owner) => {
+      const { path, body } = await make(w, owner);
+      const id = /webhooks\/([0-9a-f-]{36})/.exec(path)![1];
+      return {
+        what: `${owner}'s subscription`,
+        path,
+        body,
+        expect: expect(p, owner),
+        unknownPath: path.replace(id, uuid()),
+      };
+    }));
+}
+
+const onlyStatus = (status: number, path: string, body?: unknown): ApiRow["cells"] => () =>
+  Promise.resolve([{ what: "-", path, body, expect: status }]);
+
+const readOnly = (ok: number) => (p: Person, k: Kind) => sees(p, k) ? ok : 404;
+const writes = (ok: number) => (p: Person, k: Kind) =>
+  !sees(p, k) ? 404 : k === "archived" ? 403 : ok;
+const ownMessage = (ok: number) => (p: Person, k: Kind) =>
+  !sees(p, k) ? 404 : k === "archived" || p !== "owner" ? 403 : ok;
+const archive = (archived: boolean) => (p: Person, k: Kind) => {
+  if (!seesAsAdmin(p, k)) return 404;
+  if (k === "direct" || !creatorOrAdmin(p)) return 403;
+  return (k === "archived") === archived ? 422 : 200;
+};
+const managesSubscription = (ok: number) => (p: Person, owner: Person) =>
+  seesSubscription(p, owner) ? ok : 404;
+
+const ALL_SUBSCRIPTIONS = (w: World, p: Person) => (body: unknown) => {
+  const listed = new Set((body as { data: { id: string }[] }).data.map((x) => x.id));
+  for (const owner of ["member", "botIn"] as const) {
+    assert.equal(listed.has(w.subs[owner].id), seesSubscription(p, owner), `${p} lists ${owner}'s`);
+  }
+};
+
+/** A subscription of `owner`'s made for one cell (the cells that delete it). */
+async function freshSubscription(w: World, owner: "member" | "botIn"): Promise<string> {
+  const res = await fetch(`${w.s.url}/api/v1/webhooks`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${w.tokens[owner]}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "fresh", url: w.receiverUrl, events: ["reaction.added"] }),
+  });
+  assert.equal(res.status, 201);
+  return (await res.json()).data.id;
+}
+
+const API: Record<string, ApiRow> = {
+  "GET /api/v1/channels": {
+    surface: "api",
+    scope: "channels:read",
+    cells: onlyStatus(200, "/api/v1/channels"),
+  },
+  "POST /api/v1/channels": {
+    surface: "api",
+    scope: "channels:write",
+    cells: () =>
+      Promise.resolve([{
+        what: "-",
+        path: "/api/v1/channels",
+        body: { name: `n-${uuid()}`, visibility: "public" },
+        expect: 201,
+      }]),
+  },
+  "GET /api/v1/channels/{channel}": {
+    surface: "api",
+    scope: "channels:read",
+    cells: perKind(false, (f) => ({ path: ch(f.id), unknown: ch(uuid()) }), readOnly(200)),
+  },
+  "POST /api/v1/channels/{channel}/archive": {
+    surface: "api",
+    scope: "channels:write",
+    cells: perKind(
+      true,
+      (f) => ({ path: `${ch(f.id)}/archive`, unknown: `${ch(uuid())}/archive` }),
+      archive(true),
+    ),
+  },
+  "POST /api/v1/channels/{channel}/unarchive": {
+    surface: "api",
+    scope: "channels:write",
+    cells: perKind(
+      true,
+      (f) => ({ path: `${ch(f.id)}/unarchive`, unknown: `${ch(uuid())}/unarchive` }),
+      archive(false),
+    ),
+  },
+  "GET /api/v1/channels/{channel}/messages": {
+    surface: "api",
+    scope: "messages:read",
+    cells: perKind(
+      false,
+      (f) => ({ path: `${ch(f.id)}/messages`, unknown: `${ch(uuid())}/messages` }),
+      readOnly(200),
+    ),
+  },
+  "POST /api/v1/channels/{channel}/messages": {
+    surface: "api",
+    scope: "messages:write",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages`,
+        body: { body: "matrix" },
+        unknown: `${ch(uuid())}/messages`,
+      }),
+      writes(201),
+    ),
+  },
+  "GET /api/v1/channels/{channel}/messages/{message}": {
+    surface: "api",
+    scope: "messages:read",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.messageId}`,
+        unknown: `${ch(uuid())}/messages/${f.messageId}`,
+      }),
+      readOnly(200),
+    ),
+  },
+  "PATCH /api/v1/channels/{channel}/messages/{message}": {
+    surface: "api",
+    scope: "messages:write",
+    cells: perKind(
+      true,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.messageId}`,
+        body: { body: "edited" },
+        unknown: `${ch(uuid())}/messages/${f.messageId}`,
+      }),
+      ownMessage(200),
+    ),
+  },
+  "DELETE /api/v1/channels/{channel}/messages/{message}": {
+    surface: "api",
+    scope: "messages:write",
+    cells: perKind(
+      true,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.messageId}`,
+        unknown: `${ch(uuid())}/messages/${f.messageId}`,
+      }),
+      ownMessage(204),
+    ),
+  },
+  "PUT /api/v1/channels/{channel}/messages/{message}/reactions/{emoji}": {
+    surface: "api",
+    scope: "reactions:write",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.messageId}/reactions/%F0%9F%91%8D`,
+        unknown: `${ch(uuid())}/messages/${f.messageId}/reactions/%F0%9F%91%8D`,
+      }),
+      writes(204),
+    ),
+  },
+  "DELETE /api/v1/channels/{channel}/messages/{message}/reactions/{emoji}": {
+    surface: "api",
+    scope: "reactions:write",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.messageId}/reactions/%F0%9F%91%8D`,
+        unknown: `${ch(uuid())}/messages/${f.messageId}/reactions/%F0%9F%91%8D`,
+      }),
+      writes(204),
+    ),
+  },
+  "GET /api/v1/channels/{channel}/members": {
+    surface: "api",
+    scope: "members:read",
+    cells: perKind(
+      false,
+      (f) => ({ path: `${ch(f.id)}/members`, unknown: `${ch(uuid())}/members` }),
+      readOnly(200),
+    ),
+  },
+  "POST /api/v1/channels/{channel}/members": {
+    surface: "api",
+    scope: "members:write",
+    cells: async (w, p) =>
+      await perKind(
+        true,
+        (f) => ({
+          path: `${ch(f.id)}/members`,
+          body: { user_id: w.joiner.id },
+          unknown: `${ch(uuid())}/members`,
+        }),
+        (p, k) => !seesAsAdmin(p, k) ? 404 : k === "direct" || k === "archived" ? 403 : 201,
+      )(w, p),
+  },
+  "DELETE /api/v1/channels/{channel}/members/{user}": {
+    surface: "api",
+    scope: "members:write",
+    cells: perKind(
+      true,
+      (f) => ({
+        path: `${ch(f.id)}/members/${f.removeeId}`,
+        unknown: `${ch(uuid())}/members/${f.removeeId}`,
+      }),
+      (p, k) => {
+        if (!seesAsAdmin(p, k)) return 404;
+        if (k === "direct" || k === "archived") return 403;
+        return creatorOrAdmin(p) ? 204 : 403;
+      },
+    ),
+  },
+  "GET /api/v1/webhooks": {
+    surface: "api",
+    scope: "webhooks:read",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "what is listed",
+        path: "/api/v1/webhooks",
+        expect: 200,
+        check: ALL_SUBSCRIPTIONS(w, p),
+      }]),
+  },
+  "POST /api/v1/webhooks": {
+    surface: "api",
+    scope: "webhooks:write",
+    cells: (w) =>
+      Promise.resolve([{
+        what: "-",
+        path: "/api/v1/webhooks",
+        body: { name: "mine", url: w.receiverUrl, events: ["reaction.added"] },
+        expect: 201,
+      }]),
+  },
+  "GET /api/v1/webhooks/{webhookSubscription}": {
+    surface: "api",
+    scope: "webhooks:read",
+    cells: perSubscription(
+      (w, o) => Promise.resolve({ path: hook(w.subs[o].id) }),
+      managesSubscription(200),
+    ),
+  },
+  "PATCH /api/v1/webhooks/{webhookSubscription}": {
+    surface: "api",
+    scope: "webhooks:write",
+    cells: async (w, p) => [
+      ...await perSubscription(
+        (w, o) => Promise.resolve({ path: hook(w.subs[o].id), body: { name: "renamed" } }),
+        managesSubscription(200),
+      )(w, p),
+      ...await perSubscription(
+        (w, o) => Promise.resolve({ path: hook(w.subs[o].id), body: { url: w.receiverUrl } }),
+        (p, owner) => !seesSubscription(p, owner) ? 404 : p === owner ? 200 : 403,
+      )(w, p),
+    ],
+  },
+  "DELETE /api/v1/webhooks/{webhookSubscription}": {
+    surface: "api",
+    scope: "webhooks:write",
+    cells: perSubscription(
+      async (w, o) => ({ path: hook(await freshSubscription(w, o)) }),
+      managesSubscription(204),
+    ),
+  },
+  "POST /api/v1/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver": {
+    surface: "api",
+    scope: "webhooks:write",
+    cells: perSubscription(
+      (w, o) =>
+        Promise.resolve({
+          path: `${hook(w.subs[o].id)}/deliveries/${w.subs[o].deliveryId}/redeliver`,
+        }),
+      managesSubscription(202),
+    ),
+  },
+  "POST /api/v1/webhooks/{webhookSubscription}/recover": {
+    surface: "api",
+    scope: "webhooks:write",
+    cells: perSubscription(
+      (w, o) =>
+        Promise.resolve({
+          path: `${hook(w.subs[o].id)}/recover`,
+          body: { since: new Date(Date.now() - 60_000).toISOString() },
+        }),
+      managesSubscription(202),
+    ),
+  },
+  "POST /api/v1/webhooks/{webhookSubscription}/test": {
+    surface: "api",
+    scope: "webhooks:write",
+    cells: perSubscription(
+      (w, o) => Promise.resolve({ path: `${hook(w.subs[o].id)}/test` }),
+      managesSubscription(202),
+    ),
+  },
+  "GET /api/v1/events": {
+    surface: "api",
+    scope: "messages:read",
+    cells: async (w, p) => [
+      {
+        what: "the feed shows only channels the subject sees",
+        path: "/api/v1/events?limit=100",
+        expect: 200,
+        check: (body) => {
+          const seen = new Set(
+            (body as { data: { data: { channel_id: string } }[] }).data.map((e) =>
+              e.data.channel_id
+            ),
+          );
+          for (const k of KINDS) {
+            assert.equal(seen.has(w.shared[k].id), sees(p, k), `${p}'s feed and the ${k} channel`);
+          }
+        },
+      },
+      ...await perKind(
+        false,
+        (f) => ({
+          path: `/api/v1/events?channel_id=${f.id}`,
+          unknown: `/api/v1/events?channel_id=${uuid()}`,
+        }),
+        readOnly(200),
+      )(w, p),
+    ],
+  },
+};
+
+/** A person's screen session: its cookie and the CSRF token its forms carry. */
+interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+async function signIn(w: World, user: User): Promise<Session> {
+  const { url } = await createLoginLink(w.s.ctx, user.id);
+  const used = await fetch(`${w.s.url}${new URL(url).pathname}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { Origin: w.s.url },
+  });
+  await used.body?.cancel();
+  const cookie = used.headers.get("set-cookie")!.split(";")[0];
+  const page = await (await fetch(`${w.s.url}${S}`, { headers: { Cookie: cookie } })).text();
+  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page)![1] };
+}
+
+const sessions = new Map<Human, Session>();
+
+/** Cells of one screen subject: `ok` for whom it may (the team's admins, or anyone signed in). */
+const screen = (
+  build: (w: World) => Promise<{ path: string; form?: Record<string, string>; unknown?: string }>,
+  expect: (p: Human) => number,
+): ScreenRow["cells"] =>
+async (w, p) => {
+  const { path, form, unknown } = await build(w);
+  return [{
+    what: "-",
+    path,
+    body: form,
+    expect: p === "anonymous" ? 401 : expect(p),
+    unknownPath: unknown,
+  }];
+};
+
+const teamAdmins = (ok: number) => (p: Human) => p === "owner" || p === "admin" ? ok : 404;
+/** The admins of either team reach their own team's page. */
+const anyAdmin = (ok: number) => (p: Human) => p === "member" ? 404 : ok;
+const everyone = (ok: number) => () => ok;
+
+async function botToken(w: World): Promise<string> {
+  return (await createToken(w.s.ctx, w.users.botIn, { scopes: ["channels:read"], actor: null }))
+    .token.id;
+}
+
+const SCREEN: Record<string, ScreenRow> = {
+  "GET /settings/integrations": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: S }), everyone(200)),
+  },
+  "POST /settings/integrations/tokens": {
+    surface: "screen",
+    cells: screen(
+      () => Promise.resolve({ path: `${S}/tokens`, form: { name: "t", scopes: "channels:read" } }),
+      everyone(200),
+    ),
+  },
+  "POST /settings/integrations/tokens/{token}/rotate": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/tokens/${await botToken(w)}/rotate`,
+        form: {},
+        unknown: `${S}/tokens/${uuid()}/rotate`,
+      }),
+      teamAdmins(200),
+    ),
+  },
+  "POST /settings/integrations/tokens/{token}/revoke": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/tokens/${await botToken(w)}/revoke`,
+        form: {},
+        unknown: `${S}/tokens/${uuid()}/revoke`,
+      }),
+      teamAdmins(303),
+    ),
+  },
+  "GET /settings/integrations/bots": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: `${S}/bots` }), anyAdmin(200)),
+  },
+  "POST /settings/integrations/bots": {
+    surface: "screen",
+    cells: screen(
+      () => Promise.resolve({ path: `${S}/bots`, form: { name: "New Bot" } }),
+      anyAdmin(303),
+    ),
+  },
+  "POST /settings/integrations/bots/{bot}/tokens": {
+    surface: "screen",
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/bots/${w.users.botIn.id}/tokens`,
+          form: { name: "b", scopes: "channels:read" },
+          unknown: `${S}/bots/${uuid()}/tokens`,
+        }),
+      teamAdmins(200),
+    ),
+  },
+  "GET /settings/integrations/webhooks": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: `${S}/webhooks` }), anyAdmin(200)),
+  },
+  "GET /settings/integrations/webhooks/{webhookSubscription}": {
+    surface: "screen",
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/webhooks/${w.subs.member.id}`,
+          unknown: `${S}/webhooks/${uuid()}`,
+        }),
+      teamAdmins(200),
+    ),
+  },
+  "POST /settings/integrations/webhooks/{webhookSubscription}/enable": {
+    surface: "screen",
+    // Active already: the 422 says the policy let the admin through.
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/webhooks/${w.subs.member.id}/enable`,
+          form: {},
+          unknown: `${S}/webhooks/${uuid()}/enable`,
+        }),
+      teamAdmins(422),
+    ),
+  },
+  "POST /settings/integrations/webhooks/{webhookSubscription}/rotate-secret": {
+    surface: "screen",
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/webhooks/${w.subs.botIn.id}/rotate-secret`,
+          form: {},
+          unknown: `${S}/webhooks/${uuid()}/rotate-secret`,
+        }),
+      teamAdmins(200),
+    ),
+  },
+  "POST /settings/integrations/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver": {
+    surface: "screen",
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path:
+            `${S}/webhooks/${w.subs.member.id}/deliveries/${w.subs.member.deliveryId}/redeliver`,
+          form: {},
+          unknown: `${S}/webhooks/${uuid()}/deliveries/${w.subs.member.deliveryId}/redeliver`,
+        }),
+      teamAdmins(303),
+    ),
+  },
+  "POST /settings/integrations/webhooks/{webhookSubscription}/delete": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/webhooks/${await freshSubscription(w, "member")}/delete`,
+        form: {},
+        unknown: `${S}/webhooks/${uuid()}/delete`,
+      }),
+      teamAdmins(303),
+    ),
+  },
+  "GET /settings/integrations/incoming": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: `${S}/incoming` }), anyAdmin(200)),
+  },
+  "POST /settings/integrations/incoming": {
+    surface: "screen",
+    cells: async (w, p) => [
+      ...await screen(
+        (w) =>
+          Promise.resolve({
+            path: `${S}/incoming`,
+            form: { channel: w.shared.public.id, bot: w.users.botIn.id, name: "ci" },
+          }),
+        teamAdmins(200),
+      )(w, p),
+      // The admin is not in the private channel: it can't point a hook there.
+      ...await screen(
+        (w) =>
+          Promise.resolve({
+            path: `${S}/incoming`,
+            form: { channel: w.shared.private.id, bot: w.users.botIn.id, name: "ci" },
+          }),
+        (p) => p === "owner" ? 200 : 404,
+      )(w, p),
+    ],
+  },
+  "POST /settings/integrations/incoming/{incomingWebhook}/revoke": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/incoming/${
+          (await createIncoming(
+            w.s.ctx,
+            { channelId: w.shared.public.id, botId: w.users.botIn.id },
+            null,
+          )).hook.id
+        }/revoke`,
+        form: {},
+        unknown: `${S}/incoming/${uuid()}/revoke`,
+      }),
+      teamAdmins(303),
+    ),
+  },
+  "GET /settings/integrations/audit": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: `${S}/audit` }), anyAdmin(200)),
+  },
+  "POST /settings/sign-out": {
+    surface: "screen",
+    // Signing out ends the session: a session of its own for the cell.
+    cells: async (w, p) => {
+      if (p === "anonymous") {
+        return [{ what: "-", path: "/settings/sign-out", body: {}, expect: 401 }];
+      }
+      const own = await signIn(w, w.users[p]);
+      return [{
+        what: "own session",
+        path: "/settings/sign-out",
+        body: { _session: own },
+        expect: 200,
+      }];
+    },
+  },
+};
+
+const OPEN: Record<string, OpenRow> = {
+  "GET /": {
+    surface: "open",
+    cells: () => Promise.resolve([{ what: "-", path: "/", expect: 200 }]),
+  },
+  "GET /up": {
+    surface: "open",
+    cells: () => Promise.resolve([{ what: "-", path: "/up", expect: 200 }]),
+  },
+  "GET /metrics": {
+    surface: "open",
+    cells: () => Promise.resolve([{ what: "no METRICS_TOKEN set", path: "/metrics", expect: 404 }]),
+  },
+  "GET /api/v1/openapi.yaml": {
+    surface: "open",
+    cells: () => Promise.resolve([{ what: "-", path: "/api/v1/openapi.yaml", expect: 200 }]),
+  },
+  "GET /settings/assets/{file}": {
+    surface: "open",
+    cells: () =>
+      Promise.resolve([
+        { what: "css", path: "/settings/assets/app.css", expect: 200 },
+        { what: "unknown", path: "/settings/assets/evil.js", expect: 404 },
+      ]),
+  },
+  "GET /settings/login/{secret}": {
+    surface: "open",
+    cells: async (w) => {
+      const { url } = await createLoginLink(w.s.ctx, w.users.member.id);
+      return [
+        { what: "a live link", path: new URL(url).pathname, expect: 200 },
+        { what: "an unknown link", path: `/settings/login/${"x".repeat(40)}`, expect: 404 },
+      ];
+    },
+  },
+  "POST /settings/login/{secret}": {
+    surface: "open",
+    cells: async (w) => {
+      const { url } = await createLoginLink(w.s.ctx, w.users.member.id);
+      const path = new URL(url).pathname;
+      return [
+        { what: "a live link", path, body: {}, expect: 303 },
+        { what: "the same link again", path, body: {}, expect: 410 },
+        {
+          what: "an unknown link",
+          path: `/settings/login/${"y".repeat(40)}`,
+          body: {},
+          expect: 404,
+        },
+      ];
+    },
+  },
+  "POST /hooks/{secret}": {
+    surface: "open",
+    cells: async (w) => {
+      const make = async (channel: string) =>
+        await createIncoming(w.s.ctx, { channelId: channel, botId: w.users.botIn.id }, null);
+      const live = await make(w.shared.public.id);
+      const revoked = await make(w.shared.public.id);
+      await revokeIncomingById(w.s.ctx, revoked.hook.id, null);
+      const archivedFix = await channelOf(w, "public");
+      const archived = await make(archivedFix.id);
+      await archiveChannel(w.s.ctx, w.subjects.owner, archivedFix.id);
+      const leftFix = await channelOf(w, "public");
+      const left = await make(leftFix.id);
+      await w.s.ctx.kv.delete(keys.member(leftFix.id, w.users.botIn.id));
+      const path = (url: string) => new URL(url).pathname;
+      const body = { text: "through a hook" };
+      return [
+        { what: "a live hook", path: path(live.url), body, expect: 201 },
+        {
+          what: "a revoked hook",
+          path: path(revoked.url),
+          body,
+          expect: 404,
+          unknownPath: `/hooks/${"z".repeat(40)}`,
+        },
+        { what: "an archived channel", path: path(archived.url), body, expect: 403 },
+        { what: "its bot left the channel", path: path(left.url), body, expect: 404 },
+      ];
+    },
+  },
+};
+
+const ROWS: Record<string, Row> = { ...API, ...SCREEN, ...OPEN };
+
+/** Every operation openapi.yaml describes, as "METHOD /full/path". */
+function documentedOperations(): string[] {
+  const { doc, templates } = openApi();
+  return templates.flatMap((t) =>
+    ["get", "put", "post", "delete", "patch"].filter((m) => t.item[m]).map((m) =>
+      `${m.toUpperCase()} /${t.segments.join("/")}`.replace("//", "/")
+    )
+  ).filter(() => doc);
+}
+
+/** Ids and the CSRF token out of the way, so two 404s compare by what they say. */
+const normalized = (text: string) =>
+  text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>")
+    .replace(/value="[0-9A-Za-z]{40}"/g, 'value="<csrf>"');
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+async function call(
+  w: World,
+  surface: Row["surface"],
+  subject: ApiSubject | ScreenSubject | null,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<Answer> {
+  const headers = new Headers();
+  let payload: string | undefined;
+  if (surface === "api" && subject) {
+    headers.set("Authorization", `Bearer ${w.tokens[subject as ApiSubject]}`);
+  }
+  if (surface === "screen") {
+    const form = (body ?? {}) as Record<string, unknown>;
+    const session = (form._session as Session | undefined) ??
+      (subject === "anonymous" ? null : sessions.get(subject as Human)!);
+    if (session) headers.set("Cookie", session.cookie);
+    if (method === "POST") {
+      headers.set("Origin", w.s.url);
+      headers.set("Content-Type", "application/x-www-form-urlencoded");
+      const fields = Object.entries(form).filter(([k]) => k !== "_session") as [string, string][];
+      payload = new URLSearchParams([...fields, ["_csrf", session?.csrf ?? ""]]).toString();
+    }
+  } else if (body !== undefined) {
+    headers.set("Content-Type", "application/json");
+    if (surface === "open" && path.startsWith("/settings/")) {
+      headers.set("Origin", w.s.url);
+      headers.set("Content-Type", "application/x-www-form-urlencoded");
+      payload = "";
+    } else {
+      payload = JSON.stringify(body);
+    }
+  }
+  const res = await fetch(`${w.s.url}${path}`, {
+    method,
+    headers,
+    body: payload,
+    redirect: "manual",
+  });
+  const text = await res.text();
+  const json = (res.headers.get("content-type") ?? "").includes("json") ? JSON.parse(text) : null;
+  checkResponse(method, path, res.status, json);
+  return { status: res.status, text };
+}
+
+async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
+  const { ctx } = s;
+  const team = await createTeam(ctx, "Matrix");
+  const other = await createTeam(ctx, "Elsewhere");
+  const human = (t: Team, name: string, role: "owner" | "admin" | "member") =>
+    createUser(ctx, { teamId: t.id, name, type: "human", role });
+  const bot = (name: string) => createUser(ctx, { teamId: team.id, name, type: "bot" });
+  const users: Record<Person, User> = {
+    owner: await human(team, "Olga Owner", "owner"),
+    admin: await human(team, "Ada Admin", "admin"),
+    member: await human(team, "Mo Member", "member"),
+    botIn: await bot("Bot In"),
+    botOut: await bot("Bot Out"),
+    foreign: await human(other, "Fay Foreign", "owner"),
+  };
+  const tokens = {} as Record<ApiSubject, string>;
+  for (const p of PEOPLE) {
+    tokens[p] = (await createToken(ctx, users[p], { scopes: [...SCOPES], actor: null })).value;
+  }
+  for (const scope of SCOPES) {
+    tokens[`only:${scope}`] =
+      (await createToken(ctx, users.owner, { scopes: [scope], actor: null })).value;
+  }
+  const revoked = await createToken(ctx, users.owner, { scopes: [...SCOPES], actor: null });
+  await revokeTokenById(ctx, revoked.token.id, null);
+  tokens.revoked = revoked.value;
+  const expired = await createToken(ctx, users.owner, {
+    scopes: [...SCOPES],
+    expiresInSeconds: 1,
+    actor: null,
+  });
+  tokens.expired = expired.value;
+  const subjects = {} as Record<Person, Subject>;
+  for (const p of PEOPLE) subjects[p] = await authenticate(ctx, tokens[p]);
+  const w: World = {
+    s,
+    team,
+    users,
+    subjects,
+    tokens,
+    joiner: await bot("Joiner"),
+    removee: await human(team, "Rita Removee", "member"),
+    shared: {} as Record<Kind, ChannelFixture>,
+    subs: {} as World["subs"],
+    receiverUrl,
+  };
+  const subscribe = async (owner: "member" | "botIn") => {
+    const res = await fetch(`${s.url}/api/v1/webhooks`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${tokens[owner]}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: `${owner}'s`, url: receiverUrl, events: ["message.created"] }),
+    });
+    return (await res.json()).data.id as string;
+  };
+  const subIds = { member: await subscribe("member"), botIn: await subscribe("botIn") };
+  for (const k of KINDS) w.shared[k] = await channelOf(w, k);
+  for (const owner of ["member", "botIn"] as const) {
+    let deliveryId = "";
+    await waitUntil(
+      async () => {
+        const list = await s.ctx.kv.list<{ id: string }>({ prefix: keys.deliveries(subIds[owner]) })
+          .next();
+        deliveryId = list.value?.value.id ?? "";
+        return deliveryId !== "";
+      },
+      10_000,
+      `a delivery to ${owner}'s subscription`,
+    );
+    w.subs[owner] = { id: subIds[owner], deliveryId };
+  }
+  return w;
+}
+
+Deno.test("authorization matrix: every operation × every subject, as decisions.md says", async () => {
+  const documented = documentedOperations();
+  const missing = documented.filter((op) => !(op in ROWS));
+  assert.deepEqual(missing, [], "every operation in openapi.yaml has a row in the matrix");
+  assert.deepEqual(Object.keys(ROWS).filter((op) => !documented.includes(op)), [], "no stale rows");
+
+  const r = receiver();
+  const s = await startServer({}, { engine: true });
+  let cells = 0;
+  let compared = 0;
+  const wrong: string[] = [];
+  try {
+    const w = await buildWorld(s, r.url);
+    for (const h of HUMANS) sessions.set(h, await signIn(w, w.users[h]));
+    // The feed holds back its last 5 seconds, and the expired token needs its second.
+    await new Promise((done) => setTimeout(done, 5_200));
+
+    const run = async (
+      op: string,
+      row: Row,
+      subject: ApiSubject | ScreenSubject | null,
+      cell: Omit<Cell, "method">,
+    ) => {
+      const method = op.split(" ")[0];
+      const got = await call(w, row.surface, subject, method, cell.path, cell.body);
+      cells++;
+      const where = `${op} as ${subject ?? "anyone"} on ${cell.what}`;
+      if (got.status !== cell.expect) {
+        wrong.push(`${where}: ${got.status}, expected ${cell.expect}: ${got.text.slice(0, 160)}`);
+        return;
+      }
+      if (got.status === 200 && cell.check) {
+        try {
+          cell.check(JSON.parse(got.text));
+        } catch (e) {
+          wrong.push(`${where}: ${(e as Error).message}`);
+        }
+      }
+      if (got.status === 404 && cell.unknownPath) {
+        const unknown = await call(w, row.surface, subject, method, cell.unknownPath, cell.body);
+        compared++;
+        if (unknown.status !== 404 || normalized(unknown.text) !== normalized(got.text)) {
+          wrong.push(`${where}: hidden and unknown differ: ${got.text} / ${unknown.text}`);
+        }
+      }
+    };
+
+    for (const [op, row] of Object.entries(ROWS)) {
+      if (row.surface === "api") {
+        for (const subject of API_SUBJECTS) {
+          const as: Person = subject.startsWith("only:") || subject === "revoked" ||
+              subject === "expired"
+            ? "owner"
+            : subject as Person;
+          for (const cell of await row.cells(w, as)) {
+            if (subject === "revoked" || subject === "expired") cell.expect = 401;
+            else if (subject.startsWith("only:") && subject !== `only:${row.scope}`) {
+              cell.expect = 403;
+            }
+            if (cell.expect !== 200) delete cell.check;
+            await run(op, row, subject, cell);
+          }
+        }
+      } else if (row.surface === "screen") {
+        for (const subject of SCREEN_SUBJECTS) {
+          for (const cell of await row.cells(w, subject)) await run(op, row, subject, cell);
+        }
+      } else {
+        for (const cell of await row.cells(w)) await run(op, row, null, cell);
+      }
+    }
+  } finally {
+    await s.close();
+    await r.close();
+  }
+  console.log(
+    `authorization matrix: ${Object.keys(ROWS).length} operations, ${cells} cells checked, ` +
+      `${compared} hidden 404s compared with unknown ones`,
+  );
+  assert.deepEqual(wrong, [], `${wrong.length} of ${cells} cells answered otherwise`);
+});
