@@ -2,7 +2,7 @@ import type { Ctx } from "./context.ts";
 import type { EventType, OutboxEvent, Subject } from "./types.ts";
 import type { Delivery, Redelivery, Subscription } from "./webhook_records.ts";
 import { visibleChannelIds } from "./channels.ts";
-import { invalid, notFound } from "./errors.ts";
+import { ApiError, invalid, notFound } from "./errors.ts";
 import { isUuid, newId, nowIso } from "./ids.ts";
 import { retrying } from "./retry.ts";
 import { type Pending, unwrap } from "./pending.ts";
@@ -24,6 +24,7 @@ import {
   recentDeliveries,
 } from "../kv/deliveries.ts";
 import { keys } from "../kv/keys.ts";
+import { routesAt, type RouteTable } from "../kv/outbox.ts";
 import {
   deleteAll,
   dropPending,
@@ -204,13 +205,41 @@ export async function createWebhook(
     previous_secret: null,
     previous_secret_expires_at: null,
   };
-  await insertSubscription(ctx.kv, subscription, {
-    team_id: subject.team_id,
-    action: "webhook.created",
-    actor_id: subject.user_id,
-    target_id: subscription.id,
+  return await retrying("create webhook", async () => {
+    const version = await ctx.kv.get(keys.routesVersion(subject.team_id));
+    assertRoom(await routesAt(ctx.kv, subject.team_id, version), subject);
+    const ok = await insertSubscription(ctx.kv, subscription, version, {
+      team_id: subject.team_id,
+      action: "webhook.created",
+      actor_id: subject.user_id,
+      target_id: subscription.id,
+    });
+    return ok ? { subscription, secret } : null;
   });
-  return { subscription, secret };
+}
+
+/**
+ * Subscriptions a team, and one user of it, may have. Every event's commit writes a delivery job
+ * per matching subscription (two mutations each, and a member joining fires two events), so
+ * without a bound one member's subscriptions could push every commit of the team past KV's 1,000
+ * mutations and stop all posting.
+ */
+export const MAX_TEAM_SUBSCRIPTIONS = 100;
+export const MAX_OWN_SUBSCRIPTIONS = 25;
+
+function assertRoom(routes: RouteTable, subject: Subject): void {
+  const tooMany = (message: string) => new ApiError(422, message, { request: [message] });
+  if (routes.length >= MAX_TEAM_SUBSCRIPTIONS) {
+    throw tooMany(
+      `This team has ${MAX_TEAM_SUBSCRIPTIONS} subscriptions, the most allowed; delete one first.`,
+    );
+  }
+  const own = routes.filter((r) => r.route.owner?.id === subject.user_id).length;
+  if (own >= MAX_OWN_SUBSCRIPTIONS) {
+    throw tooMany(
+      `You have ${MAX_OWN_SUBSCRIPTIONS} subscriptions, the most allowed; delete one first.`,
+    );
+  }
 }
 
 /** The subscriptions of the subject's team it may see (its own; an admin's, all), newest first. */

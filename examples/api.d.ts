@@ -418,7 +418,9 @@ export interface paths {
          *     channel that user can see: one it can't see is refused exactly like one that does not
          *     exist (the same 422 on `channel_ids`, the same message). At most 100 `channel_ids`
          *     (422 on `channel_ids` beyond); `events` lists each name at most once (repeats are
-         *     folded; at most 100 entries).
+         *     folded; at most 100 entries). A team has at most 100 subscriptions and a user at most 25
+         *     (disabled ones count): one more is 422 on `request` until one is deleted, since every
+         *     event's commit writes a delivery job per matching subscription.
          */
         post: operations["createWebhook"];
         delete?: never;

@@ -1,6 +1,6 @@
 import type { Subscription } from "../domain/webhook_records.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
-import { commitOrThrow, getAll } from "./commit.ts";
+import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import type { DeliveryJob, WebhookRoute } from "./outbox.ts";
 import { markFailed } from "./deliveries.ts";
@@ -28,18 +28,23 @@ function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
   op.set(keys.routesVersion(s.team_id), Date.now());
 }
 
-/** Creates a subscription with its route and audit entry in one commit. */
+/**
+ * Creates a subscription with its route and audit entry in one commit, if the team's routes are
+ * still as `routesVersion` was read with them: a count of them (the team's bound) still holds.
+ */
 export async function insertSubscription(
   kv: Deno.Kv,
   sub: Subscription,
+  routesVersion: Deno.KvEntryMaybe<unknown>,
   audit: AuditDraft,
-): Promise<void> {
+): Promise<boolean> {
   const op = kv.atomic()
     .check({ key: keys.webhook(sub.id), versionstamp: null })
+    .check({ key: keys.routesVersion(sub.team_id), versionstamp: routesVersion.versionstamp })
     .set(keys.webhook(sub.id), sub);
   putRoute(op, sub);
   addAudit(op, audit);
-  await commitOrThrow(op, "create webhook");
+  return (await op.commit()).ok;
 }
 
 export async function getSubscription(kv: Deno.Kv, id: string) {

@@ -274,3 +274,30 @@ async function signedInCookie(base: string, ctx: Ctx, userId: string): Promise<s
   assert.equal(res.status, 303);
   return res.headers.get("set-cookie")!.split(";")[0];
 }
+
+Deno.test("limits: a team has at most 100 subscriptions, a user 25, and every commit still fits", () =>
+  withWorkspace(async (s, w) => {
+    const body = { name: "hook", url: HOOK, events: ["message.created", "channel.member_added"] };
+    const create = (token: string) => api(s, "POST", "/webhooks", { token, body });
+    const people = [w.member, w.admin, w.bot, await actor(s.ctx, w.team, "Fourth", "member")];
+    for (let i = 0; i < 25; i++) assertStatus(await create(w.member.token), 201);
+    const own = await create(w.member.token);
+    assertInvalid(own, "request", "a 26th of one user's");
+    assert.match(own.body.message, /25 subscriptions/);
+    for (const p of people.slice(1)) {
+      for (let i = 0; i < 25; i++) assertStatus(await create(p.token), 201);
+    }
+    const fifth = await actor(s.ctx, w.team, "Fifth", "member");
+    const team = await create(fifth.token);
+    assertInvalid(team, "request", "a 101st of the team's");
+    assert.match(team.body.message, /100 subscriptions/);
+    // 100 subscriptions hear a member joining: two events, a job each, in one commit.
+    const channel = await createChannelAs(s, w.member.token, "busy");
+    assertStatus(
+      await api(s, "POST", `/channels/${channel}/members`, {
+        token: w.member.token,
+        body: { user_id: fifth.user.id },
+      }),
+      201,
+    );
+  }));
