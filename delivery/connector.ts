@@ -11,8 +11,8 @@ interface Pooled {
 
 /**
  * HTTP clients pinned to checked addresses, kept per address so connections are reused across
- * attempts. http:// goes straight to the address (Deno's `tcp` transport; the request still
- * names the URL's host); https:// goes through the CONNECT tunnel, which dials the address.
+ * attempts: their connections go through the SOCKS5 tunnel, which dials the checked address while
+ * the request (and TLS) still name the URL's host. A URL that names an IP needs no pinning.
  */
 export class Connector {
   readonly #pool = new Map<string, Pooled>();
@@ -25,11 +25,11 @@ export class Connector {
   }
 
   /**
-   * Runs `send` with the client for `target` (none when the URL names an IP: nothing to pin).
-   * A client is only closed while nobody uses it.
+   * Runs `send` with the client for `target`. A client is only closed while nobody uses it.
+   * Clients of URLs that name an IP (nothing to pin) are pooled too, so that `close` ends every
+   * connection the engine kept alive, rather than leaving them to the runtime's shared client.
    */
   async with<T>(target: Target, send: (client?: Deno.HttpClient) => Promise<T>): Promise<T> {
-    if (target.literal && !this.#caCerts) return await send();
     const key = this.#key(target);
     let pooled = this.#pool.get(key);
     if (!pooled) {
@@ -54,20 +54,14 @@ export class Connector {
   }
 
   #key(t: Target): string {
-    return t.url.protocol === "https:"
-      ? `https|${t.address}`
-      : `http|${t.address}|${t.url.port || "80"}`;
+    return `${t.literal ? "direct" : "pinned"}|${t.address}`;
   }
 
   #open(t: Target): Deno.HttpClient {
     const caCerts = this.#caCerts;
     if (t.literal) return Deno.createHttpClient({ caCerts });
-    if (t.url.protocol === "https:") {
-      this.#tunnel ??= new Tunnel();
-      return Deno.createHttpClient({ caCerts, proxy: this.#tunnel.proxyFor(t.address) });
-    }
-    const port = Number(t.url.port || 80);
-    return Deno.createHttpClient({ proxy: { transport: "tcp", hostname: t.address, port } });
+    this.#tunnel ??= new Tunnel();
+    return Deno.createHttpClient({ caCerts, proxy: this.#tunnel.proxyFor(t.address) });
   }
 
   /** Closes the least recently used idle clients once the pool is full. */

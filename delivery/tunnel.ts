@@ -1,14 +1,25 @@
 /**
- * A CONNECT proxy on 127.0.0.1 that only this process can use, so an https:// attempt reaches the
- * address the SSRF check approved while TLS (SNI, certificate) still runs end to end against the
- * URL's host name. Deno's fetch offers no "connect to this IP" option for https, but it does
- * speak CONNECT to a proxy: the proxy credentials carry the checked address, and the tunnel
- * dials exactly that address, never resolving the name itself.
+ * A SOCKS5 proxy on 127.0.0.1 that only this process can use, so an attempt reaches the address
+ * the SSRF check approved while HTTP and TLS (Host, SNI, certificate) still run end to end against
+ * the URL's host name. Deno's fetch offers no "connect to this IP" option, but it speaks SOCKS5
+ * to a proxy, for http:// and https:// alike, without resolving the name itself: the proxy
+ * credentials carry the checked address, and the tunnel dials exactly that address.
  */
 import { randomBase62 } from "../domain/tokens.ts";
 
-const MAX_HEAD_BYTES = 8 * 1024;
-const enc = new TextEncoder();
+const VERSION = 5;
+const USERNAME_PASSWORD = 2;
+const NO_ACCEPTABLE_METHOD = 0xff;
+const CONNECT = 1;
+const SUCCEEDED = 0;
+const NOT_ALLOWED = 2;
+const ADDRESS_LENGTHS: Record<number, number | "name"> = { 1: 4, 3: "name", 4: 16 };
+
+/** What a client asked to reach, and with which credentials. */
+interface Asked {
+  password: string;
+  port: number;
+}
 
 export class Tunnel {
   readonly #listener: Deno.Listener;
@@ -24,7 +35,7 @@ export class Tunnel {
   proxyFor(address: string): Deno.Proxy {
     const { port } = this.#listener.addr as Deno.NetAddr;
     return {
-      url: `http://127.0.0.1:${port}`,
+      url: `socks5://127.0.0.1:${port}`,
       basicAuth: { username: "pin", password: `${this.#password}|${address}` },
     };
   }
@@ -47,15 +58,15 @@ export class Tunnel {
     this.#conns.add(client);
     let upstream: Deno.Conn | undefined;
     try {
-      const head = await readHead(client);
-      const target = head && this.#authorize(head);
-      if (!target) {
-        await client.write(enc.encode("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"));
+      const asked = await handshake(client);
+      const [secret, address] = asked?.password.split("|") ?? [];
+      if (!asked || secret !== this.#password || !address) {
+        await client.write(reply(NOT_ALLOWED));
         return;
       }
-      upstream = await Deno.connect(target);
+      upstream = await Deno.connect({ hostname: address, port: asked.port });
       this.#conns.add(upstream);
-      await client.write(enc.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+      await client.write(reply(SUCCEEDED));
       await Promise.allSettled([
         client.readable.pipeTo(upstream.writable),
         upstream.readable.pipeTo(client.writable),
@@ -74,30 +85,44 @@ export class Tunnel {
       }
     }
   }
-
-  /** The checked address and port from a CONNECT head with our credentials, else null. */
-  #authorize(head: string): { hostname: string; port: number } | null {
-    const request = /^CONNECT (\S+) HTTP\/1\.[01]\r\n/.exec(head);
-    const auth = /\r\nproxy-authorization: basic ([A-Za-z0-9+/=]+)\r\n/i.exec(head);
-    if (!request || !auth) return null;
-    const port = Number(/:(\d+)$/.exec(request[1])?.[1]);
-    const [, password = ""] = atob(auth[1]).split(/:(.*)/s);
-    const [secret, address] = password.split("|");
-    if (secret !== this.#password || !address || !(port > 0 && port < 65536)) return null;
-    return { hostname: address, port };
-  }
 }
 
-/** Reads up to the blank line that ends a request head; null when it is too long or cut. */
-async function readHead(conn: Deno.Conn): Promise<string | null> {
-  const buf = new Uint8Array(MAX_HEAD_BYTES);
-  let used = 0;
-  while (used < buf.length) {
-    const n = await conn.read(buf.subarray(used));
-    if (n === null) return null;
-    used += n;
-    const text = new TextDecoder().decode(buf.subarray(0, used));
-    if (text.includes("\r\n\r\n")) return text;
+/** A SOCKS5 reply with no bound address (the client has no use for it). */
+const reply = (status: number) => new Uint8Array([VERSION, status, 0, 1, 0, 0, 0, 0, 0, 0]);
+
+/**
+ * The greeting, the username/password exchange (RFC 1929) and the CONNECT request, up to the
+ * point where the tunnel answers. The host the client names is read and ignored: the credentials
+ * say where to go. Null when the client speaks anything else.
+ */
+async function handshake(conn: Deno.Conn): Promise<Asked | null> {
+  const [version, count] = await readExactly(conn, 2);
+  const methods = await readExactly(conn, count);
+  if (version !== VERSION || !methods.includes(USERNAME_PASSWORD)) {
+    await conn.write(new Uint8Array([VERSION, NO_ACCEPTABLE_METHOD]));
+    return null;
   }
-  return null;
+  await conn.write(new Uint8Array([VERSION, USERNAME_PASSWORD]));
+  const [, userLength] = await readExactly(conn, 2);
+  await readExactly(conn, userLength);
+  const [passwordLength] = await readExactly(conn, 1);
+  const password = new TextDecoder().decode(await readExactly(conn, passwordLength));
+  await conn.write(new Uint8Array([1, 0]));
+  const [, command, , type] = await readExactly(conn, 4);
+  const length = ADDRESS_LENGTHS[type];
+  if (command !== CONNECT || length === undefined) return null;
+  await readExactly(conn, length === "name" ? (await readExactly(conn, 1))[0] : length);
+  const [high, low] = await readExactly(conn, 2);
+  const port = high * 256 + low;
+  return port > 0 ? { password, port } : null;
+}
+
+async function readExactly(conn: Deno.Conn, n: number): Promise<Uint8Array> {
+  const buf = new Uint8Array(n);
+  for (let got = 0; got < n;) {
+    const read = await conn.read(buf.subarray(got));
+    if (read === null) throw new Error("the client closed the connection");
+    got += read;
+  }
+  return buf;
 }
