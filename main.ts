@@ -1,10 +1,20 @@
 import { createApp } from "./routes/app.ts";
 import { serveForever } from "./routes/serve.ts";
-import { startDeliveryEngine } from "./delivery/engine.ts";
+import { CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
+import { type DeliveryEngine, startDeliveryEngine } from "./delivery/engine.ts";
 import { configureLog, flushLog, log } from "./domain/log.ts";
 import { loadSettings, SettingsError } from "./domain/settings.ts";
 import { loadKeyring, openStore, where } from "./kv/open.ts";
 import type { Ctx } from "./domain/context.ts";
+
+/** This process's delivery engine, once started (null with the platform switched off). */
+const { promise: engineReady, resolve: engineStarted } = Promise.withResolvers<
+  DeliveryEngine | null
+>();
+
+// Declared before anything else, at the top level, where Deno Deploy finds cron tasks. It is
+// what sends retries on hosts whose timers stop between requests; elsewhere it finds nothing due.
+Deno.cron(CRON_NAME, CRON_SCHEDULE, async () => deliverDue(await engineReady));
 
 /** A setting that can't work ends the process with one line naming it, before anything serves. */
 async function orExit<T>(step: () => T | Promise<T>): Promise<T> {
@@ -25,6 +35,12 @@ const ctx: Ctx = { kv, settings, keyring: await orExit(() => loadKeyring(setting
 const app = createApp(ctx);
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
 const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx) : null;
+engineStarted(engine);
+if (engine && !settings.deliveryTimers) {
+  log.info(
+    "delivery: no timers of its own (DELIVERY_TIMERS=false): what is due later goes out with the every-minute cron task",
+  );
+}
 if (!settings.integrationsEnabled) {
   log.warn(
     "INTEGRATIONS_ENABLED=false: the API and incoming webhooks answer 404 and nothing is delivered",

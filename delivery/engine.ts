@@ -18,7 +18,7 @@ import {
 } from "../kv/deliveries.ts";
 import { keyId, keys } from "../kv/keys.ts";
 import { attachDelivery, type DeliveryJob, type LocalDelivery } from "../kv/outbox.ts";
-import { queuesAvailable } from "../kv/queue_support.ts";
+import { forgoQueues, queuesAvailable } from "../kv/queue_support.ts";
 import { type AttemptDeps, runJob, runRedelivery } from "./attempt.ts";
 import { Connector } from "./connector.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -46,6 +46,20 @@ export interface EngineOptions {
   /** For tests: DNS answers, extra trusted certificate authorities. */
   resolver?: Resolver;
   caCerts?: string[];
+  /**
+   * Whether the engine runs timers of its own (default DELIVERY_TIMERS). Without them it only
+   * delivers what this process commits, as it commits it, and what `runDue` finds: the cron
+   * task's work on hosts where timers run only while a request is served.
+   */
+  timers?: boolean;
+}
+
+/** What one `runDue` did. */
+export interface DueRun {
+  /** Attempts made (jobs and redeliveries). */
+  attempted: number;
+  /** Whether it stopped at its time budget with work left, for the next run. */
+  cutShort: boolean;
 }
 
 export interface DeliveryEngine {
@@ -53,6 +67,13 @@ export interface DeliveryEngine {
   idle(): Promise<void>;
   /** Looks over everything pending now (it also does so at start and every `sweepEveryMs`). */
   sweep(): Promise<void>;
+  /**
+   * Sends everything due and free now (retries, redeliveries, recovers, work a dead process
+   * left), pulling again as attempts finish until nothing due is left or `budgetMs` has passed,
+   * then prunes and returns: what a cron run does. Leases keep two runs, or a run and a
+   * running instance, from sending anything twice.
+   */
+  runDue(budgetMs: number): Promise<DueRun>;
   /** Jobs and redeliveries held in memory now. */
   held(): number;
   /** The backlog in KV as last measured (once a minute), with when. */
@@ -65,12 +86,10 @@ export interface DeliveryEngine {
 const SCAN_LIMIT = 500;
 /** A backlogged subscription is pulled again once this many of its jobs fit (fewer reads). */
 const PULL_BATCH = 16;
-/** A retry woken this much before its time still runs (clock skew between processes). */
-const EARLY_MS = 1_000;
-
 const jobKey = (subscriptionId: string, eventId: string) => `job/${subscriptionId}/${eventId}`;
 const due = (job: DeliveryJob) => Date.parse(job.next_attempt_at);
-const isDue = (job: DeliveryJob, now: number) => due(job) <= now + EARLY_MS;
+/** Never early: a retry waits its full backoff, and a receiver's Retry-After. */
+const isDue = (job: DeliveryJob, now: number) => due(job) <= now;
 
 /**
  * Delivers webhooks. KV holds every pending job; this process holds a bounded window of them
@@ -83,9 +102,12 @@ const isDue = (job: DeliveryJob, now: number) => due(job) <= now + EARLY_MS;
  */
 export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): DeliveryEngine {
   const { kv } = ctx;
+  const timers = opts.timers ?? ctx.settings.deliveryTimers;
+  if (!timers) forgoQueues(kv);
   const connector = new Connector({ caCerts: opts.caCerts });
   const latest = new LatestSubscriptions();
   const leases = new Leases(kv, ctx.settings.webhooks.timeoutMs);
+  let attempted = 0;
   const deps: AttemptDeps = {
     ctx,
     connector,
@@ -97,6 +119,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     leases,
     resolver: opts.resolver,
     observe(outcome, durationMs) {
+      attempted++;
       deliveries.inc({ outcome: outcome.succeeded ? "succeeded" : "failed" });
       attemptDuration.observe(durationMs / 1000);
     },
@@ -150,6 +173,8 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
   }
 
   const local: LocalDelivery = {
+    wake: (id) =>
+      void pullRedeliveries(id).catch((e) => log.error("delivery: a pull failed", errorFields(e))),
     claim: (ids) => ids.filter((id) => dispatcher.reserve(id)),
     release: (ids) => ids.forEach((id) => dispatcher.release(id)),
     leaseUntil: (now) => leases.until(now),
@@ -236,11 +261,11 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
   }
 
   // One timer, for the earliest time something seen in KV becomes workable: a retry falling due,
-  // a lease running out.
+  // a lease running out. Without timers, the next cron run finds it.
   let wakeTimer: ReturnType<typeof setTimeout> | undefined;
   let wakeTime = Infinity;
   function wakeAt(at: number) {
-    if (stopped || at >= wakeTime) return;
+    if (!timers || stopped || at >= wakeTime) return;
     clearTimeout(wakeTimer);
     wakeTime = at;
     wakeTimer = setTimeout(() => {
@@ -279,18 +304,20 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
 
   // The signal as it stood before the start-up pull: any change after it is work to look for.
   let lastSignal: string | null | undefined;
-  const signalRead = readSignal(kv).then((e) => void (lastSignal = e.versionstamp));
-  const signalTimer = setInterval(async () => {
-    try {
-      const { versionstamp } = await readSignal(kv);
-      if (lastSignal !== undefined && versionstamp !== lastSignal) void requestPull("all");
-      lastSignal = versionstamp;
-    } catch (e) {
-      log.error("delivery: reading the delivery signal failed", errorFields(e));
-    }
-  }, opts.signalEveryMs ?? 250);
+  const signalRead = timers ? readSignal(kv).then((e) => void (lastSignal = e.versionstamp)) : null;
+  const signalTimer = timers
+    ? setInterval(async () => {
+      try {
+        const { versionstamp } = await readSignal(kv);
+        if (lastSignal !== undefined && versionstamp !== lastSignal) void requestPull("all");
+        lastSignal = versionstamp;
+      } catch (e) {
+        log.error("delivery: reading the delivery signal failed", errorFields(e));
+      }
+    }, opts.signalEveryMs ?? 250)
+    : undefined;
 
-  if (queuesAvailable()) {
+  if (queuesAvailable(kv)) {
     listenQueue(kv, {
       probe: () => {},
       // Left by earlier versions, which woke engines per event: a pull finds the jobs.
@@ -321,14 +348,16 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       .finally(() => sweeping = null);
     return sweeping;
   };
-  signalRead.finally(() => runSweep(true));
+  signalRead?.finally(() => runSweep(true));
   // Retries this process scheduled, and what pulls saw, wake it at their time; sweeps catch the
   // rest (retries another process scheduled and then died).
-  const sweepTimer = setInterval(() => runSweep(false), opts.sweepEveryMs ?? 30_000);
+  const sweepTimer = timers
+    ? setInterval(() => runSweep(false), opts.sweepEveryMs ?? 30_000)
+    : undefined;
 
   // Delivery lag made visible: what waits in KV, and for how long the oldest has.
   let lastBacklog: (Backlog & { measuredAt: number }) | null = null;
-  const reportTimer = setInterval(async () => {
+  async function reportBacklog() {
     try {
       lastBacklog = { ...await measureBacklog(kv), measuredAt: Date.now() };
       if (lastBacklog.pending === 0) return;
@@ -342,11 +371,38 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     } catch (e) {
       log.error("delivery: measuring the backlog failed", errorFields(e));
     }
-  }, opts.reportEveryMs ?? 60_000);
+  }
+  const reportTimer = timers ? setInterval(reportBacklog, opts.reportEveryMs ?? 60_000) : undefined;
+
+  /** Rounds of pull-everything-then-wait, until a round finds nothing due or time is up. */
+  async function runDue(budgetMs: number): Promise<DueRun> {
+    const deadline = Date.now() + budgetMs;
+    const before = attempted;
+    let cutShort = false;
+    for (let round = -1; round !== attempted;) {
+      round = attempted;
+      const settled = await within(
+        (async () => {
+          await requestPull("all");
+          await dispatcher.idle();
+        })(),
+        deadline - Date.now(),
+      );
+      if (!settled) {
+        cutShort = true;
+        break;
+      }
+    }
+    await sweep({ kv, touched: deps.touched }, { everything: false })
+      .catch((e) => log.error("delivery: a sweep failed", errorFields(e)));
+    if (cutShort) await reportBacklog();
+    return { attempted: attempted - before, cutShort };
+  }
 
   return {
     idle: () => dispatcher.idle(),
     sweep: () => runSweep(false),
+    runDue,
     held: () => dispatcher.held,
     backlog: () => lastBacklog,
     async stop() {
@@ -366,4 +422,16 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       connector.close();
     },
   };
+}
+
+/** Whether `work` settles within `ms`; the timer is cleared either way. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -47,6 +47,7 @@ const schema = z.object({
   LOG_FORMAT: z.enum(["json", "pretty", "auto"]).default("auto"),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   TRUST_PROXY: bool.default(false),
+  DELIVERY_TIMERS: bool.optional(),
 });
 
 /** The service's settings, read once from the environment at start. */
@@ -64,6 +65,11 @@ export interface Settings {
   metricsToken: string | undefined;
   /** Take the client's address from the last hop of X-Forwarded-For (behind a proxy). */
   trustProxy: boolean;
+  /**
+   * Whether background work runs on the process's own timers. False on Deno Deploy, where timers
+   * run only while a request is served: there requests and the every-minute cron task drive it.
+   */
+  deliveryTimers: boolean;
   webhooks: {
     disableAfter: number;
     maxAttempts: number;
@@ -112,6 +118,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     log: { level: s.LOG_LEVEL, format: s.LOG_FORMAT },
     metricsToken: s.METRICS_TOKEN,
     trustProxy: s.TRUST_PROXY,
+    deliveryTimers: s.DELIVERY_TIMERS ?? !onDeploy(),
     webhooks: {
       disableAfter: s.WEBHOOKS_DISABLE_AFTER,
       maxAttempts: s.WEBHOOKS_MAX_ATTEMPTS,

@@ -4,7 +4,7 @@ import { addAudit, type AuditDraft } from "./audit.ts";
 import { commitOrThrow } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { queuesAvailable } from "./queue_support.ts";
-import type { DeliveryJob } from "./outbox.ts";
+import { type DeliveryJob, localDelivery } from "./outbox.ts";
 import { putRoute } from "./webhooks.ts";
 
 /** Wakes the engine when a job's next attempt is due. */
@@ -61,8 +61,12 @@ export async function insertRedelivery(
   const op = kv.atomic().check(subscription).set(key, redelivery)
     .set(keys.deliverySignal(), Date.now());
   if (event) op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
-  if (queuesAvailable()) op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(redelivery.id)] });
-  return (await op.commit()).ok;
+  if (queuesAvailable(kv)) {
+    op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(redelivery.id)] });
+  }
+  const { ok } = await op.commit();
+  if (ok) localDelivery(kv)?.wake(redelivery.subscription_id);
+  return ok;
 }
 
 /**
@@ -77,6 +81,7 @@ export async function insertRedeliveries(
   const op = kv.atomic().set(keys.deliverySignal(), Date.now());
   for (const r of redeliveries) op.set(keys.redelivery(subscriptionId, r.id), r);
   await commitOrThrow(op, "recover");
+  localDelivery(kv)?.wake(subscriptionId);
 }
 
 /** A job or redelivery an attempt settles: deleted, or moved to its next attempt. */
@@ -140,7 +145,7 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
       attempt: retry.job.attempt,
     };
     op.set(pending.key, retry.job);
-    if (queuesAvailable()) {
+    if (queuesAvailable(kv)) {
       const lost = keys.undelivered(`${retry.job.subscription_id}/${retry.job.event_id}`);
       op.enqueue(wake, { delay: retry.delayMs, keysIfUndelivered: [lost] });
     }

@@ -2,7 +2,7 @@ import { dirname } from "node:path";
 import { createKeyring, generateAppKey, type Keyring } from "../domain/keyring.ts";
 import { isFilePath, type Settings, SettingsError } from "../domain/settings.ts";
 import { keys } from "./keys.ts";
-import { probeQueues } from "./queue_support.ts";
+import { forgoQueues, probeQueues } from "./queue_support.ts";
 import { migrate } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
 
@@ -29,7 +29,8 @@ export async function openStore(settings: Settings): Promise<Deno.Kv> {
     throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
   }
   kv = coalesceReads(retryLockedCommits(kv));
-  await probeQueues(kv, path);
+  if (settings.deliveryTimers) await probeQueues(kv, path);
+  else forgoQueues(kv);
   await migrate(kv);
   return kv;
 }

@@ -111,9 +111,14 @@ export interface LocalDelivery {
   release(subscriptionIds: string[]): void;
   /** Until when a claimed job is leased to this process, from `now`. */
   leaseUntil(now: number): number;
+  /** Redeliveries of the subscription were committed here: take them now. */
+  wake(subscriptionId: string): void;
 }
 
 const engines = new WeakMap<Deno.Kv, LocalDelivery>();
+
+/** This process's engine on `kv`, if it runs one. */
+export const localDelivery = (kv: Deno.Kv): LocalDelivery | undefined => engines.get(kv);
 
 /** Lets this process's engine take the jobs of events committed to `kv` here. */
 export function attachDelivery(kv: Deno.Kv, engine: LocalDelivery): () => void {

@@ -1,19 +1,25 @@
 /**
- * Whether this process's store delivers KV queue messages. A local SQLite store does, and so
- * did Deno Deploy Classic; KV Connect (self-hosted denokv) and the new Deno Deploy don't. Without
- * them nothing is enqueued (an enqueue would fail the whole commit it rides in) and the delivery
- * engine's sweeper, run every few seconds, finds due jobs itself. One store per process, so one
- * flag per process.
+ * Whether a store delivers KV queue messages. A local SQLite store does, and so did Deno Deploy
+ * Classic; KV Connect (self-hosted denokv) and the new Deno Deploy don't. Without them nothing is
+ * enqueued (an enqueue would fail the whole commit it rides in) and the delivery engine's pulls
+ * find due jobs themselves. A service without timers (DELIVERY_TIMERS=false) uses none either:
+ * its retries are the every-minute cron task's to send.
  */
-let available = true;
+const without = new WeakSet<Deno.Kv>();
 
-export const queuesAvailable = (): boolean => available;
+export const queuesAvailable = (kv: Deno.Kv): boolean => !without.has(kv);
+
+/** No queue messages on `kv` from now on. */
+export const forgoQueues = (kv: Deno.Kv): void => void without.add(kv);
 
 const PROBE_TIMEOUT_MS = 2_000;
 
 /** Finds out by enqueueing a no-op message (the engine's listener drops it). */
 export async function probeQueues(kv: Deno.Kv, kvPath: string | undefined): Promise<boolean> {
-  if (kvPath && /^https?:\/\//.test(kvPath)) return available = false;
+  if (kvPath && /^https?:\/\//.test(kvPath)) {
+    forgoQueues(kv);
+    return false;
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([
@@ -22,11 +28,11 @@ export async function probeQueues(kv: Deno.Kv, kvPath: string | undefined): Prom
         timer = setTimeout(reject, PROBE_TIMEOUT_MS, new Error("no answer"));
       }),
     ]);
-    available = true;
+    without.delete(kv);
   } catch {
-    available = false;
+    forgoQueues(kv);
   } finally {
     clearTimeout(timer);
   }
-  return available;
+  return queuesAvailable(kv);
 }

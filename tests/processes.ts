@@ -34,7 +34,7 @@ export async function runToExit(
   timeoutMs = 20_000,
 ): Promise<{ code: number | null; output: string }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--unstable-kv", "--unstable-no-legacy-abort", LOOPBACK_MAIN],
+    args: ["eval", "--unstable-kv", "--unstable-cron", "--unstable-no-legacy-abort", LOOPBACK_MAIN],
     env: { PORT: String(freePort()), NO_COLOR: "1", ...env },
     stdout: "piped",
     stderr: "piped",
@@ -81,6 +81,7 @@ export async function startService(
     Deno.execPath(),
     "eval",
     "--unstable-kv",
+    "--unstable-cron",
     "--unstable-no-legacy-abort",
     LOOPBACK_MAIN,
   ];

@@ -3,7 +3,7 @@
  * enqueue fails the commit it rides in, and the sweeper alone wakes retries and redeliveries.
  */
 import assert from "node:assert/strict";
-import { probeQueues, queuesAvailable } from "../kv/queue_support.ts";
+import { forgoQueues, probeQueues, queuesAvailable } from "../kv/queue_support.ts";
 import { api, startServer, workspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 
@@ -18,16 +18,15 @@ Deno.test("queueless: a KV Connect URL turns queues off; a local store has them"
 });
 
 Deno.test("queueless: retries and redeliveries still happen, woken by the sweeper", async () => {
-  // As in production, the store is probed before the engine starts.
-  const probe = await Deno.openKv(":memory:");
-  await probeQueues(probe, "https://kv.example.com/connect");
   const s = await startServer(
     { WEBHOOKS_BACKOFF: "100ms,100ms", WEBHOOKS_TIMEOUT: "0.5" },
     { engine: { sweepEveryMs: 50 } },
   );
+  // As a KV Connect store's probe would find: nothing is enqueued from here on.
+  forgoQueues(s.ctx.kv);
   const hook = receiver((n) => new Response(null, { status: n === 0 ? 500 : 204 }));
   try {
-    assert.equal(queuesAvailable(), false);
+    assert.equal(queuesAvailable(s.ctx.kv), false);
     const w = await workspace(s.ctx);
     const { id } = await subscribe(s, w.admin.token, hook.url);
     const message = await post(s, w.admin.token, w.team.general_channel_id, "hello");
@@ -46,8 +45,6 @@ Deno.test("queueless: retries and redeliveries still happen, woken by the sweepe
     assert.equal(again.status, 202, JSON.stringify(again.body));
     await hook.waitFor(3);
   } finally {
-    await probeQueues(probe, ":memory:");
-    probe.close();
     await hook.close();
     await s.close();
   }

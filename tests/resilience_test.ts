@@ -144,11 +144,15 @@ Deno.test("resilience: a flood of idle connections that uses up every descriptor
       }
     }
     assert.ok(held.length > 100, `the flood opened ${held.length} connections`);
-    await waitUntil(
-      () => /Too many open files/.test(service.output()),
-      5_000,
-      "the service to run out of descriptors",
-    );
+    // Deno 2.5 (Deno Deploy's) stops accepting without a word to the program, and takes up
+    // accepting again by itself; later runtimes end the accept loop with the error, logged.
+    if (!Deno.version.deno.startsWith("2.5.")) {
+      await waitUntil(
+        () => /Too many open files/.test(service.output()),
+        5_000,
+        "the service to run out of descriptors",
+      );
+    }
     for (const conn of held.splice(0)) conn.close();
     await waitUntil(
       async () => {

@@ -143,11 +143,11 @@ function freePort(): number {
 
 /** Reads lines from a stream until one matches, or the timeout passes. */
 async function waitForLine(
-  stream: ReadableStream<Uint8Array>,
+  stream: ReadableStream<string>,
   match: RegExp,
   timeoutMs: number,
 ): Promise<string> {
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = stream.getReader();
   let seen = "";
   const timer = setTimeout(() => reader.cancel(), timeoutMs);
   try {
@@ -188,14 +188,16 @@ await import(${JSON.stringify(`file://${ROOT}main.ts`)});
     stderr: "piped",
   }).spawn();
   const stderr = new Response(child.stderr).text();
+  // Cancelled at stop: that closes the child's stdout, which the pipe holds.
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream());
   try {
-    const line = await waitForLine(child.stdout, /Listening/, 20_000);
+    const line = await waitForLine(stdout, /Listening/, 20_000);
     return {
       line,
       async stop() {
         child.kill("SIGTERM");
         await child.status;
-        await child.stdout.cancel().catch(() => {});
+        await stdout.cancel().catch(() => {});
         await stderr;
       },
     };
