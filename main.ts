@@ -2,10 +2,11 @@ import { createApp } from "./routes/app.ts";
 import { serveForever } from "./routes/serve.ts";
 import { CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
 import { type DeliveryEngine, startDeliveryEngine } from "./delivery/engine.ts";
-import { configureLog, flushLog, log } from "./domain/log.ts";
-import { loadSettings, SettingsError } from "./domain/settings.ts";
-import { loadKeyring, openStore, where } from "./kv/open.ts";
-import type { Ctx } from "./domain/context.ts";
+import { configureLog, flushLog, log } from "./core/log.ts";
+import { loadSettings, SettingsError } from "./core/settings.ts";
+import { openStore, where } from "./kv/open.ts";
+import { loadKeyring } from "./domain/app_key.ts";
+import type { Ctx } from "./core/context.ts";
 
 /** This process's delivery engine, once started (null with the platform switched off). */
 const { promise: engineReady, resolve: engineStarted } = Promise.withResolvers<

@@ -2,17 +2,18 @@
  * Test data, written straight into a scenario's KV file with the project's own domain and kv
  * functions, from the bench process: the server opens the same file afterwards (or meanwhile).
  */
-import type { Ctx } from "../domain/context.ts";
+import type { Ctx } from "../core/context.ts";
 import { createChannel } from "../domain/channels.ts";
 import { draftMessage } from "../domain/message_draft.ts";
 import { postMessage } from "../domain/messages.ts";
-import { loadSettings } from "../domain/settings.ts";
-import { authenticate, createToken } from "../domain/tokens.ts";
-import { type Channel, type EventType, SCOPES, type Subject } from "../domain/types.ts";
+import { loadSettings } from "../core/settings.ts";
+import { createToken } from "../domain/tokens.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import { type Channel, type EventType, SCOPES, type Subject } from "../core/types.ts";
 import { createWebhook } from "../domain/webhooks.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
 import { appendMessage } from "../kv/appender.ts";
-import { loadKeyring } from "../kv/open.ts";
+import { loadKeyring } from "../domain/app_key.ts";
 import { sampleBody } from "./baselines/shared.ts";
 
 /** The settings every scenario gives the server, plus its port and KV file. */

@@ -10,8 +10,8 @@
  */
 import { parseArgs } from "node:util";
 import { createChannel } from "../domain/channels.ts";
-import type { Message } from "../domain/types.ts";
-import { measureBacklog } from "../kv/deliveries.ts";
+import type { Message } from "../core/types.ts";
+import { measureBacklog } from "../kv/backlog.ts";
 import { keys } from "../kv/keys.ts";
 import { freePort, startService } from "./procs.ts";
 import { openCtx, seedSubscriptions, seedWorkspace, serviceEnv } from "./seed.ts";

@@ -1,7 +1,8 @@
-import type { Ctx } from "../domain/context.ts";
-import { ApiError } from "../domain/errors.ts";
-import { loadSettings, SettingsError } from "../domain/settings.ts";
-import { loadKeyring, openStore } from "../kv/open.ts";
+import type { Ctx } from "../core/context.ts";
+import { ApiError, ConflictError } from "../core/errors.ts";
+import { loadSettings, SettingsError } from "../core/settings.ts";
+import { openStore } from "../kv/open.ts";
+import { loadKeyring } from "../domain/app_key.ts";
 import { auditCommands } from "./audit_commands.ts";
 import { channelCommands } from "./channel_commands.ts";
 import { type Command, declaredFlags, parseFlags, UsageError } from "./command.ts";
@@ -55,7 +56,7 @@ function fail(e: unknown, command: Command): number {
     console.error(`${e.message}\nUsage: deno task admin ${command.usage}`);
     return 2;
   }
-  if (e instanceof ApiError || e instanceof SettingsError) {
+  if (e instanceof ApiError || e instanceof SettingsError || e instanceof ConflictError) {
     console.error(e.message);
     return 1;
   }

@@ -1,6 +1,6 @@
-import { listAudit } from "../kv/audit.ts";
+import { readAuditLog } from "../domain/audit_log.ts";
 import { type Command, positiveIntFlag, uuidFlag } from "./command.ts";
-import { findTeam } from "./lookup.ts";
+import { findTeam } from "../domain/workspace.ts";
 
 const DEFAULT_LIMIT = 50;
 
@@ -11,7 +11,7 @@ export const auditCommands: Record<string, Command> = {
     async run(ctx, flags) {
       const limit = positiveIntFlag(flags, "limit", DEFAULT_LIMIT);
       const team = await findTeam(ctx, uuidFlag(flags, "team"));
-      return await listAudit(ctx.kv, team.id, limit);
+      return (await readAuditLog(ctx, team.id, { limit })).entries;
     },
   },
 };

@@ -1,5 +1,5 @@
-import type { Ctx } from "../domain/context.ts";
-import { isUuid } from "../domain/ids.ts";
+import type { Ctx } from "../core/context.ts";
+import { isUuid } from "../core/ids.ts";
 
 /** A command's flags by name, without the leading `--`. */
 export type Flags = Record<string, string>;

@@ -1,9 +1,9 @@
 import { createChannel } from "../domain/channels.ts";
-import type { Ctx } from "../domain/context.ts";
+import type { Ctx } from "../core/context.ts";
 import { createToken } from "../domain/tokens.ts";
-import { SCOPES, type Subject, type User } from "../domain/types.ts";
+import { SCOPES, type Subject, type User } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
-import { addMemberAsOperator } from "./channel_commands.ts";
+import { addMemberAsOperator } from "../domain/members.ts";
 import type { Command } from "./command.ts";
 
 async function withToken(ctx: Ctx, user: User) {

@@ -1,11 +1,6 @@
-import {
-  createToken,
-  listTokens,
-  revokeTokenById,
-  rotateTokenById,
-  tokenView,
-} from "../domain/tokens.ts";
-import { type Scope, SCOPES } from "../domain/types.ts";
+import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
+import { tokenView } from "../domain/views.ts";
+import { type Scope, SCOPES } from "../core/types.ts";
 import {
   type Command,
   type Flags,
@@ -14,7 +9,7 @@ import {
   UsageError,
   uuidFlag,
 } from "./command.ts";
-import { findUser } from "./lookup.ts";
+import { findUser } from "../domain/workspace.ts";
 
 /** `all`, or a comma-separated list of known scopes. */
 function scopesFlag(flags: Flags): Scope[] {

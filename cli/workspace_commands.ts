@@ -5,7 +5,7 @@ import {
   listTeams,
   listUsers,
 } from "../domain/workspace.ts";
-import type { Role } from "../domain/types.ts";
+import type { Role } from "../core/types.ts";
 import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
 
 const ROLES: readonly Role[] = ["member", "admin", "owner"];

@@ -1,18 +1,18 @@
-import type { Ctx } from "../domain/context.ts";
-import type { OutboxEvent } from "../domain/types.ts";
-import type { Redelivery, Subscription } from "../domain/webhook_records.ts";
-import { dropIfUnchanged } from "../kv/deliveries.ts";
+import type { Ctx } from "../core/context.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import type { Redelivery, Subscription } from "../core/webhook_records.ts";
+import { dropIfUnchanged } from "../kv/settlement.ts";
 import { keys } from "../kv/keys.ts";
-import type { DeliveryJob } from "../kv/outbox.ts";
+import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Connector } from "./connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import type { Recorder } from "./record.ts";
 import type { SigningKeys } from "./secrets.ts";
 import { deliveryHeaders, envelope, type Signer } from "./sign.ts";
 import { type AttemptOutcome, send } from "./send.ts";
-import type { Resolver } from "./ssrf.ts";
+import type { Resolver } from "../core/url_safety.ts";
 import type { Leases } from "./leases.ts";
-import { log } from "../domain/log.ts";
+import { log } from "../core/log.ts";
 
 /** Attempts sent but not yet recorded beyond which a task keeps its slot until recorded. */
 const MAX_UNRECORDED = 256;

@@ -1,4 +1,4 @@
-import { errorFields, log } from "../domain/log.ts";
+import { errorFields, log } from "../core/log.ts";
 import type { DeliveryEngine } from "./engine.ts";
 
 /** Every minute: on Deno Deploy the finest a cron schedule goes. */

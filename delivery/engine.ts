@@ -1,23 +1,15 @@
-import type { Ctx } from "../domain/context.ts";
-import { errorFields, log } from "../domain/log.ts";
-import { attemptDuration, deliveries, reportInMemory } from "../domain/metrics.ts";
-import type { OutboxEvent } from "../domain/types.ts";
-import type { Redelivery } from "../domain/webhook_records.ts";
-import {
-  type Backlog,
-  isFree,
-  type Leasable,
-  listJobs,
-  listRedeliveries,
-  listSubscriptionIds,
-  measureBacklog,
-  readSignal,
-  type RedeliveryQueued,
-  type RetryQueued,
-  unlease,
-} from "../kv/deliveries.ts";
-import { keyId, keys } from "../kv/keys.ts";
-import { attachDelivery, type DeliveryJob, type LocalDelivery } from "../kv/outbox.ts";
+import type { Ctx } from "../core/context.ts";
+import { errorFields, log } from "../core/log.ts";
+import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import type { Redelivery } from "../core/webhook_records.ts";
+import { type RedeliveryQueued } from "../kv/redeliveries.ts";
+import { type Backlog, readSignal } from "../kv/backlog.ts";
+import { type Leasable, unlease } from "../kv/leases.ts";
+import { type RetryQueued } from "../kv/settlement.ts";
+import { keys } from "../kv/keys.ts";
+import { attachDelivery, type LocalDelivery } from "../kv/outbox.ts";
+import { type DeliveryJob } from "../core/webhook_records.ts";
 import { forgoQueues, queuesAvailable } from "../kv/queue_support.ts";
 import { type AttemptDeps, runJob, runRedelivery } from "./attempt.ts";
 import { Connector } from "./connector.ts";
@@ -26,8 +18,10 @@ import { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import { Leases } from "./leases.ts";
 import { listenQueue } from "./queue.ts";
 import { Recorder } from "./record.ts";
+import { due, isDue, jobKey, Puller, type PullScope } from "./puller.ts";
 import { SigningKeys } from "./secrets.ts";
-import type { Resolver } from "./ssrf.ts";
+import { BacklogReport } from "./backlog_report.ts";
+import type { Resolver } from "../core/url_safety.ts";
 import { sweep } from "./sweeper.ts";
 
 export interface EngineOptions {
@@ -81,15 +75,6 @@ export interface DeliveryEngine {
   /** Stops taking work, lets running attempts finish and record, frees what it held unstarted. */
   stop(): Promise<void>;
 }
-
-/** Entries read past per subscription and pull, looking for due, free jobs. */
-const SCAN_LIMIT = 500;
-/** A backlogged subscription is pulled again once this many of its jobs fit (fewer reads). */
-const PULL_BATCH = 16;
-const jobKey = (subscriptionId: string, eventId: string) => `job/${subscriptionId}/${eventId}`;
-const due = (job: DeliveryJob) => Date.parse(job.next_attempt_at);
-/** Never early: a retry waits its full backoff, and a receiver's Retry-After. */
-const isDue = (job: DeliveryJob, now: number) => due(job) <= now;
 
 /**
  * Delivers webhooks. KV holds every pending job; this process holds a bounded window of them
@@ -150,31 +135,11 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       dropped: () => unstarted.push(entry),
     }, reserved);
 
-  /**
-   * Leases what was found in KV and hands what it won to the dispatcher. Room is reserved before
-   * the lease is taken: a lease this process won but had no room for would keep every process
-   * off the job until it ran out.
-   */
-  async function take<T extends Leasable>(
-    found: Deno.KvEntry<T>[],
-    submit: (entry: Deno.KvEntry<T>, reserved: boolean) => void,
-  ) {
-    const roomy = found.filter((e) => {
-      const fits = dispatcher.reserve(e.value.subscription_id);
-      if (!fits) backlogged.add(e.value.subscription_id);
-      return fits;
-    });
-    const won = await leases.take(roomy);
-    const wonKeys = new Set(won.map((e) => keyId(e.key)));
-    for (const e of roomy) {
-      if (!wonKeys.has(keyId(e.key))) dispatcher.release(e.value.subscription_id);
-    }
-    for (const e of won) submit(e, true);
-  }
-
   const local: LocalDelivery = {
     wake: (id) =>
-      void pullRedeliveries(id).catch((e) => log.error("delivery: a pull failed", errorFields(e))),
+      void puller.pullRedeliveries(id).catch((e) =>
+        log.error("delivery: a pull failed", errorFields(e))
+      ),
     claim: (ids) => ids.filter((id) => dispatcher.reserve(id)),
     release: (ids) => ids.forEach((id) => dispatcher.release(id)),
     leaseUntil: (now) => leases.until(now),
@@ -190,75 +155,16 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
   };
   const detach = attachDelivery(kv, local);
 
-  // Subscriptions whose pending work did not all fit at the last pull, and where to read on.
-  const backlogged = new Set<string>();
-  const cursors = new Map<string, Deno.KvKey>();
-
-  /** Leases what fits of one subscription's due, free jobs; true when more may be waiting. */
-  async function pullSubscription(id: string, fromStart: boolean): Promise<boolean> {
-    const room = dispatcher.room(id);
-    if (room < 1) return true;
-    if (fromStart) cursors.delete(id);
-    const now = Date.now();
-    const found: Deno.KvEntry<DeliveryJob>[] = [];
-    let more = false;
-    // From where the last scan stopped, then, if that reached the end, from the start again.
-    for (const from of [cursors.get(id) ?? null, null].slice(0, cursors.has(id) ? 2 : 1)) {
-      let scanned = 0;
-      let last: Deno.KvKey | null = null;
-      for await (const e of listJobs(kv, id, from, SCAN_LIMIT)) {
-        scanned++;
-        last = e.key;
-        if (dispatcher.has(jobKey(id, e.value.event_id))) continue;
-        if (!isDue(e.value, now)) {
-          wakeAt(due(e.value));
-          continue;
-        }
-        if (!isFree(e, now)) {
-          // Another process holds it; if that process is gone, the lease runs out then.
-          wakeAt(e.value.lease_until!);
-          continue;
-        }
-        found.push(e);
-        if (found.length >= room) break;
-      }
-      if (found.length >= room) {
-        // A backlog is taken in order: the next pull goes on after what this one took, rather
-        // than reading again past the jobs this process holds.
-        more = true;
-        cursors.set(id, found.at(-1)!.key);
-        break;
-      }
-      if (scanned === SCAN_LIMIT && last) {
-        // Too much to skip over in one go: go on from here next time.
-        cursors.set(id, last);
-        more = true;
-        break;
-      }
-      cursors.delete(id);
-    }
-    await take(found, (job, reserved) => submitJob(job, undefined, reserved));
-    return more;
-  }
-
-  async function pullRedeliveries(id: string) {
-    const found: Deno.KvEntry<Redelivery>[] = [];
-    for await (const e of listRedeliveries(kv, id)) {
-      if (!dispatcher.has(`redelivery/${e.value.id}`)) found.push(e);
-    }
-    await take(found, submitRedelivery);
-  }
-
-  /** Pulls for `ids`, starting at a different one each time so none is always last. */
-  let turn = 0;
-  async function pull(ids: string[], redeliveries: boolean) {
-    const start = turn++ % Math.max(1, ids.length);
-    for (const id of [...ids.slice(start), ...ids.slice(0, start)]) {
-      if (await pullSubscription(id, redeliveries)) backlogged.add(id);
-      else backlogged.delete(id);
-      if (redeliveries) await pullRedeliveries(id);
-    }
-  }
+  const puller = new Puller({
+    kv,
+    dispatcher,
+    leases,
+    laneWindow,
+    submitJob: (job, reserved) => submitJob(job, undefined, reserved),
+    submitRedelivery,
+    wakeAt: (at) => wakeAt(at),
+  });
+  const requestPull = (scope: PullScope) => puller.request(scope);
 
   // One timer, for the earliest time something seen in KV becomes workable: a retry falling due,
   // a lease running out. Without timers, the next cron run finds it.
@@ -274,33 +180,6 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     }, Math.max(0, at - Date.now()));
   }
   let stopped = false;
-
-  // One pull at a time; asking during one runs one more after it, over everything if any asked so.
-  let pulling: Promise<void> | null = null;
-  let again: "backlog" | "all" | null = null;
-  const requestPull = (scope: "backlog" | "all") => {
-    if (pulling) {
-      if (again !== "all") again = scope;
-      return pulling;
-    }
-    pulling = (async () => {
-      let next: "backlog" | "all" | null = scope;
-      while (next) {
-        const ids = next === "all" ? await listSubscriptionIds(kv) : [...backlogged];
-        await pull(ids, next === "all");
-        [next, again] = [again, null];
-      }
-    })().catch((e) => log.error("delivery: a pull failed", errorFields(e)))
-      .finally(() => pulling = null);
-    return pulling;
-  };
-  // A backlog is pulled on as the window empties, not only when someone signals.
-  const refillAt = Math.max(1, Math.min(PULL_BATCH, Math.floor(laneWindow / 2)));
-  const stopRoom = dispatcher.onRoom(() => {
-    for (const id of backlogged) {
-      if (dispatcher.room(id) >= refillAt) return void requestPull("backlog");
-    }
-  });
 
   // The signal as it stood before the start-up pull: any change after it is work to look for.
   let lastSignal: string | null | undefined;
@@ -326,15 +205,12 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
         const job = await kv.get<DeliveryJob>(keys.job(m.subscription_id, m.event_id));
         if (job.versionstamp === null || job.value.attempt !== m.attempt) return;
         if (!isDue(job.value, Date.now())) return;
-        await take(
-          [job as Deno.KvEntry<DeliveryJob>],
-          (won, reserved) => submitJob(won, undefined, reserved),
-        );
+        await puller.takeJobs([job as Deno.KvEntry<DeliveryJob>]);
       },
       redeliver: async (m: RedeliveryQueued) => {
         const entry = await kv.get<Redelivery>(keys.redelivery(m.subscription_id, m.redelivery_id));
         if (entry.versionstamp === null) return;
-        await take([entry as Deno.KvEntry<Redelivery>], submitRedelivery);
+        await puller.takeRedeliveries([entry as Deno.KvEntry<Redelivery>]);
       },
     }).catch((e) => log.error("delivery: the queue listener stopped", errorFields(e)));
   }
@@ -356,22 +232,8 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     : undefined;
 
   // Delivery lag made visible: what waits in KV, and for how long the oldest has.
-  let lastBacklog: (Backlog & { measuredAt: number }) | null = null;
-  async function reportBacklog() {
-    try {
-      lastBacklog = { ...await measureBacklog(kv), measuredAt: Date.now() };
-      if (lastBacklog.pending === 0) return;
-      const age = (Date.now() - Date.parse(lastBacklog.oldestCreatedAt!)) / 1000;
-      log.info(
-        `delivery: backlog of ${lastBacklog.pending} pending jobs, the oldest ${
-          age.toFixed(1)
-        } s old; ${dispatcher.held} in this process's memory`,
-        { pending: lastBacklog.pending, oldest_age_s: age, in_memory: dispatcher.held },
-      );
-    } catch (e) {
-      log.error("delivery: measuring the backlog failed", errorFields(e));
-    }
-  }
+  const report = new BacklogReport(kv, () => dispatcher.held);
+  const reportBacklog = () => report.measure();
   const reportTimer = timers ? setInterval(reportBacklog, opts.reportEveryMs ?? 60_000) : undefined;
 
   /** Rounds of pull-everything-then-wait, until a round finds nothing due or time is up. */
@@ -404,17 +266,17 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     sweep: () => runSweep(false),
     runDue,
     held: () => dispatcher.held,
-    backlog: () => lastBacklog,
+    backlog: () => report.last,
     async stop() {
       stopped = true;
       clearTimeout(wakeTimer);
       clearInterval(reportTimer);
       detach();
-      stopRoom();
+      puller.stop();
       clearInterval(signalTimer);
       clearInterval(sweepTimer);
       await sweeping;
-      await pulling;
+      await puller.pulling;
       await dispatcher.stop();
       await unlease(kv, unstarted.splice(0)).catch((e) =>
         log.error("delivery: freeing leases at stop failed", errorFields(e))

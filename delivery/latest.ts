@@ -1,7 +1,7 @@
-import type { OutboxEvent } from "../domain/types.ts";
-import type { Subscription } from "../domain/webhook_records.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
-import { RecentMap } from "../domain/recent_map.ts";
+import { RecentMap } from "../core/recent_map.ts";
 
 /**
  * The newest version of each subscription this process has seen. Every attempt reads the

@@ -1,4 +1,4 @@
-import { isFree, type Leasable, lease } from "../kv/deliveries.ts";
+import { isFree, type Leasable, lease } from "../kv/leases.ts";
 
 /** Beyond the attempt's own timeout, what a lease leaves for waiting in the window and recording. */
 const LEASE_SLACK_MS = 15_000;

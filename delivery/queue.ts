@@ -1,4 +1,4 @@
-import { errorFields, log } from "../domain/log.ts";
+import { errorFields, log } from "../core/log.ts";
 
 /** A queue message handler. Handlers must be idempotent: the queue delivers at least once. */
 // deno-lint-ignore no-explicit-any

@@ -1,19 +1,19 @@
-import type { Settings } from "../domain/settings.ts";
-import { newId } from "../domain/ids.ts";
-import type { Delivery, Redelivery, Subscription } from "../domain/webhook_records.ts";
-import type { OutboxEvent } from "../domain/types.ts";
+import type { Settings } from "../core/settings.ts";
+import { newId } from "../core/ids.ts";
+import type { Delivery, Redelivery, Subscription } from "../core/webhook_records.ts";
+import type { OutboxEvent } from "../core/types.ts";
 import {
   type AttemptCommit,
   commitAttempt,
   dropIfUnchanged,
   type Settlement,
-} from "../kv/deliveries.ts";
+} from "../kv/settlement.ts";
 import { keys } from "../kv/keys.ts";
-import type { DeliveryJob } from "../kv/outbox.ts";
+import type { DeliveryJob } from "../core/webhook_records.ts";
 import { dropPending } from "../kv/webhooks.ts";
 import type { LatestSubscriptions } from "./latest.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
-import { errorFields, log } from "../domain/log.ts";
+import { errorFields, log } from "../core/log.ts";
 import type { AttemptOutcome } from "./send.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery settled. */

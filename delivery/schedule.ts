@@ -1,4 +1,4 @@
-import type { Settings } from "../domain/settings.ts";
+import type { Settings } from "../core/settings.ts";
 
 /** A Retry-After beyond this is not trusted: the schedule's own spacing still applies. */
 const MAX_RETRY_AFTER_MS = 3_600_000;

@@ -1,5 +1,5 @@
-import type { Keyring } from "../domain/keyring.ts";
-import type { Subscription } from "../domain/webhook_records.ts";
+import type { Keyring } from "../core/keyring.ts";
+import type { Subscription } from "../core/webhook_records.ts";
 import { Signer } from "./sign.ts";
 
 const MAX_CACHED = 1024;

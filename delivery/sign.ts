@@ -1,16 +1,9 @@
 import { createHmac } from "node:crypto";
-import type { OutboxEvent } from "../domain/types.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import { envelopeOf } from "../domain/views.ts";
 
 /** Bodies by event: the subscriptions of one event share its copy (delivery/latest.ts). */
 const bodies = new WeakMap<OutboxEvent, string>();
-
-/** The envelope webhooks deliver, and the event feed lists: `{ id, type, created_at, data }`. */
-export const envelopeOf = (event: OutboxEvent) => ({
-  id: event.id,
-  type: event.type,
-  created_at: event.created_at,
-  data: event.data,
-});
 
 /** The JSON body of a delivery: the same bytes for every attempt and subscription. */
 export function envelope(event: OutboxEvent): string {

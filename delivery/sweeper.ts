@@ -1,4 +1,5 @@
-import { clearUndelivered, listSubscriptionIds, pruneDeliveries } from "../kv/deliveries.ts";
+import { pruneDeliveries } from "../kv/deliveries.ts";
+import { clearUndelivered, listSubscriptionIds } from "../kv/backlog.ts";
 
 /** Delivery records kept per subscription; older ones are pruned. */
 export const KEEP_DELIVERIES = 100;

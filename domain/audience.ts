@@ -1,8 +1,17 @@
-import type { Ctx } from "./context.ts";
-import type { Channel } from "./types.ts";
+/**
+ * Who hears an event: the one rule, in one place. A subscription hears an event when it is
+ * active, has an owner, that owner may read the event's channel at the moment the event is
+ * written (the policy's "event.hear": admins get no exception), and it asked for the event's
+ * type and, when it named channels, this channel. The store only keeps the routes (kv/routes.ts)
+ * and the memberships (kv/roster.ts) this reads.
+ */
+import type { Ctx } from "../core/context.ts";
+import type { Channel, EventType, OutboxEvent } from "../core/types.ts";
+import type { RouteOwner, WebhookRoute } from "../core/webhook_records.ts";
 import { permits } from "./policy.ts";
 import { keys } from "../kv/keys.ts";
-import { type RouteOwner, routesAt, type RouteTable } from "../kv/outbox.ts";
+import { addEvent, type EventDraft } from "../kv/outbox.ts";
+import { routesAt, type RouteTable } from "../kv/routes.ts";
 import { membersAt } from "../kv/roster.ts";
 
 /**
@@ -65,4 +74,23 @@ export async function audienceOf(
     routes: routes.filter((r) => hears(r.route.owner!, channel, members.has(r.route.owner!.id))),
     checks: [{ key: keys.membersVersion(channel.id), versionstamp: membersVersion.versionstamp }],
   };
+}
+
+/** Whether a subscription that hears the channel asked for this event. */
+const wants = (route: WebhookRoute, type: EventType, channelId: string) =>
+  route.events.includes(type) &&
+  (route.channel_ids === null || route.channel_ids.includes(channelId));
+
+/**
+ * Adds an event to a write's commit, with a delivery job for each subscription of `audience`
+ * (from `audienceOf`) that wants it: the transactional outbox.
+ */
+export function emit(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  audience: RouteTable,
+  draft: EventDraft,
+): OutboxEvent {
+  const ids = audience.filter((r) => wants(r.route, draft.type, draft.channel_id)).map((r) => r.id);
+  return addEvent(kv, op, ids, draft);
 }

@@ -1,6 +1,6 @@
-import type { Ctx } from "./context.ts";
-import type { AuditEntry, User } from "./types.ts";
-import { isUuid } from "./ids.ts";
+import type { Ctx } from "../core/context.ts";
+import type { AuditEntry, User } from "../core/types.ts";
+import { isUuid } from "../core/ids.ts";
 import { listAudit } from "../kv/audit.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";

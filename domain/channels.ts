@@ -1,5 +1,5 @@
-import type { Ctx } from "./context.ts";
-import type { Channel, MemberRef, Subject, Team, User } from "./types.ts";
+import type { Ctx } from "../core/context.ts";
+import type { Channel, MemberRef, Subject, Team, User } from "../core/types.ts";
 import {
   type Actor,
   authorize,
@@ -9,11 +9,11 @@ import {
   subjectOfPerson,
   whoOf,
 } from "./policy.ts";
-import { ApiError, invalid, notFound } from "./errors.ts";
-import { isUuid, newId, nowIso } from "./ids.ts";
-import { RecentMap } from "./recent_map.ts";
-import { retrying } from "./retry.ts";
-import { pendingTokenKey, settleTokenCheck, verifySubject } from "./tokens.ts";
+import { ApiError, invalid, notFound } from "../core/errors.ts";
+import { isUuid, newId, nowIso } from "../core/ids.ts";
+import { RecentMap } from "../core/recent_map.ts";
+import { retrying } from "../core/retry.ts";
+import { pendingTokenKey, settleTokenCheck, verifySubject } from "./authenticate.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
 import { checkName, checkOptionalName } from "./text.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";

@@ -1,4 +1,4 @@
-import { invalid } from "./errors.ts";
+import { invalid } from "../core/errors.ts";
 
 export const MAX_EMOJI_CHARS = 32;
 

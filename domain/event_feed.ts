@@ -1,7 +1,7 @@
-import type { Ctx } from "./context.ts";
-import type { EventType, OutboxEvent, Subject } from "./types.ts";
+import type { Ctx } from "../core/context.ts";
+import type { EventType, OutboxEvent, Subject } from "../core/types.ts";
 import { loadChannel, visibleChannelIds } from "./channels.ts";
-import { verifySubject } from "./tokens.ts";
+import { verifySubject } from "./authenticate.ts";
 import { type FeedEntry, listTeamEvents, readEvents } from "../kv/event_feed.ts";
 
 /**

@@ -1,6 +1,6 @@
-import { ApiError } from "./errors.ts";
-import { log } from "./log.ts";
-import { rateLimited, secretMisses } from "./metrics.ts";
+import { ApiError } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+import { rateLimited, secretMisses } from "../core/metrics.ts";
 import { claimRequests } from "../kv/rate_counts.ts";
 
 /** Misses one client address may make on secret URLs in a minute, across all instances. */

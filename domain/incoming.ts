@@ -1,13 +1,13 @@
-import type { Ctx } from "./context.ts";
-import type { IncomingWebhook, Message, Subject } from "./types.ts";
-import { ApiError, invalid, notFound } from "./errors.ts";
-import { isUuid, newId, nowIso } from "./ids.ts";
+import type { Ctx } from "../core/context.ts";
+import type { IncomingWebhook, Message, Subject } from "../core/types.ts";
+import { ApiError, invalid, notFound } from "../core/errors.ts";
+import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
 import { postMessage } from "./messages.ts";
-import type { Pending } from "./pending.ts";
-import { retrying } from "./retry.ts";
+import type { Settled } from "../core/settled.ts";
+import { retrying } from "../core/retry.ts";
 import { checkName } from "./text.ts";
-import { randomBase62, sha256Hex } from "./tokens.ts";
+import { randomBase62, sha256Hex } from "../core/random.ts";
 import { getChannelFor } from "../kv/channels.ts";
 import {
   getIncomingByHash,
@@ -126,7 +126,7 @@ export async function hookFor(ctx: Ctx, secret: string): Promise<IncomingWebhook
 export async function postThroughHook(
   ctx: Ctx,
   hook: IncomingWebhook,
-  text: Pending<string>,
+  text: Settled<string>,
 ): Promise<Message> {
   const subject: Subject = {
     user_id: hook.bot_id,
@@ -148,13 +148,3 @@ export async function postThroughHook(
     throw e;
   }
 }
-
-/** An incoming webhook as listed: never its secret or hash. */
-export const incomingView = (h: IncomingWebhook) => ({
-  id: h.id,
-  name: h.name,
-  channel_id: h.channel_id,
-  bot_id: h.bot_id,
-  created_at: h.created_at,
-  revoked_at: h.revoked_at,
-});

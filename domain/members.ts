@@ -1,17 +1,18 @@
-import type { Ctx } from "./context.ts";
-import type { Channel, MemberRef, Subject, User } from "./types.ts";
+import type { Ctx } from "../core/context.ts";
+import type { Channel, MemberRef, Subject, User } from "../core/types.ts";
 import { type ChannelAccess, loadChannel, loadChannelWith } from "./channels.ts";
-import { invalid } from "./errors.ts";
-import { isUuid } from "./ids.ts";
-import { draftMessage, messageView } from "./message_draft.ts";
+import { denialError, membersFrozen } from "./policy.ts";
+import { invalid, notFound } from "../core/errors.ts";
+import { isUuid } from "../core/ids.ts";
+import { draftMessage } from "./message_draft.ts";
+import { messageView } from "./views.ts";
 import { authorize } from "./policy.ts";
-import { retrying } from "./retry.ts";
-import { listMembers as listChannelMembers } from "../kv/channels.ts";
+import { retrying } from "../core/retry.ts";
+import { getChannelFor, listMembers as listChannelMembers } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
 import { appendMessage } from "../kv/appender.ts";
-import { addEvent } from "../kv/outbox.ts";
 import { dropMembership, getUser, memberRef, setMembership } from "../kv/workspace.ts";
-import { audienceKeys, audienceOf, type MembershipChange } from "./audience.ts";
+import { audienceKeys, audienceOf, emit, type MembershipChange } from "./audience.ts";
 
 const byName = (a: MemberRef, b: MemberRef) =>
   a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
@@ -43,13 +44,13 @@ export async function commitMemberAdded(
       alone: true,
       extend: (op, message) => {
         setMembership(op, channel.id, added);
-        addEvent(ctx.kv, op, routes, {
+        emit(ctx.kv, op, routes, {
           type: "channel.member_added",
           team_id: channel.team_id,
           channel_id: channel.id,
           data: { channel_id: channel.id, user: added },
         });
-        addEvent(ctx.kv, op, routes, {
+        emit(ctx.kv, op, routes, {
           type: "message.created",
           team_id: channel.team_id,
           channel_id: channel.id,
@@ -139,7 +140,7 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
       alone: true,
       extend: (op, message) => {
         dropMembership(op, channel.id, userId);
-        addEvent(ctx.kv, op, routes, {
+        emit(ctx.kv, op, routes, {
           type: "message.created",
           team_id: channel.team_id,
           channel_id: channel.id,
@@ -149,4 +150,30 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
     },
   );
   return stored ? true : null;
+}
+
+/**
+ * The channel, read for an operator: no visibility or permission rules, but the channel's own
+ * rules still hold (direct messages keep their members, archived channels are read-only).
+ */
+async function operatorAccess(ctx: Ctx, channelId: string, user: User): Promise<ChannelAccess> {
+  const { channel, member } = await getChannelFor(ctx.kv, channelId, user.id);
+  if (channel.versionstamp === null) throw notFound(`No channel ${channelId}.`);
+  const frozen = membersFrozen(channel.value);
+  if (frozen) throw denialError(frozen);
+  if (user.team_id !== channel.value.team_id) {
+    throw invalid("user", "The user is not in the channel's team.");
+  }
+  if (member.versionstamp !== null) {
+    throw invalid("user", "The user is already a member of this channel.");
+  }
+  return { entry: channel, channel: channel.value, isMember: false };
+}
+
+/** Adds a member with the API's commit (notice and events), re-reading if a change beat it. */
+export function addMemberAsOperator(ctx: Ctx, channelId: string, user: User): Promise<MemberRef> {
+  return retrying(
+    "add member",
+    async () => await commitMemberAdded(ctx, await operatorAccess(ctx, channelId, user), user),
+  );
 }

@@ -1,8 +1,8 @@
-import type { Channel, Message } from "./types.ts";
-import { notFound } from "./errors.ts";
-import { isUuid } from "./ids.ts";
+import type { Channel, Message } from "../core/types.ts";
+import { notFound } from "../core/errors.ts";
+import { isUuid } from "../core/ids.ts";
 import { keys } from "../kv/keys.ts";
-import { KeyedLock } from "../kv/keyed_lock.ts";
+import { KeyedLock } from "../core/keyed_lock.ts";
 
 /**
  * Changes to one message (edit, delete, reactions) queue up in this process instead of racing

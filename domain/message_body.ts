@@ -1,4 +1,4 @@
-import { invalid } from "./errors.ts";
+import { invalid } from "../core/errors.ts";
 import { checkText, longerThan } from "./text.ts";
 
 export const MAX_BODY_CHARS = 10_000;

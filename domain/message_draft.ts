@@ -1,5 +1,5 @@
-import type { Channel, MemberRef, Message, MessageType } from "./types.ts";
-import { newId } from "./ids.ts";
+import type { Channel, MemberRef, Message, MessageType } from "../core/types.ts";
+import { newId } from "../core/ids.ts";
 
 /** Notices the service writes itself: nobody edits, deletes or reacts to them. */
 export const isSystem = (m: Pick<Message, "type">) =>
@@ -37,36 +37,5 @@ export function draftMessage(input: DraftInput): Message {
     client_uuid: input.client_uuid ?? null,
     timeline_pos: null,
     thread_pos: null,
-  };
-}
-
-/** The API's Message: what clients and webhook receivers see. */
-export interface MessageView {
-  id: string;
-  channel_id: string;
-  body: string;
-  type: Message["type"];
-  author: MemberRef;
-  reply_to_id: string | null;
-  thread_root_id: string | null;
-  sent_to_channel: boolean;
-  reactions: Message["reactions"];
-  created_at: string;
-  edited_at: string | null;
-}
-
-export function messageView(m: Message): MessageView {
-  return {
-    id: m.id,
-    channel_id: m.channel_id,
-    body: m.body,
-    type: m.type,
-    author: m.author,
-    reply_to_id: m.reply_to_id,
-    thread_root_id: m.thread_root_id,
-    sent_to_channel: m.sent_to_channel,
-    reactions: m.reactions,
-    created_at: m.created_at,
-    edited_at: m.edited_at,
   };
 }

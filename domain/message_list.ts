@@ -1,6 +1,6 @@
-import type { Ctx } from "./context.ts";
-import type { Message, Subject } from "./types.ts";
-import { invalid } from "./errors.ts";
+import type { Ctx } from "../core/context.ts";
+import type { Message, Subject } from "../core/types.ts";
+import { invalid } from "../core/errors.ts";
 import { loadChannelWith } from "./channels.ts";
 import { messageKeyFor } from "./message_access.ts";
 import {

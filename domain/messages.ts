@@ -1,20 +1,21 @@
-import type { Ctx } from "./context.ts";
-import type { Channel, EventType, MemberRef, Message, Subject } from "./types.ts";
-import { invalid } from "./errors.ts";
-import { nowIso } from "./ids.ts";
+import type { Ctx } from "../core/context.ts";
+import type { Channel, EventType, MemberRef, Message, Subject } from "../core/types.ts";
+import { invalid } from "../core/errors.ts";
+import { nowIso } from "../core/ids.ts";
 import { loadChannelWith } from "./channels.ts";
 import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
 import { cleanBody } from "./message_body.ts";
-import { draftMessage, messageView } from "./message_draft.ts";
+import { draftMessage } from "./message_draft.ts";
+import { messageView } from "./views.ts";
 import { authorize } from "./policy.ts";
-import { peek, type Pending, unwrap } from "./pending.ts";
-import { retrying } from "./retry.ts";
+import { peek, type Settled, unwrap } from "../core/settled.ts";
+import { retrying } from "../core/retry.ts";
 import { keys } from "../kv/keys.ts";
 import { appendMessage } from "../kv/appender.ts";
 import { getMessage, replaceMessage } from "../kv/messages.ts";
-import { addEvent, type EventDraft } from "../kv/outbox.ts";
-import { audienceKeys, audienceOf } from "./audience.ts";
-import { KeyedLock } from "../kv/keyed_lock.ts";
+import type { EventDraft } from "../kv/outbox.ts";
+import { audienceKeys, audienceOf, emit } from "./audience.ts";
+import { KeyedLock } from "../core/keyed_lock.ts";
 import { clearReactions } from "../kv/reactions.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
@@ -57,7 +58,7 @@ export async function postMessage(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
-  input: Pending<NewMessage>,
+  input: Settled<NewMessage>,
   bodyField = "body",
 ): Promise<Posted> {
   const post = (clientUuid: string, given: boolean) =>
@@ -74,7 +75,7 @@ async function postOnce(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
-  input: Pending<NewMessage>,
+  input: Settled<NewMessage>,
   clientUuid: string,
   given: boolean,
   bodyField: string,
@@ -120,7 +121,7 @@ async function postOnce(
   const { routes, checks } = await audienceOf(ctx, channel, versions);
   const stored = await appendMessage(ctx.kv, draft, {
     checks: [read.entry, ...(read.member ? [read.member] : []), ...checks],
-    extend: (op, message) => addEvent(ctx.kv, op, routes, messageEvent("message.created", message)),
+    extend: (op, message) => emit(ctx.kv, op, routes, messageEvent("message.created", message)),
     indexClientUuid: given,
   });
   return stored && { message: stored, replayed: false };
@@ -196,7 +197,7 @@ export async function editMessage(
   subject: Subject,
   channelId: string,
   messageId: string,
-  input: Pending<string>,
+  input: Settled<string>,
 ): Promise<Message> {
   return await messageLocks.run(messageId, () =>
     retrying("edit message", async () => {
@@ -213,7 +214,7 @@ export async function editMessage(
       if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
       const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
       const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        addEvent(ctx.kv, op, routes, messageEvent("message.updated", next));
+        emit(ctx.kv, op, routes, messageEvent("message.updated", next));
       });
       return done ? next : null;
     }));
@@ -241,7 +242,7 @@ export async function deleteMessage(
       if (message.deleted_at) return true;
       const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
       const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        addEvent(ctx.kv, op, routes, messageEvent("message.deleted", next));
+        emit(ctx.kv, op, routes, messageEvent("message.deleted", next));
       });
       if (!done) return null;
       await clearReactions(ctx.kv, message.id);

@@ -1,5 +1,5 @@
-import { invalid } from "./errors.ts";
-import type { Keyring } from "./keyring.ts";
+import { invalid } from "../core/errors.ts";
+import type { Keyring } from "../core/keyring.ts";
 
 export const PER_PAGE = 50;
 

@@ -17,9 +17,9 @@ import {
   type Subject,
   type User,
   type UserType,
-} from "./types.ts";
-import type { Subscription } from "./webhook_records.ts";
-import { ApiError } from "./errors.ts";
+} from "../core/types.ts";
+import type { Subscription } from "../core/webhook_records.ts";
+import { ApiError } from "../core/errors.ts";
 import { isSystem } from "./message_draft.ts";
 
 /** Who acts, as far as the rules care: a token's user, or a person signed in to the screen. */

@@ -1,18 +1,18 @@
-import type { Ctx } from "./context.ts";
-import type { Message, ReactionSummary, Subject } from "./types.ts";
+import type { Ctx } from "../core/context.ts";
+import type { Message, ReactionSummary, Subject } from "../core/types.ts";
 import { type Emoji, parseEmoji, unknownCustomEmoji } from "./emoji.ts";
-import { invalid } from "./errors.ts";
-import { isUuid } from "./ids.ts";
+import { invalid } from "../core/errors.ts";
+import { isUuid } from "../core/ids.ts";
 import { loadChannelWith } from "./channels.ts";
 import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
 import { isSystem } from "./message_draft.ts";
 import { authorize } from "./policy.ts";
-import { attempt, peek, type Pending, unwrap } from "./pending.ts";
-import { retrying } from "./retry.ts";
+import { attempt, peek, type Settled, unwrap } from "../core/settled.ts";
+import { retrying } from "../core/retry.ts";
 import { keys } from "../kv/keys.ts";
 import { replaceMessage } from "../kv/messages.ts";
-import { addEvent, type EventDraft } from "../kv/outbox.ts";
-import { audienceKeys, audienceOf } from "./audience.ts";
+import type { EventDraft } from "../kv/outbox.ts";
+import { audienceKeys, audienceOf, emit } from "./audience.ts";
 
 /**
  * Distinct emoji one message may carry. Bounds the summary stored on every copy of the message
@@ -71,7 +71,7 @@ async function reactOnce(
   subject: Subject,
   channelId: string,
   messageId: string,
-  emoji: Pending<Emoji>,
+  emoji: Settled<Emoji>,
   present: boolean,
 ): Promise<true | null> {
   const early = peek(emoji);
@@ -107,7 +107,7 @@ async function reactOnce(
   const done = await replaceMessage(ctx.kv, checks, next, (op) => {
     if (!present) return void op.delete(key);
     op.set(key, null);
-    addEvent(ctx.kv, op, audience.routes, reactionAdded(message, text, subject));
+    emit(ctx.kv, op, audience.routes, reactionAdded(message, text, subject));
   });
   return done || null;
 }

@@ -1,9 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
-import type { Ctx } from "./context.ts";
-import type { LoginLink, Session, User } from "./types.ts";
-import { ApiError, invalid, notFound } from "./errors.ts";
-import { newId } from "./ids.ts";
-import { randomBase62, sha256Hex } from "./tokens.ts";
+import type { Ctx } from "../core/context.ts";
+import type { LoginLink, Session, User } from "../core/types.ts";
+import { ApiError, invalid, notFound } from "../core/errors.ts";
+import { newId } from "../core/ids.ts";
+import { randomBase62, sha256Hex } from "../core/random.ts";
 import { getUser } from "../kv/workspace.ts";
 import {
   deleteSession,

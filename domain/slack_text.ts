@@ -1,4 +1,4 @@
-import { invalid } from "./errors.ts";
+import { invalid } from "../core/errors.ts";
 
 /**
  * The message text of a Slack-style incoming-webhook payload. `text` when it is there; else the

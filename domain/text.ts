@@ -1,4 +1,4 @@
-import { invalid } from "./errors.ts";
+import { invalid } from "../core/errors.ts";
 
 /** Control characters: C0, DEL and C1. */
 const CONTROL = /\p{Cc}/v;

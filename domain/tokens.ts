@@ -1,87 +1,20 @@
-import { createHash } from "node:crypto";
-import type { Ctx } from "./context.ts";
+import type { Ctx } from "../core/context.ts";
 import {
-  getTokenByHash,
   getTokenById,
   insertToken,
   listUserTokens,
   replaceToken,
   revokeToken,
-  touchToken,
   userTokens,
 } from "../kv/tokens.ts";
-import { ApiError, invalid, notFound, unauthenticated } from "./errors.ts";
-import { isUuid, newId, nowIso } from "./ids.ts";
+import { ApiError, invalid, notFound } from "../core/errors.ts";
+import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
 import { checkName } from "./text.ts";
-import { keys } from "../kv/keys.ts";
-import { retrying } from "./retry.ts";
-import type { Scope, Subject, Token, TokenCheck, User } from "./types.ts";
-import { RecentMap } from "./recent_map.ts";
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const RANDOM_CHARS = 32;
-const CHECKSUM_CHARS = 6;
-const PREFIX = { bot: "tcb_", personal: "tcp_" } as const;
-const SHAPE = /^tc[bp]_[0-9A-Za-z]{38}$/;
-
-/** Random base62 text; rejection sampling keeps every character equally likely. */
-export function randomBase62(length: number): string {
-  let out = "";
-  while (out.length < length) {
-    for (const b of crypto.getRandomValues(new Uint8Array(length * 2))) {
-      if (b < 248 && out.length < length) out += BASE62[b % 62];
-    }
-  }
-  return out;
-}
-
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(text: string): number {
-  let crc = 0xffffffff;
-  for (const byte of new TextEncoder().encode(text)) {
-    crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
-  }
-  return (crc ^ 0xffffffff) >>> 0;
-}
-
-function base62Fixed(n: number, width: number): string {
-  let out = "";
-  for (let i = 0; i < width; i++) {
-    out = BASE62[n % 62] + out;
-    n = Math.floor(n / 62);
-  }
-  return out;
-}
-
-/**
- * A token value: `tcb_`/`tcp_`, 32 random base62 characters, then a 6-character CRC32 of
- * them, so secret scanners can tell a real token from look-alike text offline.
- */
-export function mintTokenValue(kind: Token["kind"]): string {
-  const random = randomBase62(RANDOM_CHARS);
-  return `${PREFIX[kind]}${random}${base62Fixed(crc32(random), CHECKSUM_CHARS)}`;
-}
-
-/** True when `value` has a token's shape and a valid checksum: no store read needed. */
-export function isWellFormedToken(value: string): boolean {
-  if (!SHAPE.test(value)) return false;
-  const random = value.slice(4, 4 + RANDOM_CHARS);
-  return value.slice(4 + RANDOM_CHARS) === base62Fixed(crc32(random), CHECKSUM_CHARS);
-}
-
-/**
- * SHA-256, hex. Synchronous on purpose: every request hashes its bearer token, and Web Crypto's
- * digest hops to a worker thread and back, which measured as a third of the request's CPU.
- */
-export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
-}
+import { retrying } from "../core/retry.ts";
+import type { Scope, Token, User } from "../core/types.ts";
+import { sha256Hex } from "../core/random.ts";
+import { mintTokenValue } from "./token_format.ts";
 
 export interface NewToken {
   token: Token;
@@ -194,18 +127,6 @@ export function revokeTokenById(ctx: Ctx, id: string, actor: Actor): Promise<Tok
   });
 }
 
-/** A token as listed: what it grants and when it was used, never its hash. */
-export const tokenView = (t: Token) => ({
-  id: t.id,
-  name: t.name,
-  kind: t.kind,
-  scopes: t.scopes,
-  created_at: t.created_at,
-  expires_at: t.expires_at,
-  revoked_at: t.revoked_at,
-  last_used_at: t.last_used_at,
-});
-
 export const listTokens = (ctx: Ctx, userId: string) => listUserTokens(ctx.kv, userId);
 
 /** Issues a new value (and id) with the same grants, and revokes the old token at once. */
@@ -242,101 +163,3 @@ export function rotateTokenById(
     return replaced ? made : null;
   });
 }
-
-const TOUCH_EVERY_MS = 60_000;
-const lastTouched = new Map<string, number>();
-
-/** Throws the 401 unless the token exists, is unrevoked and unexpired. */
-function assertLive(token: Token | null | undefined, now = Date.now()): Token {
-  if (!token || token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
-    throw unauthenticated("The token is invalid, revoked or expired.");
-  }
-  return token;
-}
-
-function touch(ctx: Ctx, token: Token, now: number) {
-  if ((lastTouched.get(token.id) ?? 0) + TOUCH_EVERY_MS > now) return;
-  lastTouched.set(token.id, now);
-  touchToken(ctx.kv, token.hash, new Date(now).toISOString())
-    .catch(() => lastTouched.delete(token.id));
-}
-
-const subjectOf = (token: Token, check?: TokenCheck): Subject => ({
-  user_id: token.user_id,
-  team_id: token.team_id,
-  name: token.user_name,
-  type: token.user_type,
-  role: token.role,
-  token_id: token.id,
-  scopes: token.scopes,
-  ...(check ? { token_check: check } : {}),
-});
-
-/**
- * Resolves a bearer value to the subject it acts as with one KV read, or throws 401.
- * `last_used_at` is written at most once a minute per token, off the request's critical path.
- */
-export async function authenticate(ctx: Ctx, value: string | undefined): Promise<Subject> {
-  const hash = hashOfWellFormed(value);
-  const token = assertLive(await getTokenByHash(ctx.kv, hash));
-  touch(ctx, token, Date.now());
-  return subjectOf(token);
-}
-
-function hashOfWellFormed(value: string | undefined): string {
-  if (!value || !isWellFormedToken(value)) {
-    throw unauthenticated("Missing or malformed bearer token.");
-  }
-  return sha256Hex(value);
-}
-
-/**
- * Tokens seen before, by hash. What never changes on a token (its user, team, scopes, expiry)
- * is taken from here; whether it is still unrevoked is not: see `TokenCheck`.
- */
-const known = new RecentMap<string, Token>(10_000);
-
-/**
- * `authenticate` without its read when the token was seen before: the subject then carries a
- * pending `token_check`, which the request settles by reading the token's entry in the same
- * `getMany` as its first resource (see `settleTokenCheck`), or with `verifySubject` before
- * anything is written or answered. A revocation made by any process is still seen at once.
- */
-export async function identify(ctx: Ctx, value: string | undefined): Promise<Subject> {
-  const hash = hashOfWellFormed(value);
-  const now = Date.now();
-  const cached = known.get(hash);
-  if (cached) {
-    touch(ctx, assertLive(cached, now), now);
-    return subjectOf(cached, { key: keys.token(hash), settled: false });
-  }
-  const token = assertLive(await getTokenByHash(ctx.kv, hash), now);
-  known.set(token.hash, token);
-  touch(ctx, token, now);
-  return subjectOf(token);
-}
-
-/** Settles a pending check with the token's entry as read; throws 401 if it no longer holds. */
-export function settleTokenCheck(subject: Subject, entry: Deno.KvEntryMaybe<unknown>): void {
-  const check = subject.token_check;
-  if (!check || check.settled) return;
-  const hash = check.key[1] as string;
-  try {
-    assertLive(entry.value as Token | null);
-  } catch (e) {
-    known.delete(hash);
-    throw e;
-  }
-  check.settled = true;
-}
-
-/** Settles the subject's pending token check, if any, with a read of its own. */
-export async function verifySubject(ctx: Ctx, subject: Subject): Promise<void> {
-  if (subject.token_check && !subject.token_check.settled) {
-    settleTokenCheck(subject, await ctx.kv.get(subject.token_check.key));
-  }
-}
-
-/** The key of a pending token check, to read along with a request's first resource. */
-export const pendingTokenKey = (subject: Subject): Deno.KvKey | null =>
-  subject.token_check && !subject.token_check.settled ? subject.token_check.key : null;

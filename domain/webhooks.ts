@@ -1,30 +1,18 @@
-import type { Ctx } from "./context.ts";
-import type { EventType, OutboxEvent, Subject } from "./types.ts";
-import type { Delivery, Redelivery, Subscription } from "./webhook_records.ts";
+import type { Ctx } from "../core/context.ts";
+import type { EventType, Subject } from "../core/types.ts";
+import type { Delivery, Subscription } from "../core/webhook_records.ts";
 import { visibleChannelIds } from "./channels.ts";
-import { ApiError, invalid, notFound } from "./errors.ts";
-import { isUuid, newId, nowIso } from "./ids.ts";
-import { retrying } from "./retry.ts";
-import { type Pending, unwrap } from "./pending.ts";
-import {
-  type Actor,
-  actorId,
-  authorize,
-  permits,
-  SUBSCRIPTION_NOT_FOUND,
-  whoOf,
-} from "./policy.ts";
+import { ApiError, invalid, notFound } from "../core/errors.ts";
+import { isUuid, newId, nowIso } from "../core/ids.ts";
+import { retrying } from "../core/retry.ts";
+import { type Settled, unwrap } from "../core/settled.ts";
+import { authorize, permits, SUBSCRIPTION_NOT_FOUND } from "./policy.ts";
 import { checkName } from "./text.ts";
-import { randomBase62, verifySubject } from "./tokens.ts";
-import {
-  getDelivery,
-  insertRedeliveries,
-  insertRedelivery,
-  listFailedEvents,
-  recentDeliveries,
-} from "../kv/deliveries.ts";
+import { verifySubject } from "./authenticate.ts";
+import { randomBase62 } from "../core/random.ts";
+import { recentDeliveries } from "../kv/deliveries.ts";
 import { keys } from "../kv/keys.ts";
-import { routesAt, type RouteTable } from "../kv/outbox.ts";
+import { routesAt, type RouteTable } from "../kv/routes.ts";
 import {
   deleteAll,
   dropPending,
@@ -34,10 +22,8 @@ import {
   removeSubscription,
   replaceSubscription,
 } from "../kv/webhooks.ts";
-import { resolveTarget, UnsafeUrlError } from "../delivery/ssrf.ts";
+import { resolveTarget, UnsafeUrlError } from "../core/url_safety.ts";
 
-/** After a rotation, deliveries are signed with the old secret too for this long. */
-export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 /** Channels one subscription may name (decisions: at most 100). */
 export const MAX_CHANNEL_IDS = 100;
 /** Attempts returned with a subscription. */
@@ -53,26 +39,7 @@ export interface NewWebhook {
 /** `whsec_` and 32 random base62 characters; the whole string is the HMAC key. */
 export const mintSigningSecret = (): string => `whsec_${randomBase62(32)}`;
 
-/** One attempt of an event asked for by hand (redeliver, test, recover): sent once, never retried. */
-const redeliveryOf = (
-  subscriptionId: string,
-  eventId: string,
-  createdAt = nowIso(),
-): Redelivery => ({
-  id: newId(),
-  subscription_id: subscriptionId,
-  event_id: eventId,
-  created_at: createdAt,
-});
-
 const subscriptionNotFound = () => notFound(SUBSCRIPTION_NOT_FOUND);
-
-/** What sends on demand (redeliver, test, recover) needs: an active subscription, else 422. */
-function assertActive(sub: Subscription): void {
-  if (sub.status !== "active") {
-    throw invalid("webhookSubscription", "The subscription is disabled; re-enable it first.");
-  }
-}
 
 /** Refuses a URL that is not http(s) or does not resolve to public addresses only (422). */
 async function checkUrl(ctx: Ctx, url: string): Promise<void> {
@@ -112,7 +79,7 @@ export async function updateWebhook(
   ctx: Ctx,
   subject: Subject,
   id: string,
-  input: Pending<WebhookChanges>,
+  input: Settled<WebhookChanges>,
   asked: string[],
 ): Promise<Subscription> {
   const action = asked.some((f) => RETARGETING.includes(f))
@@ -144,34 +111,6 @@ export async function updateWebhook(
       target_id: next.id,
     });
     return ok ? next : null;
-  });
-}
-
-/**
- * Sends a signed `ping` event to the subscription now, as one attempt recorded like any other
- * (never retried), so a receiver can be checked without posting into a channel. The
- * subscription must be active (422 on `webhookSubscription`).
- */
-export async function pingWebhook(
-  ctx: Ctx,
-  subject: Subject,
-  id: string,
-): Promise<{ event_id: string }> {
-  return await retrying("test webhook", async () => {
-    const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
-    assertActive(entry.value);
-    const created_at = nowIso();
-    const event: OutboxEvent = {
-      id: newId(),
-      type: "ping",
-      team_id: entry.value.team_id,
-      channel_id: "",
-      created_at,
-      data: { subscription_id: entry.value.id },
-      subscription_ids: [],
-    };
-    const redelivery = redeliveryOf(entry.value.id, event.id, created_at);
-    return await insertRedelivery(ctx.kv, entry, redelivery, event) ? { event_id: event.id } : null;
   });
 }
 
@@ -298,139 +237,4 @@ export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Pro
   await dropPending(ctx.kv, removed.id);
   await deleteAll(ctx.kv, keys.deliveries(removed.id));
   await deleteAll(ctx.kv, keys.jobCounts(removed.id));
-}
-
-/**
- * Queues one more attempt of a delivery's event, outside the schedule and never retried. The
- * subscription must be active (422 on `webhookSubscription`) and the event still kept.
- */
-export async function redeliver(
-  ctx: Ctx,
-  subject: Subject,
-  id: string,
-  deliveryId: string,
-): Promise<{ event_id: string }> {
-  return await retrying("redeliver", async () => {
-    const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
-    const delivery = isUuid(deliveryId)
-      ? await getDelivery(ctx.kv, entry.value.id, deliveryId.toLowerCase())
-      : null;
-    if (!delivery) throw notFound("Delivery not found.");
-    assertActive(entry.value);
-    const event = await ctx.kv.get<OutboxEvent>(keys.event(delivery.event_id));
-    if (event.versionstamp === null) {
-      throw invalid("delivery", "The event of this delivery is no longer kept.");
-    }
-    return await insertRedelivery(ctx.kv, entry, redeliveryOf(entry.value.id, delivery.event_id))
-      ? { event_id: delivery.event_id }
-      : null;
-  });
-}
-
-/** A subscription by id that the actor manages (the policy), for the admin CLI and the screen. */
-async function webhookById(
-  ctx: Ctx,
-  id: string,
-  actor: Actor,
-): Promise<Deno.KvEntry<Subscription>> {
-  const entry = isUuid(id) ? await getSubscription(ctx.kv, id.toLowerCase()) : null;
-  if (!entry || entry.versionstamp === null) throw subscriptionNotFound();
-  authorize(whoOf(actor), "subscription.manage", entry.value);
-  return entry;
-}
-
-/** Re-enables a disabled subscription with a cleared failure streak. */
-export async function enableWebhook(
-  ctx: Ctx,
-  id: string,
-  actor: Actor,
-): Promise<Subscription> {
-  return await retrying("enable webhook", async () => {
-    const entry = await webhookById(ctx, id, actor);
-    if (entry.value.status === "active") throw invalid("id", "The subscription is already active.");
-    const next: Subscription = {
-      ...entry.value,
-      status: "active",
-      consecutive_failures: 0,
-      disabled_at: null,
-    };
-    const ok = await replaceSubscription(ctx.kv, entry, next, {
-      team_id: next.team_id,
-      action: "webhook.enabled",
-      actor_id: actorId(actor),
-      target_id: next.id,
-    });
-    return ok ? next : null;
-  });
-}
-
-/**
- * Gives a subscription a new signing secret. For ROTATION_OVERLAP_MS deliveries carry a second
- * signature made with the old one, so receivers can switch without losing deliveries.
- */
-export async function rotateWebhookSecret(
-  ctx: Ctx,
-  id: string,
-  actor: Actor,
-): Promise<{ subscription: Subscription; secret: string }> {
-  const secret = mintSigningSecret();
-  const sealed = await ctx.keyring.encrypt(secret);
-  const subscription = await retrying("rotate webhook secret", async () => {
-    const entry = await webhookById(ctx, id, actor);
-    const next: Subscription = {
-      ...entry.value,
-      secret: sealed,
-      previous_secret: entry.value.secret,
-      previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
-    };
-    const ok = await replaceSubscription(ctx.kv, entry, next, {
-      team_id: next.team_id,
-      action: "webhook.secret_rotated",
-      actor_id: actorId(actor),
-      target_id: next.id,
-    });
-    return ok ? next : null;
-  });
-  return { subscription, secret };
-}
-
-/** How far back a recover may reach. */
-export const RECOVER_WINDOW_MS = 7 * 24 * 3_600_000;
-/** Redeliveries written per commit by a recover (KV allows 1000 mutations). */
-const RECOVER_BATCH = 300;
-
-/** The smallest UUIDv7 of a millisecond: ids at or after it were made then or later. */
-const firstIdAt = (ms: number) => {
-  const hex = ms.toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-000000000000`;
-};
-
-/**
- * Sends again, once each and in event order, every event since `since` (at most 7 days back)
- * whose every attempt to this subscription failed, as Svix's recover does. The subscription must
- * be active (422 on `webhookSubscription`). Returns how many events will be sent.
- */
-export async function recoverWebhook(
-  ctx: Ctx,
-  subject: Subject,
-  id: string,
-  input: Pending<Date>,
-): Promise<{ events: number }> {
-  const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
-  const since = unwrap(input);
-  assertActive(entry.value);
-  const now = Date.now();
-  if (since.getTime() < now - RECOVER_WINDOW_MS || since.getTime() > now) {
-    throw invalid("since", "The since time must be within the last 7 days.");
-  }
-  const eventIds: string[] = [];
-  for await (const e of listFailedEvents(ctx.kv, entry.value.id, firstIdAt(since.getTime()))) {
-    eventIds.push(e.key[2] as string);
-  }
-  for (let i = 0; i < eventIds.length; i += RECOVER_BATCH) {
-    const redeliveries = eventIds.slice(i, i + RECOVER_BATCH)
-      .map((eventId) => redeliveryOf(entry.value.id, eventId));
-    await insertRedeliveries(ctx.kv, entry.value.id, redeliveries);
-  }
-  return { events: eventIds.length };
 }

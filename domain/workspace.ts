@@ -1,8 +1,8 @@
-import type { Ctx } from "./context.ts";
-import type { Role, Team, User } from "./types.ts";
+import type { Ctx } from "../core/context.ts";
+import type { Role, Team, User } from "../core/types.ts";
 import { generalChannelFor } from "./channels.ts";
-import { ApiError, invalid } from "./errors.ts";
-import { newId, nowIso } from "./ids.ts";
+import { invalid, notFound } from "../core/errors.ts";
+import { newId, nowIso } from "../core/ids.ts";
 import { checkName } from "./text.ts";
 import {
   getTeam,
@@ -31,13 +31,21 @@ export const listTeams = (ctx: Ctx) => listAllTeams(ctx.kv);
 
 /** A team's people and bots, oldest first. */
 export async function listUsers(ctx: Ctx, teamId: string): Promise<User[]> {
-  return await listTeamUsers(ctx.kv, (await teamOrThrow(ctx, teamId)).id);
+  return await listTeamUsers(ctx.kv, (await findTeam(ctx, teamId)).id);
 }
 
-async function teamOrThrow(ctx: Ctx, teamId: string): Promise<Team> {
+/** A team by id, or the 404 naming it. */
+export async function findTeam(ctx: Ctx, teamId: string): Promise<Team> {
   const team = await getTeam(ctx.kv, teamId);
-  if (!team) throw new ApiError(404, `No team ${teamId}.`);
+  if (!team) throw notFound(`No team ${teamId}.`);
   return team;
+}
+
+/** A user by id, or the 404 naming it. */
+export async function findUser(ctx: Ctx, userId: string): Promise<User> {
+  const user = await getUser(ctx.kv, userId);
+  if (!user) throw notFound(`No user ${userId}.`);
+  return user;
 }
 
 /** Creates a human (who joins the general channel) or a bot (who joins nothing). */
@@ -49,7 +57,7 @@ export async function createUser(
     type: "bot";
   },
 ): Promise<User> {
-  const team = await teamOrThrow(ctx, input.teamId);
+  const team = await findTeam(ctx, input.teamId);
   if (!checkName("name", input.name).trim()) throw invalid("name", "The name is required.");
   const user: User = {
     id: newId(),
@@ -67,7 +75,7 @@ const EMOJI_NAME = /^[a-z0-9_+-]{1,30}$/;
 
 /** Adds a custom emoji, usable as `:name:` in reactions. */
 export async function createCustomEmoji(ctx: Ctx, teamId: string, name: string): Promise<string> {
-  await teamOrThrow(ctx, teamId);
+  await findTeam(ctx, teamId);
   if (!EMOJI_NAME.test(name)) {
     throw invalid("name", "An emoji name is 1 to 30 characters of a-z, 0-9, _, + and -.");
   }

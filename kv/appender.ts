@@ -1,7 +1,7 @@
-import { RecentMap } from "../domain/recent_map.ts";
-import { backoff, CONTENTION_DEADLINE_MS } from "../domain/retry.ts";
-import { ConflictError } from "./commit.ts";
-import type { Message } from "../domain/types.ts";
+import { RecentMap } from "../core/recent_map.ts";
+import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
+import { ConflictError } from "../core/errors.ts";
+import type { Message } from "../core/types.ts";
 import { keyId, keys } from "./keys.ts";
 import { inTimeline, putMessage } from "./messages.ts";
 

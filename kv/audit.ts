@@ -1,5 +1,5 @@
-import type { AuditAction, AuditEntry } from "../domain/types.ts";
-import { newId, nowIso } from "../domain/ids.ts";
+import type { AuditAction, AuditEntry } from "../core/types.ts";
+import { newId, nowIso } from "../core/ids.ts";
 import { keys } from "./keys.ts";
 
 export interface AuditDraft {

@@ -1,4 +1,4 @@
-import type { Channel, MemberRef } from "../domain/types.ts";
+import type { Channel, MemberRef } from "../core/types.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import { setMembership } from "./workspace.ts";

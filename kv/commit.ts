@@ -1,19 +1,4 @@
-import { ApiError } from "../domain/errors.ts";
-
-/**
- * Thrown when a commit keeps losing to concurrent writers (other requests, other instances, the
- * CLI) until its deadline: nothing was written, and the client may simply try again (503).
- */
-export class ConflictError extends ApiError {
-  constructor(what: string) {
-    super(
-      503,
-      `${what}: the store is busy with concurrent changes and nothing was written; try again.`,
-      undefined,
-      { "Retry-After": "1" },
-    );
-  }
-}
+import { ConflictError } from "../core/errors.ts";
 
 /** Commits and throws ConflictError when a check failed. */
 export async function commitOrThrow(op: Deno.AtomicOperation, what: string): Promise<string> {

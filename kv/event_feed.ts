@@ -1,4 +1,4 @@
-import type { EventType, OutboxEvent } from "../domain/types.ts";
+import type { EventType, OutboxEvent } from "../core/types.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 

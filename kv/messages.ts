@@ -1,4 +1,4 @@
-import type { Message } from "../domain/types.ts";
+import type { Message } from "../core/types.ts";
 import { keys } from "./keys.ts";
 
 /** A message belongs in the channel timeline unless it is a thread reply kept in its thread. */

@@ -1,7 +1,5 @@
 import { dirname } from "node:path";
-import { createKeyring, generateAppKey, type Keyring } from "../domain/keyring.ts";
-import { isFilePath, type Settings, SettingsError } from "../domain/settings.ts";
-import { keys } from "./keys.ts";
+import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { forgoQueues, probeQueues } from "./queue_support.ts";
 import { migrate } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
@@ -84,77 +82,4 @@ export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
     return op;
   };
   return kv;
-}
-
-/**
- * APP_KEY from the settings, else from `app.key` beside the KV file, else a new one written
- * there (mode 0600); then checked against the store (see checkAppKey). With no data folder
- * (":memory:", KV Connect, Deploy) it must be set, except for ":memory:" where an ephemeral key
- * is fine because the data is too.
- */
-export async function loadKeyring(settings: Settings, kv?: Deno.Kv): Promise<Keyring> {
-  const keyring = await keyringFor(settings);
-  if (kv) await checkAppKey(kv, keyring, settings);
-  return keyring;
-}
-
-async function keyringFor(settings: Settings): Promise<Keyring> {
-  if (settings.appKey) return await createKeyring(settings.appKey);
-  if (settings.kvPath === ":memory:") return await createKeyring(generateAppKey());
-  if (!isFilePath(settings.kvPath)) {
-    throw new SettingsError("APP_KEY: required when KV_PATH is not a local file");
-  }
-  const file = `${dirname(settings.kvPath)}/app.key`;
-  try {
-    return await fromFile(file);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  const key = generateAppKey();
-  try {
-    await Deno.writeTextFile(file, key + "\n", { createNew: true, mode: 0o600 });
-    return await createKeyring(key);
-  } catch (e) {
-    // Another process (the CLI, a second instance) wrote it first: use theirs.
-    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-    return await fromFile(file);
-  }
-}
-
-async function fromFile(file: string): Promise<Keyring> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) throw e;
-    throw new SettingsError(`APP_KEY: can't read ${file}: ${firstLine(e)}`);
-  }
-  try {
-    return await createKeyring(text.trim());
-  } catch {
-    throw new SettingsError(`APP_KEY: ${file} does not hold base64 of 32 bytes.`);
-  }
-}
-
-const CHECK_TEXT = "app-key-check";
-
-/**
- * The first process to open a store seals a known text with its APP_KEY; every later one must be
- * able to open it. A changed key would otherwise go unnoticed until every webhook secret failed
- * to decrypt, delivery by delivery.
- */
-async function checkAppKey(kv: Deno.Kv, keyring: Keyring, settings: Settings): Promise<void> {
-  const stored = await kv.get<string>(keys.appKeyCheck());
-  if (stored.value === null) {
-    await kv.atomic().check(stored).set(keys.appKeyCheck(), await keyring.encrypt(CHECK_TEXT))
-      .commit();
-    return;
-  }
-  const opened = await keyring.decrypt(stored.value).catch(() => null);
-  if (opened !== CHECK_TEXT) {
-    throw new SettingsError(
-      `APP_KEY: not the key the store at ${where(settings)} was made with; start with that key ` +
-        "(APP_KEY, or app.key beside the store), or use a new KV_PATH.",
-    );
-  }
 }

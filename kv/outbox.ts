@@ -1,95 +1,7 @@
-import type { EventType, OutboxEvent, User, UserType } from "../domain/types.ts";
-import type { Subscription } from "../domain/webhook_records.ts";
-import { newId } from "../domain/ids.ts";
-import { RecentMap } from "../domain/recent_map.ts";
-import { getAll } from "./commit.ts";
+import type { EventType, OutboxEvent } from "../core/types.ts";
+import type { DeliveryJob } from "../core/webhook_records.ts";
+import { newId } from "../core/ids.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-
-/** The user a subscription belongs to: it hears only the channels this user can see. */
-export interface RouteOwner {
-  id: string;
-  type: UserType;
-}
-
-/** What the team index holds per subscription: just enough to route an event. */
-export interface WebhookRoute {
-  events: EventType[];
-  channel_ids: string[] | null;
-  status: "active" | "disabled";
-  /** Absent on routes written before owners were kept: loadRoutes fills it in. Null: nobody. */
-  owner?: RouteOwner | null;
-}
-
-/** A pending delivery of one event to one subscription; removed when it is settled. */
-export interface DeliveryJob {
-  subscription_id: string;
-  event_id: string;
-  /** The attempt the next try will be (1-based). */
-  attempt: number;
-  next_attempt_at: string;
-  created_at: string;
-  /**
-   * Until when (ms) one process holds the job: no other attempts it before then. Null or absent:
-   * free for whoever finds it due.
-   */
-  lease_until?: number | null;
-}
-
-export type RouteTable = { id: string; route: WebhookRoute }[];
-
-/** The team's subscriptions and their routes: read once before a write that emits events. */
-export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTable> {
-  const out: RouteTable = [];
-  for await (const e of kv.list<WebhookRoute>({ prefix: keys.teamWebhooks(teamId) })) {
-    out.push({ id: e.key[2] as string, route: e.value });
-  }
-  await fillOwners(kv, out.filter((r) => r.route.owner === undefined));
-  return out;
-}
-
-/**
- * Finds the owners of routes written before routes kept them, from their subscriptions, so that
- * subscriptions made before then follow the same visibility rule. A subscription without a
- * creator hears nothing.
- */
-async function fillOwners(kv: Deno.Kv, routes: RouteTable): Promise<void> {
-  if (routes.length === 0) return;
-  const subs = await getAll<Subscription>(kv, routes.map((r) => keys.webhook(r.id)));
-  const ownerIds = subs.map((e) => e.value?.created_by ?? null);
-  const users = await getAll<User>(kv, ownerIds.flatMap((id) => id ? [keys.user(id)] : []));
-  const byId = new Map(users.flatMap((e) => e.value ? [[e.value.id, e.value]] : []));
-  routes.forEach((r, i) => {
-    const user = byId.get(ownerIds[i] ?? "");
-    r.route = { ...r.route, owner: user ? { id: user.id, type: user.type } : null };
-  });
-}
-
-/** Teams' routes as last listed, by the versionstamp of the team's routes version then. */
-const routeCache = new RecentMap<string, { versionstamp: string | null; routes: RouteTable }>(
-  10_000,
-);
-
-/**
- * The team's routes without listing them again, when `version` (the team's routes-version
- * entry, read with the request's first resource) shows no change since they were last listed.
- * Every route change in any process rewrites that entry, so a stale table is never used.
- */
-export async function routesAt(
-  kv: Deno.Kv,
-  teamId: string,
-  version: Deno.KvEntryMaybe<unknown>,
-): Promise<RouteTable> {
-  const hit = routeCache.get(teamId);
-  if (hit && hit.versionstamp === version.versionstamp) return hit.routes;
-  const routes = await loadRoutes(kv, teamId);
-  routeCache.set(teamId, { versionstamp: version.versionstamp, routes });
-  return routes;
-}
-
-function matches(route: WebhookRoute, type: EventType, channelId: string): boolean {
-  return route.status === "active" && route.events.includes(type) &&
-    (route.channel_ids === null || route.channel_ids.includes(channelId));
-}
 
 export interface EventDraft {
   type: EventType;
@@ -128,21 +40,19 @@ export function attachDelivery(kv: Deno.Kv, engine: LocalDelivery): () => void {
 
 /**
  * Adds an event to a commit (the transactional outbox): the event itself and one delivery job
- * per matching active subscription. Jobs this process's engine claims are written leased to it
- * and handed over once the commit lands; the rest are written free, with the delivery signal
- * that engines of every process watch (see kv/deliveries.ts). The change, its event and its
- * jobs then exist together or not at all.
+ * per subscription that hears it (domain/audience.ts decides which). Jobs this process's engine
+ * claims are written leased to it and handed over once the commit lands; the rest are written
+ * free, with the delivery signal that engines of every process watch (kv/backlog.ts). The
+ * change, its event and its jobs then exist together or not at all.
  */
 export function addEvent(
   kv: Deno.Kv,
   op: Deno.AtomicOperation,
-  routes: RouteTable,
+  subscription_ids: string[],
   draft: EventDraft,
 ): OutboxEvent {
   const now = Date.now();
   const created_at = new Date(now).toISOString();
-  const subscription_ids = routes.filter((r) => matches(r.route, draft.type, draft.channel_id))
-    .map((r) => r.id);
   const event: OutboxEvent = { id: newId(now), ...draft, created_at, subscription_ids };
   op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
   op.set(keys.teamEvent(event.team_id, event.id), {

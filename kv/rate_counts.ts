@@ -1,4 +1,4 @@
-import { ConflictError } from "./commit.ts";
+import { ConflictError } from "../core/errors.ts";
 import { keys } from "./keys.ts";
 
 /** A window's count is kept this long: past its minute nobody reads it. */

@@ -1,4 +1,4 @@
-import { RecentMap } from "../domain/recent_map.ts";
+import { RecentMap } from "../core/recent_map.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 

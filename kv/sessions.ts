@@ -1,4 +1,4 @@
-import type { LoginLink, Session } from "../domain/types.ts";
+import type { LoginLink, Session } from "../core/types.ts";
 import { keys } from "./keys.ts";
 
 /** Stores a sign-in link. `expireIn` only tidies: expiry is checked against `expires_at`. */

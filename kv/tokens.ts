@@ -1,4 +1,4 @@
-import type { Token } from "../domain/types.ts";
+import type { Token } from "../core/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";

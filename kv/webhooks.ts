@@ -1,32 +1,12 @@
-import type { Subscription } from "../domain/webhook_records.ts";
+import type { DeliveryJob, Subscription } from "../core/webhook_records.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { getAll } from "./commit.ts";
+import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
-import type { DeliveryJob, WebhookRoute } from "./outbox.ts";
-import { markFailed } from "./deliveries.ts";
+import { dropRoute, putRoute } from "./routes.ts";
 
 /** Deletes per commit when clearing a subscription's leftovers (the KV limit is 1000). */
 const DELETE_BATCH = 500;
-
-/** The routing copy kept in the team index, read by every write that emits events. */
-const routeOf = (s: Subscription): WebhookRoute => ({
-  events: s.events,
-  channel_ids: s.channel_ids,
-  status: s.status,
-  // Subscriptions made before owners were kept get theirs when routes are loaded.
-  ...(s.owner_type && s.created_by ? { owner: { id: s.created_by, type: s.owner_type } } : {}),
-});
-
-/** Writes a subscription's route, and bumps its team's routes version (see routesAt). */
-export function putRoute(op: Deno.AtomicOperation, s: Subscription): void {
-  op.set(keys.teamWebhook(s.team_id, s.id), routeOf(s));
-  op.set(keys.routesVersion(s.team_id), Date.now());
-}
-
-function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
-  op.delete(keys.teamWebhook(s.team_id, s.id));
-  op.set(keys.routesVersion(s.team_id), Date.now());
-}
 
 /**
  * Creates a subscription with its route and audit entry in one commit, if the team's routes are

@@ -1,4 +1,4 @@
-import type { Channel, MemberRef, Team, User } from "../domain/types.ts";
+import type { Channel, MemberRef, Team, User } from "../core/types.ts";
 import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Ctx } from "../domain/context.ts";
+import type { Ctx } from "../core/context.ts";
 import { channelRoutes } from "./channels.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
@@ -56,7 +56,7 @@ export function createApp(ctx: Ctx) {
   app.notFound(notFoundResponse);
   app.use(observe());
   app.get("/", (c) => c.json(indexOf(ctx.settings.baseUrl)));
-  app.get("/up", upHandler(ctx.kv));
+  app.get("/up", upHandler(ctx));
   app.get("/metrics", metricsHandler(ctx));
   app.use("/api/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { z } from "zod";
-import { ApiError, type FieldErrors, invalid } from "../domain/errors.ts";
+import { ApiError, type FieldErrors, invalid } from "../core/errors.ts";
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;

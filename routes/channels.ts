@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Ctx } from "../domain/context.ts";
+import type { Ctx } from "../core/context.ts";
 import {
   archiveChannel,
   createChannel,
@@ -13,7 +13,7 @@ import { longerThan, MAX_NAME_CHARS } from "../domain/text.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
-import { channelView } from "./views.ts";
+import { channelView } from "../domain/views.ts";
 
 const newChannel = z.object({
   name: z.string({ error: "The name is required and must be a string." })

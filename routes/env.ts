@@ -1,4 +1,4 @@
-import type { Subject } from "../domain/types.ts";
+import type { Subject } from "../core/types.ts";
 import type { ObservedVars } from "./middleware/observe.ts";
 
 /** Hono's typed context for API routes: the authenticated subject rides along. */

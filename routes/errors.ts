@@ -1,10 +1,23 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { ApiError } from "../domain/errors.ts";
-import { errorFields, log } from "../domain/log.ts";
+import { ApiError, ConflictError } from "../core/errors.ts";
+import { errorFields, log } from "../core/log.ts";
+
+/** How long a client that met a busy store should wait before trying again. */
+const BUSY_RETRY_AFTER_S = 1;
+
+/**
+ * An error as HTTP knows it: the store's conflict is a 503 with `Retry-After` (nothing was
+ * written, so sending the same request again is safe); an ApiError stays as it is.
+ */
+export function httpErrorOf(err: Error): Error {
+  if (!(err instanceof ConflictError)) return err;
+  return new ApiError(503, err.message, undefined, { "Retry-After": String(BUSY_RETRY_AFTER_S) });
+}
 
 /** The one place an error becomes a response: JSON with `message`, and `errors` on a 422. */
-export function errorResponse(err: Error, c: Context): Response {
+export function errorResponse(thrown: Error, c: Context): Response {
+  const err = httpErrorOf(thrown);
   if (err instanceof ApiError) {
     const body = err.errors
       ? { message: err.message, errors: err.errors }

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Ctx } from "../domain/context.ts";
+import type { Ctx } from "../core/context.ts";
 import { listEvents } from "../domain/event_feed.ts";
-import { isUuid } from "../domain/ids.ts";
-import { EVENT_TYPES, type EventType } from "../domain/types.ts";
-import { envelopeOf } from "../delivery/sign.ts";
+import { isUuid } from "../core/ids.ts";
+import { EVENT_TYPES, type EventType } from "../core/types.ts";
+import { envelopeOf } from "../domain/views.ts";
 import { validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";

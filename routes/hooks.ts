@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Ctx } from "../domain/context.ts";
-import { ApiError, invalid } from "../domain/errors.ts";
+import type { Ctx } from "../core/context.ts";
+import { ApiError, invalid } from "../core/errors.ts";
 import { hookFor, postThroughHook } from "../domain/incoming.ts";
-import { messageView } from "../domain/message_draft.ts";
-import { settle } from "../domain/pending.ts";
+import { messageView } from "../domain/views.ts";
+import { settle } from "../core/settled.ts";
 import type { GuessGuard } from "../domain/guessing.ts";
 import type { RateLimiter } from "../domain/rate_limit.ts";
 import { slackText } from "../domain/slack_text.ts";

@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Ctx } from "../domain/context.ts";
-import { isUuid } from "../domain/ids.ts";
+import type { Ctx } from "../core/context.ts";
+import { isUuid } from "../core/ids.ts";
 import { listMessages } from "../domain/message_list.ts";
-import { messageView } from "../domain/message_draft.ts";
+import { messageView } from "../domain/views.ts";
 import { deleteMessage, editMessage, postMessage, showMessage } from "../domain/messages.ts";
-import { settle } from "../domain/pending.ts";
+import { settle } from "../core/settled.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";

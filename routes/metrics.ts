@@ -1,11 +1,10 @@
 import type { Context } from "hono";
 import { timingSafeEqual } from "node:crypto";
-import type { Ctx } from "../domain/context.ts";
-import { notFound, unauthenticated } from "../domain/errors.ts";
-import { jobsPending, oldestJobAge, registry, subscriptions } from "../domain/metrics.ts";
-import { sha256Hex } from "../domain/tokens.ts";
-import { measureBacklog } from "../kv/deliveries.ts";
-import { countSubscriptionsByStatus } from "../kv/webhooks.ts";
+import type { Ctx } from "../core/context.ts";
+import { notFound, unauthenticated } from "../core/errors.ts";
+import { registry } from "../core/metrics.ts";
+import { sha256Hex } from "../core/random.ts";
+import { measureDelivery } from "../domain/operations.ts";
 
 const enc = new TextEncoder();
 
@@ -23,13 +22,6 @@ export const metricsHandler = (ctx: Ctx) => async (c: Context) => {
   if (!expected) throw notFound();
   const given = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
   if (!sameSecret(given, expected)) throw unauthenticated("The metrics token is missing or wrong.");
-  const backlog = await measureBacklog(ctx.kv);
-  jobsPending.set(backlog.pending);
-  oldestJobAge.set(
-    backlog.oldestCreatedAt ? (Date.now() - Date.parse(backlog.oldestCreatedAt)) / 1000 : 0,
-  );
-  for (const [status, n] of Object.entries(await countSubscriptionsByStatus(ctx.kv))) {
-    subscriptions.set({ status }, n);
-  }
+  await measureDelivery(ctx);
   return c.body(await registry.metrics(), 200, { "Content-Type": registry.contentType });
 };

@@ -1,4 +1,4 @@
-import { errorFields, log } from "../domain/log.ts";
+import { errorFields, log } from "../core/log.ts";
 
 /** What `serveForever` hands back: a way to stop listening and finish what is in flight. */
 export interface Serving {

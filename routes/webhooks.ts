@@ -1,21 +1,19 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Ctx } from "../domain/context.ts";
-import { isUuid } from "../domain/ids.ts";
-import { EVENT_TYPES } from "../domain/types.ts";
-import { deliveryView, subscriptionView } from "../domain/webhook_records.ts";
+import type { Ctx } from "../core/context.ts";
+import { isUuid } from "../core/ids.ts";
+import { EVENT_TYPES } from "../core/types.ts";
+import { deliveryView, subscriptionView } from "../domain/views.ts";
 import {
   createWebhook,
   deleteWebhook,
   listWebhooks,
   MAX_CHANNEL_IDS,
-  pingWebhook,
-  recoverWebhook,
-  redeliver,
   showWebhook,
   updateWebhook,
 } from "../domain/webhooks.ts";
-import { attempt, settle } from "../domain/pending.ts";
+import { pingWebhook, recoverWebhook, redeliver } from "../domain/webhook_sends.ts";
+import { attempt, settle } from "../core/settled.ts";
 import { readBody, readJsonObject, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";

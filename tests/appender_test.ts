@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { draftMessage } from "../domain/message_draft.ts";
-import type { Channel, Message } from "../domain/types.ts";
+import type { Channel, Message } from "../core/types.ts";
 import { appendMessage } from "../kv/appender.ts";
 import { keys } from "../kv/keys.ts";
 import { retryLockedCommits } from "../kv/open.ts";

@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { createDirectChannel } from "../domain/channels.ts";
-import type { OutboxEvent } from "../domain/types.ts";
-import type { Subscription } from "../domain/webhook_records.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
-import type { WebhookRoute } from "../kv/outbox.ts";
+import type { WebhookRoute } from "../core/webhook_records.ts";
 import {
   actor,
   api,

@@ -2,18 +2,12 @@ import assert from "node:assert/strict";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { migrate } from "../kv/migrations.ts";
-import {
-  createToken,
-  isWellFormedToken,
-  listTokens,
-  mintTokenValue,
-  revokeTokenById,
-  rotateTokenById,
-  sha256Hex,
-} from "../domain/tokens.ts";
-import { type Scope, SCOPES, type Token } from "../domain/types.ts";
-import { newId } from "../domain/ids.ts";
-import type { Delivery } from "../domain/webhook_records.ts";
+import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
+import { isWellFormedToken, mintTokenValue } from "../domain/token_format.ts";
+import { sha256Hex } from "../core/random.ts";
+import { type Scope, SCOPES, type Token } from "../core/types.ts";
+import { newId } from "../core/ids.ts";
+import type { Delivery } from "../core/webhook_records.ts";
 import {
   actor,
   api,

@@ -8,13 +8,14 @@
  * here fails the test, so no new route can skip the policy.
  */
 import assert from "node:assert/strict";
-import { addMemberAsOperator } from "../cli/channel_commands.ts";
+import { addMemberAsOperator } from "../domain/members.ts";
 import { archiveChannel, createChannel, createDirectChannel } from "../domain/channels.ts";
 import { createIncoming, revokeIncomingById } from "../domain/incoming.ts";
 import { postMessage } from "../domain/messages.ts";
 import { createLoginLink } from "../domain/sessions.ts";
-import { authenticate, createToken, revokeTokenById } from "../domain/tokens.ts";
-import { type Scope, SCOPES, type Subject, type Team, type User } from "../domain/types.ts";
+import { createToken, revokeTokenById } from "../domain/tokens.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import { type Scope, SCOPES, type Subject, type Team, type User } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";

@@ -5,9 +5,9 @@
  * `deno task soak`.
  */
 import assert from "node:assert/strict";
-import { measureBacklog } from "../kv/deliveries.ts";
+import { measureBacklog } from "../kv/backlog.ts";
 import { keys } from "../kv/keys.ts";
-import type { Message } from "../domain/types.ts";
+import type { Message } from "../core/types.ts";
 import { countKeys, createChannelAs, withWorkspace } from "./harness.ts";
 import { postCounted, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 

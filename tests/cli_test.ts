@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import type { Ctx } from "../domain/context.ts";
-import { loadSettings } from "../domain/settings.ts";
-import { SCOPES } from "../domain/types.ts";
-import { loadKeyring, openStore } from "../kv/open.ts";
+import type { Ctx } from "../core/context.ts";
+import { loadSettings } from "../core/settings.ts";
+import { SCOPES } from "../core/types.ts";
+import { openStore } from "../kv/open.ts";
+import { loadKeyring } from "../domain/app_key.ts";
 import { createApp } from "../routes/app.ts";
 import { api, type TestServer } from "./harness.ts";
 

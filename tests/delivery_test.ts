@@ -6,15 +6,15 @@ import { retryDelayMs } from "../delivery/schedule.ts";
 import { SigningKeys } from "../delivery/secrets.ts";
 import { signatureHeader } from "../delivery/sign.ts";
 import { send } from "../delivery/send.ts";
-import { isPublicAddress, parseIp, resolveTarget } from "../delivery/ssrf.ts";
-import { newId } from "../domain/ids.ts";
-import { loadSettings } from "../domain/settings.ts";
-import type { OutboxEvent } from "../domain/types.ts";
-import type { Delivery, Subscription } from "../domain/webhook_records.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks.ts";
+import { isPublicAddress, parseIp, resolveTarget } from "../core/url_safety.ts";
+import { newId } from "../core/ids.ts";
+import { loadSettings } from "../core/settings.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import type { Delivery, Subscription } from "../core/webhook_records.ts";
+import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
-import { loadRoutes } from "../kv/outbox.ts";
+import { loadRoutes } from "../kv/routes.ts";
 import {
   api,
   countKeys,

@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { postMessage } from "../domain/messages.ts";
-import { authenticate } from "../domain/tokens.ts";
-import type { Delivery } from "../domain/webhook_records.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { countKeys, type TestServer, withWorkspace, type Workspace, workspace } from "./harness.ts";
 import {

@@ -9,7 +9,7 @@ import { MAX_MISSES_PER_MINUTE } from "../domain/guessing.ts";
 import { createLoginLink } from "../domain/sessions.ts";
 import { createApp } from "../routes/app.ts";
 import { clientAddress } from "../routes/client_address.ts";
-import { addMemberAsOperator } from "../cli/channel_commands.ts";
+import { addMemberAsOperator } from "../domain/members.ts";
 import { clearOfWindowEdge, createChannelAs, type TestServer, withWorkspace } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
 

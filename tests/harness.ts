@@ -5,13 +5,13 @@ import {
   type EngineOptions,
   startDeliveryEngine,
 } from "../delivery/engine.ts";
-import type { Ctx } from "../domain/context.ts";
-import { configureLog } from "../domain/log.ts";
-import { createKeyring, generateAppKey } from "../domain/keyring.ts";
-import { loadSettings, type Settings } from "../domain/settings.ts";
+import type { Ctx } from "../core/context.ts";
+import { configureLog } from "../core/log.ts";
+import { createKeyring, generateAppKey } from "../core/keyring.ts";
+import { loadSettings, type Settings } from "../core/settings.ts";
 import { createToken } from "../domain/tokens.ts";
-import type { Role, Scope, Team, User } from "../domain/types.ts";
-import { SCOPES } from "../domain/types.ts";
+import type { Role, Scope, Team, User } from "../core/types.ts";
+import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { retryLockedCommits } from "../kv/open.ts";

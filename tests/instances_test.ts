@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { postMessage } from "../domain/messages.ts";
-import { authenticate } from "../domain/tokens.ts";
-import type { OutboxEvent } from "../domain/types.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import type { OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { api, type ApiResponse, clearOfWindowEdge, createChannelAs, workspace } from "./harness.ts";
 import { cli, type Service, sharedStore, startService } from "./processes.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { postMessage } from "../domain/messages.ts";
-import { authenticate } from "../domain/tokens.ts";
+import { authenticate } from "../domain/authenticate.ts";
 import { FEED_LAG_MS } from "../domain/event_feed.ts";
 import { listAudit } from "../kv/audit.ts";
 import {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createKeyring, generateAppKey } from "../domain/keyring.ts";
+import { createKeyring, generateAppKey } from "../core/keyring.ts";
 
 const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -3,13 +3,13 @@
  * each test first does what an attacker did (issue 15's findings 3 to 5), then checks the bound.
  */
 import assert from "node:assert/strict";
-import type { Ctx } from "../domain/context.ts";
+import type { Ctx } from "../core/context.ts";
 import { createIncoming } from "../domain/incoming.ts";
 import { createLoginLink } from "../domain/sessions.ts";
 import { MAX_LIVE_TOKENS } from "../domain/tokens.ts";
 import { createToken, listTokens, revokeTokenById } from "../domain/tokens.ts";
 import { createUser } from "../domain/workspace.ts";
-import { addMemberAsOperator } from "../cli/channel_commands.ts";
+import { addMemberAsOperator } from "../domain/members.ts";
 import {
   actor,
   api,

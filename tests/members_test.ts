@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createDirectChannel } from "../domain/channels.ts";
-import type { Message, OutboxEvent } from "../domain/types.ts";
+import type { Message, OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import {
   actor,

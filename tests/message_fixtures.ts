@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { OutboxEvent } from "../domain/types.ts";
+import type { OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { type Actor, api, createChannelAs, startServer, type TestServer } from "./harness.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { SCOPES } from "../domain/types.ts";
+import { SCOPES } from "../core/types.ts";
 import { startServer } from "./harness.ts";
 import { checkEvent, checkResponse, matchPath, openApi, validatorAt } from "./openapi_check.ts";
 

@@ -3,11 +3,11 @@
  * and never a credential, /metrics is there when asked for, and SIGTERM loses nothing.
  */
 import assert from "node:assert/strict";
-import { generateAppKey } from "../domain/keyring.ts";
+import { generateAppKey } from "../core/keyring.ts";
 import { keys } from "../kv/keys.ts";
 import { createIncoming } from "../domain/incoming.ts";
-import { addMemberAsOperator } from "../cli/channel_commands.ts";
-import type { Message } from "../domain/types.ts";
+import { addMemberAsOperator } from "../domain/members.ts";
+import type { Message } from "../core/types.ts";
 import { api, assertStatus, startServer, workspace } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
 import { freePort, runToExit, type Service, sharedStore, startService } from "./processes.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { draftMessage } from "../domain/message_draft.ts";
-import type { Channel } from "../domain/types.ts";
+import type { Channel } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { appendMessage } from "../kv/appender.ts";
 import { type Actor, api, type TestServer, workspace } from "./harness.ts";

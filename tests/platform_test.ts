@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { revokeTokenById, sha256Hex } from "../domain/tokens.ts";
+import { revokeTokenById } from "../domain/tokens.ts";
+import { sha256Hex } from "../core/random.ts";
 import { keys } from "../kv/keys.ts";
-import type { Scope, Token } from "../domain/types.ts";
-import { SCOPES } from "../domain/types.ts";
+import type { Scope, Token } from "../core/types.ts";
+import { SCOPES } from "../core/types.ts";
 import {
   actor,
   api,

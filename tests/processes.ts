@@ -2,9 +2,9 @@
  * The service and the admin CLI as real processes on one KV file, as in production: a second
  * instance, a rolling deploy, the CLI while the server runs.
  */
-import type { Ctx } from "../domain/context.ts";
-import { createKeyring, generateAppKey } from "../domain/keyring.ts";
-import { loadSettings } from "../domain/settings.ts";
+import type { Ctx } from "../core/context.ts";
+import { createKeyring, generateAppKey } from "../core/keyring.ts";
+import { loadSettings } from "../core/settings.ts";
 import { retryLockedCommits } from "../kv/open.ts";
 import { coalesceReads } from "../kv/read_coalescer.ts";
 import type { TestServer } from "./harness.ts";

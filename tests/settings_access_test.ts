@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createIncoming, revokeIncomingById } from "../domain/incoming.ts";
 import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks.ts";
+import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { api, withWorkspace, workspace } from "./harness.ts";
 import { subscribe } from "./webhook_receivers.ts";
 

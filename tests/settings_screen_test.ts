@@ -9,7 +9,7 @@ import { keys } from "../kv/keys.ts";
 import { createLoginLink, LOGIN_LINK_TTL_MS } from "../domain/sessions.ts";
 import { createToken, listTokens } from "../domain/tokens.ts";
 import { createUser } from "../domain/workspace.ts";
-import type { LoginLink, User } from "../domain/types.ts";
+import type { LoginLink, User } from "../core/types.ts";
 import { browserTest, withBrowser } from "./browser.ts";
 import { api, startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { loadSettings, SettingsError } from "../domain/settings.ts";
+import { loadSettings, SettingsError } from "../core/settings.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { deliverDue } from "../delivery/cron.ts";
 import { type DeliveryEngine, startDeliveryEngine } from "../delivery/engine.ts";
-import type { Ctx } from "../domain/context.ts";
-import { authenticate } from "../domain/tokens.ts";
-import { recoverWebhook, redeliver } from "../domain/webhooks.ts";
+import type { Ctx } from "../core/context.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import { recoverWebhook, redeliver } from "../domain/webhook_sends.ts";
 import { keys } from "../kv/keys.ts";
 import { retryLockedCommits } from "../kv/open.ts";
 import { coalesceReads } from "../kv/read_coalescer.ts";

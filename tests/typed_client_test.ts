@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { keys } from "../kv/keys.ts";
-import type { Message } from "../domain/types.ts";
+import type { Message } from "../core/types.ts";
 import { startServer, workspace } from "./harness.ts";
 
 const root = new URL("..", import.meta.url).pathname;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
-import { rotateWebhookSecret } from "../domain/webhooks.ts";
+import { rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { withWorkspace } from "./harness.ts";
 import { FAST, type Hit, post, receiver, subscribe } from "./webhook_receivers.ts";
 

@@ -1,11 +1,11 @@
 /** The /webhooks API: create, list, show, delete, redeliver; validation, scoping, audit. */
 import assert from "node:assert/strict";
 import { webhookCommands } from "../cli/webhook_commands.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks.ts";
-import type { Subscription } from "../domain/webhook_records.ts";
+import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
+import type { Subscription } from "../core/webhook_records.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
-import { loadRoutes } from "../kv/outbox.ts";
+import { loadRoutes } from "../kv/routes.ts";
 import { actor, api, assertInvalid, startServer, withWorkspace, workspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 

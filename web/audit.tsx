@@ -1,4 +1,4 @@
-import type { AuditEntry } from "../domain/types.ts";
+import type { AuditEntry } from "../core/types.ts";
 import { Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";

@@ -1,4 +1,4 @@
-import type { Channel, Token, User } from "../domain/types.ts";
+import type { Channel, Token, User } from "../core/types.ts";
 import { FormMessage, type FormState, Notice, PostForm, Revealed, TextField } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";

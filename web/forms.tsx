@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import type { FieldErrors } from "../domain/errors.ts";
+import type { FieldErrors } from "../core/errors.ts";
 
 /** What a form showed when it comes back with errors: the input as typed, the messages. */
 export interface FormState {
@@ -7,8 +7,6 @@ export interface FormState {
   errors: FieldErrors;
   message?: string;
 }
-
-export const noForm: FormState = { values: {}, errors: {} };
 
 export const valueOf = (form: FormState | undefined, name: string): string => {
   const v = form?.values[name];

@@ -1,4 +1,4 @@
-import type { Channel, IncomingWebhook, User } from "../domain/types.ts";
+import type { Channel, IncomingWebhook, User } from "../core/types.ts";
 import {
   ActionButton,
   FormMessage,

@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import type { User } from "../domain/types.ts";
+import type { User } from "../core/types.ts";
 import { SETTINGS } from "./paths.ts";
 
 /** Who is looking at a page, and what its forms need. */

@@ -1,4 +1,4 @@
-import { SCOPES, type Token } from "../domain/types.ts";
+import { SCOPES, type Token } from "../core/types.ts";
 import {
   ActionButton,
   controlId,

@@ -1,4 +1,4 @@
-import type { Delivery, Subscription } from "../domain/webhook_records.ts";
+import type { Delivery, Subscription } from "../core/webhook_records.ts";
 import { ActionButton, Notice, Revealed, Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";

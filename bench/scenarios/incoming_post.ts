@@ -3,7 +3,7 @@
  * message as the same bot through the API, POST /api/v1/channels/{id}/messages, in one service
  * (the target: the hook path reaches at least 0.8 of the API's rate).
  */
-import { addMemberAsOperator } from "../../cli/channel_commands.ts";
+import { addMemberAsOperator } from "../../domain/members.ts";
 import { createIncoming } from "../../domain/incoming.ts";
 import { createToken } from "../../domain/tokens.ts";
 import { createUser } from "../../domain/workspace.ts";

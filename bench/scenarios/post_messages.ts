@@ -4,7 +4,7 @@
  * target), and for context against one committing one post's writes per request, which tells
  * what committing a channel's concurrent posts together gains.
  */
-import type { EventType } from "../../domain/types.ts";
+import type { EventType } from "../../core/types.ts";
 import { freePort, startBaseline, startService } from "../procs.ts";
 import type { Receiver } from "../receiver.ts";
 import { infoRow, ratioRow, type Row } from "../report.ts";

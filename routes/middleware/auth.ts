@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import type { Ctx } from "../../domain/context.ts";
-import { identify, verifySubject } from "../../domain/tokens.ts";
+import type { Ctx } from "../../core/context.ts";
+import { identify, verifySubject } from "../../domain/authenticate.ts";
 import type { ApiEnv } from "../env.ts";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import { log } from "../../domain/log.ts";
-import { httpDuration, httpRequests, rateLimited } from "../../domain/metrics.ts";
+import { log } from "../../core/log.ts";
+import { httpDuration, httpRequests, rateLimited } from "../../core/metrics.ts";
 
 /** A request id a proxy set is kept if it looks like one; anything else is replaced. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

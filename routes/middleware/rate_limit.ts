@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { Ctx } from "../../domain/context.ts";
-import { ApiError } from "../../domain/errors.ts";
-import { verifySubject } from "../../domain/tokens.ts";
+import type { Ctx } from "../../core/context.ts";
+import { ApiError } from "../../core/errors.ts";
+import { verifySubject } from "../../domain/authenticate.ts";
 import type { ApiEnv } from "../env.ts";
 import type { RateLimiter } from "../../domain/rate_limit.ts";
 

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import { forbidden } from "../../domain/errors.ts";
-import type { Scope } from "../../domain/types.ts";
+import { forbidden } from "../../core/errors.ts";
+import type { Scope } from "../../core/types.ts";
 import type { ApiEnv } from "../env.ts";
 
 /** Each endpoint needs exactly one scope; a token without it gets 403. */

@@ -1,24 +1,25 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { Ctx } from "../../domain/context.ts";
-import { ApiError } from "../../domain/errors.ts";
-import { errorFields, log } from "../../domain/log.ts";
+import type { Ctx } from "../../core/context.ts";
+import { ApiError } from "../../core/errors.ts";
+import { errorFields, log } from "../../core/log.ts";
 import type { GuessGuard } from "../../domain/guessing.ts";
 import { LOGIN_PATH, openLoginLink, signIn, signOut } from "../../domain/sessions.ts";
 import { SCRIPT, STYLESHEET } from "../../web/assets.ts";
 import { MessagePage, SignInHelp, SignInPage } from "../../web/message.tsx";
 import { SETTINGS } from "../../web/paths.ts";
-import { auditRoutes } from "./audit.tsx";
-import { botRoutes } from "./bots.tsx";
+import { auditPages } from "./audit.tsx";
+import { botPages } from "./bots.tsx";
 import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
 import type { SettingsEnv } from "./env.ts";
 import { notFoundPage, refused, sameOrigin, signedIn } from "./guard.tsx";
 import { clientAddress } from "../client_address.ts";
-import { incomingRoutes } from "./incoming.tsx";
+import { httpErrorOf } from "../errors.ts";
+import { incomingPages } from "./incoming.tsx";
 import { page } from "./render.ts";
-import { tokenRoutes } from "./tokens.tsx";
-import { webhookRoutes } from "./webhooks.tsx";
+import { tokenPages } from "./tokens.tsx";
+import { webhookPages } from "./webhooks.tsx";
 
 /** Forms are small; anything bigger is not one of ours. */
 const MAX_FORM_BYTES = 64 * 1024;
@@ -35,7 +36,8 @@ const SECURITY_HEADERS = {
 const ASSET_CACHE = "public, max-age=3600";
 
 /** Errors no form shows itself again for: a page that says what happened. */
-function errorPage(err: Error, c: Context<SettingsEnv>) {
+function errorPage(thrown: Error, c: Context<SettingsEnv>) {
+  const err = httpErrorOf(thrown);
   const viewer = c.get("viewer");
   if (err instanceof ApiError) {
     const title = err.status === 404
@@ -104,11 +106,11 @@ async function useLoginLink(ctx: Ctx, guard: GuessGuard, c: Context<SettingsEnv>
 export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
   const screen = new Hono<SettingsEnv>()
     .use(signedIn(ctx))
-    .route("/", tokenRoutes(ctx))
-    .route("/bots", botRoutes(ctx))
-    .route("/webhooks", webhookRoutes(ctx))
-    .route("/incoming", incomingRoutes(ctx))
-    .route("/audit", auditRoutes(ctx));
+    .route("/", tokenPages(ctx))
+    .route("/bots", botPages(ctx))
+    .route("/webhooks", webhookPages(ctx))
+    .route("/incoming", incomingPages(ctx))
+    .route("/audit", auditPages(ctx));
 
   const app = new Hono<SettingsEnv>();
   app.onError(errorPage);

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { readAuditLog } from "../../domain/audit_log.ts";
-import type { Ctx } from "../../domain/context.ts";
+import type { Ctx } from "../../core/context.ts";
 import { AuditPage } from "../../web/audit.tsx";
 import type { SettingsEnv } from "./env.ts";
 import { adminsOnly } from "./guard.tsx";
@@ -9,7 +9,7 @@ import { page } from "./render.ts";
 export const AUDIT_PAGE_SIZE = 50;
 
 /** The team's audit log, newest first, 50 to a page: admins and owners. */
-export function auditRoutes(ctx: Ctx) {
+export function auditPages(ctx: Ctx) {
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
     .get("/", async (c) => {

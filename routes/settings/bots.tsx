@@ -1,9 +1,9 @@
 import { type Context, Hono } from "hono";
 import { privateReach } from "../../domain/channels.ts";
-import type { Ctx } from "../../domain/context.ts";
-import { notFound } from "../../domain/errors.ts";
+import type { Ctx } from "../../core/context.ts";
+import { notFound } from "../../core/errors.ts";
 import { createToken, listTokens } from "../../domain/tokens.ts";
-import { isUuid } from "../../domain/ids.ts";
+import { isUuid } from "../../core/ids.ts";
 import { authorize, whoOf } from "../../domain/policy.ts";
 import { createUser, listUsers, userById } from "../../domain/workspace.ts";
 import { BotsPage, type BotsPageProps } from "../../web/bots.tsx";
@@ -42,7 +42,7 @@ export async function showBots(
 }
 
 /** The team's bots and their tokens: admins and owners. */
-export function botRoutes(ctx: Ctx) {
+export function botPages(ctx: Ctx) {
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
     .get("/", (c) => showBots(ctx, c, { notice: noticeOf(c, NOTICES) }))

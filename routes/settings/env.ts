@@ -1,4 +1,4 @@
-import type { Session } from "../../domain/types.ts";
+import type { Session } from "../../core/types.ts";
 import type { Viewer } from "../../web/layout.tsx";
 import type { ObservedVars } from "../middleware/observe.ts";
 

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { listChannels, visibleChannels } from "../../domain/channels.ts";
-import type { Ctx } from "../../domain/context.ts";
+import type { Ctx } from "../../core/context.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
 import { subjectOfPerson } from "../../domain/policy.ts";
 import { listUsers } from "../../domain/workspace.ts";
@@ -43,7 +43,7 @@ async function showIncoming(
 const text = (v: string | string[] | undefined) => typeof v === "string" ? v : "";
 
 /** The team's incoming webhooks: admins and owners. */
-export function incomingRoutes(ctx: Ctx) {
+export function incomingPages(ctx: Ctx) {
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
     .get("/", (c) => showIncoming(ctx, c, { notice: noticeOf(c, NOTICES) }))

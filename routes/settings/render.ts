@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ApiError } from "../../domain/errors.ts";
+import { ApiError } from "../../core/errors.ts";
 import type { FormState } from "../../web/forms.tsx";
 import type { FormFields } from "./env.ts";
 

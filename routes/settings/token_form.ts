@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SCOPES } from "../../domain/types.ts";
+import { SCOPES } from "../../core/types.ts";
 import { EXPIRY_DAYS } from "../../web/tokens.tsx";
 import { validate } from "../body.ts";
 import type { FormFields } from "./env.ts";

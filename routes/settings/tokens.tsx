@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import type { Ctx } from "../../domain/context.ts";
+import type { Ctx } from "../../core/context.ts";
 import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../../domain/tokens.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { TokensPage, type TokensPageProps } from "../../web/tokens.tsx";
@@ -22,7 +22,7 @@ async function showTokens(
 }
 
 /** A person's own tokens; rotate and revoke also serve an admin's bots' tokens. */
-export function tokenRoutes(ctx: Ctx) {
+export function tokenPages(ctx: Ctx) {
   return new Hono<SettingsEnv>()
     .get("/", (c) => showTokens(ctx, c, { notice: noticeOf(c, NOTICES) }))
     .post("/tokens", async (c) => {

@@ -1,16 +1,11 @@
 import { type Context, Hono } from "hono";
 import { visibleChannels } from "../../domain/channels.ts";
-import type { Ctx } from "../../domain/context.ts";
+import type { Ctx } from "../../core/context.ts";
 import { userById } from "../../domain/workspace.ts";
 import { subjectOfPerson } from "../../domain/policy.ts";
-import {
-  deleteWebhook,
-  enableWebhook,
-  listWebhooks,
-  redeliver,
-  rotateWebhookSecret,
-  showWebhook,
-} from "../../domain/webhooks.ts";
+import { deleteWebhook, listWebhooks, showWebhook } from "../../domain/webhooks.ts";
+import { redeliver } from "../../domain/webhook_sends.ts";
+import { enableWebhook, rotateWebhookSecret } from "../../domain/webhook_admin.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { WebhookPage, type WebhookPageProps, WebhooksPage } from "../../web/webhooks.tsx";
 import type { SettingsEnv } from "./env.ts";
@@ -50,7 +45,7 @@ async function showOne(
 }
 
 /** The team's outgoing subscriptions: admins and owners. */
-export function webhookRoutes(ctx: Ctx) {
+export function webhookPages(ctx: Ctx) {
   const back = (c: Context<SettingsEnv>, done: keyof typeof NOTICES) =>
     c.redirect(`${SETTINGS}/webhooks/${c.req.param("id")}?done=${done}`, 303);
   return new Hono<SettingsEnv>()

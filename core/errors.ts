@@ -24,3 +24,14 @@ export const unauthenticated = (why = "Unauthenticated.") => new ApiError(401, w
 export function invalid(field: string, message: string): ApiError {
   return new ApiError(422, message, { [field]: [message] });
 }
+
+/**
+ * A write kept losing to concurrent writers (other requests, other instances, the CLI) until its
+ * deadline: nothing was written, and trying again may well work. The store says so plainly;
+ * where HTTP is spoken it becomes a 503 with `Retry-After` (routes/errors.ts).
+ */
+export class ConflictError extends Error {
+  constructor(what: string) {
+    super(`${what}: the store is busy with concurrent changes and nothing was written; try again.`);
+  }
+}

@@ -1,4 +1,4 @@
-/** Plain records as they are stored. API views are shaped from these in routes/views.ts. */
+/** Plain records as they are stored. What clients see is shaped from these in domain/views.ts. */
 
 export type Role = "member" | "admin" | "owner";
 export type UserType = "human" | "bot";

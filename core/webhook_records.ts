@@ -49,27 +49,32 @@ export interface Redelivery {
   lease_until?: number | null;
 }
 
-/** The API's Subscription: no secret. */
-export const subscriptionView = (s: Subscription) => ({
-  id: s.id,
-  name: s.name,
-  url: s.url,
-  events: s.events,
-  channel_ids: s.channel_ids,
-  status: s.status,
-  consecutive_failures: s.consecutive_failures,
-  last_success_at: s.last_success_at,
-  disabled_at: s.disabled_at,
-  created_at: s.created_at,
-});
+/** The user a subscription belongs to: it hears only the channels this user can see. */
+export interface RouteOwner {
+  id: string;
+  type: UserType;
+}
 
-/** The API's Delivery. */
-export const deliveryView = (d: Delivery) => ({
-  id: d.id,
-  event_type: d.event_type,
-  event_id: d.event_id,
-  succeeded: d.succeeded,
-  response_status: d.response_status,
-  error: d.error,
-  created_at: d.created_at,
-});
+/** What the team index holds per subscription: just enough to route an event. */
+export interface WebhookRoute {
+  events: EventType[];
+  channel_ids: string[] | null;
+  status: "active" | "disabled";
+  /** Absent on routes written before owners were kept: loadRoutes fills it in. Null: nobody. */
+  owner?: RouteOwner | null;
+}
+
+/** A pending delivery of one event to one subscription; removed when it is settled. */
+export interface DeliveryJob {
+  subscription_id: string;
+  event_id: string;
+  /** The attempt the next try will be (1-based). */
+  attempt: number;
+  next_attempt_at: string;
+  created_at: string;
+  /**
+   * Until when (ms) one process holds the job: no other attempts it before then. Null or absent:
+   * free for whoever finds it due.
+   */
+  lease_until?: number | null;
+}

@@ -70,7 +70,8 @@ export function reportInMemory(source: () => number): void {
   inMemory = source;
 }
 
-export const jobsInMemory = new Gauge({
+// Registered with the registry, which reads it when scraped: nothing else refers to it.
+new Gauge({
   name: "webhook_jobs_in_memory",
   help: "Delivery jobs this process holds in memory (at most WEBHOOKS_MAX_IN_MEMORY).",
   registers: [registry],

@@ -1,4 +1,4 @@
-import { ConflictError } from "../kv/commit.ts";
+import { ConflictError } from "./errors.ts";
 
 /** How long a write keeps trying against concurrent writers before it answers 503. */
 export const CONTENTION_DEADLINE_MS = 3_000;

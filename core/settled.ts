@@ -3,14 +3,14 @@
  * checks that answer first (404, then 403), so that one KV read can serve them all; a bad body
  * or path segment only becomes the 422 once those checks pass.
  */
-export type Pending<T> = { ok: true; value: T } | { ok: false; error: unknown };
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /** Waits for `promise` and keeps its outcome, failure included, for later. */
-export const settle = <T>(promise: Promise<T>): Promise<Pending<T>> =>
+export const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
   promise.then((value) => ({ ok: true, value }), (error) => ({ ok: false, error }));
 
 /** Runs `fn` now and keeps its outcome, failure included, for later. */
-export function attempt<T>(fn: () => T): Pending<T> {
+export function attempt<T>(fn: () => T): Settled<T> {
   try {
     return { ok: true, value: fn() };
   } catch (error) {
@@ -19,11 +19,11 @@ export function attempt<T>(fn: () => T): Pending<T> {
 }
 
 /** The value, or the failure it was kept with, thrown now. */
-export function unwrap<T>(pending: Pending<T>): T {
+export function unwrap<T>(pending: Settled<T>): T {
   if (!pending.ok) throw pending.error;
   return pending.value;
 }
 
 /** The value when there is one: for deciding what to read, never for deciding what is valid. */
-export const peek = <T>(pending: Pending<T>): T | undefined =>
+export const peek = <T>(pending: Settled<T>): T | undefined =>
   pending.ok ? pending.value : undefined;

@@ -1,0 +1,187 @@
+import { errorFields, log } from "../core/log.ts";
+import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
+import { listJobs, listSubscriptionIds } from "../kv/backlog.ts";
+import { keyId } from "../kv/keys.ts";
+import { isFree, type Leasable } from "../kv/leases.ts";
+import { listRedeliveries } from "../kv/redeliveries.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import type { Leases } from "./leases.ts";
+
+/** Entries read past per subscription and pull, looking for due, free jobs. */
+const SCAN_LIMIT = 500;
+/** A backlogged subscription is pulled again once this many of its jobs fit (fewer reads). */
+const PULL_BATCH = 16;
+
+/** The dispatcher's key of a job: one job of an event and subscription at a time. */
+export const jobKey = (subscriptionId: string, eventId: string) =>
+  `job/${subscriptionId}/${eventId}`;
+export const due = (job: DeliveryJob) => Date.parse(job.next_attempt_at);
+/** Never early: a retry waits its full backoff, and a receiver's Retry-After. */
+export const isDue = (job: DeliveryJob, now: number) => due(job) <= now;
+
+export type PullScope = "backlog" | "all";
+
+export interface PullerDeps {
+  kv: Deno.Kv;
+  dispatcher: Dispatcher;
+  leases: Leases;
+  laneWindow: number;
+  submitJob(job: Deno.KvEntry<DeliveryJob>, reserved: boolean): void;
+  submitRedelivery(entry: Deno.KvEntry<Redelivery>, reserved: boolean): void;
+  /** Something seen in KV becomes workable at `at` (a retry falls due, a lease runs out). */
+  wakeAt(at: number): void;
+}
+
+/**
+ * Takes due, free work from KV into this process's window: subscription by subscription, under
+ * leases, one pull at a time, and on through a backlog as the window empties.
+ */
+export class Puller {
+  /** Subscriptions whose pending work did not all fit at the last pull, and where to read on. */
+  readonly backlogged = new Set<string>();
+  readonly #cursors = new Map<string, Deno.KvKey>();
+  #turn = 0;
+  #pulling: Promise<void> | null = null;
+  #again: PullScope | null = null;
+  readonly #stopRoom: () => void;
+
+  constructor(private readonly deps: PullerDeps) {
+    // A backlog is pulled on as the window empties, not only when someone signals.
+    const refillAt = Math.max(1, Math.min(PULL_BATCH, Math.floor(deps.laneWindow / 2)));
+    this.#stopRoom = deps.dispatcher.onRoom(() => {
+      for (const id of this.backlogged) {
+        if (deps.dispatcher.room(id) >= refillAt) return void this.request("backlog");
+      }
+    });
+  }
+
+  /** The pull under way, if any. */
+  get pulling(): Promise<void> | null {
+    return this.#pulling;
+  }
+
+  /**
+   * Pulls over every subscription (and its redeliveries), or over the backlogged ones. One pull
+   * at a time; asking during one runs one more after it, over everything if any asked so.
+   */
+  request(scope: PullScope): Promise<void> {
+    if (this.#pulling) {
+      if (this.#again !== "all") this.#again = scope;
+      return this.#pulling;
+    }
+    this.#pulling = (async () => {
+      let next: PullScope | null = scope;
+      while (next) {
+        const ids = next === "all" ? await listSubscriptionIds(this.deps.kv) : [...this.backlogged];
+        await this.#pull(ids, next === "all");
+        [next, this.#again] = [this.#again, null];
+      }
+    })().catch((e) => log.error("delivery: a pull failed", errorFields(e)))
+      .finally(() => this.#pulling = null);
+    return this.#pulling;
+  }
+
+  /** Leases what was found and hands what it won to the dispatcher (see `#take`). */
+  takeJobs(found: Deno.KvEntry<DeliveryJob>[]): Promise<void> {
+    return this.#take(found, (job, reserved) => this.deps.submitJob(job, reserved));
+  }
+
+  takeRedeliveries(found: Deno.KvEntry<Redelivery>[]): Promise<void> {
+    return this.#take(found, (e, reserved) => this.deps.submitRedelivery(e, reserved));
+  }
+
+  /** Takes a subscription's pending redeliveries now. */
+  async pullRedeliveries(id: string): Promise<void> {
+    const found: Deno.KvEntry<Redelivery>[] = [];
+    for await (const e of listRedeliveries(this.deps.kv, id)) {
+      if (!this.deps.dispatcher.has(`redelivery/${e.value.id}`)) found.push(e);
+    }
+    await this.takeRedeliveries(found);
+  }
+
+  stop(): void {
+    this.#stopRoom();
+  }
+
+  /** Pulls for `ids`, starting at a different one each time so none is always last. */
+  async #pull(ids: string[], redeliveries: boolean) {
+    const start = this.#turn++ % Math.max(1, ids.length);
+    for (const id of [...ids.slice(start), ...ids.slice(0, start)]) {
+      if (await this.#pullSubscription(id, redeliveries)) this.backlogged.add(id);
+      else this.backlogged.delete(id);
+      if (redeliveries) await this.pullRedeliveries(id);
+    }
+  }
+
+  /** Leases what fits of one subscription's due, free jobs; true when more may be waiting. */
+  async #pullSubscription(id: string, fromStart: boolean): Promise<boolean> {
+    const { kv, dispatcher, wakeAt } = this.deps;
+    const room = dispatcher.room(id);
+    if (room < 1) return true;
+    if (fromStart) this.#cursors.delete(id);
+    const now = Date.now();
+    const found: Deno.KvEntry<DeliveryJob>[] = [];
+    let more = false;
+    // From where the last scan stopped, then, if that reached the end, from the start again.
+    const cursor = this.#cursors.get(id);
+    for (const from of cursor ? [cursor, null] : [null]) {
+      let scanned = 0;
+      let last: Deno.KvKey | null = null;
+      for await (const e of listJobs(kv, id, from, SCAN_LIMIT)) {
+        scanned++;
+        last = e.key;
+        if (dispatcher.has(jobKey(id, e.value.event_id))) continue;
+        if (!isDue(e.value, now)) {
+          wakeAt(due(e.value));
+          continue;
+        }
+        if (!isFree(e, now)) {
+          // Another process holds it; if that process is gone, the lease runs out then.
+          wakeAt(e.value.lease_until!);
+          continue;
+        }
+        found.push(e);
+        if (found.length >= room) break;
+      }
+      if (found.length >= room) {
+        // A backlog is taken in order: the next pull goes on after what this one took, rather
+        // than reading again past the jobs this process holds.
+        more = true;
+        this.#cursors.set(id, found.at(-1)!.key);
+        break;
+      }
+      if (scanned === SCAN_LIMIT && last) {
+        // Too much to skip over in one go: go on from here next time.
+        this.#cursors.set(id, last);
+        more = true;
+        break;
+      }
+      this.#cursors.delete(id);
+    }
+    await this.takeJobs(found);
+    return more;
+  }
+
+  /**
+   * Leases what was found in KV and hands what it won to the dispatcher. Room is reserved before
+   * the lease is taken: a lease this process won but had no room for would keep every process
+   * off the job until it ran out.
+   */
+  async #take<T extends Leasable>(
+    found: Deno.KvEntry<T>[],
+    submit: (entry: Deno.KvEntry<T>, reserved: boolean) => void,
+  ) {
+    const { dispatcher, leases } = this.deps;
+    const roomy = found.filter((e) => {
+      const fits = dispatcher.reserve(e.value.subscription_id);
+      if (!fits) this.backlogged.add(e.value.subscription_id);
+      return fits;
+    });
+    const won = await leases.take(roomy);
+    const wonKeys = new Set(won.map((e) => keyId(e.key)));
+    for (const e of roomy) {
+      if (!wonKeys.has(keyId(e.key))) dispatcher.release(e.value.subscription_id);
+    }
+    for (const e of won) submit(e, true);
+  }
+}

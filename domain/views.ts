@@ -1,0 +1,113 @@
+/**
+ * What clients see: the API's shapes of the stored records, in one place. The API answers with
+ * them, webhooks and the event feed carry them (a message in an event is the API's Message), and
+ * the CLI prints them. Fields are added here, never changed or removed (v1 is frozen).
+ */
+import type {
+  Channel,
+  IncomingWebhook,
+  MemberRef,
+  Message,
+  OutboxEvent,
+  Token,
+} from "../core/types.ts";
+import type { Delivery, Subscription } from "../core/webhook_records.ts";
+
+/** The API's Channel: the stored record minus what only the server needs. */
+export const channelView = (ch: Channel) => ({
+  id: ch.id,
+  name: ch.name,
+  slug: ch.slug,
+  visibility: ch.visibility,
+  topic: ch.topic,
+  is_general: ch.is_general,
+  is_archived: ch.is_archived,
+  is_direct: ch.is_direct,
+  created_at: ch.created_at,
+});
+
+/** The API's Message: what clients and webhook receivers see. */
+export interface MessageView {
+  id: string;
+  channel_id: string;
+  body: string;
+  type: Message["type"];
+  author: MemberRef;
+  reply_to_id: string | null;
+  thread_root_id: string | null;
+  sent_to_channel: boolean;
+  reactions: Message["reactions"];
+  created_at: string;
+  edited_at: string | null;
+}
+
+export function messageView(m: Message): MessageView {
+  return {
+    id: m.id,
+    channel_id: m.channel_id,
+    body: m.body,
+    type: m.type,
+    author: m.author,
+    reply_to_id: m.reply_to_id,
+    thread_root_id: m.thread_root_id,
+    sent_to_channel: m.sent_to_channel,
+    reactions: m.reactions,
+    created_at: m.created_at,
+    edited_at: m.edited_at,
+  };
+}
+
+/** The API's Subscription: no secret. */
+export const subscriptionView = (s: Subscription) => ({
+  id: s.id,
+  name: s.name,
+  url: s.url,
+  events: s.events,
+  channel_ids: s.channel_ids,
+  status: s.status,
+  consecutive_failures: s.consecutive_failures,
+  last_success_at: s.last_success_at,
+  disabled_at: s.disabled_at,
+  created_at: s.created_at,
+});
+
+/** The API's Delivery. */
+export const deliveryView = (d: Delivery) => ({
+  id: d.id,
+  event_type: d.event_type,
+  event_id: d.event_id,
+  succeeded: d.succeeded,
+  response_status: d.response_status,
+  error: d.error,
+  created_at: d.created_at,
+});
+
+/** A token as listed: what it grants and when it was used, never its hash. */
+export const tokenView = (t: Token) => ({
+  id: t.id,
+  name: t.name,
+  kind: t.kind,
+  scopes: t.scopes,
+  created_at: t.created_at,
+  expires_at: t.expires_at,
+  revoked_at: t.revoked_at,
+  last_used_at: t.last_used_at,
+});
+
+/** An incoming webhook as listed: never its secret or hash. */
+export const incomingView = (h: IncomingWebhook) => ({
+  id: h.id,
+  name: h.name,
+  channel_id: h.channel_id,
+  bot_id: h.bot_id,
+  created_at: h.created_at,
+  revoked_at: h.revoked_at,
+});
+
+/** The envelope webhooks deliver, and the event feed lists: `{ id, type, created_at, data }`. */
+export const envelopeOf = (event: OutboxEvent) => ({
+  id: event.id,
+  type: event.type,
+  created_at: event.created_at,
+  data: event.data,
+});

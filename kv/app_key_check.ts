@@ -1,0 +1,13 @@
+import { keys } from "./keys.ts";
+
+/** The known text sealed with the APP_KEY the store was first opened with (domain/app_key.ts). */
+export const readAppKeyCheck = (kv: Deno.Kv) => kv.get<string>(keys.appKeyCheck());
+
+/** Seals the check, unless another process did first. */
+export async function writeAppKeyCheck(
+  kv: Deno.Kv,
+  read: Deno.KvEntryMaybe<string>,
+  sealed: string,
+): Promise<void> {
+  await kv.atomic().check(read).set(keys.appKeyCheck(), sealed).commit();
+}

@@ -1,0 +1,65 @@
+import type { DeliveryJob } from "../core/webhook_records.ts";
+import { keys } from "./keys.ts";
+
+/** A subscription's pending jobs in event order, from just after `after` when given. */
+export function listJobs(
+  kv: Deno.Kv,
+  subscriptionId: string,
+  after: Deno.KvKey | null,
+  limit: number,
+): Deno.KvListIterator<DeliveryJob> {
+  const prefix = keys.jobs(subscriptionId);
+  const selector = after ? { prefix, start: [...after, ""] } : { prefix };
+  return kv.list<DeliveryJob>(selector, { limit, batchSize: Math.min(limit, 500) });
+}
+
+/** How much delivery work waits in KV: the pending jobs, and when the oldest was made. */
+export interface Backlog {
+  pending: number;
+  oldestCreatedAt: string | null;
+}
+
+const countOf = (e: Deno.KvEntryMaybe<Deno.KvU64>) => e.value?.value ?? 0n;
+
+/**
+ * The backlog without a scan: per subscription, the jobs made minus those settled (both summed
+ * in the commits that make and settle them), and its first job, the oldest (ids sort by time).
+ * A few reads per subscription, whatever the backlog.
+ */
+export async function measureBacklog(kv: Deno.Kv): Promise<Backlog> {
+  let pending = 0n;
+  let oldest: string | null = null;
+  for (const id of await listSubscriptionIds(kv)) {
+    const [created, settled] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+      keys.jobsCreated(id),
+      keys.jobsSettled(id),
+    ]);
+    const open = countOf(created) - countOf(settled);
+    if (open > 0n) pending += open;
+    for await (const e of kv.list<DeliveryJob>({ prefix: keys.jobs(id) }, { limit: 1 })) {
+      if (oldest === null || e.value.created_at < oldest) oldest = e.value.created_at;
+    }
+  }
+  return { pending: Number(pending), oldestCreatedAt: oldest };
+}
+
+/** The delivery signal's entry: its versionstamp moves whenever work is left for any engine. */
+export const readSignal = (kv: Deno.Kv) => kv.get(keys.deliverySignal());
+
+/** Forgets queue messages the queue gave up on: the sweeper finds their jobs by itself. */
+export async function clearUndelivered(kv: Deno.Kv): Promise<void> {
+  const op = kv.atomic();
+  let n = 0;
+  for await (const e of kv.list({ prefix: keys.undeliveredAll() }, { limit: 500 })) {
+    op.delete(e.key);
+    n++;
+  }
+  if (n) await op.commit();
+}
+
+/** Every subscription id, for pruning at start. */
+export async function listSubscriptionIds(kv: Deno.Kv): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const e of kv.list({ prefix: keys.webhooks() })) ids.push(e.key[1] as string);
+  return ids;
+}

@@ -1,0 +1,54 @@
+import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
+
+/** A job or a redelivery: work one process at a time may hold under a lease. */
+export type Leasable = DeliveryJob | Redelivery;
+
+/** Whether `entry` is free to lease at `now`: nobody holds it, or the holder's lease ran out. */
+export const isFree = (entry: Deno.KvEntry<Leasable>, now: number) =>
+  (entry.value.lease_until ?? 0) <= now;
+
+/** KV allows 10 checks per commit: one per entry leased. */
+const LEASE_BATCH = 10;
+
+/**
+ * Leases entries as read, until `until`: each is taken only if unchanged since it was read, so
+ * of two processes that found the same job, one gets it. Returns the leased entries as they now
+ * stand; an entry someone else changed meanwhile is left out.
+ */
+export async function lease(
+  kv: Deno.Kv,
+  entries: Deno.KvEntry<Leasable>[],
+  until: number,
+): Promise<Deno.KvEntry<Leasable>[]> {
+  const out: Deno.KvEntry<Leasable>[] = [];
+  for (let i = 0; i < entries.length; i += LEASE_BATCH) {
+    const batch = entries.slice(i, i + LEASE_BATCH);
+    const won = await leaseTogether(kv, batch, until);
+    if (won) out.push(...won);
+    else if (batch.length > 1) {
+      // One of them changed: each goes alone, so the others are still taken.
+      for (const e of batch) out.push(...(await leaseTogether(kv, [e], until) ?? []));
+    }
+  }
+  return out;
+}
+
+async function leaseTogether(kv: Deno.Kv, batch: Deno.KvEntry<Leasable>[], until: number) {
+  const op = kv.atomic();
+  const next = batch.map((e) => ({ ...e.value, lease_until: until }));
+  batch.forEach((e, i) => op.check(e).set(e.key, next[i]));
+  const res = await op.commit();
+  if (!res.ok) return null;
+  return batch.map((e, i) => ({ key: e.key, value: next[i], versionstamp: res.versionstamp }));
+}
+
+/** Frees leased entries this process will not attempt after all (it is stopping). */
+export async function unlease(kv: Deno.Kv, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
+  for (let i = 0; i < entries.length; i += LEASE_BATCH) {
+    const op = kv.atomic();
+    for (const e of entries.slice(i, i + LEASE_BATCH)) {
+      op.check(e).set(e.key, { ...e.value, lease_until: null });
+    }
+    await op.commit();
+  }
+}

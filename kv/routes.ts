@@ -1,0 +1,81 @@
+/**
+ * The route index: per team, a routing copy of each subscription (events, channels, status,
+ * owner) beside a routes version that every change rewrites, so a write that emits events reads
+ * its team's routes once, cached for as long as that version shows no change anywhere.
+ */
+import { RecentMap } from "../core/recent_map.ts";
+import type { User } from "../core/types.ts";
+import type { Subscription, WebhookRoute } from "../core/webhook_records.ts";
+import { getAll } from "./commit.ts";
+import { keys } from "./keys.ts";
+
+/** The routing copy kept in the team index, read by every write that emits events. */
+const routeOf = (s: Subscription): WebhookRoute => ({
+  events: s.events,
+  channel_ids: s.channel_ids,
+  status: s.status,
+  // Subscriptions made before owners were kept get theirs when routes are loaded.
+  ...(s.owner_type && s.created_by ? { owner: { id: s.created_by, type: s.owner_type } } : {}),
+});
+
+/** Writes a subscription's route, and bumps its team's routes version (see routesAt). */
+export function putRoute(op: Deno.AtomicOperation, s: Subscription): void {
+  op.set(keys.teamWebhook(s.team_id, s.id), routeOf(s));
+  op.set(keys.routesVersion(s.team_id), Date.now());
+}
+
+export function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
+  op.delete(keys.teamWebhook(s.team_id, s.id));
+  op.set(keys.routesVersion(s.team_id), Date.now());
+}
+
+export type RouteTable = { id: string; route: WebhookRoute }[];
+
+/** The team's subscriptions and their routes: read once before a write that emits events. */
+export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTable> {
+  const out: RouteTable = [];
+  for await (const e of kv.list<WebhookRoute>({ prefix: keys.teamWebhooks(teamId) })) {
+    out.push({ id: e.key[2] as string, route: e.value });
+  }
+  await fillOwners(kv, out.filter((r) => r.route.owner === undefined));
+  return out;
+}
+
+/**
+ * Finds the owners of routes written before routes kept them, from their subscriptions, so that
+ * subscriptions made before then follow the same visibility rule. A subscription without a
+ * creator hears nothing.
+ */
+async function fillOwners(kv: Deno.Kv, routes: RouteTable): Promise<void> {
+  if (routes.length === 0) return;
+  const subs = await getAll<Subscription>(kv, routes.map((r) => keys.webhook(r.id)));
+  const ownerIds = subs.map((e) => e.value?.created_by ?? null);
+  const users = await getAll<User>(kv, ownerIds.flatMap((id) => id ? [keys.user(id)] : []));
+  const byId = new Map(users.flatMap((e) => e.value ? [[e.value.id, e.value]] : []));
+  routes.forEach((r, i) => {
+    const user = byId.get(ownerIds[i] ?? "");
+    r.route = { ...r.route, owner: user ? { id: user.id, type: user.type } : null };
+  });
+}
+
+/** Teams' routes as last listed, by the versionstamp of the team's routes version then. */
+const routeCache = new RecentMap<string, { versionstamp: string | null; routes: RouteTable }>(
+  10_000,
+);
+
+/**
+ * The team's routes without listing them again, when `version` (the team's routes-version
+ * entry, read with the request's first resource) shows no change since they were last listed.
+ * Every route change in any process rewrites that entry, so a stale table is never used.
+ */
+export async function routesAt(
+  kv: Deno.Kv,
+  teamId: string,
+  version: Deno.KvEntryMaybe<unknown>,
+): Promise<RouteTable> {
+  const hit = routeCache.get(teamId);
+  if (hit && hit.versionstamp === version.versionstamp) return hit.routes;
+  const routes = await loadRoutes(kv, teamId);
+  routeCache.set(teamId, { versionstamp: version.versionstamp, routes });
+  return routes;
+}

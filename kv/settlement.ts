@@ -1,0 +1,85 @@
+import type { Delivery, DeliveryJob, Redelivery, Subscription } from "../core/webhook_records.ts";
+import { addAudit, type AuditDraft } from "./audit.ts";
+import { markFailed } from "./failed_events.ts";
+import { keys } from "./keys.ts";
+import { queuesAvailable } from "./queue_support.ts";
+import { putRoute } from "./routes.ts";
+
+/** Wakes the engine when a job's next attempt is due. */
+export interface RetryQueued {
+  kind: "retry";
+  subscription_id: string;
+  event_id: string;
+  attempt: number;
+}
+
+/** A job or redelivery an attempt settles: deleted, or moved to its next attempt. */
+export interface Settlement {
+  pending: Deno.KvEntry<DeliveryJob | Redelivery>;
+  retry?: { job: DeliveryJob; delayMs: number };
+  /** Whether the attempt that settles it succeeded: recover re-sends what never did. */
+  succeeded: boolean;
+}
+
+/** Everything some attempts of one subscription change, written by `commitAttempt`. */
+export interface AttemptCommit {
+  /** The subscription as last known (checked), and what it becomes. */
+  subscription: Deno.KvEntry<Subscription>;
+  next: Subscription;
+  deliveries: Delivery[];
+  /** Each checked: one that changed meanwhile makes the commit fail. */
+  settle: Settlement[];
+  audit?: AuditDraft;
+}
+
+/**
+ * The one commit after attempts: their Delivery records, the subscription's stats (and route,
+ * when the status changes), and each job deleted or moved to its next attempt with the queue
+ * message that will wake it. Null on a conflict: re-read and try again.
+ */
+export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<string | null> {
+  const sub = c.next;
+  const op = kv.atomic()
+    .check(c.subscription)
+    .set(keys.webhook(sub.id), sub);
+  if (sub.status !== c.subscription.value.status) {
+    putRoute(op, sub);
+  }
+  for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
+  let settled = 0n;
+  for (const { pending, retry, succeeded } of c.settle) {
+    op.check(pending);
+    if (!retry) {
+      op.delete(pending.key);
+      if (isJob(pending)) settled++;
+      // A job given up is failed for good, until a redelivery of its event succeeds.
+      if (isJob(pending) && !succeeded) markFailed(op, sub.id, pending.value.event_id);
+      if (!isJob(pending) && succeeded) op.delete(keys.failedEvent(sub.id, pending.value.event_id));
+      continue;
+    }
+    const wake: RetryQueued = {
+      kind: "retry",
+      subscription_id: retry.job.subscription_id,
+      event_id: retry.job.event_id,
+      attempt: retry.job.attempt,
+    };
+    op.set(pending.key, retry.job);
+    if (queuesAvailable(kv)) {
+      const lost = keys.undelivered(`${retry.job.subscription_id}/${retry.job.event_id}`);
+      op.enqueue(wake, { delay: retry.delayMs, keysIfUndelivered: [lost] });
+    }
+  }
+  if (settled > 0n) op.sum(keys.jobsSettled(sub.id), settled);
+  if (c.audit) addAudit(op, c.audit);
+  const res = await op.commit();
+  return res.ok ? res.versionstamp : null;
+}
+
+const isJob = (entry: Deno.KvEntry<unknown>) => entry.key[0] === keys.jobs()[0];
+
+/** Deletes a job or redelivery that can no longer be attempted, if it is still as read. */
+export async function dropIfUnchanged(kv: Deno.Kv, entry: Deno.KvEntry<unknown>): Promise<void> {
+  const op = kv.atomic().check(entry).delete(entry.key);
+  if (isJob(entry)) op.sum(keys.jobsSettled(entry.key[1] as string), 1n);
+  await op.commit();
+}

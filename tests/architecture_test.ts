@@ -1,0 +1,125 @@
+/**
+ * The floors of the house (ARCHITECTURE.md): imports only run downward, and no module imports
+ * itself back through others. Type-only imports count: a record shape is as much a dependency as
+ * a function. The check reads the import statements of every module of the service.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** Each floor, and the floors it may import from (its own included). */
+export const FLOORS: Record<string, readonly string[]> = {
+  core: ["core"],
+  kv: ["kv", "core"],
+  domain: ["domain", "kv", "core"],
+  delivery: ["delivery", "domain", "kv", "core"],
+  routes: ["routes", "domain", "web", "core"],
+  cli: ["cli", "domain", "core"],
+  web: ["web", "core"],
+};
+
+/**
+ * Where start-up composition wires the floors together: main.ts may import anything, and the
+ * CLI opens the store the way main.ts does.
+ */
+const COMPOSITION: Record<string, readonly string[]> = {
+  "main.ts": Object.keys(FLOORS),
+  "cli/admin.ts": ["kv/open.ts"],
+};
+
+const IMPORT =
+  /(?:import|export)\s[^"';]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
+
+/** The repository-relative modules `source` (a module's text, at `path`) imports. */
+export function importsOf(path: string, source: string): string[] {
+  const out: string[] = [];
+  for (const m of source.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2] ?? m[3];
+    if (spec.startsWith(".")) out.push(new URL(spec, `file:///${path}`).pathname.slice(1));
+  }
+  return out;
+}
+
+const floorOf = (path: string) => path.includes("/") ? path.split("/")[0] : path;
+
+/** The imports in `graph` that run upward, or sideways into a floor not allowed, as lines. */
+export function upwardImports(graph: Map<string, string[]>): string[] {
+  const wrong: string[] = [];
+  for (const [from, targets] of graph) {
+    const allowed = FLOORS[floorOf(from)];
+    const composed = COMPOSITION[from] ?? [];
+    for (const to of targets) {
+      if (composed.includes(to) || composed.includes(floorOf(to))) continue;
+      if (!allowed?.includes(floorOf(to))) wrong.push(`${from} imports ${to}`);
+    }
+  }
+  return wrong;
+}
+
+/** The groups of modules that import each other round in a circle (Tarjan's algorithm). */
+export function circles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(group.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+async function serviceModules(): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(new URL(dir, ROOT))) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(path);
+      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith(".d.ts")) {
+        graph.set(path, importsOf(path, await Deno.readTextFile(new URL(path, ROOT))));
+      }
+    }
+  };
+  for (const floor of Object.keys(FLOORS)) await walk(floor);
+  graph.set("main.ts", importsOf("main.ts", await Deno.readTextFile(new URL("main.ts", ROOT))));
+  return graph;
+}
+
+Deno.test("architecture: every import runs downward, and none runs in a circle", async () => {
+  const graph = await serviceModules();
+  assert.ok(graph.size > 100, `read ${graph.size} modules`);
+  assert.deepEqual(upwardImports(graph), [], "imports that run upward (see ARCHITECTURE.md)");
+  assert.deepEqual(circles(graph), [], "modules that import each other");
+});
+
+Deno.test("architecture: the check itself catches an upward import, a type-only one, a circle", () => {
+  const graph = new Map([
+    ["kv/a.ts", importsOf("kv/a.ts", 'import type { Rule } from "../domain/b.ts";\n')],
+    ["domain/b.ts", importsOf("domain/b.ts", 'import {\n  a,\n} from "../kv/a.ts";\n')],
+    ["web/c.tsx", importsOf("web/c.tsx", 'export { x } from "../core/d.ts";')],
+    ["core/d.ts", []],
+  ]);
+  assert.deepEqual(upwardImports(graph), ["kv/a.ts imports domain/b.ts"]);
+  assert.deepEqual(circles(graph), [["domain/b.ts", "kv/a.ts"]]);
+});
