@@ -7,14 +7,13 @@ RUN mkdir -p /app/data && chown deno:deno /app/data
 
 USER deno
 
-# Dependencies before the source, so a source change reuses the cached dependency layer.
-COPY deno.json deno.lock ./
-RUN deno install --frozen
-
+# Only what the service and the admin CLI import: the tests' packages (a browser driver, payment
+# SDKs) stay out of the image.
 COPY . .
 RUN deno cache --frozen main.ts cli/admin.ts
 
-ENV KV_PATH=/app/data/kv.sqlite3 PORT=8080
+# A container is reached from outside it: listen on every interface.
+ENV KV_PATH=/app/data/kv.sqlite3 PORT=8080 HOST=0.0.0.0
 VOLUME /app/data
 EXPOSE 8080
 

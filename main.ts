@@ -6,6 +6,7 @@ import { configureLog, flushLog, log } from "./core/log.ts";
 import { loadSettings, SettingsError } from "./core/settings.ts";
 import { openStore, where } from "./kv/open.ts";
 import { loadKeyring } from "./domain/app_key.ts";
+import { recordBaseUrl } from "./domain/base_url.ts";
 import type { Ctx } from "./core/context.ts";
 
 /** This process's delivery engine, once started (null with the platform switched off). */
@@ -33,6 +34,12 @@ const settings = await orExit(() => loadSettings(Deno.env.toObject()));
 configureLog(settings.log);
 const kv = await orExit(() => openStore(settings));
 const ctx: Ctx = { kv, settings, keyring: await orExit(() => loadKeyring(settings, kv)) };
+await recordBaseUrl(ctx);
+if (settings.webhooks.allowPrivateUrls) {
+  log.warn(
+    "WEBHOOKS_ALLOW_PRIVATE_URLS=true: webhooks may be sent to loopback and private addresses; for local development and tests only",
+  );
+}
 const app = createApp(ctx);
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
 const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx) : null;
@@ -52,13 +59,18 @@ const serving = await orExit(() => {
   try {
     return serveForever({
       port: settings.port,
-      onListen: ({ port }) =>
-        log.info(`Listening on ${settings.baseUrl} (port ${port}), KV at ${where(settings)}`),
+      hostname: settings.host,
+      onListen: ({ hostname, port }) =>
+        log.info(
+          `Listening on ${hostname}:${port} (BASE_URL ${settings.baseUrl}), KV at ${
+            where(settings)
+          }`,
+        ),
     }, app.fetch);
   } catch (e) {
     if (!(e instanceof Deno.errors.AddrInUse)) throw e;
     throw new SettingsError(
-      `PORT: ${settings.port} is already in use; stop what listens there, or set PORT.`,
+      `PORT: ${settings.port} is already in use on ${settings.host}; stop what listens there, or set PORT.`,
     );
   }
 });

@@ -3,6 +3,7 @@ import { ApiError, ConflictError } from "../core/errors.ts";
 import { loadSettings, SettingsError } from "../core/settings.ts";
 import { openStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/app_key.ts";
+import { recordedBaseUrl } from "../domain/base_url.ts";
 import { auditCommands } from "./audit_commands.ts";
 import { channelCommands } from "./channel_commands.ts";
 import { type Command, declaredFlags, parseFlags, UsageError } from "./command.ts";
@@ -38,12 +39,19 @@ const help = () =>
   "Usage: deno task admin <command> [--flag value ...]\n\nCommands:\n" +
   Object.values(commands).map((c) => `  ${c.usage}`).join("\n");
 
-/** The same store, settings and keys the server uses (KV_PATH, APP_KEY, ...). */
+/**
+ * The same store, settings and keys the server uses (KV_PATH, APP_KEY, ...). The CLI never makes
+ * a store or a key: it works on what a service started, and prints URLs with that service's
+ * BASE_URL unless its own environment sets one.
+ */
 async function openCtx(): Promise<Ctx> {
-  const settings = loadSettings(Deno.env.toObject());
-  const kv = await openStore(settings);
+  const env = Deno.env.toObject();
+  const settings = loadSettings(env);
+  const kv = await openStore(settings, { existing: true });
   try {
-    return { kv, settings, keyring: await loadKeyring(settings, kv) };
+    const keyring = await loadKeyring(settings, kv, { existing: true });
+    if (!env.BASE_URL) settings.baseUrl = await recordedBaseUrl(kv) ?? settings.baseUrl;
+    return { kv, settings, keyring };
   } catch (e) {
     kv.close();
     throw e;

@@ -25,6 +25,7 @@ export function parseDurations(list: string): number[] {
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).optional(),
   KV_PATH: z.string().min(1).optional(),
   BASE_URL: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   APP_KEY: z.string().refine(isBase64Of32Bytes, "must be base64 of exactly 32 bytes").optional(),
@@ -53,6 +54,8 @@ const schema = z.object({
 /** The service's settings, read once from the environment at start. */
 export interface Settings {
   port: number;
+  /** The address to listen on: loopback unless told otherwise (the Docker image says 0.0.0.0). */
+  host: string;
   /** A file path, ":memory:", a KV Connect URL, or undefined for Deno Deploy's own KV. */
   kvPath: string | undefined;
   baseUrl: string;
@@ -110,6 +113,8 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
   }
   return {
     port: s.PORT,
+    // Deno Deploy routes requests to the isolate itself; loopback would reach nobody there.
+    host: s.HOST ?? (onDeploy() ? "0.0.0.0" : "127.0.0.1"),
     kvPath,
     baseUrl: (s.BASE_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, ""),
     appKey: s.APP_KEY,

@@ -6,6 +6,10 @@
  */
 
 /** Why a URL may not be used; the message is safe to show (it names no secret). */
+/** Named with the setting that lifts it: a developer testing on localhost meets this first. */
+const NOT_PUBLIC =
+  "The url must point to a public address (a server may allow private ones for local development with WEBHOOKS_ALLOW_PRIVATE_URLS=true).";
+
 export class UnsafeUrlError extends Error {}
 
 const BLOCKED_NAMES = new Set(["localhost", "metadata.google.internal"]);
@@ -194,7 +198,7 @@ export async function resolveTarget(
   const literal = parseIp(host);
   if (literal) {
     if (!opts.allowPrivate && !isPublicAddress(literal)) {
-      throw new UnsafeUrlError("The url must point to a public address.");
+      throw new UnsafeUrlError(NOT_PUBLIC);
     }
     if (approvedLiterals.size >= MAX_LITERALS) approvedLiterals.clear();
     const target: Target = { url, host, address: host, literal: true };
@@ -205,13 +209,13 @@ export async function resolveTarget(
     return { url, host, address: "127.0.0.1", literal: false };
   }
   if (!opts.allowPrivate && (BLOCKED_NAMES.has(host) || host.endsWith(".localhost"))) {
-    throw new UnsafeUrlError("The url must point to a public address.");
+    throw new UnsafeUrlError(NOT_PUBLIC);
   }
   const addresses = await (opts.resolver ?? systemResolver)(host, opts.signal);
   if (addresses.length === 0) throw new UnsafeUrlError("The url's host does not resolve.");
   const parsed = addresses.map((a) => [a, parseIp(a)] as const);
   if (!opts.allowPrivate && parsed.some(([, bytes]) => !bytes || !isPublicAddress(bytes))) {
-    throw new UnsafeUrlError("The url must point to a public address.");
+    throw new UnsafeUrlError(NOT_PUBLIC);
   }
   const v4 = parsed.find(([, bytes]) => bytes?.length === 4);
   return { url, host, address: (v4 ?? parsed[0])[0], literal: false };

@@ -3,22 +3,29 @@ import { createKeyring, generateAppKey, type Keyring } from "../core/keyring.ts"
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { readAppKeyCheck, writeAppKeyCheck } from "../kv/app_key_check.ts";
 import { where } from "../kv/open.ts";
+import { log } from "../core/log.ts";
 
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
 
 /**
  * APP_KEY from the settings, else from `app.key` beside the KV file, else a new one written
- * there (mode 0600); then checked against the store (see checkAppKey). With no data folder
- * (":memory:", KV Connect, Deploy) it must be set, except for ":memory:" where an ephemeral key
- * is fine because the data is too.
+ * there (mode 0600, and said in the log: it must be kept with the data); then checked against
+ * the store (see checkAppKey). With no data folder (":memory:", KV Connect, Deploy) it must be
+ * set, except for ":memory:" where an ephemeral key is fine because the data is too.
+ * `existing`: for the admin CLI, which never makes a key: none to be found is refused, naming
+ * APP_KEY, and nothing is written.
  */
-export async function loadKeyring(settings: Settings, kv?: Deno.Kv): Promise<Keyring> {
-  const keyring = await keyringFor(settings);
-  if (kv) await checkAppKey(kv, keyring, settings);
+export async function loadKeyring(
+  settings: Settings,
+  kv?: Deno.Kv,
+  opts: { existing?: boolean } = {},
+): Promise<Keyring> {
+  const keyring = await keyringFor(settings, opts.existing ?? false);
+  if (kv) await checkAppKey(kv, keyring, settings, opts.existing ?? false);
   return keyring;
 }
 
-async function keyringFor(settings: Settings): Promise<Keyring> {
+async function keyringFor(settings: Settings, existing: boolean): Promise<Keyring> {
   if (settings.appKey) return await createKeyring(settings.appKey);
   if (settings.kvPath === ":memory:") return await createKeyring(generateAppKey());
   if (!isFilePath(settings.kvPath)) {
@@ -30,9 +37,17 @@ async function keyringFor(settings: Settings): Promise<Keyring> {
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
+  if (existing) {
+    throw new SettingsError(
+      `APP_KEY: not set, and there is no ${file}: set APP_KEY to the key the service runs with.`,
+    );
+  }
   const key = generateAppKey();
   try {
     await Deno.writeTextFile(file, key + "\n", { createNew: true, mode: 0o600 });
+    log.warn(
+      `APP_KEY: none was set, so a new one was made and written to ${file}; keep that file with the store (back them up together): without it the webhook secrets in the store can't be read.`,
+    );
     return await createKeyring(key);
   } catch (e) {
     // Another process (the CLI, a second instance) wrote it first: use theirs.
@@ -63,10 +78,16 @@ const CHECK_TEXT = "app-key-check";
  * able to open it. A changed key would otherwise go unnoticed until every webhook secret failed
  * to decrypt, delivery by delivery.
  */
-async function checkAppKey(kv: Deno.Kv, keyring: Keyring, settings: Settings): Promise<void> {
+async function checkAppKey(
+  kv: Deno.Kv,
+  keyring: Keyring,
+  settings: Settings,
+  existing: boolean,
+): Promise<void> {
   const stored = await readAppKeyCheck(kv);
   if (stored.value === null) {
-    await writeAppKeyCheck(kv, stored, await keyring.encrypt(CHECK_TEXT));
+    // The first service to open the store seals it; the CLI only ever reads it.
+    if (!existing) await writeAppKeyCheck(kv, stored, await keyring.encrypt(CHECK_TEXT));
     return;
   }
   const opened = await keyring.decrypt(stored.value).catch(() => null);

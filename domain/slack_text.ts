@@ -1,12 +1,12 @@
 import { invalid } from "../core/errors.ts";
 
 /**
- * The message text of a Slack-style incoming-webhook payload. `text` when it is there; else the
- * text its `blocks` and `attachments` carry, so that a payload built for Slack without `text`
- * still posts something readable: section, header and context text and section fields; an
- * attachment's `pretext`, `title` and `text` (or its `fallback` when it has none of those) and
- * its own blocks. Everything else Slack takes (`username`, `icon_emoji`, `channel`, `mrkdwn`,
- * colors, links, …) is accepted and ignored. Throws the 422 on `text` when there is none.
+ * What Slack would show of an incoming-webhook payload, as plain text (decisions: "Incoming
+ * webhooks"): `text`, or without it the text of `blocks`; then for each attachment its
+ * `pretext`, `title`, `text` and each field as `Title: value` (its `fallback` only where it has
+ * none of these) and its own blocks; each on its own line. Slack's markup becomes plain text.
+ * Everything else Slack takes (`username`, `icon_emoji`, `channel`, colors, …) is accepted and
+ * ignored. Throws the 422 on `text` when nothing carries text, or the payload is too big to walk.
  */
 export function slackText(payload: Record<string, unknown>): string {
   assertBounded(payload);
@@ -14,12 +14,12 @@ export function slackText(payload: Record<string, unknown>): string {
   if (text !== undefined && text !== null && typeof text !== "string") {
     throw invalid("text", "The text must be a string.");
   }
-  if (typeof text === "string" && text.trim()) return text;
-  const parts = [...blockTexts(payload.blocks), ...attachmentTexts(payload.attachments)];
+  const lead = typeof text === "string" && text.trim() ? [text] : blockTexts(payload.blocks);
+  const parts = [...lead, ...attachmentTexts(payload.attachments)];
   if (parts.length === 0) {
     throw invalid("text", "The text is required (or blocks or attachments that carry text).");
   }
-  return parts.join("\n");
+  return plain(parts.join("\n"));
 }
 
 const list = (v: unknown): Record<string, unknown>[] =>
@@ -32,21 +32,69 @@ function textOf(v: unknown): string | null {
   return null;
 }
 
+const present = (texts: (string | null)[]) => texts.filter((t): t is string => t !== null);
+
 function blockTexts(blocks: unknown): string[] {
-  return list(blocks).flatMap((b) => [
-    textOf(b.text),
-    ...list(b.fields).map(textOf),
-    ...(b.type === "context" ? list(b.elements).map(textOf) : []),
-  ]).filter((t): t is string => t !== null);
+  return list(blocks).flatMap((b) =>
+    present([
+      textOf(b.text),
+      ...list(b.fields).map(textOf),
+      ...(b.type === "context" ? list(b.elements).map(textOf) : []),
+    ])
+  );
+}
+
+/** An attachment field as Slack lays it out: its title, then its value. */
+function fieldText(f: Record<string, unknown>): string | null {
+  const [title, value] = [textOf(f.title), textOf(f.value)];
+  if (title && value) return `${title}: ${value}`;
+  return title ?? value;
 }
 
 function attachmentTexts(attachments: unknown): string[] {
   return list(attachments).flatMap((a) => {
-    const own = [textOf(a.pretext), textOf(a.title), textOf(a.text)]
-      .filter((t): t is string => t !== null);
+    const own = present([
+      textOf(a.pretext),
+      textOf(a.title),
+      textOf(a.text),
+      ...list(a.fields).map(fieldText),
+    ]);
     const fallback = textOf(a.fallback);
     return [...(own.length > 0 ? own : fallback ? [fallback] : []), ...blockTexts(a.blocks)];
   });
+}
+
+/** Slack's special mentions, as people read them. */
+const SPECIAL: Record<string, string> = {
+  here: "@here",
+  channel: "@channel",
+  everyone: "@everyone",
+};
+
+/** One `<…>` of Slack's markup, as plain text. */
+function unwrapMarkup(target: string, label: string | undefined): string {
+  if (target.startsWith("@")) return `@${label ?? target.slice(1)}`;
+  if (target.startsWith("#")) return `#${label ?? target.slice(1)}`;
+  if (target.startsWith("!")) {
+    return label ?? SPECIAL[target.slice(1)] ?? `@${target.slice(1).split("^")[0]}`;
+  }
+  return label && label !== target ? `${label} (${target})` : target;
+}
+
+/**
+ * Slack's markup as plain text: `<url|label>` is `label (url)`, `<url>` the url, `<@U123>`
+ * `@U123`, `<#C123|general>` `#general`, `<!here>` `@here`; then the three entities Slack
+ * escapes (`&lt;`, `&gt;`, `&amp;`) are their characters again.
+ */
+function plain(text: string): string {
+  return text
+    .replace(
+      /<([^<>|\s]+)(?:\|([^<>]*))?>/g,
+      (_, target: string, label?: string) => unwrapMarkup(target, label),
+    )
+    .replaceAll("&lt;", "<")
+    .replaceAll("&gt;", ">")
+    .replaceAll("&amp;", "&");
 }
 
 /** How deep a payload may nest, and how many blocks, attachments and fields it may hold in all. */

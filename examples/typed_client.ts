@@ -6,7 +6,7 @@
  *   API_URL=http://localhost:8080/api/v1 API_TOKEN=tcp_... \
  *     deno run --allow-net --allow-env examples/typed_client.ts
  */
-import createClient from "openapi-fetch";
+import createClient from "npm:openapi-fetch@0.17.0";
 import type { paths } from "./api.d.ts";
 
 const client = createClient<paths>({

@@ -46,6 +46,7 @@
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
  * | ["app_key_check"]                             | sealed text          | a known text sealed with APP_KEY: a process with another key refuses to start |
+ * | ["service", "base_url"]                       | string               | the BASE_URL the service last started with: the URLs the CLI prints |
  */
 export const keys = {
   teams: () => ["teams"],
@@ -137,6 +138,7 @@ export const keys = {
   rateCount: (window: number, name: string) => ["rate", window, name],
   probe: () => ["up"],
   appKeyCheck: () => ["app_key_check"],
+  serviceBaseUrl: () => ["service", "base_url"],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
 
 /** A key as text, for maps and sets of keys (bigint parts kept apart from numbers). */

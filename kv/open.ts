@@ -11,9 +11,19 @@ const DEFAULT_KV_PATH = "./data/kv.sqlite3";
  * Opens the KV the settings name, and finds out whether it has queues (kv/queue_support.ts).
  * What can't work ends here, in one line naming the setting: a folder that does not exist (only
  * the default ./data is made), a KV Connect URL without its access token, a store that won't open.
+ * `existing`: for the admin CLI, which never makes a store: a file that isn't there is refused,
+ * and nothing is written (no folder, no file, no queue probe).
  */
-export async function openStore(settings: Settings): Promise<Deno.Kv> {
+export async function openStore(
+  settings: Settings,
+  opts: { existing?: boolean } = {},
+): Promise<Deno.Kv> {
   const path = settings.kvPath;
+  if (opts.existing && isFilePath(path) && !await exists(path)) {
+    throw new SettingsError(
+      `KV_PATH: there is no store at ${path}, and the CLI makes none: start the service with this KV_PATH first, or correct KV_PATH.`,
+    );
+  }
   if (isFilePath(path)) await ensureFolder(path);
   if (path && /^https?:\/\//.test(path) && !Deno.env.get("DENO_KV_ACCESS_TOKEN")) {
     throw new SettingsError(
@@ -27,7 +37,7 @@ export async function openStore(settings: Settings): Promise<Deno.Kv> {
     throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
   }
   kv = coalesceReads(retryLockedCommits(kv));
-  if (settings.deliveryTimers) await probeQueues(kv, path);
+  if (settings.deliveryTimers && !opts.existing) await probeQueues(kv, path);
   else forgoQueues(kv);
   await migrate(kv);
   return kv;
@@ -38,6 +48,16 @@ export const where = (settings: Settings) =>
   settings.kvPath?.replace(/\/\/[^/@]*@/, "//") ?? "Deno Deploy KV";
 
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
 
 async function ensureFolder(path: string) {
   const folder = dirname(path);

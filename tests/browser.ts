@@ -2,7 +2,7 @@
  * Headless Chromium for the settings screen's end-to-end tests: Debian's `chromium` package (or
  * CHROMIUM_PATH), driven by playwright-core. Nothing is downloaded.
  */
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium } from "npm:playwright-core@1.65.1";
 
 const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
 

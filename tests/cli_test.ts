@@ -6,6 +6,7 @@ import { openStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/app_key.ts";
 import { createApp } from "../routes/app.ts";
 import { api, type TestServer } from "./harness.ts";
+import { sharedStore, startService } from "./processes.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -345,5 +346,97 @@ Deno.test("cli: help lists every command on stdout", async () => {
   const text = new TextDecoder().decode(out.stdout);
   for (const name of ["team:create", "token:rotate", "member:add", "audit:list", "demo"]) {
     assert.ok(text.includes(name), name);
+  }
+});
+
+/** Runs the CLI with exactly `env` (and nothing of this process's), without a server of ours. */
+async function bareAdmin(env: Record<string, string>, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "admin", ...args],
+    cwd: root,
+    clearEnv: true,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? "",
+      NO_COLOR: "1",
+      ...env,
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+}
+
+const listing = async (dir: string) =>
+  (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name).sort();
+
+Deno.test("cli: pointed at a store no service made, it says so naming KV_PATH and writes nothing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cli_missing_" });
+  try {
+    for (const kvPath of [`${dir}/kv.sqlite3`, `${dir}/typo/kv.sqlite3`]) {
+      const r = await bareAdmin({ KV_PATH: kvPath }, "team:create", "--name", "Acme");
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /^KV_PATH: there is no store at /);
+      assert.equal(r.stderr.trim().split("\n").length, 1, "one line");
+    }
+    assert.deepEqual(await listing(dir), [], "no store, no folder, no app.key");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cli: without the service's key, or with another, it refuses naming APP_KEY and writes no key", async () => {
+  const store = await sharedStore();
+  const service = await startService(store.env);
+  try {
+    const folder = store.env.KV_PATH.replace(/[^/]*$/, "");
+    const before = await listing(folder);
+    const env = { KV_PATH: store.env.KV_PATH };
+    const keyless = await bareAdmin(env, "team:create", "--name", "Acme");
+    assert.equal(keyless.code, 1);
+    assert.match(keyless.stderr, /^APP_KEY: not set, and there is no .*app\.key/);
+    const wrong = await bareAdmin(
+      { ...env, APP_KEY: crypto.getRandomValues(new Uint8Array(32)).toBase64() },
+      "team:create",
+      "--name",
+      "Acme",
+    );
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /^APP_KEY: not the key the store/);
+    assert.deepEqual(await listing(folder), before, "no app.key, nothing else either");
+    const right = await bareAdmin(
+      { ...env, APP_KEY: store.env.APP_KEY },
+      "team:create",
+      "--name",
+      "Acme",
+    );
+    assert.equal(right.code, 0, right.stderr);
+  } finally {
+    await service.kill();
+    await store.cleanup();
+  }
+});
+
+Deno.test("cli: the URLs it prints use the BASE_URL the service last started with", async () => {
+  const store = await sharedStore();
+  const service = await startService(store.env);
+  try {
+    const env = { KV_PATH: store.env.KV_PATH, APP_KEY: store.env.APP_KEY };
+    const demo = JSON.parse((await bareAdmin(env, "demo")).stdout);
+    const port = new URL(service.url).port;
+    const link = JSON.parse((await bareAdmin(env, "login-link", "--user", demo.admin.id)).stdout);
+    assert.ok(link.url.startsWith(`http://localhost:${port}/settings/login/`), link.url);
+    const own = await bareAdmin(
+      { ...env, BASE_URL: "https://chat.example.com" },
+      "login-link",
+      "--user",
+      demo.admin.id,
+    );
+    assert.ok(JSON.parse(own.stdout).url.startsWith("https://chat.example.com/"), "its own wins");
+  } finally {
+    await service.kill();
+    await store.cleanup();
   }
 });

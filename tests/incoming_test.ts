@@ -157,10 +157,11 @@ Deno.test("incoming: Slack's documented payloads post readable text; its other f
       }),
     );
     assertStatus(blocks, 201);
+    // Slack's markup is plain text (decisions: "Incoming webhooks"): a link is "label (url)".
     assert.equal(
       blocks.body.data.body,
       "Danny Torrence left the following review for your property:\n" +
-        "<https://example.com|Overlook Hotel> \n :star: \n Doors had too many axe holes, guest in " +
+        "Overlook Hotel (https://example.com) \n :star: \n Doors had too many axe holes, guest in " +
         "room 237 was far too rowdy, whole place felt stuck in the 1920s.\n*Average Rating*\n1.0",
     );
     const attachments = await hook(
@@ -193,11 +194,12 @@ Deno.test("incoming: Slack's documented payloads post readable text; its other f
         unfurl_links: false,
         unfurl_media: false,
         link_names: 1,
-        attachments: [{ pretext: "not used when there is text" }],
+        attachments: [{ pretext: "2 of 812 tests were skipped" }],
       }),
     );
     assertStatus(ignored, 201);
-    assert.equal(ignored.body.data.body, "Build #42 passed");
+    // What Slack shows, the attachments after the text (decisions: "Incoming webhooks").
+    assert.equal(ignored.body.data.body, "Build #42 passed\n2 of 812 tests were skipped");
     assert.equal(ignored.body.data.channel_id, h.channel, "`channel` never moves the post");
   });
 });
@@ -387,4 +389,57 @@ Deno.test("incoming: the service's log never holds a hook's secret, even when a 
     await service.kill();
     await store.cleanup();
   }
+});
+
+Deno.test("incoming: attachments and Slack's markup arrive as Slack would show them", async () => {
+  await withWorkspace(async (s, w) => {
+    const h = await botHook(s, w);
+    const build = await hook(
+      h.url,
+      json({
+        text: "Build #46 failed",
+        attachments: [{ text: "2 tests failed…", fields: [{ title: "Branch", value: "main" }] }],
+      }),
+    );
+    assertStatus(build, 201);
+    assert.equal(build.body.data.body, "Build #46 failed\n2 tests failed…\nBranch: main");
+    // Slack's documented attachment ("Legacy secondary attachments").
+    const documented = await hook(
+      h.url,
+      json({
+        attachments: [{
+          fallback: "Required plain-text summary of the attachment.",
+          color: "#2eb886",
+          pretext: "Optional text that appears above the attachment block",
+          author_name: "Bobby Tables",
+          author_link: "http://flickr.com/bobby/",
+          title: "Slack API Documentation",
+          title_link: "https://api.slack.com/",
+          text: "Optional text that appears within the attachment",
+          fields: [{ title: "Priority", value: "High", short: false }],
+          footer: "Slack API",
+          ts: 123456789,
+        }],
+      }),
+    );
+    assertStatus(documented, 201);
+    assert.equal(
+      documented.body.data.body,
+      "Optional text that appears above the attachment block\nSlack API Documentation\n" +
+        "Optional text that appears within the attachment\nPriority: High",
+    );
+    const markup = await hook(
+      h.url,
+      json({
+        text: "Deployed to <https://example.com|production> by <@U123>, <!here>: " +
+          "<https://example.com/runs/9> &lt;ok&gt; &amp; done",
+      }),
+    );
+    assertStatus(markup, 201);
+    assert.equal(
+      markup.body.data.body,
+      "Deployed to production (https://example.com) by @U123, @here: " +
+        "https://example.com/runs/9 <ok> & done",
+    );
+  });
 });

@@ -2,9 +2,9 @@
  * Checks real responses against openapi.yaml, so a test fails the moment the service and its
  * document disagree. The document is loaded once; each response schema is compiled once.
  */
-import { Ajv2020 } from "ajv/dist/2020.js";
-import formats from "ajv-formats";
-import { parse } from "yaml";
+import { Ajv2020 } from "npm:ajv@8.20.0/dist/2020.js";
+import formats from "npm:ajv-formats@3.0.1";
+import { parse } from "npm:yaml@2.9.1";
 
 const DOC_ID = "https://team-chat.invalid/openapi.yaml";
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

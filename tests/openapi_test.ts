@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parse } from "yaml";
+import { parse } from "npm:yaml@2.9.1";
 import { SCOPES } from "../core/types.ts";
 import { startServer } from "./harness.ts";
 import { checkEvent, checkResponse, matchPath, openApi, validatorAt } from "./openapi_check.ts";

@@ -3,7 +3,7 @@
  * person does there, and what reaches the API and the receivers because of it.
  */
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "npm:playwright-core@1.65.1";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { createLoginLink, LOGIN_LINK_TTL_MS } from "../domain/sessions.ts";

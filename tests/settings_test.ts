@@ -31,6 +31,18 @@ Deno.test("settings: defaults follow the decisions table", () => {
   });
 });
 
+Deno.test("settings: the service listens on loopback unless HOST says otherwise", () => {
+  assert.equal(loadSettings({}).host, "127.0.0.1");
+  assert.equal(loadSettings({ HOST: "0.0.0.0" }).host, "0.0.0.0");
+  assert.equal(loadSettings({ HOST: "" }).host, "127.0.0.1", "empty is unset");
+  assert.equal(loadSettings({}).trustProxy, false);
+  assert.equal(loadSettings({ TRUST_PROXY: "true" }).trustProxy, true);
+  assert.equal(loadSettings({ DELIVERY_TIMERS: "false" }).deliveryTimers, false);
+  assert.equal(loadSettings({}).deliveryTimers, true, "timers, off Deno Deploy");
+  const dockerfile = Deno.readTextFileSync(new URL("../Dockerfile", import.meta.url));
+  assert.match(dockerfile, /^ENV .*\bHOST=0\.0\.0\.0\b/m, "the image listens on every interface");
+});
+
 Deno.test("settings: every variable is read, empty ones fall back to the default", () => {
   const appKey = crypto.getRandomValues(new Uint8Array(32)).toBase64();
   const s = loadSettings({
@@ -165,22 +177,12 @@ async function waitForLine(
 }
 
 /**
- * Runs main.ts in `cwd` with its listener pinned to loopback (main.ts binds every interface, as a
- * container needs; a test must not open a port beyond 127.0.0.1), until its start line is printed.
+ * Runs main.ts in `cwd` as it is, with no HOST (so on loopback, its default), until its start
+ * line is printed.
  */
 async function startMain(cwd: string, port: number) {
-  const wrapper = `${cwd}/loopback.ts`;
-  await Deno.writeTextFile(
-    wrapper,
-    `const serve = Deno.serve;
-// deno-lint-ignore no-explicit-any
-(Deno as any).serve = (o: Deno.ServeTcpOptions, h: Deno.ServeHandler) =>
-  serve({ ...o, hostname: "127.0.0.1" }, h);
-await import(${JSON.stringify(`file://${ROOT}main.ts`)});
-`,
-  );
   const child = new Deno.Command(Deno.execPath(), {
-    args: denoArgs(wrapper),
+    args: denoArgs(`${ROOT}main.ts`),
     cwd,
     clearEnv: true,
     env: { ...baseEnv(), PORT: String(port) },
@@ -216,6 +218,7 @@ Deno.test("settings: main.ts prints where it listens, creates its KV and APP_KEY
     let key: string;
     try {
       assert.ok(first.line.includes(`http://localhost:${port}`), first.line);
+      assert.ok(first.line.includes(`Listening on 127.0.0.1:${port}`), "names where it listens");
       assert.ok(first.line.includes("./data/kv.sqlite3"), first.line);
       const up = await fetch(`http://127.0.0.1:${port}/up`);
       assert.equal(up.status, 200);

@@ -4,8 +4,8 @@
  * across a secret rotation, when every delivery is signed with both secrets.
  */
 import assert from "node:assert/strict";
-import { Webhook } from "standardwebhooks";
-import Stripe from "stripe";
+import { Webhook } from "npm:standardwebhooks@1.1.1";
+import Stripe from "npm:stripe@23.1.0";
 import { rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { withWorkspace } from "./harness.ts";
 import { FAST, type Hit, post, receiver, subscribe } from "./webhook_receivers.ts";
