@@ -1,4 +1,5 @@
-FROM denoland/deno:2.9.6
+# Pinned by digest (the multi-arch index of the 2.9.6 tag): a re-pushed tag can't change the image.
+FROM denoland/deno:2.9.6@sha256:2014dc167ece617ef7e7ba40631ac2234c59e75ce693e7cc2dc2602b3c87859d
 
 WORKDIR /app
 

@@ -177,9 +177,20 @@ export interface AuditEntry {
   action: AuditAction;
   actor_id: string | null;
   actor_type: "user" | "system";
+  /** Who acted, named when it happened; absent on entries written before names were kept. */
+  actor_name?: string;
   target_id: string;
+  /** What was acted on, named when it happened; absent on older entries. */
+  target_name?: string;
   created_at: string;
 }
+
+/** An entry as the log shows it: who acted and what it acted on, named beside their ids. */
+export type NamedAuditEntry = Omit<AuditEntry, "actor_name" | "target_name"> & {
+  actor_name: string;
+  /** Null on entries written before targets were named. */
+  target_name: string | null;
+};
 
 /** A one-time link into the settings screen, stored by the SHA-256 of its secret. */
 export interface LoginLink {

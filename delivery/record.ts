@@ -79,7 +79,9 @@ export function planCommit(
         team_id: next.team_id,
         action: "webhook.disabled",
         actor_id: null,
+        actor_name: "system",
         target_id: next.id,
+        target_name: next.name,
       };
     }
   }

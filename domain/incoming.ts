@@ -2,7 +2,7 @@ import type { Ctx } from "../core/context.ts";
 import type { IncomingWebhook, Message, Subject } from "../core/types.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
-import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
+import { type Actor, auditActor, authorize, whoOf } from "./policy.ts";
 import { postMessage } from "./messages.ts";
 import type { Settled } from "../core/settled.ts";
 import { retrying } from "../core/retry.ts";
@@ -78,8 +78,9 @@ export async function createIncoming(
   await insertIncoming(ctx.kv, hook, {
     team_id: hook.team_id,
     action: "incoming_webhook.created",
-    actor_id: actorId(actor),
+    ...auditActor(actor),
     target_id: hook.id,
+    target_name: hook.name,
   });
   return { hook, url: hookUrl(ctx, secret) };
 }
@@ -100,8 +101,9 @@ export function revokeIncomingById(
     return await revokeIncoming(ctx.kv, entry, nowIso(), {
       team_id: entry.value.team_id,
       action: "incoming_webhook.revoked",
-      actor_id: actorId(actor),
+      ...auditActor(actor),
       target_id: entry.value.id,
+      target_name: entry.value.name,
     });
   });
 }

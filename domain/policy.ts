@@ -48,8 +48,17 @@ export const subjectOfPerson = (user: User): Subject => ({
   scopes: [...SCOPES],
 });
 
-/** The audit log's actor id of an action. */
-export const actorId = (actor: Actor): string | null => actor?.id ?? null;
+/** The audit log's actor of what a token (or a person on the screen) did. */
+export const auditSubject = (s: Subject) => ({ actor_id: s.user_id, actor_name: s.name });
+
+/** How the audit log names the operator at the admin CLI. */
+export const OPERATOR_NAME = "operator (CLI)";
+
+/** The audit log's actor of an action: the person, or the operator at the CLI. */
+export const auditActor = (actor: Actor) => ({
+  actor_id: actor?.id ?? null,
+  actor_name: actor?.name ?? OPERATOR_NAME,
+});
 
 /** "Team admin or above": a human admin or owner. Bots have no role. */
 export const isAdmin = (p: { type: UserType; role: Role | null }) =>

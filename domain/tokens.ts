@@ -9,7 +9,7 @@ import {
 } from "../kv/tokens.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
-import { type Actor, actorId, authorize, whoOf } from "./policy.ts";
+import { type Actor, auditActor, authorize, whoOf } from "./policy.ts";
 import { checkName } from "./text.ts";
 import { retrying } from "../core/retry.ts";
 import type { Scope, Token, User } from "../core/types.ts";
@@ -97,12 +97,16 @@ export async function createToken(
     const ok = await insertToken(ctx.kv, made.token, version, {
       team_id: user.team_id,
       action: "token.created",
-      actor_id: actorId(opts.actor),
+      ...auditActor(opts.actor),
       target_id: made.token.id,
+      target_name: auditName(made.token),
     });
     return ok ? made : null;
   });
 }
+
+/** A token as the audit log names it: whose, and what it is called. */
+const auditName = (t: Token) => `${t.user_name}'s token “${t.name}”`;
 
 const holderOf = (t: Token) => ({ id: t.user_id, team_id: t.team_id, type: t.user_type });
 
@@ -121,8 +125,9 @@ export function revokeTokenById(ctx: Ctx, id: string, actor: Actor): Promise<Tok
     return await revokeToken(ctx.kv, entry, nowIso(), {
       team_id: entry.value.team_id,
       action: "token.revoked",
-      actor_id: actorId(actor),
+      ...auditActor(actor),
       target_id: entry.value.id,
+      target_name: auditName(entry.value),
     });
   });
 }
@@ -157,8 +162,9 @@ export function rotateTokenById(
     const replaced = await replaceToken(ctx.kv, entry, made.token, {
       team_id: old.team_id,
       action: "token.rotated",
-      actor_id: actorId(actor),
+      ...auditActor(actor),
       target_id: old.id,
+      target_name: auditName(old),
     });
     return replaced ? made : null;
   });

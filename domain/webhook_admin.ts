@@ -8,7 +8,7 @@ import type { Subscription } from "../core/webhook_records.ts";
 import { invalid, notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
-import { type Actor, actorId, authorize, SUBSCRIPTION_NOT_FOUND, whoOf } from "./policy.ts";
+import { type Actor, auditActor, authorize, SUBSCRIPTION_NOT_FOUND, whoOf } from "./policy.ts";
 import { getSubscription, replaceSubscription } from "../kv/webhooks.ts";
 
 const subscriptionNotFound = () => notFound(SUBSCRIPTION_NOT_FOUND);
@@ -45,8 +45,9 @@ export async function enableWebhook(
     const ok = await replaceSubscription(ctx.kv, entry, next, {
       team_id: next.team_id,
       action: "webhook.enabled",
-      actor_id: actorId(actor),
+      ...auditActor(actor),
       target_id: next.id,
+      target_name: next.name,
     });
     return ok ? next : null;
   });
@@ -74,8 +75,9 @@ export async function rotateWebhookSecret(
     const ok = await replaceSubscription(ctx.kv, entry, next, {
       team_id: next.team_id,
       action: "webhook.secret_rotated",
-      actor_id: actorId(actor),
+      ...auditActor(actor),
       target_id: next.id,
+      target_name: next.name,
     });
     return ok ? next : null;
   });

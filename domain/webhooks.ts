@@ -6,7 +6,7 @@ import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
 import { type Settled, unwrap } from "../core/settled.ts";
-import { authorize, permits, SUBSCRIPTION_NOT_FOUND } from "./policy.ts";
+import { auditSubject, authorize, permits, SUBSCRIPTION_NOT_FOUND } from "./policy.ts";
 import { checkName } from "./text.ts";
 import { verifySubject } from "./authenticate.ts";
 import { randomBase62 } from "../core/random.ts";
@@ -107,8 +107,9 @@ export async function updateWebhook(
     const ok = await replaceSubscription(ctx.kv, entry, next, {
       team_id: next.team_id,
       action: "webhook.updated",
-      actor_id: subject.user_id,
+      ...auditSubject(subject),
       target_id: next.id,
+      target_name: next.name,
     });
     return ok ? next : null;
   });
@@ -150,8 +151,9 @@ export async function createWebhook(
     const ok = await insertSubscription(ctx.kv, subscription, version, {
       team_id: subject.team_id,
       action: "webhook.created",
-      actor_id: subject.user_id,
+      ...auditSubject(subject),
       target_id: subscription.id,
+      target_name: subscription.name,
     });
     return ok ? { subscription, secret } : null;
   });
@@ -229,8 +231,9 @@ export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Pro
     const ok = await removeSubscription(ctx.kv, entry, {
       team_id: entry.value.team_id,
       action: "webhook.deleted",
-      actor_id: subject.user_id,
+      ...auditSubject(subject),
       target_id: entry.value.id,
+      target_name: entry.value.name,
     });
     return ok ? entry.value : null;
   });

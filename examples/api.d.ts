@@ -605,13 +605,16 @@ export interface paths {
          *     201 with the message.
          *
          *     The body is JSON, or form data (`application/x-www-form-urlencoded` or
-         *     `multipart/form-data`) whose `payload` field holds the same JSON. The message text is
-         *     `text`; when `text` is missing or blank, it is built from the text that `blocks` and
-         *     `attachments` carry, one line each: a block's `text.text`, its `fields[].text` and a
-         *     context block's `elements[].text`; an attachment's `pretext`, `title` and `text` (or,
-         *     when it has none of these, its `fallback`), then its own blocks. Every other field Slack
-         *     takes (`username`, `icon_emoji`, `icon_url`, `channel`, `mrkdwn`, `unfurl_links`,
-         *     colors, links, images, …) is accepted and ignored, never a 422.
+         *     `multipart/form-data`) whose `payload` field holds the same JSON. The message is what
+         *     Slack would show, as plain text, one line each: `text` (or, when it is missing or blank,
+         *     the text of `blocks`: a block's `text.text`, its `fields[].text` and a context block's
+         *     `elements[].text`); then for each attachment its `pretext`, `title`, `text` and each of
+         *     its `fields` as `Title: value` (its `fallback` only where it has none of these), then its
+         *     own blocks. Slack's markup becomes plain text: `<url|label>` is `label (url)`, `<url>`
+         *     the url, `<@U123>` `@U123`, `<#C123|general>` `#general`, `<!here>` `@here`, and
+         *     `&amp;`, `&lt;`, `&gt;` their characters. Every other field Slack takes (`username`,
+         *     `icon_emoji`, `icon_url`, `channel`, `mrkdwn`, `unfurl_links`, colors, images, …) is
+         *     accepted and ignored, never a 422.
          *
          *     Checks, in order: the platform switch, the guessing limit (429) and the secret (404), the
          *     hook's own rate limit of `INTEGRATIONS_API_RATE_LIMIT` requests per minute (429, headers
@@ -879,6 +882,31 @@ export interface paths {
         get: operations["settingsWebhook"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/{webhookSubscription}/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a subscription's URL and events (its owner only)
+         * @description The same change as the API's PATCH, with its rules: only the subscription's owner may
+         *     change where it delivers and what it hears (403, the form again with the message, for an
+         *     admin who is not the owner); the URL is checked for safety, at least one event (422).
+         */
+        post: operations["settingsEditWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3040,6 +3068,34 @@ export interface operations {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];
             404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsEditWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    url: string;
+                    /** @description Repeated, once per event. */
+                    events: components["schemas"]["EventType"][];
+                };
+            };
+        };
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
         };
     };
     settingsEnableWebhook: {

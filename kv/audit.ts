@@ -7,7 +7,11 @@ export interface AuditDraft {
   action: AuditAction;
   /** null when the system acted (auto-disable) or an operator used the CLI. */
   actor_id: string | null;
+  /** Who acted, as people read it: a name, "operator (CLI)" or "system". */
+  actor_name: string;
   target_id: string;
+  /** What was acted on, as people read it (a token's, subscription's or hook's name). */
+  target_name: string;
 }
 
 /** Adds an audit entry to a commit, so the entry exists exactly when the change does. */

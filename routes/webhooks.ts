@@ -68,8 +68,8 @@ const recoverBody = z.object({
     .transform((s) => new Date(s)),
 });
 
-/** What PATCH takes: any of the create fields, each with its create rules. */
-const webhookChanges = newWebhook.partial();
+/** What PATCH takes (and the screen's edit form): any of the create fields, with their rules. */
+export const webhookChanges = newWebhook.partial();
 
 /** /webhooks: outgoing-webhook subscriptions of the token's team, and redelivery. */
 export function webhookRoutes(ctx: Ctx) {

@@ -176,10 +176,29 @@ Deno.test("auth: token lifecycle is audited, without the token value", async () 
         ["token.created", w.member.user.id, "user", made.token.id],
       ],
     );
+    // Names are kept beside the ids (issue 18: the log names who acted and on what).
+    assert.deepEqual(
+      entries.map((e) => [e.actor_name, e.target_name]),
+      [
+        ["operator (CLI)", "Mo Member's token “ci”"],
+        ["Mo Member", "Mo Member's token “ci”"],
+        ["Mo Member", "Mo Member's token “ci”"],
+      ],
+    );
     for (const e of entries) {
       assert.deepEqual(
         Object.keys(e).sort(),
-        ["action", "actor_id", "actor_type", "created_at", "id", "target_id", "team_id"],
+        [
+          "action",
+          "actor_id",
+          "actor_name",
+          "actor_type",
+          "created_at",
+          "id",
+          "target_id",
+          "target_name",
+          "team_id",
+        ],
       );
     }
     const text = JSON.stringify(await listAudit(s.ctx.kv, w.team.id, 100));

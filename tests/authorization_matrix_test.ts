@@ -181,7 +181,10 @@ const ALL_SUBSCRIPTIONS = (w: World, p: Person) => (body: unknown) => {
 };
 
 /** A subscription of `owner`'s made for one cell (the cells that delete it). */
-async function freshSubscription(w: World, owner: "member" | "botIn"): Promise<string> {
+async function freshSubscription(
+  w: World,
+  owner: "member" | "botIn" | "admin",
+): Promise<string> {
   const res = await fetch(`${w.s.url}/api/v1/webhooks`, {
     method: "POST",
     headers: { Authorization: `Bearer ${w.tokens[owner]}`, "Content-Type": "application/json" },
@@ -585,6 +588,29 @@ const SCREEN: Record<string, ScreenRow> = {
         }),
       teamAdmins(200),
     ),
+  },
+  "POST /settings/integrations/webhooks/{webhookSubscription}/edit": {
+    surface: "screen",
+    cells: async (w, p) => [
+      // Someone else's (the member's): only its owner retargets it, admins included (403).
+      ...await screen(
+        (w) =>
+          Promise.resolve({
+            path: `${S}/webhooks/${w.subs.member.id}/edit`,
+            form: { url: w.receiverUrl, events: "message.created" },
+            unknown: `${S}/webhooks/${uuid()}/edit`,
+          }),
+        teamAdmins(403),
+      )(w, p),
+      // The admin's own.
+      ...await screen(
+        async (w) => ({
+          path: `${S}/webhooks/${await freshSubscription(w, "admin")}/edit`,
+          form: { url: w.receiverUrl, events: "message.created" },
+        }),
+        (p) => p === "admin" ? 303 : p === "owner" ? 403 : 404,
+      )(w, p),
+    ],
   },
   "POST /settings/integrations/webhooks/{webhookSubscription}/enable": {
     surface: "screen",

@@ -440,3 +440,31 @@ Deno.test("cli: the URLs it prints use the BASE_URL the service last started wit
     await store.cleanup();
   }
 });
+
+Deno.test("cli: audit:list names who acted and on what, beside the ids", () =>
+  withServer(async (s, kv) => {
+    const demo = await ok(kv, "demo");
+    const entries = await ok(kv, "audit:list", "--team", demo.team.id);
+    const bots = entries.find((e: { target_name: string }) =>
+      e.target_name === "Demo Bot's token “demo”"
+    );
+    assert.ok(bots, JSON.stringify(entries));
+    assert.equal(bots.action, "token.created");
+    assert.equal(bots.actor_name, "operator (CLI)");
+    assert.equal(bots.actor_id, null);
+    assert.match(bots.target_id, /^[0-9a-f-]{36}$/);
+    const sub = await api(s, "POST", "/webhooks", {
+      token: demo.admin.token,
+      body: {
+        name: "Pager bridge",
+        url: "https://93.184.216.34/hook",
+        events: ["message.created"],
+      },
+    });
+    assert.equal(sub.status, 201);
+    const [latest] = await ok(kv, "audit:list", "--team", demo.team.id, "--limit", "1");
+    assert.deepEqual(
+      [latest.action, latest.actor_name, latest.actor_id, latest.target_name, latest.target_id],
+      ["webhook.created", "Ada Admin", demo.admin.id, "Pager bridge", sub.body.data.id],
+    );
+  }));

@@ -9,6 +9,8 @@ import { keys } from "../kv/keys.ts";
 import { createLoginLink, LOGIN_LINK_TTL_MS } from "../domain/sessions.ts";
 import { createToken, listTokens } from "../domain/tokens.ts";
 import { createUser } from "../domain/workspace.ts";
+import { createIncoming } from "../domain/incoming.ts";
+import { addMemberAsOperator } from "../domain/members.ts";
 import type { LoginLink, User } from "../core/types.ts";
 import { browserTest, withBrowser } from "./browser.ts";
 import { api, startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
@@ -505,5 +507,68 @@ Deno.test(
       assert.equal((await api(s, "GET", "/channels", { token: w.admin.token })).status, 200);
       await screenshot(page, "settings-member-phone");
     });
+  },
+);
+
+Deno.test(
+  "settings screen: every page fits a phone; the owner changes where its subscription delivers",
+  browserTest,
+  async () => {
+    const old = receiver(() => new Response("down", { status: 500 }));
+    const fresh = receiver();
+    try {
+      await withScreen(async (s, w, browser, watch) => {
+        const general = w.team.general_channel_id;
+        const mine = await subscribe(
+          s,
+          w.admin.token,
+          `${old.url}/a/long/path/that/keeps/going/and/going?with=a-query&and=more`,
+          { name: "Pager bridge" },
+        );
+        const theirs = await subscribe(s, w.member.token, fresh.url, { name: "Mo's feed" });
+        await post(s, w.admin.token, general, "fails at the old url");
+        await waitUntil(async () => (await show(s, w.admin.token, mine.id)).deliveries.length > 0);
+        await addMemberAsOperator(s.ctx, general, w.bot.user);
+        await createIncoming(s.ctx, { channelId: general, botId: w.bot.user.id }, null);
+
+        const { page } = await signIn(s, browser, w.admin.user, watch, { width: 390 });
+        const pages = ["", "/bots", "/webhooks", `/webhooks/${mine.id}`, "/incoming", "/audit"];
+        for (const path of [...pages, `/webhooks/${theirs.id}`]) {
+          await page.goto(`${s.url}${SETTINGS}${path}`);
+          const width = await page.evaluate("document.documentElement.scrollWidth") as number;
+          assert.ok(width <= 390, `${path || "/"} is ${width} px wide at 390`);
+          assert.ok(!/\skey="/.test(await page.content()), `${path || "/"}: no key attributes`);
+        }
+        await page.goto(`${s.url}${SETTINGS}/webhooks/${mine.id}`);
+        await screenshot(page, "settings-webhook-phone");
+
+        await page.goto(`${s.url}${SETTINGS}/webhooks/${theirs.id}`);
+        await page.getByText("Only its owner, Mo Member, can change its URL").waitFor();
+        assert.equal(await page.getByRole("button", { name: "Save" }).count(), 0);
+
+        await page.goto(`${s.url}${SETTINGS}/webhooks/${mine.id}`);
+        const form = page.getByRole("form", { name: "Change where it delivers" });
+        await form.getByLabel("URL", { exact: true }).fill("not a url");
+        await form.getByRole("button", { name: "Save" }).click();
+        assert.equal(await form.getByLabel("URL", { exact: true }).inputValue(), "not a url");
+        await form.getByLabel("URL", { exact: true }).fill(fresh.url);
+        await form.getByLabel("reaction.added").check();
+        await form.getByRole("button", { name: "Save" }).click();
+        await page.getByText("Saved: from the next event on").waitFor();
+        const now = await show(s, w.admin.token, mine.id);
+        assert.equal(now.url, fresh.url);
+        assert.deepEqual(now.events, ["message.created", "reaction.added"]);
+        await post(s, w.admin.token, general, "to the new url");
+        await fresh.waitFor(1);
+
+        await page.getByRole("button", { name: "Rotate secret" }).click();
+        const box = page.locator("section.revealed");
+        await box.getByText("every delivery carries two signatures").waitFor();
+        await screenshot(page, "settings-rotated-phone");
+      });
+    } finally {
+      await old.close();
+      await fresh.close();
+    }
   },
 );

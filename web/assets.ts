@@ -23,12 +23,13 @@ header.top ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: no
 header.top a { text-decoration: none; padding: .25rem 0; }
 header.top a[aria-current="page"] { font-weight: 600; border-bottom: 2px solid var(--accent); }
 .sign-out span { color: var(--muted); }
-.table-wrap { overflow-x: auto; }
+.table-wrap { overflow-x: auto; position: relative; }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 th, td { text-align: left; vertical-align: top; padding: .5rem; border-bottom: 1px solid var(--line); }
 thead th { font-size: .85rem; color: var(--muted); font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.url, dd.url { word-break: break-all; }
+td.url, dd.url { overflow-wrap: anywhere; }
+time { white-space: nowrap; }
 td.actions { white-space: nowrap; }
 ul.scopes { list-style: none; margin: 0; padding: 0; font-size: .85rem; }
 .muted { color: var(--muted); }
@@ -46,7 +47,7 @@ input[type="text"], select, input.secret { font: inherit; width: 100%; padding: 
   border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
 input[aria-invalid="true"], select[aria-invalid="true"] { border-color: var(--bad); }
 fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
-.checks { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .25rem; }
+.checks { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: .25rem; }
 .checks label { font-weight: normal; }
 .field-error, .form-error { color: var(--bad); margin: .25rem 0 0; }
 .hint { color: var(--muted); margin: 0 0 .25rem; font-size: .9rem; }
@@ -55,8 +56,12 @@ fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 .reach ul { margin: .25rem 0 0; }
 .revealed { border: 2px solid var(--accent); border-radius: 8px; padding: .75rem 1rem; margin: 1rem 0; }
 .revealed h2 { margin: 0 0 .25rem; }
+.revealed-note { margin: .5rem 0 0; }
 .copy { display: flex; gap: .5rem; }
 .copy input { font-family: ui-monospace, monospace; }
+.target { display: block; }
+code.id { font-size: .75rem; }
+td.actions form.inline + form.inline { margin-left: .5rem; }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 999px; font-size: .85rem;
   border: 1px solid currentColor; }
 .badge.ok { color: var(--ok); }
@@ -71,7 +76,21 @@ details summary { cursor: pointer; margin: .5rem 0; color: var(--accent); }
 section.bot { border-top: 1px solid var(--line); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); white-space: nowrap; }
-@media (max-width: 40rem) { th, td { padding: .4rem .3rem; } main { padding: .75rem; } }
+@media (max-width: 40rem) {
+  main { padding: .75rem; }
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap th, .table-wrap td {
+    display: block; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden;
+    clip-path: inset(50%); }
+  .table-wrap tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  .table-wrap th, .table-wrap td { border: 0; padding: .15rem 0; }
+  .table-wrap td[data-label]::before { content: attr(data-label) ": "; color: var(--muted);
+    font-size: .85rem; }
+  td.num { text-align: left; }
+  td.actions { padding-top: .4rem; }
+  ul.scopes li { display: inline; }
+  ul.scopes li + li::before { content: ", "; }
+}
 `;
 
 export const SCRIPT = `

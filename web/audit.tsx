@@ -1,13 +1,12 @@
-import type { AuditEntry } from "../core/types.ts";
+import type { NamedAuditEntry } from "../core/types.ts";
 import { Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
 
 export interface AuditPageProps {
   viewer: Viewer;
-  entries: AuditEntry[];
-  /** Actors' names by id. */
-  names: Map<string, string>;
+  /** Each with who acted and what it acted on, named. */
+  entries: NamedAuditEntry[];
   /** The cursor of the next (older) page, if there is one. */
   before: string | null;
   /** Whether this is a later page (so there is a way back to the newest). */
@@ -24,19 +23,18 @@ export function AuditPage(p: AuditPageProps) {
           <Table columns={["When", "Action", "Actor", "Target"]} class="audit">
             {p.entries.map((e) => (
               <tr data-audit-id={e.id}>
-                <td>
+                <td data-label="When">
                   <Time at={e.created_at} />
                 </td>
-                <td>
+                <td data-label="Action">
                   <code>{e.action}</code>
                 </td>
-                <td>
-                  {e.actor_id === null
-                    ? <span class="muted">system</span>
-                    : (p.names.get(e.actor_id) ?? e.actor_id)}
+                <td data-label="Actor">
+                  {e.actor_id === null ? <span class="muted">{e.actor_name}</span> : e.actor_name}
                 </td>
-                <td>
-                  <code>{e.target_id}</code>
+                <td data-label="Target">
+                  {e.target_name && <span class="target">{e.target_name}</span>}
+                  <code class="muted id">{e.target_id}</code>
                 </td>
               </tr>
             ))}

@@ -83,6 +83,9 @@ export function TextField(
     required?: boolean;
     placeholder?: string;
     hint?: string;
+    /** Shown when the form is new (an edit form starts from what is stored). */
+    initial?: string;
+    maxlength?: number;
   },
 ) {
   const id = controlId(props.scope, props.name);
@@ -94,9 +97,9 @@ export function TextField(
         id={id}
         name={props.name}
         type="text"
-        value={valueOf(props.form, props.name)}
+        value={props.form ? valueOf(props.form, props.name) : props.initial ?? ""}
         required={props.required}
-        maxlength={255}
+        maxlength={props.maxlength ?? 255}
         placeholder={props.placeholder}
         {...errorAttrs(props.form, props.name, id)}
       />
@@ -142,8 +145,11 @@ export function Notice(props: { text?: string }) {
   return props.text ? <p class="notice" role="status">{props.text}</p> : null;
 }
 
-/** A token, secret or URL just made: shown this once, with a copy button where scripts run. */
-export function Revealed(props: { label: string; value: string }) {
+/**
+ * A token, secret or URL just made: shown this once, with a copy button where scripts run, and
+ * what the reader should know about it (`note`) right under it.
+ */
+export function Revealed(props: { label: string; value: string; note?: string }) {
   return (
     <section class="revealed" aria-labelledby="revealed-title">
       <h2 id="revealed-title">{props.label}</h2>
@@ -158,6 +164,7 @@ export function Revealed(props: { label: string; value: string }) {
         />
         <button type="button" class="copy-button" data-copy="revealed-value" hidden>Copy</button>
       </div>
+      {props.note && <p class="revealed-note">{props.note}</p>}
     </section>
   );
 }
@@ -168,7 +175,10 @@ export function Time(props: { at: string | null; never?: string }) {
   return <time datetime={props.at}>{props.at.slice(0, 16).replace("T", " ")} UTC</time>;
 }
 
-/** A table that scrolls sideways on a narrow screen; `actions` adds a last column of buttons. */
+/**
+ * A table; on a narrow screen each row becomes a card whose cells say their column (cells carry
+ * `data-label`). `actions` adds a last column of buttons.
+ */
 export function Table(
   props: { columns: string[]; actions?: boolean; class?: string; children?: Child },
 ) {
@@ -177,7 +187,7 @@ export function Table(
       <table class={props.class}>
         <thead>
           <tr>
-            {props.columns.map((c) => <th key={c} scope="col">{c}</th>)}
+            {props.columns.map((c) => <th scope="col">{c}</th>)}
             {props.actions && (
               <th scope="col">
                 <span class="visually-hidden">Actions</span>

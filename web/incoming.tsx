@@ -51,9 +51,11 @@ export function IncomingPage(p: IncomingPageProps) {
             {live.map((h) => (
               <tr data-incoming-id={h.id}>
                 <th scope="row">{h.name}</th>
-                <td>{p.channelNames.get(h.channel_id) ?? "a channel you can't see"}</td>
-                <td>{h.bot_name}</td>
-                <td>
+                <td data-label="Channel">
+                  {p.channelNames.get(h.channel_id) ?? "a channel you can't see"}
+                </td>
+                <td data-label="Posts as">{h.bot_name}</td>
+                <td data-label="Created">
                   <Time at={h.created_at} />
                 </td>
                 <td class="actions">

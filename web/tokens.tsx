@@ -36,16 +36,16 @@ export function TokenTable(props: { tokens: Token[]; csrf: string; empty: string
       {live.map((t) => (
         <tr data-token-id={t.id}>
           <th scope="row">{t.name}</th>
-          <td>
-            <ul class="scopes">{t.scopes.map((s) => <li key={s}>{s}</li>)}</ul>
+          <td data-label="Scopes">
+            <ul class="scopes">{t.scopes.map((s) => <li>{s}</li>)}</ul>
           </td>
-          <td>
+          <td data-label="Created">
             <Time at={t.created_at} />
           </td>
-          <td>
+          <td data-label="Last used">
             <Time at={t.last_used_at} />
           </td>
-          <td>
+          <td data-label="Expires">
             {isExpired(t) ? <strong>expired</strong> : <Time at={t.expires_at} />}
           </td>
           <td class="actions">

@@ -1,5 +1,19 @@
+import { EVENT_TYPES } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
-import { ActionButton, Notice, Revealed, Table, Time } from "./forms.tsx";
+import {
+  ActionButton,
+  controlId,
+  FieldError,
+  FormMessage,
+  type FormState,
+  Notice,
+  PostForm,
+  Revealed,
+  Table,
+  TextField,
+  Time,
+  valuesOf,
+} from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
 
@@ -27,14 +41,14 @@ export function WebhooksPage(p: { viewer: Viewer; subs: Subscription[]; notice?:
                 <th scope="row">
                   <a href={`${SETTINGS}/webhooks/${s.id}`}>{s.name}</a>
                 </th>
-                <td>
+                <td data-label="Status">
                   <Status sub={s} />
                 </td>
-                <td class="num">{s.consecutive_failures}</td>
-                <td>
+                <td data-label="Failures in a row" class="num">{s.consecutive_failures}</td>
+                <td data-label="Last success">
                   <Time at={s.last_success_at} />
                 </td>
-                <td class="url">{s.url}</td>
+                <td data-label="URL" class="url">{s.url}</td>
               </tr>
             ))}
           </Table>
@@ -48,17 +62,21 @@ function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: stri
     <>
       {p.deliveries.map((d) => (
         <tr data-delivery-id={d.id} class={d.succeeded ? "ok" : "bad"}>
-          <td>
+          <td data-label="When">
             <Time at={d.created_at} />
           </td>
-          <td>
+          <td data-label="Event">
             {d.event_type}
             <br />
             <code class="muted">{d.event_id}</code>
           </td>
-          <td class="num">{d.response_status ?? "—"}</td>
-          <td>{d.succeeded ? <span class="badge ok">ok</span> : (d.error ?? "failed")}</td>
-          <td class="num">{d.duration_ms === undefined ? "—" : `${d.duration_ms} ms`}</td>
+          <td data-label="Status code" class="num">{d.response_status ?? "—"}</td>
+          <td data-label="Result">
+            {d.succeeded ? <span class="badge ok">ok</span> : (d.error ?? "failed")}
+          </td>
+          <td data-label="Duration" class="num">
+            {d.duration_ms === undefined ? "—" : `${d.duration_ms} ms`}
+          </td>
           <td>
             {p.sub.status === "active" && (
               <ActionButton
@@ -77,13 +95,56 @@ function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: stri
 export interface WebhookPageProps {
   viewer: Viewer;
   sub: Subscription;
+  /** The edit form, when it comes back with errors. */
+  edit?: FormState;
   /** Who made it: it hears only what that user can see. */
   owner: string | null;
   /** Names of its channels that the viewer can see. */
   channelNames: Map<string, string>;
   deliveries: Delivery[];
-  revealed?: { label: string; value: string };
+  revealed?: { label: string; value: string; note?: string };
   notice?: string;
+}
+
+/**
+ * Where a subscription delivers and what it hears: its owner's to change, with the rules of the
+ * API's PATCH (the same domain function).
+ */
+function EditForm(props: { sub: Subscription; csrf: string; form?: FormState }) {
+  const { sub, form } = props;
+  const chosen = form ? valuesOf(form, "events") : sub.events;
+  const eventsId = controlId("edit", "events");
+  return (
+    <PostForm
+      action={`${SETTINGS}/webhooks/${sub.id}/edit`}
+      csrf={props.csrf}
+      class="card"
+      label="Change where it delivers"
+    >
+      <FormMessage form={form} />
+      <TextField
+        form={form}
+        scope="edit"
+        name="url"
+        label="URL"
+        required
+        initial={sub.url}
+        maxlength={2048}
+      />
+      <fieldset aria-describedby={form?.errors.events ? `${eventsId}-error` : undefined}>
+        <legend>Events</legend>
+        <div class="checks">
+          {EVENT_TYPES.map((e) => (
+            <label>
+              <input type="checkbox" name="events" value={e} checked={chosen.includes(e)} /> {e}
+            </label>
+          ))}
+        </div>
+        <FieldError form={form} name="events" id={eventsId} />
+      </fieldset>
+      <button type="submit" class="primary">Save</button>
+    </PostForm>
+  );
 }
 
 /** One subscription: its state, its latest attempts, and what can be done about them. */
@@ -147,7 +208,22 @@ export function WebhookPage(p: WebhookPageProps) {
           confirm={`Delete “${sub.name}” and its delivery history? Nothing more will be sent to it.`}
         />
       </div>
+      <h2>Where it delivers</h2>
+      {sub.created_by === viewer.user.id
+        ? <EditForm sub={sub} csrf={viewer.csrf} form={p.edit} />
+        : (
+          <p class="muted">
+            Only its owner{p.owner ? `, ${p.owner},` : ""}{" "}
+            can change its URL and events: it delivers what the owner can see, so it goes where the
+            owner chose.
+          </p>
+        )}
       <h2>Latest deliveries</h2>
+      {sub.status === "disabled" && p.deliveries.length > 0 && (
+        <p class="muted">
+          A disabled subscription sends nothing, so there is no Redeliver: re-enable it first.
+        </p>
+      )}
       {p.deliveries.length === 0 ? <p class="muted">Nothing was sent yet.</p> : (
         <Table
           columns={["When", "Event", "Status code", "Result", "Duration"]}

@@ -24,7 +24,6 @@ export function auditPages(ctx: Ctx) {
         <AuditPage
           viewer={viewer}
           entries={log.entries}
-          names={log.actors}
           before={log.before}
           paged={before !== undefined}
         />,

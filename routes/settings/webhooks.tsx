@@ -3,16 +3,20 @@ import { visibleChannels } from "../../domain/channels.ts";
 import type { Ctx } from "../../core/context.ts";
 import { userById } from "../../domain/workspace.ts";
 import { subjectOfPerson } from "../../domain/policy.ts";
-import { deleteWebhook, listWebhooks, showWebhook } from "../../domain/webhooks.ts";
+import { deleteWebhook, listWebhooks, showWebhook, updateWebhook } from "../../domain/webhooks.ts";
+import { attempt } from "../../core/settled.ts";
+import { validate } from "../body.ts";
+import { webhookChanges } from "../webhooks.ts";
 import { redeliver } from "../../domain/webhook_sends.ts";
 import { enableWebhook, rotateWebhookSecret } from "../../domain/webhook_admin.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { WebhookPage, type WebhookPageProps, WebhooksPage } from "../../web/webhooks.tsx";
 import type { SettingsEnv } from "./env.ts";
 import { adminsOnly } from "./guard.tsx";
-import { noticeOf, page } from "./render.ts";
+import { formStateOf, noticeOf, page } from "./render.ts";
 
 const NOTICES = {
+  updated: "Saved: from the next event on it delivers there, and hears these events.",
   deleted: "The subscription is deleted: nothing more will be sent to it.",
   enabled: "The subscription is active again; its failure streak starts from zero.",
   redelivering: "One more attempt of that event is on its way.",
@@ -23,6 +27,7 @@ async function showOne(
   c: Context<SettingsEnv>,
   id: string,
   extra: Partial<WebhookPageProps> = {},
+  status: 200 | 403 | 404 | 422 = 200,
 ) {
   const { viewer } = c.var;
   const subject = subjectOfPerson(viewer.user);
@@ -41,6 +46,7 @@ async function showOne(
       deliveries={deliveries}
       {...extra}
     />,
+    status,
   );
 }
 
@@ -62,6 +68,19 @@ export function webhookPages(ctx: Ctx) {
       await enableWebhook(ctx, c.req.param("id"), c.var.viewer.user);
       return back(c, "enabled");
     })
+    .post("/:id/edit", async (c) => {
+      const { viewer, form } = c.var;
+      const id = c.req.param("id");
+      const asked = { url: form.url ?? "", events: [form.events ?? []].flat() };
+      try {
+        const changes = attempt(() => validate(webhookChanges, asked));
+        await updateWebhook(ctx, subjectOfPerson(viewer.user), id, changes, Object.keys(asked));
+        return back(c, "updated");
+      } catch (e) {
+        const state = formStateOf(e, form);
+        return await showOne(ctx, c, id, { edit: state }, state.status);
+      }
+    })
     .post("/:id/rotate-secret", async (c) => {
       const { subscription, secret } = await rotateWebhookSecret(
         ctx,
@@ -69,8 +88,12 @@ export function webhookPages(ctx: Ctx) {
         c.var.viewer.user,
       );
       return await showOne(ctx, c, subscription.id, {
-        revealed: { label: "New signing secret", value: secret },
-        notice: "For the next 24 hours deliveries are signed with the old secret as well.",
+        revealed: {
+          label: "New signing secret",
+          value: secret,
+          note:
+            "For the next 24 hours every delivery carries two signatures, one with this secret and one with the old: switch your receiver to this one within that time.",
+        },
       });
     })
     .post("/:id/deliveries/:delivery/redeliver", async (c) => {
