@@ -77,17 +77,19 @@ const serving = await orExit(() => {
 
 let stopping = false;
 /**
- * SIGTERM or SIGINT: stop accepting, let the requests and delivery attempts in flight finish
- * (an attempt within WEBHOOKS_TIMEOUT), free the leases of jobs not started, close the store,
- * exit 0. A second signal meanwhile ends the process at once.
+ * SIGTERM or SIGINT: end the event streams (with `retry:`, so their clients come back to another
+ * instance), stop accepting, let the requests and delivery attempts in flight finish (an attempt
+ * within WEBHOOKS_TIMEOUT), free the leases of jobs not started, close the store, exit 0. A
+ * second signal meanwhile ends the process at once.
  */
 async function shutdown(signal: string) {
   if (stopping) Deno.exit(1);
   stopping = true;
   log.info("shutting down: finishing requests and delivery attempts in flight", { signal });
+  // Event streams end first: the server's shutdown waits for every open response.
+  await app.close();
   await serving.shutdown();
   await engine?.stop();
-  await app.close();
   kv.close();
   log.info("stopped");
   flushLog();

@@ -1,6 +1,7 @@
 /**
- * Runs main.ts unchanged, except that its listener is pinned to 127.0.0.1: main.ts binds every
- * interface (right for the container), and a benchmark must not open a port beyond loopback.
+ * Runs main.ts unchanged, except that its listener is pinned to 127.0.0.1 whatever HOST the
+ * environment sets (the container image sets 0.0.0.0): a benchmark must not open a port beyond
+ * loopback.
  */
 const serve = Deno.serve;
 // deno-lint-ignore no-explicit-any

@@ -2,11 +2,13 @@
  * The webhook endpoint the service delivers to: in the bench process, on loopback, answering
  * 204 at once. It counts deliveries and notes when each message's deliveries arrived.
  */
+import { now } from "./pacing.ts";
+
 export class Receiver {
   count = 0;
   firstAt = 0;
   lastAt = 0;
-  /** Arrival times (performance.now()) by the message id in the envelope's data. */
+  /** Arrival times (`now()`, absolute ms) by the message id in the envelope's data. */
   readonly arrivals = new Map<string, number[]>();
   #server: Deno.HttpServer<Deno.NetAddr> | null = null;
   #waiter: { target: number; done: () => void } | null = null;
@@ -21,7 +23,7 @@ export class Receiver {
       { hostname: "127.0.0.1", port: 0, onListen() {} },
       async (req) => {
         const text = await req.text();
-        const at = performance.now();
+        const at = now();
         if (this.count === 0) this.firstAt = at;
         this.lastAt = at;
         this.count++;

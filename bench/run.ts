@@ -12,6 +12,7 @@ import { readMessages } from "./scenarios/read_messages.ts";
 import { deliveryThroughput } from "./scenarios/delivery_throughput.ts";
 import { deliveryLatency } from "./scenarios/delivery_latency.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
+import { eventStream } from "./scenarios/event_stream.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -22,6 +23,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["read messages", readMessages, 40],
   ["delivery throughput", deliveryThroughput, 30],
   ["delivery latency", deliveryLatency, 15],
+  ["event stream", eventStream, 60],
 ];
 
 await requireWrk();

@@ -5,14 +5,14 @@ import { RecentMap } from "../core/recent_map.ts";
 import type { Subject, Token, TokenCheck } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { getTokenByHash, touchToken } from "../kv/tokens.ts";
-import { isWellFormedToken } from "./token_format.ts";
+import { isTokenLive, isWellFormedToken } from "./token_format.ts";
 
 const TOUCH_EVERY_MS = 60_000;
 const lastTouched = new Map<string, number>();
 
 /** Throws the 401 unless the token exists, is unrevoked and unexpired. */
 function assertLive(token: Token | null | undefined, now = Date.now()): Token {
-  if (!token || token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
+  if (!isTokenLive(token, now)) {
     throw unauthenticated("The token is invalid, revoked or expired.");
   }
   return token;
@@ -32,6 +32,7 @@ const subjectOf = (token: Token, check?: TokenCheck): Subject => ({
   type: token.user_type,
   role: token.role,
   token_id: token.id,
+  token_hash: token.hash,
   scopes: token.scopes,
   ...(check ? { token_check: check } : {}),
 });

@@ -35,3 +35,7 @@ export function isWellFormedToken(value: string): boolean {
   const random = value.slice(4, 4 + RANDOM_CHARS);
   return value.slice(4 + RANDOM_CHARS) === base62Fixed(crc32(random), CHECKSUM_CHARS);
 }
+
+/** Whether a token may still be used: it exists, is unrevoked and unexpired at `now`. */
+export const isTokenLive = (t: Token | null | undefined, now: number): t is Token =>
+  !!t && !t.revoked_at && !(t.expires_at && Date.parse(t.expires_at) <= now);

@@ -14,7 +14,7 @@ import { checkName } from "./text.ts";
 import { retrying } from "../core/retry.ts";
 import type { Scope, Token, User } from "../core/types.ts";
 import { sha256Hex } from "../core/random.ts";
-import { mintTokenValue } from "./token_format.ts";
+import { isTokenLive, mintTokenValue } from "./token_format.ts";
 
 export interface NewToken {
   token: Token;
@@ -60,9 +60,6 @@ const noSuchToken = () => notFound("No such token.");
  */
 export const MAX_LIVE_TOKENS = 25;
 
-const isLive = (t: Token, now: number) =>
-  !t.revoked_at && (!t.expires_at || Date.parse(t.expires_at) > now);
-
 /** A token's name: the rule for names, 1 to 255 characters; none given is "token". */
 const tokenName = (name: string | undefined) => checkName("name", (name ?? "").trim()) || "token";
 
@@ -86,7 +83,7 @@ export async function createToken(
   return await retrying("create token", async () => {
     const { tokens, version } = await userTokens(ctx.kv, user.id);
     const now = Date.now();
-    if (tokens.filter((t) => isLive(t, now)).length >= MAX_LIVE_TOKENS) {
+    if (tokens.filter((t) => isTokenLive(t, now)).length >= MAX_LIVE_TOKENS) {
       const holder = opts.actor?.id === user.id ? "You hold" : `${user.name} holds`;
       throw new ApiError(
         422,

@@ -578,6 +578,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live event stream (Server-Sent Events), resumable without gaps
+         * @description The events the token's user can see (the rules of "who a subscription hears", applied
+         *     to the channel as it is when the event is sent), live, as Server-Sent Events: for
+         *     receivers that can't be reached from the service (behind a firewall, on a laptop). The
+         *     same envelopes, with the same ids, that webhooks deliver and `GET /events` lists.
+         *
+         *     Each event is one SSE message:
+         *
+         *     ```
+         *     id: 00000000000000a10000_01a2b3c4-...   (a cursor: where this event stands)
+         *     event: message.created                  (the envelope's type)
+         *     data: {"id":"...","type":"message.created","created_at":"...","data":{...}}
+         *     ```
+         *
+         *     Events come in commit order. Reconnect with the last `id:` as `Last-Event-ID` (what
+         *     `EventSource` does by itself) or as `?after=`, and the stream sends everything after it
+         *     that is still kept (30 days), then goes on live: nothing is missed or repeated, however
+         *     long the client was gone. `after` also takes an event id (an envelope's `id`, e.g. the
+         *     last one a webhook or `GET /events` gave). Without either, the stream starts now.
+         *
+         *     Every open stream of a token gets every event it may see (connections do not share
+         *     them out). A token holds at most 10 open streams, across all instances (429 beyond).
+         *     The stream starts with `retry: 1000` and a `: connected` comment, and sends a
+         *     `: ping` comment every 15 seconds. The service ends a stream, with a comment saying
+         *     why, when the token is revoked, rotated or expires; when the reader leaves more than
+         *     1 MiB unread (`: too slow; resume with Last-Event-ID`); and when the instance stops
+         *     (`: the service is stopping`, after `retry: 1000`): reconnect with `Last-Event-ID` and
+         *     nothing is lost. A member taken out of a private channel gets nothing more of it from
+         *     then on. Responses are not buffered by the service (`X-Accel-Buffering: no` for nginx).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{secret}": {
         parameters: {
             query?: never;
@@ -2775,6 +2822,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description An event stream `id:`, or an event id still kept; resumes after it. */
+                after?: string;
+                /** @description Comma-separated event types to keep (422 for an unknown one). */
+                types?: string;
+                /**
+                 * @description Comma-separated channel ids to keep, 1 to 100, validated like a subscription's:
+                 *     each must name a channel the user can see (422 on `channel_ids` otherwise, the
+                 *     same answer as for a channel that does not exist).
+                 */
+                channel_ids?: string;
+            };
+            header?: {
+                /** @description The `id:` of the last event received; resumes after it. Wins over `after`. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream; it lasts until the client or the service ends it. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description `no`: tells buffering proxies to pass events on at once. */
+                    "X-Accel-Buffering"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PlatformOff"];
+            422: components["responses"]["ValidationFailed"];
+            /**
+             * @description The token holds 10 open streams already (close one; a stream whose client went is
+             *     let go at once, one whose instance died within 45 seconds), or its rate limit for
+             *     the minute is used up.
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             503: components["responses"]["Busy"];
         };
     };

@@ -17,3 +17,33 @@ export async function getAll<T>(
   const results = await Promise.all(chunks.map((c) => kv.getMany<T[]>(c)));
   return results.flat() as Deno.KvEntryMaybe<T>[];
 }
+
+/** What `afterCommit` callbacks learn: the commit's versionstamp, or null when it failed. */
+export type Landed = (versionstamp: string | null) => void;
+
+const landings = new WeakMap<Deno.AtomicOperation, Landed[]>();
+
+/**
+ * Runs `then` once the operation's commit is settled: with the commit's versionstamp when it
+ * landed, null when it failed or threw. The commit is wrapped once, however many callers wait.
+ */
+export function afterCommit(op: Deno.AtomicOperation, then: Landed): void {
+  const known = landings.get(op);
+  if (known) {
+    known.push(then);
+    return;
+  }
+  const waiting = [then];
+  landings.set(op, waiting);
+  const commit = op.commit.bind(op);
+  op.commit = async () => {
+    let res: Deno.KvCommitResult | Deno.KvCommitError | undefined;
+    try {
+      res = await commit();
+      return res;
+    } finally {
+      const versionstamp = res?.ok ? res.versionstamp : null;
+      for (const landed of waiting) landed(versionstamp);
+    }
+  };
+}

@@ -29,6 +29,12 @@
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
  * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order, for the event feed; expires with the event |
+ * | ["team_events_version", teamId]               | eventId              | rewritten by every commit with events of the team: its versionstamp is the latest such commit's |
+ * | ["stream_pending", teamId, eventId]           | { type, channel_id } | written with the event; moved into team_stream shortly after (kv/stream_log.ts); expires with the event |
+ * | ["team_stream", teamId, versionstamp, eventId] | { type, channel_id } | the team's events in commit order, for the event stream; expires with the event |
+ * | ["streams", tokenId, streamId]                | { expires_at }       | an open event stream of a token, renewed while it lasts |
+ * | ["streams_version", tokenId]                  | number (time)        | rewritten when a stream of the token opens: a count of them checks it |
+ * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
@@ -92,6 +98,20 @@ export const keys = {
   events: () => ["events"],
   teamEvents: (teamId: string) => ["team_events", teamId],
   teamEvent: (teamId: string, eventId: string) => ["team_events", teamId, eventId],
+  teamEventsVersion: (teamId: string) => ["team_events_version", teamId],
+  streamPendingAll: (teamId?: string) => teamId ? ["stream_pending", teamId] : ["stream_pending"],
+  streamPending: (teamId: string, eventId: string) => ["stream_pending", teamId, eventId],
+  teamStream: (teamId: string) => ["team_stream", teamId],
+  teamStreamAt: (teamId: string, versionstamp: string, eventId: string) => [
+    "team_stream",
+    teamId,
+    versionstamp,
+    eventId,
+  ],
+  streams: (tokenId: string) => ["streams", tokenId],
+  stream: (tokenId: string, streamId: string) => ["streams", tokenId, streamId],
+  streamsVersion: (tokenId: string) => ["streams_version", tokenId],
+  tokensVersion: () => ["tokens_version"],
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
   undelivered: (wakeId: string) => ["undelivered", wakeId],
   deliverySignal: () => ["delivery_signal"],

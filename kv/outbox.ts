@@ -1,7 +1,9 @@
 import type { EventType, OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { newId } from "../core/ids.ts";
+import { afterCommit } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
+import { logged, markPending } from "./stream_log.ts";
 
 export interface EventDraft {
   type: EventType;
@@ -61,6 +63,8 @@ export function addEvent(
   }, {
     expireIn: EVENT_TTL_MS,
   });
+  markPending(op, event.team_id, event);
+  afterCommit(op, (versionstamp) => versionstamp && logged(kv, event, versionstamp));
   if (subscription_ids.length === 0) return event;
   const engine = engines.get(kv);
   const claimed = new Set(engine?.claim(subscription_ids) ?? []);
@@ -94,30 +98,14 @@ export interface Handed {
   jobs: DeliveryJob[];
 }
 
-const handOvers = new WeakMap<Deno.AtomicOperation, Handed[]>();
-
 /**
- * Wraps this operation's commit, once, to hand its claimed jobs to the engine when it lands, or
- * give their room back when it does not. Nothing is lost if the process dies in between: the
+ * Hands an event's claimed jobs to the engine when the commit lands, or gives their room back
+ * when it does not. Nothing is lost if the process dies in between: the
  * jobs are committed, and their lease runs out for another engine to take them.
  */
 function handOver(op: Deno.AtomicOperation, engine: LocalDelivery, handed: Handed) {
-  const known = handOvers.get(op);
-  if (known) {
-    known.push(handed);
-    return;
-  }
-  const batch = [handed];
-  handOvers.set(op, batch);
-  const commit = op.commit.bind(op);
-  op.commit = async () => {
-    let res: Deno.KvCommitResult | Deno.KvCommitError | undefined;
-    try {
-      res = await commit();
-      return res;
-    } finally {
-      if (res?.ok) engine.take(batch, res.versionstamp);
-      else engine.release(batch.flatMap((h) => h.jobs.map((j) => j.subscription_id)));
-    }
-  };
+  afterCommit(op, (versionstamp) => {
+    if (versionstamp) engine.take([handed], versionstamp);
+    else engine.release(handed.jobs.map((j) => j.subscription_id));
+  });
 }

@@ -49,7 +49,7 @@ export async function revokeToken(
   audit: AuditDraft,
 ): Promise<Token | null> {
   const revoked = { ...entry.value, revoked_at: revokedAt };
-  const op = kv.atomic().check(entry);
+  const op = kv.atomic().check(entry).set(keys.tokensVersion(), Date.now());
   put(op, revoked);
   addAudit(op, audit);
   return (await op.commit()).ok ? revoked : null;
@@ -65,7 +65,8 @@ export async function replaceToken(
   next: Token,
   audit: AuditDraft,
 ): Promise<boolean> {
-  const op = kv.atomic().check(old, { key: keys.token(next.hash), versionstamp: null });
+  const op = kv.atomic().check(old, { key: keys.token(next.hash), versionstamp: null })
+    .set(keys.tokensVersion(), Date.now());
   put(op, { ...old.value, revoked_at: next.created_at });
   put(op, next);
   addAudit(op, audit);
@@ -117,3 +118,11 @@ export async function touchToken(kv: Deno.Kv, hash: string, at: string): Promise
   await kv.atomic().check(entry).set(keys.token(hash), { ...entry.value, last_used_at: at })
     .commit();
 }
+
+/** The version every revocation and rotation rewrites: a change means tokens must be read again. */
+export const tokensVersion = async (kv: Deno.Kv) =>
+  (await kv.get(keys.tokensVersion())).versionstamp;
+
+/** Tokens by hash, as they are now (10 a read). */
+export const tokensByHash = (kv: Deno.Kv, hashes: string[]) =>
+  getAll<Token>(kv, hashes.map((h) => keys.token(h)));

@@ -15,6 +15,7 @@ import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
 import { GuessGuard } from "../domain/guessing.ts";
+import { StreamHub } from "../domain/event_stream.ts";
 import { RateLimiter } from "../domain/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
@@ -35,11 +36,14 @@ const indexOf = (base: string) => ({
 
 /**
  * The whole HTTP surface: /up, /api/v1, the webhook endpoints and the settings screen. `close`
- * stops its background work (the rate limit's count syncing).
+ * ends its event streams (their clients come back elsewhere) and stops its background work
+ * (the rate limit's count syncing): call it before the server's shutdown, which waits for
+ * every open response.
  */
 export function createApp(ctx: Ctx) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const guard = new GuessGuard(ctx.kv);
+  const streams = new StreamHub(ctx);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .use(bearerAuth(ctx), rateLimit(ctx, limiter))
@@ -49,7 +53,7 @@ export function createApp(ctx: Ctx) {
     .route("/channels", messageRoutes(ctx))
     .route("/channels", reactionRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))
-    .route("/events", eventRoutes(ctx));
+    .route("/events", eventRoutes(ctx, streams));
 
   const app = new Hono<{ Variables: ObservedVars }>();
   app.onError(errorResponse);
@@ -64,5 +68,10 @@ export function createApp(ctx: Ctx) {
   app.route("/api/v1", api);
   app.route("/hooks", hookRoutes(ctx, limiter, guard));
   app.route("/settings", settingsRoutes(ctx, guard));
-  return Object.assign(app, { close: () => limiter.close() });
+  return Object.assign(app, {
+    close: async () => {
+      await streams.closeAll();
+      await limiter.close();
+    },
+  });
 }

@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { Ctx } from "../core/context.ts";
 import { listEvents } from "../domain/event_feed.ts";
+import { openEventStream, type StreamHub } from "../domain/event_stream.ts";
+import { MAX_CHANNEL_IDS } from "../domain/webhooks.ts";
 import { isUuid } from "../core/ids.ts";
 import { EVENT_TYPES, type EventType } from "../core/types.ts";
 import { envelopeOf } from "../domain/views.ts";
@@ -34,9 +36,44 @@ const feedQuery = z.object({
     .default(50),
 });
 
-/** GET /events: the team's events the token's user can see, oldest first, for catching up. */
-export function eventRoutes(ctx: Ctx) {
-  return new Hono<ApiEnv>().get("/", requireScope("messages:read"), async (c) => {
+/** `channel_ids` of a stream: as a subscription's, comma-separated. */
+const channelList = z.string().transform((s, ctx) => {
+  const ids = s.split(",").map((t) => t.trim().toLowerCase()).filter(Boolean);
+  if (ids.length === 0 || ids.length > MAX_CHANNEL_IDS || !ids.every(isUuid)) {
+    ctx.addIssue({
+      code: "custom",
+      message: `The channel_ids must be 1 to ${MAX_CHANNEL_IDS} channel ids, comma-separated.`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(ids)];
+});
+
+const streamQuery = z.object({
+  after: z.string().optional(),
+  channel_ids: channelList.optional(),
+  types: feedQuery.shape.types,
+});
+
+/**
+ * /events: the team's events the token's user can see, as a page for catching up (GET /events)
+ * or live (GET /events/stream, Server-Sent Events, resumable by Last-Event-ID).
+ */
+export function eventRoutes(ctx: Ctx, hub: StreamHub) {
+  return new Hono<ApiEnv>().get("/stream", requireScope("messages:read"), async (c) => {
+    const q = validate(streamQuery, c.req.query());
+    const stream = await openEventStream(ctx, hub, c.var.subject, {
+      types: q.types ?? null,
+      channelIds: q.channel_ids ?? null,
+      after: c.req.header("Last-Event-ID") || q.after || null,
+    });
+    return c.body(stream, 200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      // Proxies that buffer (nginx) would hold events back.
+      "X-Accel-Buffering": "no",
+    });
+  }).get("/", requireScope("messages:read"), async (c) => {
     const q = validate(feedQuery, c.req.query());
     const page = await listEvents(ctx, c.var.subject, {
       after: q.after ?? null,

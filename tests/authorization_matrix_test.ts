@@ -83,8 +83,10 @@ interface Cell {
   path: string;
   body?: unknown;
   expect: number;
-  /** The same request naming an unknown resource, whose 404 a hidden one must equal. */
+  /** The same request naming an unknown resource, whose answer a hidden one must equal. */
   unknownPath?: string;
+  /** What a hidden resource answers: 404, or 422 where it is named in a field. */
+  hidden?: 404 | 422;
   /** Checks a 200's content beyond its status (what a list shows). */
   check?: (body: unknown) => void;
 }
@@ -467,6 +469,19 @@ const API: Record<string, ApiRow> = {
         readOnly(200),
       )(w, p),
     ],
+  },
+  "GET /api/v1/events/stream": {
+    surface: "api",
+    scope: "messages:read",
+    cells: async (w, p) =>
+      (await perKind(
+        false,
+        (f) => ({
+          path: `/api/v1/events/stream?channel_ids=${f.id}`,
+          unknown: `/api/v1/events/stream?channel_ids=${uuid()}`,
+        }),
+        (p, k) => sees(p, k) ? 200 : 422,
+      )(w, p)).map((cell) => ({ ...cell, hidden: 422 })),
   },
 };
 
@@ -872,8 +887,17 @@ async function call(
     body: payload,
     redirect: "manual",
   });
+  const type = res.headers.get("content-type") ?? "";
+  if (type.startsWith("text/event-stream")) {
+    // A stream lasts until the client goes: its first bytes show it opened.
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    checkResponse(method, path, res.status, null);
+    return { status: res.status, text: first };
+  }
   const text = await res.text();
-  const json = (res.headers.get("content-type") ?? "").includes("json") ? JSON.parse(text) : null;
+  const json = type.includes("json") ? JSON.parse(text) : null;
   checkResponse(method, path, res.status, json);
   return { status: res.status, text };
 }
@@ -989,10 +1013,10 @@ Deno.test("authorization matrix: every operation × every subject, as decisions.
           wrong.push(`${where}: ${(e as Error).message}`);
         }
       }
-      if (got.status === 404 && cell.unknownPath) {
+      if (got.status === (cell.hidden ?? 404) && cell.unknownPath) {
         const unknown = await call(w, row.surface, subject, method, cell.unknownPath, cell.body);
         compared++;
-        if (unknown.status !== 404 || normalized(unknown.text) !== normalized(got.text)) {
+        if (unknown.status !== got.status || normalized(unknown.text) !== normalized(got.text)) {
           wrong.push(`${where}: hidden and unknown differ: ${got.text} / ${unknown.text}`);
         }
       }
@@ -1028,7 +1052,7 @@ Deno.test("authorization matrix: every operation × every subject, as decisions.
   }
   console.log(
     `authorization matrix: ${Object.keys(ROWS).length} operations, ${cells} cells checked, ` +
-      `${compared} hidden 404s compared with unknown ones`,
+      `${compared} hidden answers compared with unknown ones`,
   );
   assert.deepEqual(wrong, [], `${wrong.length} of ${cells} cells answered otherwise`);
 });

@@ -60,8 +60,8 @@ export async function startServer(
     engine,
     async close() {
       await engine?.stop();
-      await server.shutdown();
       await app.close();
+      await server.shutdown();
       kv.close();
     },
   };

@@ -34,6 +34,7 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/webhooks/{webhookSubscription}/test", "webhooks:write"],
   ["post", "/webhooks/{webhookSubscription}/recover", "webhooks:write"],
   ["get", "/events", "messages:read"],
+  ["get", "/events/stream", "messages:read"],
 ];
 
 /**

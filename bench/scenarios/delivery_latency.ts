@@ -7,7 +7,7 @@ import { freePort, type Proc, startService } from "../procs.ts";
 import type { Receiver } from "../receiver.ts";
 import { infoRow, limitRow, type Row } from "../report.ts";
 import { openCtx, type Seeded, seedSubscriptions, seedWorkspace, serviceEnv } from "../seed.ts";
-import { sampleBody } from "../baselines/shared.ts";
+import { paced, percentile } from "../pacing.ts";
 import { type Bench, scenarioDir, using } from "./context.ts";
 
 const SUBSCRIPTIONS = 3;
@@ -15,43 +15,12 @@ const PER_SECOND = 100;
 const SECONDS = 5;
 const WARMUP_POSTS = 20;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Posts one message; returns its id and when the answer was in. */
-async function post(proc: Proc, seeded: Seeded, n: number): Promise<[string, number]> {
-  const res = await fetch(`${proc.url}/api/v1/channels/${seeded.channel.id}/messages`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${seeded.token}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ body: sampleBody(n) }),
-  });
-  const body = await res.json();
-  const answered = performance.now();
-  if (res.status !== 201) throw new Error(`POST message: HTTP ${res.status}`);
-  return [body.data.id, answered];
-}
-
-/** Posts `count` messages at PER_SECOND, each on its own schedule slot. */
-async function paced(proc: Proc, seeded: Seeded, count: number) {
-  const start = performance.now();
-  const posts: Promise<[string, number]>[] = [];
-  for (let i = 0; i < count; i++) {
-    const wait = start + i * 1000 / PER_SECOND - performance.now();
-    if (wait > 0) await sleep(wait);
-    posts.push(post(proc, seeded, i));
-  }
-  return new Map(await Promise.all(posts));
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)];
-}
-
 async function measureLatency(proc: Proc, seeded: Seeded, receiver: Receiver) {
-  await paced(proc, seeded, WARMUP_POSTS);
+  await paced(proc, seeded, WARMUP_POSTS, PER_SECOND);
   await receiver.waitFor(WARMUP_POSTS * SUBSCRIPTIONS, 10_000);
   receiver.reset();
   const count = PER_SECOND * SECONDS;
-  const answeredAt = await paced(proc, seeded, count);
+  const answeredAt = await paced(proc, seeded, count, PER_SECOND);
   if (!await receiver.waitFor(count * SUBSCRIPTIONS, 30_000)) {
     throw new Error(`only ${receiver.count} of ${count * SUBSCRIPTIONS} deliveries arrived`);
   }

@@ -1,0 +1,459 @@
+/**
+ * The live event stream (GET /events/stream): the envelopes webhooks deliver, in commit order,
+ * to every open stream of a reader that may see them. One hub per process serves all its streams:
+ * it learns of events committed here at once, and of those committed elsewhere by reading each
+ * busy team's events version every POLL_MS, once for all streams. Every event is sent with its
+ * place in the team's log as the SSE id, so a stream resumed from it misses and repeats nothing.
+ */
+import type { Ctx } from "../core/context.ts";
+import { ApiError, invalid, unauthenticated } from "../core/errors.ts";
+import { newId } from "../core/ids.ts";
+import { KeyedLock } from "../core/keyed_lock.ts";
+import { errorFields, log } from "../core/log.ts";
+import type { OutboxEvent, Subject } from "../core/types.ts";
+import { readEvents } from "../kv/event_feed.ts";
+import {
+  after,
+  eventsVersions,
+  logEvents,
+  type LoggedEvent,
+  type LogPosition,
+  logSettled,
+  onCommittedEvents,
+  positionOf,
+  readLog,
+} from "../kv/stream_log.ts";
+import {
+  dropStreams,
+  registerStream,
+  renewStreams,
+  type StreamRef,
+} from "../kv/stream_registry.ts";
+import { tokensByHash, tokensVersion } from "../kv/tokens.ts";
+import { retrying } from "../core/retry.ts";
+import { decodeCursor, encodeCursor } from "./stream_cursor.ts";
+import { verifySubject } from "./authenticate.ts";
+import { isTokenLive } from "./token_format.ts";
+import { visibleChannelIds } from "./channels.ts";
+import { selectFor, type StreamFilter } from "./stream_audience.ts";
+import { envelopeOf } from "./views.ts";
+
+/** Open streams one token may hold, across all instances. */
+export const MAX_STREAMS_PER_TOKEN = 10;
+/** How often events committed by other processes are looked for, while any stream is open. */
+const POLL_MS = 20;
+/** A comment line this often keeps proxies from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+/** A registration lasts this long unless renewed (every heartbeat). */
+const REGISTRATION_MS = 3 * HEARTBEAT_MS;
+/** What a stream's reader may leave unread before it is closed (it resumes where it was). */
+const MAX_UNREAD_BYTES = 1 << 20;
+/** Log entries read at a time, catching up or live. */
+const PAGE = 500;
+/** A pending marker this old was left by a process that died before logging it. */
+const STALE_PENDING_MS = 2_000;
+/** How long a client waits before coming back after the service closed its stream. */
+const RETRY_MS = 1_000;
+
+const enc = new TextEncoder();
+
+/** Everything at or before the team's current events version is behind. */
+const frontierPosition = (versionstamp: string | null): LogPosition => ({
+  versionstamp: versionstamp ?? "",
+  id: "~",
+});
+
+interface OpenStream {
+  id: string;
+  team: TeamState;
+  subject: Subject;
+  /** The token the stream was opened with, read again when any token is revoked. */
+  tokenHash: string;
+  filter: StreamFilter;
+  /** The last event sent (or the position it started from). */
+  cursor: LogPosition;
+  /** Whether it is not behind its team (rounds send to it); false while it catches up. */
+  live: boolean;
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  closed: boolean;
+}
+
+interface TeamState {
+  streams: Set<OpenStream>;
+  /** Where the last round ended: live streams are at or past it. */
+  position: LogPosition;
+  /** The events version the last round read up to. */
+  version: string | null;
+  round: Promise<void> | null;
+  again: boolean;
+}
+
+const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
+/** One process's event streams. */
+export class StreamHub {
+  readonly #teams = new Map<string, TeamState>();
+  #pollTimer: ReturnType<typeof setTimeout> | undefined;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #tokens: string | null | undefined;
+  readonly #stopListening: () => void;
+  #closing = false;
+  readonly #registering = new KeyedLock();
+  readonly #toDrop: StreamRef[] = [];
+  #dropped: Promise<void> = Promise.resolve();
+
+  constructor(private readonly ctx: Ctx) {
+    this.#stopListening = onCommittedEvents(ctx.kv, (teamId) => this.#wake(teamId));
+  }
+
+  /** Streams open in this process. */
+  get size(): number {
+    let n = 0;
+    for (const t of this.#teams.values()) n += t.streams.size;
+    return n;
+  }
+
+  /**
+   * Opens a stream for `subject` from `from` (null: from now), or refuses with 429 when its
+   * token already holds MAX_STREAMS_PER_TOKEN. The stream ends when the client goes.
+   */
+  async open(
+    subject: Subject,
+    filter: StreamFilter,
+    from: LogPosition | null,
+  ): Promise<ReadableStream<Uint8Array>> {
+    if (this.#closing) throw new ApiError(503, "The service is stopping; connect again.");
+    await this.#watchToken(subject);
+    const id = newId();
+    // One at a time per token here: a client opening its streams at once would only conflict.
+    const registered = await this.#registering.run(
+      subject.token_id,
+      () =>
+        retrying("open event stream", () =>
+          registerStream(
+            this.ctx.kv,
+            subject.token_id,
+            id,
+            Date.now() + REGISTRATION_MS,
+            MAX_STREAMS_PER_TOKEN,
+          )),
+    );
+    if (!registered) {
+      throw new ApiError(
+        429,
+        `A token may hold at most ${MAX_STREAMS_PER_TOKEN} open event streams; close one first.`,
+        undefined,
+        { "Retry-After": String(HEARTBEAT_MS / 1000) },
+      );
+    }
+    const team = await this.#team(subject.team_id);
+    let stream!: OpenStream;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        stream = {
+          id,
+          team,
+          subject,
+          tokenHash: subject.token_hash ?? "",
+          filter,
+          cursor: from ?? team.position,
+          live: !from || !after(team.position, from),
+          controller,
+          closed: false,
+        };
+        team.streams.add(stream);
+        controller.enqueue(enc.encode(`retry: ${RETRY_MS}\n: connected\n\n`));
+        this.#startTimers();
+      },
+      pull: async () => {
+        if (!stream.live && !stream.closed) await this.#catchUp(stream);
+      },
+      cancel: () => this.#forget(stream),
+    }, new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }));
+  }
+
+  /** Closes every stream, telling clients to come back (to another instance) shortly. */
+  async closeAll(): Promise<void> {
+    this.#closing = true;
+    this.#stopListening();
+    clearTimeout(this.#pollTimer);
+    clearInterval(this.#heartbeat);
+    const all = [...this.#teams.values()].flatMap((t) => [...t.streams]);
+    // Their registrations go in a few commits, not one each: the process may have little time.
+    await Promise.all(
+      all.map((s) => this.#end(s, `retry: ${RETRY_MS}\n: the service is stopping\n\n`)),
+    );
+    // Also those of streams whose clients left just before.
+    await this.#dropped;
+    await logSettled(this.ctx.kv);
+  }
+
+  /**
+   * Reads the tokens version, then the token: a revocation after this read changes the version,
+   * which the next poll sees (a baseline first taken by a later poll could miss it).
+   */
+  async #watchToken(subject: Subject) {
+    const version = await tokensVersion(this.ctx.kv);
+    const [entry] = await tokensByHash(this.ctx.kv, [subject.token_hash ?? ""]);
+    if (!isTokenLive(entry.value, Date.now())) {
+      throw unauthenticated("The token is invalid, revoked or expired.");
+    }
+    this.#tokens ??= version;
+  }
+
+  async #team(teamId: string): Promise<TeamState> {
+    let team = this.#teams.get(teamId);
+    if (team) return team;
+    const version = (await eventsVersions(this.ctx.kv, [teamId])).get(teamId) ?? null;
+    team = this.#teams.get(teamId);
+    if (team) return team;
+    team = {
+      streams: new Set(),
+      position: frontierPosition(version),
+      version,
+      round: null,
+      again: false,
+    };
+    this.#teams.set(teamId, team);
+    return team;
+  }
+
+  #registration = (s: OpenStream) => ({ tokenId: s.subject.token_id, streamId: s.id });
+
+  async #forget(stream: OpenStream) {
+    stream.closed = true;
+    const { team } = stream;
+    if (!team.streams.delete(stream)) return;
+    if (team.streams.size === 0 && this.#teams.get(stream.subject.team_id) === team) {
+      this.#teams.delete(stream.subject.team_id);
+    }
+    if (this.size === 0) this.#stopTimers();
+    await this.#drop([this.#registration(stream)]);
+  }
+
+  /**
+   * Drops registrations, gathering those of streams that end while a drop is under way into the
+   * next one (many clients leaving at once cost a few commits, not one each). Settles once they
+   * are dropped, or failed to be (a registration left behind runs out by itself).
+   */
+  #drop(refs: StreamRef[]): Promise<void> {
+    const first = this.#toDrop.length === 0;
+    this.#toDrop.push(...refs);
+    if (!first) return this.#dropped;
+    this.#dropped = this.#dropped.then(() =>
+      dropStreams(this.ctx.kv, this.#toDrop.splice(0))
+        .catch((e) => log.error("stream: dropping registrations failed", errorFields(e)))
+    );
+    return this.#dropped;
+  }
+
+  /** Ends a stream from this side: what is queued still reaches the client, then the end. */
+  #end(stream: OpenStream, last?: string): Promise<void> {
+    if (!stream.closed) {
+      try {
+        if (last) stream.controller.enqueue(enc.encode(last));
+        stream.controller.close();
+      } catch {
+        // The client went first.
+      }
+    }
+    return this.#forget(stream);
+  }
+
+  /** Sends bytes; a reader that leaves too much unread is closed (it resumes from its last id). */
+  #send(stream: OpenStream, bytes: Uint8Array) {
+    if (stream.closed) return;
+    try {
+      stream.controller.enqueue(bytes);
+    } catch {
+      void this.#forget(stream);
+      return;
+    }
+    if ((stream.controller.desiredSize ?? 0) < -MAX_UNREAD_BYTES) {
+      void this.#end(stream, `: too slow; resume with Last-Event-ID\n\n`);
+    }
+  }
+
+  #startTimers() {
+    this.#heartbeat ??= setInterval(() => void this.#beat(), HEARTBEAT_MS);
+    this.#pollTimer ??= setTimeout(() => void this.#poll(), POLL_MS);
+  }
+
+  #stopTimers() {
+    clearTimeout(this.#pollTimer);
+    clearInterval(this.#heartbeat);
+    this.#pollTimer = undefined;
+    this.#heartbeat = undefined;
+  }
+
+  async #beat() {
+    const streams = [...this.#teams.values()].flatMap((t) => [...t.streams]);
+    const ping = enc.encode(": ping\n\n");
+    for (const s of streams) this.#send(s, ping);
+    await renewStreams(
+      this.ctx.kv,
+      streams.map(this.#registration),
+      Date.now() + REGISTRATION_MS,
+    ).catch((e) => log.error("stream: renewing registrations failed", errorFields(e)));
+  }
+
+  /** One read of every busy team's events version, and of the tokens version. */
+  async #poll() {
+    try {
+      const teams = [...this.#teams.keys()];
+      const [versions, tokens] = await Promise.all([
+        eventsVersions(this.ctx.kv, teams),
+        tokensVersion(this.ctx.kv),
+      ]);
+      if (this.#tokens !== undefined && tokens !== this.#tokens) await this.#checkTokens();
+      this.#tokens = tokens;
+      for (const [teamId, version] of versions) {
+        const team = this.#teams.get(teamId);
+        if (team && version !== team.version) this.#wake(teamId);
+      }
+    } catch (e) {
+      log.error("stream: polling for events failed", errorFields(e));
+    } finally {
+      if (this.#pollTimer !== undefined && this.size > 0 && !this.#closing) {
+        this.#pollTimer = setTimeout(() => void this.#poll(), POLL_MS);
+      }
+    }
+  }
+
+  /** A token was revoked or rotated somewhere: streams of tokens no longer valid end now. */
+  async #checkTokens() {
+    const streams = [...this.#teams.values()].flatMap((t) => [...t.streams]);
+    const hashes = [...new Set(streams.map((s) => s.tokenHash))];
+    const read = await tokensByHash(this.ctx.kv, hashes);
+    const now = Date.now();
+    const valid = new Set(hashes.filter((_, i) => isTokenLive(read[i].value, now)));
+    for (const s of streams) {
+      if (!valid.has(s.tokenHash)) void this.#end(s, ": the token is no longer valid\n\n");
+    }
+  }
+
+  /** Runs a round for the team now, or once more after the one under way. */
+  #wake(teamId: string) {
+    const team = this.#teams.get(teamId);
+    if (!team) return;
+    if (team.round) {
+      team.again = true;
+      return;
+    }
+    team.round = (async () => {
+      do {
+        team.again = false;
+        await this.#round(teamId, team);
+      } while (team.again && team.streams.size > 0);
+    })().catch((e) => log.error("stream: a round failed", errorFields(e)))
+      .finally(() => team.round = null);
+  }
+
+  /** Sends live streams what the team committed since the last round. */
+  async #round(teamId: string, team: TeamState) {
+    const version = (await eventsVersions(this.ctx.kv, [teamId])).get(teamId) ?? null;
+    if (version === null) return;
+    for (;;) {
+      const page = await readLog(this.ctx.kv, teamId, team.position, version, PAGE);
+      this.#logStale(teamId, page.pending);
+      const live = [...team.streams].filter((s) => s.live && !s.closed);
+      await this.#deliver(page.events, live);
+      if (page.events.length > 0) team.position = page.events.at(-1)!;
+      if (!page.more) break;
+    }
+    team.version = version;
+    if (!after(team.position, frontierPosition(version))) team.position = frontierPosition(version);
+  }
+
+  /**
+   * Reads on for a stream that is behind its team, a page each time its reader wants more. Once
+   * it has everything up to the version it read, it is live if no round went past that since.
+   */
+  async #catchUp(stream: OpenStream) {
+    const teamId = stream.subject.team_id;
+    const version = (await eventsVersions(this.ctx.kv, [teamId])).get(teamId) ?? null;
+    const page = await readLog(this.ctx.kv, teamId, stream.cursor, version ?? "", PAGE);
+    await this.#deliver(page.events, [stream]);
+    if (page.more) return;
+    const read = frontierPosition(version);
+    if (after(read, stream.cursor)) stream.cursor = read;
+    if (!after(stream.team.position, stream.cursor)) stream.live = true;
+  }
+
+  /** Sends each stream the events it may see and asked for, after its cursor, in order. */
+  async #deliver(events: LoggedEvent[], streams: OpenStream[]) {
+    if (events.length === 0 || streams.length === 0) return;
+    const picks = await selectFor(this.ctx, events, streams);
+    const wanted = [...new Set(picks.flat())].sort((a, b) => a - b);
+    const bodies = new Map<string, OutboxEvent>();
+    for (const e of await readEvents(this.ctx.kv, wanted.map((i) => events[i].id))) {
+      bodies.set(e.id, e);
+    }
+    const frames = events.map((e) => {
+      const body = bodies.get(e.id);
+      return body
+        ? `id: ${encodeCursor(e)}\nevent: ${e.type}\ndata: ${JSON.stringify(envelopeOf(body))}\n\n`
+        : null;
+    });
+    const joined = new Map<string, Uint8Array>();
+    streams.forEach((stream, n) => {
+      const mine = picks[n].filter((i) => frames[i] && after(events[i], stream.cursor));
+      if (mine.length > 0) {
+        const key = mine.join(",");
+        let bytes = joined.get(key);
+        if (!bytes) joined.set(key, bytes = enc.encode(mine.map((i) => frames[i]).join("")));
+        this.#send(stream, bytes);
+      }
+      const last = events.at(-1)!;
+      if (after(last, stream.cursor)) stream.cursor = last;
+    });
+  }
+
+  /** Logs pending markers a process that died left behind, so every reader finds them there. */
+  #logStale(teamId: string, pending: LoggedEvent[]) {
+    const stale = pending.filter((p) => Date.now() - idTime(p.id) > STALE_PENDING_MS);
+    if (stale.length > 0) logEvents(this.ctx.kv, teamId, stale).catch(() => {});
+  }
+}
+
+/** What a client asks a stream for, shape-checked at the edge. */
+export interface StreamQuery {
+  types: StreamFilter["types"];
+  channelIds: string[] | null;
+  /** A stream's SSE id or an event id to resume after (Last-Event-ID, or `after`); null: now. */
+  after: string | null;
+}
+
+/**
+ * Opens an event stream for a token's subject (GET /events/stream): `channel_ids` must name
+ * channels it can see, refused exactly like unknown ones (422, as for a subscription), and a
+ * resume position must name an event still kept (422 on `after`).
+ */
+export async function openEventStream(
+  ctx: Ctx,
+  hub: StreamHub,
+  subject: Subject,
+  query: StreamQuery,
+): Promise<ReadableStream<Uint8Array>> {
+  await verifySubject(ctx, subject);
+  if (query.channelIds) {
+    const visible = await visibleChannelIds(ctx, subject, query.channelIds);
+    if (query.channelIds.some((id) => !visible.has(id))) {
+      throw invalid("channel_ids", "Every channel id must name a channel of this workspace.");
+    }
+  }
+  let from: LogPosition | null = null;
+  if (query.after !== null) {
+    const asked = decodeCursor(query.after);
+    from = asked && "eventId" in asked
+      ? await positionOf(ctx.kv, subject.team_id, asked.eventId)
+      : asked;
+    if (!from) {
+      throw invalid(
+        "after",
+        "The after cursor must be an event stream id or an event id still kept (30 days).",
+      );
+    }
+  }
+  return await hub.open(subject, { types: query.types, channelIds: query.channelIds }, from);
+}
