@@ -14,11 +14,16 @@ import { dropPending } from "../kv/webhooks.ts";
 import type { LatestSubscriptions } from "./latest.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
 import { errorFields, log } from "../core/log.ts";
+import { backoff } from "../core/retry.ts";
 import type { AttemptOutcome } from "./send.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery settled. */
 const MAX_BATCH = 9;
-const MAX_CONFLICTS = 10;
+/**
+ * How long recording keeps trying against other processes' commits or a busy store. Once the
+ * jobs' leases run out another engine may attempt them again; these records are still written.
+ */
+const RECORD_DEADLINE_MS = 30_000;
 const GATHER_MS = 2;
 
 type Pending = Deno.KvEntry<DeliveryJob | Redelivery>;
@@ -172,41 +177,60 @@ export class Recorder {
   }
 
   /**
-   * One commit for the batch (see commitAttempt). On a conflict, reads the subscription and the
+   * One commit for the batch (see commitAttempt). On a conflict (another process rewrote the
+   * subscription's stats) or a store that is busy, backs off, reads the subscription and the
    * jobs again and re-plans: Delivery records are written while the subscription exists, a job
-   * only touched if nobody else settled it meanwhile.
+   * only touched if nobody else settled it meanwhile. It keeps at it for RECORD_DEADLINE_MS:
+   * giving up loses the record of attempts the receiver may have accepted, and sends them again.
    */
   async #commit(id: string, batch: Waiting[]) {
     let sub = this.latest.current(id) ??
       this.latest.freshest(await this.kv.get<Subscription>(keys.webhook(id)));
     let pendings: (Pending | null)[] = batch.map((w) => w.a.pending);
-    for (let i = 0; i < MAX_CONFLICTS; i++) {
+    const deadline = Date.now() + RECORD_DEADLINE_MS;
+    for (let tries = 1;; tries++) {
       if (!sub) {
         await Promise.all(pendings.map((p) => p && dropIfUnchanged(this.kv, p)));
         return;
       }
       const items = batch.map((w, j) => ({ a: w.a, delivery: w.delivery, pending: pendings[j] }));
       const plan = planCommit(this.webhooks, sub, items);
-      const versionstamp = await commitAttempt(this.kv, plan);
+      const versionstamp = await commitAttempt(this.kv, plan).catch((e) => {
+        if (Date.now() >= deadline) throw e;
+        return null;
+      });
       if (versionstamp) {
-        this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
-        for (const { retry } of plan.settle) if (retry) this.scheduled(retry.job);
-        if (plan.audit) {
-          log.warn("delivery: subscription disabled after failing in a row", {
-            subscription_id: id,
-            consecutive_failures: plan.next.consecutive_failures,
-          });
-          await dropPending(this.kv, id);
-        }
+        await this.#landed(id, sub, plan, versionstamp);
         return;
       }
-      const [s, ...read] = await this.kv.getMany<Subscription[]>([
+      if (Date.now() >= deadline) throw new Error("kept losing to concurrent changes");
+      await backoff(tries);
+      const read = await this.kv.getMany<Subscription[]>([
         keys.webhook(id),
         ...batch.map((w) => w.a.pending.key),
-      ]);
-      sub = this.latest.freshest(s);
-      pendings = pendings.map((p, j) => p && read[j].versionstamp === p.versionstamp ? p : null);
+      ]).catch(() => null);
+      if (!read) continue;
+      sub = this.latest.freshest(read[0]);
+      pendings = pendings.map((p, j) =>
+        p && read[j + 1].versionstamp === p.versionstamp ? p : null
+      );
     }
-    throw new Error("kept losing to concurrent changes");
+  }
+
+  async #landed(
+    id: string,
+    sub: Deno.KvEntry<Subscription>,
+    plan: AttemptCommit,
+    versionstamp: string,
+  ) {
+    this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
+    for (const { retry } of plan.settle) if (retry) this.scheduled(retry.job);
+    if (plan.audit) {
+      log.warn("delivery: subscription disabled after failing in a row", {
+        subscription_id: id,
+        consecutive_failures: plan.next.consecutive_failures,
+      });
+      await dropPending(this.kv, id);
+    }
   }
 }

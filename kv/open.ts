@@ -1,5 +1,7 @@
 import { dirname } from "node:path";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
+import { ConflictError } from "../core/errors.ts";
+import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
 import { forgoQueues, probeQueues } from "./queue_support.ts";
 import { migrate } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
@@ -76,13 +78,12 @@ async function ensureFolder(path: string) {
   await Deno.mkdir(folder, { recursive: true });
 }
 
-const LOCKED_RETRIES = 20;
-
 /**
  * Makes every `kv.atomic()` commit try again when SQLite answers "database is locked". It does
  * so at once, without waiting out its busy timeout, when another process on the same file (the
  * CLI, an instance restarting after a crash) would otherwise deadlock with this one; SQLite's
- * advice is to retry the transaction. A commit that failed this way wrote nothing.
+ * advice is to retry the transaction. A commit that failed this way wrote nothing, so one that
+ * still fails after CONTENTION_DEADLINE_MS is a ConflictError: 503 with Retry-After, not 500.
  */
 export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
   const atomic = kv.atomic.bind(kv);
@@ -90,12 +91,14 @@ export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
     const op = atomic();
     const commit = op.commit.bind(op);
     op.commit = async () => {
-      for (let attempt = 1;; attempt++) {
+      const deadline = Date.now() + CONTENTION_DEADLINE_MS;
+      for (let tries = 1;; tries++) {
         try {
           return await commit();
         } catch (e) {
-          if (attempt >= LOCKED_RETRIES || !/database is locked/.test(String(e))) throw e;
-          await new Promise((r) => setTimeout(r, 5 * attempt));
+          if (!/database is locked/.test(String(e))) throw e;
+          if (Date.now() >= deadline) throw new ConflictError("commit");
+          await backoff(tries);
         }
       }
     };

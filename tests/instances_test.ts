@@ -273,7 +273,8 @@ Deno.test("instances: two engines deliver each event once", async () => {
       duplicates,
     });
     for (const m of got) assert.equal(m.size, events, "every event was delivered");
-    assert.ok(duplicates <= (events * 2) / 100, `${duplicates} duplicates`);
+    // Both engines record attempts of one subscription: a lost record would send its event again.
+    assert.equal(duplicates, 0, "no event sent twice without a crash");
   }).finally(() => Promise.all(rs.map((r) => r.close())));
 });
 

@@ -3,6 +3,7 @@
  * characters stored in a name, or a process that stops serving after a flood of idle sockets.
  */
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import {
   api,
   assertInvalid,
@@ -172,5 +173,31 @@ Deno.test("resilience: a flood of idle connections that uses up every descriptor
     for (const conn of held) conn.close();
     await service.kill();
     await store.cleanup();
+  }
+});
+
+Deno.test("resilience: a store another process holds locked answers 503 with Retry-After, not 500", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/kv.sqlite3`;
+  try {
+    await withWorkspace(async (s, w) => {
+      const general = w.team.general_channel_id;
+      const before = await countKeys(s.ctx.kv);
+      // What a stuck writer elsewhere does to SQLite: every commit here waits, then is refused.
+      const other = new DatabaseSync(path);
+      other.exec("BEGIN EXCLUSIVE");
+      const res = await api(s, "POST", `/channels/${general}/messages`, {
+        token: w.admin.token,
+        body: { body: "while locked" },
+      });
+      other.exec("ROLLBACK");
+      other.close();
+      assertStatus(res, 503);
+      assert.match(res.headers.get("retry-after") ?? "", /^\d+$/);
+      assert.equal(await countKeys(s.ctx.kv), before, "nothing was written");
+      await post(s, w.admin.token, general, "after the lock");
+    }, { KV_PATH: path });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
