@@ -18,7 +18,7 @@ import { log } from "../core/log.ts";
 const MAX_UNRECORDED = 256;
 
 /** What a task leaves behind when it gives up its slot: the recording still under way. */
-export type Sent = { rest?: Promise<void> } | void;
+export type Sent = { rest?: Promise<void>; succeeded?: boolean } | void;
 
 /** What attempts need, shared by every attempt of the process. */
 export interface AttemptDeps {
@@ -114,7 +114,7 @@ async function attemptAndRecord(
   // A failure keeps its slot until recorded, so the subscription's next attempt sees the
   // streak (and a disable) it leads to.
   if (!outcome.succeeded || deps.recorder.backlog > MAX_UNRECORDED) await rest;
-  return { rest };
+  return { rest, succeeded: outcome.succeeded };
 }
 
 /** Signs and sends one attempt. */

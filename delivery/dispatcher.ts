@@ -6,9 +6,10 @@ export interface Task {
   lane: string;
   /**
    * Does the work. Resolves when the task no longer needs its slot, optionally with `rest`:
-   * work that finishes later without a slot (recording), while the key stays taken.
+   * work that finishes later without a slot (recording), while the key stays taken, and with
+   * whether it succeeded (the lane's bound adapts to it).
    */
-  run(): Promise<{ rest?: Promise<void> } | void>;
+  run(): Promise<{ rest?: Promise<void>; succeeded?: boolean } | void>;
   /** Told when the task is dropped unstarted (the dispatcher stopped). */
   dropped?(): void;
 }
@@ -19,12 +20,19 @@ interface Lane {
   /** Room promised to tasks still on their way (see reserve). */
   reserved: number;
   ready: boolean;
+  /** Tasks of the lane that may run at once now, from perLane up to maxPerLane. */
+  limit: number;
 }
 
 export interface DispatcherLimits {
   /** Tasks running at once, in all and per lane. */
   global: number;
   perLane: number;
+  /**
+   * What a lane's bound may grow to while its tasks succeed and more wait: a receiver that is
+   * slow but sure gets more attempts in flight. A failure puts it back to perLane.
+   */
+  maxPerLane: number;
   /** Tasks held at once (waiting, running or reserved), in all and per lane: the window. */
   window: number;
   laneWindow: number;
@@ -32,8 +40,8 @@ export interface DispatcherLimits {
 
 /**
  * Runs tasks concurrently under a global bound and a small bound per lane (per subscription),
- * taking lanes in turn: an endpoint that is slow or failing holds at most `perLane` slots and
- * never delays the other subscriptions. It holds at most `window` tasks, `laneWindow` per lane:
+ * taking lanes in turn: an endpoint that is failing holds at most `perLane` slots, one slow but
+ * succeeding at most `maxPerLane`, and neither delays the other subscriptions. It holds at most `window` tasks, `laneWindow` per lane:
  * the rest of a backlog stays in KV until there is room (see `room`). A task already held is
  * not added twice.
  */
@@ -133,7 +141,7 @@ export class Dispatcher {
   #lane(name: string): Lane {
     let lane = this.#lanes.get(name);
     if (!lane) {
-      lane = { waiting: [], running: 0, reserved: 0, ready: false };
+      lane = { waiting: [], running: 0, reserved: 0, ready: false, limit: this.limits.perLane };
       this.#lanes.set(name, lane);
     }
     return lane;
@@ -146,7 +154,7 @@ export class Dispatcher {
   }
 
   #markReady(name: string, lane: Lane) {
-    if (!lane.ready && lane.waiting.length > 0 && lane.running < this.limits.perLane) {
+    if (!lane.ready && lane.waiting.length > 0 && lane.running < lane.limit) {
       lane.ready = true;
       this.#ready.push(name);
     }
@@ -167,6 +175,10 @@ export class Dispatcher {
     this.#active++;
     lane.running++;
     const finished: Promise<void> = task.run()
+      .then((done) => {
+        this.#adapt(lane, done?.succeeded);
+        return done;
+      })
       .finally(() => this.#release(name, lane))
       .then((done) => done?.rest)
       .catch((e) => log.error("delivery: a task failed unexpectedly", errorFields(e)))
@@ -177,6 +189,14 @@ export class Dispatcher {
         this.#roomFreed();
       });
     this.#unfinished.add(finished);
+  }
+
+  /** Additive increase while a backlogged lane succeeds; back to the floor on a failure. */
+  #adapt(lane: Lane, succeeded: boolean | undefined) {
+    if (succeeded === false) lane.limit = this.limits.perLane;
+    else if (succeeded && lane.waiting.length > 0) {
+      lane.limit = Math.min(this.limits.maxPerLane, lane.limit + 1);
+    }
   }
 
   #release(name: string, lane: Lane) {

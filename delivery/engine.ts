@@ -25,9 +25,13 @@ import type { Resolver } from "../core/url_safety.ts";
 import { sweep } from "./sweeper.ts";
 
 export interface EngineOptions {
-  /** Attempts running at once, in all and per subscription. */
+  /**
+   * Attempts running at once, in all and per subscription; a subscription whose receiver keeps
+   * succeeding with a backlog waiting may go up to maxPerSubscription.
+   */
   concurrency?: number;
   perSubscription?: number;
+  maxPerSubscription?: number;
   /** Jobs held in memory at once, in all (default: WEBHOOKS_MAX_IN_MEMORY) and per subscription. */
   window?: number;
   laneWindow?: number;
@@ -114,6 +118,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
   const dispatcher = new Dispatcher({
     global: opts.concurrency ?? 64,
     perLane: opts.perSubscription ?? 4,
+    maxPerLane: Math.max(opts.perSubscription ?? 4, opts.maxPerSubscription ?? 16),
     window,
     laneWindow,
   });

@@ -11,6 +11,8 @@ import { newId } from "../core/ids.ts";
 import { loadSettings } from "../core/settings.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import { postMessage } from "../domain/messages.ts";
 import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
@@ -288,6 +290,41 @@ Deno.test("delivery: a slow endpoint does not delay other subscriptions", async 
     release.resolve();
     await slow.waitFor(20);
   }, { perSubscription: 2 }).finally(closeReceivers);
+});
+
+/** A receiver that answers after `ms`, noting the most requests it had in hand at once. */
+function slowReceiver(ms: number, status: number) {
+  let inHand = 0;
+  const seen = { most: 0 };
+  const r = tracked(async () => {
+    seen.most = Math.max(seen.most, ++inHand);
+    await sleep(ms);
+    inHand--;
+    return new Response("", { status });
+  });
+  return Object.assign(r, { seen });
+}
+
+Deno.test("delivery: a slow but sure receiver gets more attempts in flight, a failing one no more", async () => {
+  await withEngine({ WEBHOOKS_BACKOFF: "1m", WEBHOOKS_DISABLE_AFTER: "1000" }, async (s, w) => {
+    const sure = slowReceiver(150, 200);
+    const failing = slowReceiver(150, 500);
+    await subscribe(s, w.admin.token, sure.url, { name: "sure" });
+    await subscribe(s, w.admin.token, failing.url, { name: "failing" });
+    const events = 60;
+    const subject = await authenticate(s.ctx, w.admin.token);
+    for (let i = 0; i < events; i++) {
+      await postMessage(s.ctx, subject, w.team.general_channel_id, {
+        ok: true,
+        value: { body: `backlog ${i}` },
+      });
+    }
+    await sure.waitFor(events, 10_000);
+    await failing.waitFor(events, 10_000);
+    assert.ok(sure.seen.most > 4, `at most ${sure.seen.most} at once`);
+    assert.ok(sure.seen.most <= 8, `at most ${sure.seen.most} at once`);
+    assert.equal(failing.seen.most, 4, "a failing receiver holds perSubscription slots");
+  }, { maxPerSubscription: 8 }).finally(closeReceivers);
 });
 
 Deno.test("delivery: many events to several subscriptions, each exactly once when all goes well", async () => {
