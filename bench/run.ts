@@ -13,6 +13,7 @@ import { deliveryThroughput } from "./scenarios/delivery_throughput.ts";
 import { deliveryLatency } from "./scenarios/delivery_latency.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
 import { eventStream } from "./scenarios/event_stream.ts";
+import { remoteStore } from "./scenarios/remote_store.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -24,6 +25,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["delivery throughput", deliveryThroughput, 30],
   ["delivery latency", deliveryLatency, 15],
   ["event stream", eventStream, 60],
+  ["remote store", remoteStore, 30],
 ];
 
 await requireWrk();

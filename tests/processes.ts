@@ -44,12 +44,22 @@ export async function runToExit(
   const collect = (stream: ReadableStream<Uint8Array>) =>
     stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
   const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  // Once only, and never after the exit: a second kill of an exited child throws, uncaught.
+  const kill = () => {
+    clearTimeout(timer);
+    clearInterval(watch);
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It exited meanwhile.
+    }
+  };
+  const timer = setTimeout(kill, timeoutMs);
   let served = false;
   const watch = setInterval(() => {
     if (output.includes("Listening on")) {
       served = true;
-      child.kill("SIGKILL");
+      kill();
     }
   }, 50);
   const status = await child.status;
