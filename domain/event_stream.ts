@@ -157,7 +157,8 @@ export class StreamHub {
           tokenHash: subject.token_hash ?? "",
           filter,
           cursor: from ?? team.position,
-          live: !from || !after(team.position, from),
+          // Live only between rounds: one under way may have taken its streams already.
+          live: !team.round && (!from || !after(team.position, from)),
           controller,
           closed: false,
         };
@@ -165,8 +166,10 @@ export class StreamHub {
         controller.enqueue(enc.encode(`retry: ${RETRY_MS}\n: connected\n\n`));
         this.#startTimers();
       },
+      // A pull that sends nothing is not called again until something is enqueued: read on
+      // until this one sends something (the reader's demand brings the next) or it is live.
       pull: async () => {
-        if (!stream.live && !stream.closed) await this.#catchUp(stream);
+        while (!stream.live && !stream.closed && !await this.#catchUp(stream));
       },
       cancel: () => this.#forget(stream),
     }, new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }));
@@ -367,22 +370,32 @@ export class StreamHub {
 
   /**
    * Reads on for a stream that is behind its team, a page each time its reader wants more. Once
-   * it has everything up to the version it read, it is live if no round went past that since.
+   * it has everything up to the version it read, it is live if no round went past that since
+   * (and none is under way).
+   * Returns whether it sent the stream anything.
    */
-  async #catchUp(stream: OpenStream) {
+  async #catchUp(stream: OpenStream): Promise<boolean> {
     const teamId = stream.subject.team_id;
     const version = (await eventsVersions(this.ctx.kv, [teamId])).get(teamId) ?? null;
     const page = await readLog(this.ctx.kv, teamId, stream.cursor, version ?? "", PAGE);
-    await this.#deliver(page.events, [stream]);
-    if (page.more) return;
+    const sent = await this.#deliver(page.events, [stream]) > 0;
+    if (page.more) return sent;
     const read = frontierPosition(version);
     if (after(read, stream.cursor)) stream.cursor = read;
-    if (!after(stream.team.position, stream.cursor)) stream.live = true;
+    // A round under way took its live streams before this one could join, and will move the
+    // team past this cursor: join between rounds, or read the gap first.
+    const { team } = stream;
+    if (team.round) await team.round;
+    if (!team.round && !after(team.position, stream.cursor)) stream.live = true;
+    return sent;
   }
 
-  /** Sends each stream the events it may see and asked for, after its cursor, in order. */
-  async #deliver(events: LoggedEvent[], streams: OpenStream[]) {
-    if (events.length === 0 || streams.length === 0) return;
+  /**
+   * Sends each stream the events it may see and asked for, after its cursor, in order. Returns
+   * how many streams it sent something.
+   */
+  async #deliver(events: LoggedEvent[], streams: OpenStream[]): Promise<number> {
+    if (events.length === 0 || streams.length === 0) return 0;
     const picks = await selectFor(this.ctx, events, streams);
     const wanted = [...new Set(picks.flat())].sort((a, b) => a - b);
     const bodies = new Map<string, OutboxEvent>();
@@ -396,6 +409,7 @@ export class StreamHub {
         : null;
     });
     const joined = new Map<string, Uint8Array>();
+    let sent = 0;
     streams.forEach((stream, n) => {
       const mine = picks[n].filter((i) => frames[i] && after(events[i], stream.cursor));
       if (mine.length > 0) {
@@ -403,10 +417,12 @@ export class StreamHub {
         let bytes = joined.get(key);
         if (!bytes) joined.set(key, bytes = enc.encode(mine.map((i) => frames[i]).join("")));
         this.#send(stream, bytes);
+        sent++;
       }
       const last = events.at(-1)!;
       if (after(last, stream.cursor)) stream.cursor = last;
     });
+    return sent;
   }
 
   /** Logs pending markers a process that died left behind, so every reader finds them there. */

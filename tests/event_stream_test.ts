@@ -60,6 +60,7 @@ Deno.test("event stream: 1,000 events through two instances, each exactly once a
     // Dropped mid-stream, it comes back to the other instance from its last id.
     await dropping.close();
     gathered.push(...dropping.events);
+    const resumedAfter = dropping.lastEventId();
     dropping = await connect(`${b.url}${STREAM}`, w.member.token, {
       lastEventId: dropping.lastEventId(),
     });
@@ -69,7 +70,15 @@ Deno.test("event stream: 1,000 events through two instances, each exactly once a
       () => gathered.length + dropping.events.length >= 1_000,
       20_000,
       "the resumed stream to catch up",
-    );
+    ).catch((e) => {
+      const have = new Set([...gathered, ...dropping.events].map((x) => x.id));
+      const missing = steady.events.filter((x) => !have.has(x.id)).map((x) => x.id);
+      throw new Error(
+        `${e.message}: ${gathered.length} before the drop (resumed after ${resumedAfter}), ` +
+          `${dropping.events.length} after, ${steady.events.length} on the steady stream; ` +
+          `missing ${missing.join(", ")}`,
+      );
+    });
     await steady.waitFor(1_000, 20_000);
     await sleep(200);
     gathered.push(...dropping.events);
