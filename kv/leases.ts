@@ -13,24 +13,26 @@ const LEASE_BATCH = 10;
 /**
  * Leases entries as read, until `until`: each is taken only if unchanged since it was read, so
  * of two processes that found the same job, one gets it. Returns the leased entries as they now
- * stand; an entry someone else changed meanwhile is left out.
+ * stand, in order; an entry someone else changed meanwhile is left out. The batches commit at
+ * once, not one after another: on a remote store each is a round trip.
  */
 export async function lease(
   kv: Deno.Kv,
   entries: Deno.KvEntry<Leasable>[],
   until: number,
 ): Promise<Deno.KvEntry<Leasable>[]> {
-  const out: Deno.KvEntry<Leasable>[] = [];
+  const batches: Deno.KvEntry<Leasable>[][] = [];
   for (let i = 0; i < entries.length; i += LEASE_BATCH) {
-    const batch = entries.slice(i, i + LEASE_BATCH);
-    const won = await leaseTogether(kv, batch, until);
-    if (won) out.push(...won);
-    else if (batch.length > 1) {
-      // One of them changed: each goes alone, so the others are still taken.
-      for (const e of batch) out.push(...(await leaseTogether(kv, [e], until) ?? []));
-    }
+    batches.push(entries.slice(i, i + LEASE_BATCH));
   }
-  return out;
+  const won = await Promise.all(batches.map(async (batch) => {
+    const together = await leaseTogether(kv, batch, until);
+    if (together || batch.length === 1) return together ?? [];
+    // One of them changed: each goes alone, so the others are still taken.
+    const alone = await Promise.all(batch.map((e) => leaseTogether(kv, [e], until)));
+    return alone.flatMap((w) => w ?? []);
+  }));
+  return won.flat();
 }
 
 async function leaseTogether(kv: Deno.Kv, batch: Deno.KvEntry<Leasable>[], until: number) {
