@@ -19,6 +19,17 @@ export interface AppendOptions {
   alone?: boolean;
 }
 
+/** After this many lost commits in a row, a process claims a turn at the channel's lists. */
+const CLAIM_AFTER = 3;
+/** How long a claimed turn holds other processes' appends to the channel back. */
+const TURN_MS = 10;
+
+/** A claim on a channel's lists: other processes' appends wait until `until` (ms). */
+interface Turn {
+  owner: string;
+  until: number;
+}
+
 /** What a commit may hold: KV allows 10 checks (with KV Connect) and 800 KiB. */
 const MAX_CHECKS = 10;
 const MAX_BATCH = 64;
@@ -67,10 +78,18 @@ function checksOf(r: Request): { check: Deno.AtomicCheck; exclusive: boolean }[]
  * so a lone post waits for nothing. Each list's length key is checked against the versionstamp
  * this process last saw, so another writer (a second instance, the CLI) makes the commit fail
  * instead of sharing a position; the batch then re-reads and goes again.
+ *
+ * A writer that commits back to back never re-reads, while the other re-reads before each try
+ * and keeps losing the moment in between: it would starve. So a process that lost CLAIM_AFTER
+ * times in a row claims a turn (TURN_MS) at the channel, and touches its lists so that everyone
+ * else's next commit fails and, re-reading, finds the turn and waits it out.
  */
 class Appender {
   #queues = new Map<string, Request[]>();
   #cursors = new RecentMap<string, Cursor>(10_000);
+  /** Turns other processes claimed, by channel, as last read. */
+  #turns = new RecentMap<string, number>(1_000);
+  readonly #id = crypto.randomUUID();
 
   constructor(private kv: Deno.Kv) {}
 
@@ -95,13 +114,43 @@ class Appender {
       try {
         const retry = await this.#commit(batch);
         queue.unshift(...retry);
-        // Lost to another writer: let it finish before trying again, not in lockstep with it.
-        if (retry.length > 0) await backoff(Math.max(...retry.map((r) => r.tries)));
+        if (retry.length > 0) await this.#afterLosing(channelId, retry);
       } catch (e) {
         for (const r of batch) r.reject(e);
       }
     }
     this.#queues.delete(channelId);
+  }
+
+  /**
+   * Lost to another writer: wait out a turn it claimed, or claim one after losing too often, or
+   * back off so as not to go again in lockstep with it.
+   */
+  async #afterLosing(channelId: string, retry: Request[]) {
+    const turn = this.#turns.get(channelId) ?? 0;
+    if (turn > Date.now()) {
+      await new Promise((r) => setTimeout(r, turn - Date.now()));
+      return;
+    }
+    const tries = Math.max(...retry.map((r) => r.tries));
+    if (tries >= CLAIM_AFTER) await this.#claim(channelId, retry);
+    else await backoff(tries);
+  }
+
+  /**
+   * Claims a turn at the channel: writes it and adds 0 to the lengths of its lists, so that every
+   * other writer's next commit fails and its re-read finds the turn. This process reads the
+   * lengths again before its own next try.
+   */
+  async #claim(channelId: string, retry: Request[]) {
+    const lists = [
+      ...new Map(retry.flatMap((r) => listsOf(r.draft)).map((k) => [keyId(k), k])).values(),
+    ];
+    const turn: Turn = { owner: this.#id, until: Date.now() + TURN_MS };
+    const op = this.kv.atomic().set(keys.appendTurn(channelId), turn, { expireIn: 60_000 });
+    for (const key of lists) op.sum(key, 0n);
+    await op.commit();
+    for (const key of lists) this.#cursors.delete(keyId(key));
   }
 
   /** Commits `batch`; returns the requests to try again. */
@@ -164,7 +213,12 @@ class Appender {
     checks: Deno.AtomicCheck[],
     lists: Deno.KvKey[],
   ): Promise<Request[]> {
-    const read = await this.kv.getMany([...checks.map((c) => c.key), ...lists]);
+    const channelId = batch[0].draft.channel_id;
+    const [read, turn] = await Promise.all([
+      this.kv.getMany([...checks.map((c) => c.key), ...lists]),
+      this.kv.get<Turn>(keys.appendTurn(channelId)),
+    ]);
+    if (turn.value && turn.value.owner !== this.#id) this.#turns.set(channelId, turn.value.until);
     const now = new Map(read.map((e) => [keyId(e.key), e]));
     for (const key of lists) {
       const entry = now.get(keyId(key))!;

@@ -22,6 +22,7 @@
  * | ["messages", messageId]                       | Message              | primary                                 |
  * | ["timeline", channelId, pos]                  | Message              | copy; pos is dense from 1: page N is a range |
  * | ["timeline_len", channelId]                   | Deno.KvU64           | highest pos; every append checks its versionstamp |
+ * | ["append_turn", channelId]                   | { owner, until }     | a process that kept losing appends to the channel's lists claims them until `until` (ms); expires |
  * | ["thread", rootId, pos]                       | Message              | copy of a thread reply, oldest first    |
  * | ["thread_len", rootId]                        | Deno.KvU64           | highest pos in the thread               |
  * | ["client_uuids", authorId, clientUuid]        | messageId            | idempotency of posts, forever           |
@@ -82,6 +83,7 @@ export const keys = {
   timeline: (channelId: string) => ["timeline", channelId],
   timelineAt: (channelId: string, pos: number) => ["timeline", channelId, pos],
   timelineLen: (channelId: string) => ["timeline_len", channelId],
+  appendTurn: (channelId: string) => ["append_turn", channelId],
   thread: (rootId: string) => ["thread", rootId],
   threadAt: (rootId: string, pos: number) => ["thread", rootId, pos],
   threadLen: (rootId: string) => ["thread_len", rootId],
