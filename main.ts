@@ -4,7 +4,7 @@ import { CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
 import { type DeliveryEngine, startDeliveryEngine } from "./delivery/engine.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
 import { loadSettings, SettingsError } from "./core/settings.ts";
-import { openStore, where } from "./kv/open.ts";
+import { commitsSettled, openStore, where } from "./kv/open.ts";
 import { loadKeyring } from "./domain/app_key.ts";
 import { recordBaseUrl } from "./domain/base_url.ts";
 import type { Ctx } from "./core/context.ts";
@@ -90,6 +90,7 @@ async function shutdown(signal: string) {
   await app.close();
   await serving.shutdown();
   await engine?.stop();
+  await commitsSettled(kv);
   kv.close();
   log.info("stopped");
   flushLog();

@@ -78,6 +78,17 @@ async function ensureFolder(path: string) {
   await Deno.mkdir(folder, { recursive: true });
 }
 
+const committing = new WeakMap<Deno.Kv, Set<Promise<unknown>>>();
+
+/**
+ * Settles once the commits under way on `kv` are done, retries included: before closing it, so
+ * that a write made off a request's path (a token's last use) is not cut off, nor left waiting.
+ */
+export async function commitsSettled(kv: Deno.Kv): Promise<void> {
+  const underWay = committing.get(kv);
+  while (underWay && underWay.size > 0) await Promise.allSettled([...underWay]);
+}
+
 /**
  * Makes every `kv.atomic()` commit try again when SQLite answers "database is locked". It does
  * so at once, without waiting out its busy timeout, when another process on the same file (the
@@ -87,20 +98,27 @@ async function ensureFolder(path: string) {
  */
 export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
   const atomic = kv.atomic.bind(kv);
+  const underWay = new Set<Promise<unknown>>();
+  committing.set(kv, underWay);
   kv.atomic = () => {
     const op = atomic();
     const commit = op.commit.bind(op);
-    op.commit = async () => {
-      const deadline = Date.now() + CONTENTION_DEADLINE_MS;
-      for (let tries = 1;; tries++) {
-        try {
-          return await commit();
-        } catch (e) {
-          if (!/database is locked/.test(String(e))) throw e;
-          if (Date.now() >= deadline) throw new ConflictError("commit");
-          await backoff(tries);
+    op.commit = () => {
+      const done = (async () => {
+        const deadline = Date.now() + CONTENTION_DEADLINE_MS;
+        for (let tries = 1;; tries++) {
+          try {
+            return await commit();
+          } catch (e) {
+            if (!/database is locked/.test(String(e))) throw e;
+            if (Date.now() >= deadline) throw new ConflictError("commit");
+            await backoff(tries);
+          }
         }
-      }
+      })();
+      underWay.add(done);
+      done.finally(() => underWay.delete(done)).catch(() => {});
+      return done;
     };
     return op;
   };

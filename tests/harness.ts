@@ -14,7 +14,7 @@ import type { Role, Scope, Team, User } from "../core/types.ts";
 import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
 import { keys } from "../kv/keys.ts";
-import { retryLockedCommits } from "../kv/open.ts";
+import { commitsSettled, retryLockedCommits } from "../kv/open.ts";
 import { coalesceReads } from "../kv/read_coalescer.ts";
 import { checkResponse } from "./openapi_check.ts";
 
@@ -62,6 +62,7 @@ export async function startServer(
       await engine?.stop();
       await app.close();
       await server.shutdown();
+      await commitsSettled(kv);
       kv.close();
     },
   };
