@@ -18,7 +18,14 @@ import { log } from "../core/log.ts";
 const MAX_UNRECORDED = 256;
 
 /** What a task leaves behind when it gives up its slot: the recording still under way. */
-export type Sent = { rest?: Promise<void>; succeeded?: boolean } | void;
+export type Sent = { rest?: Promise<void>; succeeded?: boolean; slow?: boolean } | void;
+
+/**
+ * A receiver this slow to answer lets its subscription have more attempts in flight. Quicker
+ * ones are not the limit: this process's CPU is, and more at once would only take it from the
+ * rest (posting, above all). Kept well above what a busy event loop adds to a fast answer.
+ */
+const SLOW_RECEIVER_MS = 100;
 
 /** What attempts need, shared by every attempt of the process. */
 export interface AttemptDeps {
@@ -114,7 +121,7 @@ async function attemptAndRecord(
   // A failure keeps its slot until recorded, so the subscription's next attempt sees the
   // streak (and a disable) it leads to.
   if (!outcome.succeeded || deps.recorder.backlog > MAX_UNRECORDED) await rest;
-  return { rest, succeeded: outcome.succeeded };
+  return { rest, succeeded: outcome.succeeded, slow: durationMs >= SLOW_RECEIVER_MS };
 }
 
 /** Signs and sends one attempt. */

@@ -7,9 +7,9 @@ export interface Task {
   /**
    * Does the work. Resolves when the task no longer needs its slot, optionally with `rest`:
    * work that finishes later without a slot (recording), while the key stays taken, and with
-   * whether it succeeded (the lane's bound adapts to it).
+   * whether it succeeded and whether it was slow doing so (the lane's bound adapts to both).
    */
-  run(): Promise<{ rest?: Promise<void>; succeeded?: boolean } | void>;
+  run(): Promise<{ rest?: Promise<void>; succeeded?: boolean; slow?: boolean } | void>;
   /** Told when the task is dropped unstarted (the dispatcher stopped). */
   dropped?(): void;
 }
@@ -29,8 +29,8 @@ export interface DispatcherLimits {
   global: number;
   perLane: number;
   /**
-   * What a lane's bound may grow to while its tasks succeed and more wait: a receiver that is
-   * slow but sure gets more attempts in flight. A failure puts it back to perLane.
+   * What a lane's bound may grow to while its tasks succeed slowly and more wait: a receiver
+   * that is slow but sure gets more attempts in flight. A failure puts it back to perLane.
    */
   maxPerLane: number;
   /** Tasks held at once (waiting, running or reserved), in all and per lane: the window. */
@@ -41,8 +41,9 @@ export interface DispatcherLimits {
 /**
  * Runs tasks concurrently under a global bound and a small bound per lane (per subscription),
  * taking lanes in turn: an endpoint that is failing holds at most `perLane` slots, one slow but
- * succeeding at most `maxPerLane`, and neither delays the other subscriptions. It holds at most `window` tasks, `laneWindow` per lane:
- * the rest of a backlog stays in KV until there is room (see `room`). A task already held is
+ * succeeding at most `maxPerLane`, and neither delays the other subscriptions. It holds at most
+ * `window` tasks, `laneWindow` per lane: the rest of a backlog stays in KV until there is room
+ * (see `room`). A task already held is
  * not added twice.
  */
 export class Dispatcher {
@@ -176,7 +177,7 @@ export class Dispatcher {
     lane.running++;
     const finished: Promise<void> = task.run()
       .then((done) => {
-        this.#adapt(lane, done?.succeeded);
+        if (done) this.#adapt(lane, done);
         return done;
       })
       .finally(() => this.#release(name, lane))
@@ -191,10 +192,10 @@ export class Dispatcher {
     this.#unfinished.add(finished);
   }
 
-  /** Additive increase while a backlogged lane succeeds; back to the floor on a failure. */
-  #adapt(lane: Lane, succeeded: boolean | undefined) {
-    if (succeeded === false) lane.limit = this.limits.perLane;
-    else if (succeeded && lane.waiting.length > 0) {
+  /** Additive increase while a backlogged lane succeeds slowly; back to the floor on a failure. */
+  #adapt(lane: Lane, done: { succeeded?: boolean; slow?: boolean }) {
+    if (done.succeeded === false) lane.limit = this.limits.perLane;
+    else if (done.succeeded && done.slow && lane.waiting.length > 0) {
       lane.limit = Math.min(this.limits.maxPerLane, lane.limit + 1);
     }
   }
