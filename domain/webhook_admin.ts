@@ -42,13 +42,7 @@ export async function enableWebhook(
       consecutive_failures: 0,
       disabled_at: null,
     };
-    const ok = await replaceSubscription(ctx.kv, entry, next, {
-      team_id: next.team_id,
-      action: "webhook.enabled",
-      ...auditActor(actor),
-      target_id: next.id,
-      target_name: next.name,
-    });
+    const ok = await replaceSubscription(ctx.kv, entry, next, "webhook.enabled", auditActor(actor));
     return ok ? next : null;
   });
 }
@@ -72,13 +66,13 @@ export async function rotateWebhookSecret(
       previous_secret: entry.value.secret,
       previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
     };
-    const ok = await replaceSubscription(ctx.kv, entry, next, {
-      team_id: next.team_id,
-      action: "webhook.secret_rotated",
-      ...auditActor(actor),
-      target_id: next.id,
-      target_name: next.name,
-    });
+    const ok = await replaceSubscription(
+      ctx.kv,
+      entry,
+      next,
+      "webhook.secret_rotated",
+      auditActor(actor),
+    );
     return ok ? next : null;
   });
   return { subscription, secret };

@@ -104,13 +104,13 @@ export async function updateWebhook(
       ...(changes.events !== undefined ? { events: [...new Set(changes.events)] } : {}),
       ...(channelIds !== undefined ? { channel_ids: channelIds } : {}),
     };
-    const ok = await replaceSubscription(ctx.kv, entry, next, {
-      team_id: next.team_id,
-      action: "webhook.updated",
-      ...auditSubject(subject),
-      target_id: next.id,
-      target_name: next.name,
-    });
+    const ok = await replaceSubscription(
+      ctx.kv,
+      entry,
+      next,
+      "webhook.updated",
+      auditSubject(subject),
+    );
     return ok ? next : null;
   });
 }
@@ -228,13 +228,7 @@ export async function showWebhook(
 export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Promise<void> {
   const removed = await retrying("delete webhook", async () => {
     const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
-    const ok = await removeSubscription(ctx.kv, entry, {
-      team_id: entry.value.team_id,
-      action: "webhook.deleted",
-      ...auditSubject(subject),
-      target_id: entry.value.id,
-      target_name: entry.value.name,
-    });
+    const ok = await removeSubscription(ctx.kv, entry, auditSubject(subject));
     return ok ? entry.value : null;
   });
   await dropPending(ctx.kv, removed.id);

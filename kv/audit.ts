@@ -14,6 +14,9 @@ export interface AuditDraft {
   target_name: string;
 }
 
+/** Who acted, as an audit entry names them. */
+export type AuditBy = Pick<AuditDraft, "actor_id" | "actor_name">;
+
 /** Adds an audit entry to a commit, so the entry exists exactly when the change does. */
 export function addAudit(op: Deno.AtomicOperation, draft: AuditDraft): AuditEntry {
   const entry: AuditEntry = {

@@ -1,5 +1,6 @@
 import type { DeliveryJob, Subscription } from "../core/webhook_records.ts";
-import { addAudit, type AuditDraft } from "./audit.ts";
+import type { AuditAction } from "../core/types.ts";
+import { addAudit, type AuditBy, type AuditDraft } from "./audit.ts";
 import { getAll } from "./commit.ts";
 import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
@@ -49,35 +50,45 @@ export async function countSubscriptionsByStatus(kv: Deno.Kv): Promise<Record<st
   return out;
 }
 
+/** The audit entry of `action` by `by` on a subscription, named as it is (or was). */
+const auditOf = (s: Subscription, action: AuditAction, by: AuditBy): AuditDraft => ({
+  team_id: s.team_id,
+  action,
+  ...by,
+  target_id: s.id,
+  target_name: s.name,
+});
+
 /**
- * Replaces a subscription read as `entry` (and its route, and an audit entry) in one commit.
- * False when it changed since: read again and decide again.
+ * Replaces a subscription read as `entry` (and its route) in one commit, audited as `action` by
+ * `by`. False when it changed since: read again and decide again.
  */
 export async function replaceSubscription(
   kv: Deno.Kv,
   entry: Deno.KvEntry<Subscription>,
   next: Subscription,
-  audit: AuditDraft,
+  action: AuditAction,
+  by: AuditBy,
 ): Promise<boolean> {
   const op = kv.atomic()
     .check(entry)
     .set(keys.webhook(next.id), next);
   putRoute(op, next);
-  addAudit(op, audit);
+  addAudit(op, auditOf(next, action, by));
   return (await op.commit()).ok;
 }
 
-/** Deletes a subscription and its route with an audit entry. False when it changed since. */
+/** Deletes a subscription and its route, audited as deleted by `by`. False when it changed since. */
 export async function removeSubscription(
   kv: Deno.Kv,
   entry: Deno.KvEntry<Subscription>,
-  audit: AuditDraft,
+  by: AuditBy,
 ): Promise<boolean> {
   const op = kv.atomic()
     .check(entry)
     .delete(keys.webhook(entry.value.id));
   dropRoute(op, entry.value);
-  addAudit(op, audit);
+  addAudit(op, auditOf(entry.value, "webhook.deleted", by));
   return (await op.commit()).ok;
 }
 
