@@ -17,12 +17,61 @@ export function freePort(): number {
   return port;
 }
 
-/** main.ts unchanged, its listener pinned to loopback (main.ts binds every interface). */
+/** main.ts unchanged, its listener pinned to loopback whatever HOST says. */
 const LOOPBACK_MAIN = `
 const serve = Deno.serve;
 Deno.serve = (options, handler) => serve({ ...options, hostname: "127.0.0.1" }, handler);
 await import(${JSON.stringify(new URL("../main.ts", import.meta.url).href)});
 `;
+
+/** A child process whose stdout and stderr are gathered into one string as they come. */
+export interface Watched {
+  child: Deno.ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Settles once both of its streams ended. */
+  drained: Promise<unknown>;
+  /** SIGKILL, unless it exited already; settles once it exited and its output is in. */
+  kill(): Promise<void>;
+}
+
+/** Starts `command` with `env` (and NO_COLOR), gathering what it prints. */
+export function watch(command: string, args: string[], env: Record<string, string>): Watched {
+  const child = new Deno.Command(command, {
+    args,
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  const decoder = new TextDecoder();
+  const collect = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
+  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  return {
+    child,
+    output: () => output,
+    drained,
+    async kill() {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // It exited by itself.
+      }
+      await child.status;
+      await drained;
+    },
+  };
+}
+
+/** The service's entry point as `deno` arguments. */
+const SERVICE_ARGS = [
+  "eval",
+  "--unstable-kv",
+  "--unstable-cron",
+  "--unstable-no-legacy-abort",
+  LOOPBACK_MAIN,
+];
 
 /**
  * Runs the service with `env` until it exits by itself (a start-up check refusing), within
@@ -33,40 +82,26 @@ export async function runToExit(
   env: Record<string, string>,
   timeoutMs = 20_000,
 ): Promise<{ code: number | null; output: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--unstable-kv", "--unstable-cron", "--unstable-no-legacy-abort", LOOPBACK_MAIN],
-    env: { PORT: String(freePort()), NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let output = "";
-  const decoder = new TextDecoder();
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
-  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  // Once only, and never after the exit: a second kill of an exited child throws, uncaught.
-  const kill = () => {
+  const run = watch(Deno.execPath(), SERVICE_ARGS, { PORT: String(freePort()), ...env });
+  // Once only: the interval must not fire again after the exit.
+  const stop = () => {
     clearTimeout(timer);
-    clearInterval(watch);
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // It exited meanwhile.
-    }
+    clearInterval(listening);
+    void run.kill();
   };
-  const timer = setTimeout(kill, timeoutMs);
+  const timer = setTimeout(stop, timeoutMs);
   let served = false;
-  const watch = setInterval(() => {
-    if (output.includes("Listening on")) {
+  const listening = setInterval(() => {
+    if (run.output().includes("Listening on")) {
       served = true;
-      kill();
+      stop();
     }
   }, 50);
-  const status = await child.status;
+  const status = await run.child.status;
   clearTimeout(timer);
-  clearInterval(watch);
-  await drained;
-  return { code: served ? null : status.code, output };
+  clearInterval(listening);
+  await run.drained;
+  return { code: served ? null : status.code, output: run.output() };
 }
 
 export interface Service {
@@ -87,60 +122,35 @@ export async function startService(
   opts: { shell?: string } = {},
 ): Promise<Service> {
   const port = freePort();
-  const deno = [
-    Deno.execPath(),
-    "eval",
-    "--unstable-kv",
-    "--unstable-cron",
-    "--unstable-no-legacy-abort",
-    LOOPBACK_MAIN,
-  ];
-  const command = opts.shell
-    ? new Deno.Command("bash", {
-      args: ["-c", `${opts.shell}; exec "$@"`, "service", ...deno],
-      env: { ...env, PORT: String(port), NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    })
-    : new Deno.Command(deno[0], {
-      args: deno.slice(1),
-      env: { ...env, PORT: String(port), NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    });
-  const child = command.spawn();
-  let output = "";
-  const decoder = new TextDecoder();
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
-  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  const exited = child.status.then(() => true);
+  const serviceEnv = { ...env, PORT: String(port) };
+  const run = opts.shell
+    ? watch("bash", [
+      "-c",
+      `${opts.shell}; exec "$@"`,
+      "service",
+      Deno.execPath(),
+      ...SERVICE_ARGS,
+    ], serviceEnv)
+    : watch(Deno.execPath(), SERVICE_ARGS, serviceEnv);
+  const exited = run.child.status.then(() => true);
   await waitUntil(
     async () => {
       if (await Promise.race([exited, sleep(0).then(() => false)])) {
-        throw new Error(`the service exited:\n${output}`);
+        throw new Error(`the service exited:\n${run.output()}`);
       }
-      return output.includes("Listening on");
+      return run.output().includes("Listening on");
     },
     20_000,
     "the service to listen",
   );
   return {
     url: `http://127.0.0.1:${port}`,
-    output: () => output,
-    async kill() {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-      await child.status;
-      await drained;
-    },
+    output: run.output,
+    kill: run.kill,
     async stop(signal) {
-      child.kill(signal);
-      const { code } = await child.status;
-      await drained;
+      run.child.kill(signal);
+      const { code } = await run.child.status;
+      await run.drained;
       return code;
     },
   };

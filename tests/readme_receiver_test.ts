@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { api, startServer, workspace } from "./harness.ts";
+import { freePort, watch, type Watched } from "./processes.ts";
 import { post, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 const README = new URL("../README.md", import.meta.url);
@@ -17,13 +18,6 @@ async function readmeReceiver(): Promise<string> {
   return text.slice(start, text.indexOf("```", start));
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
-}
-
 const EXAMPLE = new URL("../examples/receiver.ts", import.meta.url);
 
 Deno.test("readme: the README shows examples/receiver.ts as it is", async () => {
@@ -34,38 +28,24 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
   const dir = await Deno.makeTempDir({ prefix: "readme-receiver-" });
   const s = await startServer({}, { engine: true });
   const port = freePort();
-  let output = "";
-  let child: Deno.ChildProcess | undefined;
+  let child: Watched | undefined;
   try {
     const w = await workspace(s.ctx);
     const { id, secret } = await subscribe(s, w.admin.token, `http://127.0.0.1:${port}/`);
-    child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-net",
-        "--allow-env",
-        "--allow-read",
-        "--allow-write",
-        "--unstable-kv",
-        EXAMPLE.pathname,
-      ],
-      env: {
-        WEBHOOK_SECRET: secret,
-        PORT: String(port),
-        SEEN_KV_PATH: `${dir}/seen.sqlite3`,
-        NO_COLOR: "1",
-      },
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const decoder = new TextDecoder();
-    const collect = (stream: ReadableStream<Uint8Array>) =>
-      stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
-    const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
-    await waitUntil(() => output.includes("Listening on"), 20_000, "the receiver to listen");
+    child = watch(Deno.execPath(), [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--allow-write",
+      "--unstable-kv",
+      EXAMPLE.pathname,
+    ], { WEBHOOK_SECRET: secret, PORT: String(port), SEEN_KV_PATH: `${dir}/seen.sqlite3` });
+    const { output } = child;
+    await waitUntil(() => output().includes("Listening on"), 20_000, "the receiver to listen");
 
     const message = await post(s, w.admin.token, w.team.general_channel_id, "Hello, receiver");
-    await waitUntil(() => output.includes(message.id), 5_000, "the receiver to handle it");
+    await waitUntil(() => output().includes(message.id), 5_000, "the receiver to handle it");
     // The receiver answers before the service records the attempt: wait for the record.
     await waitUntil(
       async () => (await show(s, w.admin.token, id)).deliveries.length === 1,
@@ -87,21 +67,14 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
     );
     const [redelivered] = (await show(s, w.admin.token, id)).deliveries;
     assert.equal(redelivered.succeeded, true, "a repeat is acknowledged");
-    assert.equal(output.split(delivery.event_id).length - 1, 1, "and handled only once");
+    assert.equal(output().split(delivery.event_id).length - 1, 1, "and handled only once");
 
-    child.kill("SIGTERM");
-    await child.status;
+    child.child.kill("SIGTERM");
+    await child.child.status;
+    await child.drained;
     child = undefined;
-    await drained;
   } finally {
-    if (child) {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // It exited by itself.
-      }
-      await child.status;
-    }
+    await child?.kill();
     await s.close();
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { loadSettings, SettingsError } from "../core/settings.ts";
+import { freePort } from "./processes.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -145,13 +146,6 @@ Deno.test("settings: main.ts refuses to start on a bad value and names it", asyn
     await Deno.remove(cwd, { recursive: true });
   }
 });
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** Reads lines from a stream until one matches, or the timeout passes. */
 async function waitForLine(

@@ -6,39 +6,12 @@
 import assert from "node:assert/strict";
 import { Webhook } from "npm:standardwebhooks@1.1.1";
 import { startServer, type TestServer, workspace } from "./harness.ts";
-import { freePort } from "./processes.ts";
+import { freePort, watch, type Watched } from "./processes.ts";
 import { post, receiver, waitUntil } from "./webhook_receivers.ts";
 
 const FORWARDER = new URL("../examples/stream_forward.mjs", import.meta.url).pathname;
 const RECEIVER = new URL("../examples/receiver.ts", import.meta.url).pathname;
 const SECRET = `whsec_${"Abc123xyZ".repeat(4).slice(0, 32)}`;
-
-interface Child {
-  output(): string;
-  stop(): Promise<void>;
-}
-
-function spawn(command: string, args: string[], env: Record<string, string>): Child {
-  const child = new Deno.Command(command, {
-    args,
-    env: { NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let output = "";
-  const decoder = new TextDecoder();
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(new WritableStream({ write: (b) => void (output += decoder.decode(b)) }));
-  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  return {
-    output: () => output,
-    async stop() {
-      child.kill("SIGKILL");
-      await child.status;
-      await drained;
-    },
-  };
-}
 
 /** A TCP relay to the service whose open connections can be cut, as a flaky network does. */
 function relay(to: string) {
@@ -92,12 +65,12 @@ async function forwardAcrossADrop(
 ) {
   const s = await startServer();
   const link = relay(s.url);
-  let forwarder: Child | undefined;
+  let forwarder: Watched | undefined;
   try {
     const w = await workspace(s.ctx);
     const general = w.team.general_channel_id;
     const [bin, args] = command(["--url", link.url, "--forward-to", forwardTo]);
-    forwarder = spawn(bin, args, { TOKEN: w.member.token, WEBHOOK_SECRET: SECRET });
+    forwarder = watch(bin, args, { TOKEN: w.member.token, WEBHOOK_SECRET: SECRET });
     await waitUntil(() => forwarder!.output().includes("Connected"), 20_000, "it to connect");
     const posted = await postMany(s, w.admin.token, general, 20, "before");
     await waitUntil(() => delivered().length >= 20, 10_000, "the first 20 forwarded");
@@ -107,7 +80,7 @@ async function forwardAcrossADrop(
     assert.match(forwarder.output(), /resuming after /);
     return { posted, output: forwarder.output() };
   } finally {
-    await forwarder?.stop();
+    await forwarder?.kill();
     await link.close();
     await s.close();
   }
@@ -116,7 +89,7 @@ async function forwardAcrossADrop(
 Deno.test("stream forward (Deno): the README's receiver gets every event once, in order, across a drop", async () => {
   const dir = await Deno.makeTempDir({ prefix: "stream-forward-" });
   const port = freePort();
-  const handler = spawn(Deno.execPath(), [
+  const handler = watch(Deno.execPath(), [
     "run",
     "--allow-net",
     "--allow-env",
@@ -140,7 +113,7 @@ Deno.test("stream forward (Deno): the README's receiver gets every event once, i
     assert.deepEqual(handled(), posted);
     assert.doesNotMatch(handler.output(), /bad signature/);
   } finally {
-    await handler.stop();
+    await handler.kill();
     await Deno.remove(dir, { recursive: true });
   }
 });
