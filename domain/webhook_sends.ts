@@ -15,6 +15,7 @@ import { getDelivery } from "../kv/deliveries.ts";
 import { insertRedeliveries, insertRedelivery } from "../kv/redeliveries.ts";
 import { listFailedEvents } from "../kv/failed_events.ts";
 import { keys } from "../kv/keys.ts";
+import { chunks } from "../core/chunks.ts";
 
 /** One attempt of an event asked for by hand (redeliver, test, recover): sent once, never retried. */
 const redeliveryOf = (
@@ -123,9 +124,8 @@ export async function recoverWebhook(
   for await (const e of listFailedEvents(ctx.kv, entry.value.id, firstIdAt(since.getTime()))) {
     eventIds.push(e.key[2] as string);
   }
-  for (let i = 0; i < eventIds.length; i += RECOVER_BATCH) {
-    const redeliveries = eventIds.slice(i, i + RECOVER_BATCH)
-      .map((eventId) => redeliveryOf(entry.value.id, eventId));
+  for (const batch of chunks(eventIds, RECOVER_BATCH)) {
+    const redeliveries = batch.map((eventId) => redeliveryOf(entry.value.id, eventId));
     await insertRedeliveries(ctx.kv, entry.value.id, redeliveries);
   }
   return { events: eventIds.length };

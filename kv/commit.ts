@@ -1,4 +1,5 @@
 import { ConflictError } from "../core/errors.ts";
+import { chunks } from "../core/chunks.ts";
 
 /** Commits and throws ConflictError when a check failed. */
 export async function commitOrThrow(op: Deno.AtomicOperation, what: string): Promise<string> {
@@ -12,9 +13,7 @@ export async function getAll<T>(
   kv: Deno.Kv,
   keyList: Deno.KvKey[],
 ): Promise<Deno.KvEntryMaybe<T>[]> {
-  const chunks: Deno.KvKey[][] = [];
-  for (let i = 0; i < keyList.length; i += 10) chunks.push(keyList.slice(i, i + 10));
-  const results = await Promise.all(chunks.map((c) => kv.getMany<T[]>(c)));
+  const results = await Promise.all(chunks(keyList, 10).map((c) => kv.getMany<T[]>(c)));
   return results.flat() as Deno.KvEntryMaybe<T>[];
 }
 

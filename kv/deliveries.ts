@@ -1,5 +1,6 @@
 import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
+import { chunks } from "../core/chunks.ts";
 
 /** A subscription's most recent attempts, newest first. */
 export async function recentDeliveries(
@@ -33,9 +34,9 @@ export async function pruneDeliveries(
   ) {
     if (++seen > keep) stale.push(e.key);
   }
-  for (let i = 0; i < stale.length; i += 500) {
+  for (const batch of chunks(stale, 500)) {
     const op = kv.atomic();
-    for (const key of stale.slice(i, i + 500)) op.delete(key);
+    for (const key of batch) op.delete(key);
     await op.commit();
   }
   return stale.length;

@@ -1,4 +1,5 @@
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
+import { chunks } from "../core/chunks.ts";
 
 /** A job or a redelivery: work one process at a time may hold under a lease. */
 export type Leasable = DeliveryJob | Redelivery;
@@ -21,17 +22,15 @@ export async function lease(
   entries: Deno.KvEntry<Leasable>[],
   until: number,
 ): Promise<Deno.KvEntry<Leasable>[]> {
-  const batches: Deno.KvEntry<Leasable>[][] = [];
-  for (let i = 0; i < entries.length; i += LEASE_BATCH) {
-    batches.push(entries.slice(i, i + LEASE_BATCH));
-  }
-  const won = await Promise.all(batches.map(async (batch) => {
-    const together = await leaseTogether(kv, batch, until);
-    if (together || batch.length === 1) return together ?? [];
-    // One of them changed: each goes alone, so the others are still taken.
-    const alone = await Promise.all(batch.map((e) => leaseTogether(kv, [e], until)));
-    return alone.flatMap((w) => w ?? []);
-  }));
+  const won = await Promise.all(
+    chunks(entries, LEASE_BATCH).map(async (batch) => {
+      const together = await leaseTogether(kv, batch, until);
+      if (together || batch.length === 1) return together ?? [];
+      // One of them changed: each goes alone, so the others are still taken.
+      const alone = await Promise.all(batch.map((e) => leaseTogether(kv, [e], until)));
+      return alone.flatMap((w) => w ?? []);
+    }),
+  );
   return won.flat();
 }
 
@@ -46,9 +45,9 @@ async function leaseTogether(kv: Deno.Kv, batch: Deno.KvEntry<Leasable>[], until
 
 /** Frees leased entries this process will not attempt after all (it is stopping). */
 export async function unlease(kv: Deno.Kv, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
-  for (let i = 0; i < entries.length; i += LEASE_BATCH) {
+  for (const batch of chunks(entries, LEASE_BATCH)) {
     const op = kv.atomic();
-    for (const e of entries.slice(i, i + LEASE_BATCH)) {
+    for (const e of batch) {
       op.check(e).set(e.key, { ...e.value, lease_until: null });
     }
     await op.commit();

@@ -10,6 +10,7 @@
 import type { DeliveredType } from "../core/types.ts";
 import { getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
+import { chunks } from "../core/chunks.ts";
 
 /** An event's place in commit order, and what a reader filters on. */
 export interface LoggedEvent {
@@ -47,9 +48,9 @@ const INDEX_BATCH = 200;
 
 /** Moves events from pending into the log; moving one twice writes the same entry. */
 export async function logEvents(kv: Deno.Kv, teamId: string, events: LoggedEvent[]) {
-  for (let i = 0; i < events.length; i += INDEX_BATCH) {
+  for (const batch of chunks(events, INDEX_BATCH)) {
     const op = kv.atomic();
-    for (const e of events.slice(i, i + INDEX_BATCH)) {
+    for (const e of batch) {
       op.set(keys.teamStreamAt(teamId, e.versionstamp, e.id), {
         type: e.type,
         channel_id: e.channel_id,

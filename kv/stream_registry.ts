@@ -4,6 +4,7 @@
  * process died stops counting soon after (expiry is checked against the stored time).
  */
 import { keys } from "./keys.ts";
+import { chunks } from "../core/chunks.ts";
 
 interface Registration {
   expires_at: number;
@@ -51,9 +52,9 @@ async function inBatches(
   streams: StreamRef[],
   add: (op: Deno.AtomicOperation, s: StreamRef) => void,
 ) {
-  for (let i = 0; i < streams.length; i += BATCH) {
+  for (const batch of chunks(streams, BATCH)) {
     const op = kv.atomic();
-    for (const s of streams.slice(i, i + BATCH)) add(op, s);
+    for (const s of batch) add(op, s);
     await op.commit();
   }
 }
