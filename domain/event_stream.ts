@@ -113,6 +113,11 @@ export class StreamHub {
     return n;
   }
 
+  /** Every stream open in this process, as a list (ending one changes the teams' sets). */
+  #allStreams(): OpenStream[] {
+    return [...this.#teams.values()].flatMap((t) => [...t.streams]);
+  }
+
   /**
    * Opens a stream for `subject` from `from` (null: from now), or refuses with 429 when its
    * token already holds MAX_STREAMS_PER_TOKEN. The stream ends when the client goes.
@@ -181,7 +186,7 @@ export class StreamHub {
     this.#stopListening();
     clearTimeout(this.#pollTimer);
     clearInterval(this.#heartbeat);
-    const all = [...this.#teams.values()].flatMap((t) => [...t.streams]);
+    const all = this.#allStreams();
     // Their registrations go in a few commits, not one each: the process may have little time.
     await Promise.all(
       all.map((s) => this.#end(s, `retry: ${RETRY_MS}\n: the service is stopping\n\n`)),
@@ -290,7 +295,7 @@ export class StreamHub {
   }
 
   async #beat() {
-    const streams = [...this.#teams.values()].flatMap((t) => [...t.streams]);
+    const streams = this.#allStreams();
     const ping = enc.encode(": ping\n\n");
     for (const s of streams) this.#send(s, ping);
     await renewStreams(
@@ -325,7 +330,7 @@ export class StreamHub {
 
   /** A token was revoked or rotated somewhere: streams of tokens no longer valid end now. */
   async #checkTokens() {
-    const streams = [...this.#teams.values()].flatMap((t) => [...t.streams]);
+    const streams = this.#allStreams();
     const hashes = [...new Set(streams.map((s) => s.tokenHash))];
     const read = await tokensByHash(this.ctx.kv, hashes);
     const now = Date.now();
