@@ -77,6 +77,9 @@ async function forwardAcrossADrop(
     link.cut();
     posted.push(...await postMany(s, w.admin.token, general, 20, "while away"));
     await waitUntil(() => delivered().length >= 40, 10_000, "all 40 forwarded");
+    // The receiver has answered; the forwarder logs each answer just after it reads it.
+    const logged = () => forwarder!.output().match(/ → 2\d\d$/gm)?.length ?? 0;
+    await waitUntil(() => logged() >= 40, 10_000, "the forwarder to log 40 answers");
     assert.match(forwarder.output(), /resuming after /);
     return { posted, output: forwarder.output() };
   } finally {
