@@ -47,6 +47,11 @@ export interface Redelivery {
   created_at: string;
   /** As on a delivery job: until when one process holds it. */
   lease_until?: number | null;
+  /**
+   * The subscription's versionstamp as the redelivery's requester saw it: its attempt acts on
+   * that version or a later one, never on an older cached copy. Absent on older redeliveries.
+   */
+  subscription_version?: string;
 }
 
 /** The user a subscription belongs to: it hears only the channels this user can see. */
@@ -77,4 +82,10 @@ export interface DeliveryJob {
    * free for whoever finds it due.
    */
   lease_until?: number | null;
+  /**
+   * The subscription's versionstamp as the write that made the job saw it (its route's): the
+   * attempts act on that version or a later one, so a change made before the event (a new URL,
+   * a rotated secret) is never missed for a cached copy. Absent on older jobs.
+   */
+  subscription_version?: string;
 }

@@ -2,7 +2,6 @@ import type { Ctx } from "../core/context.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { Redelivery, Subscription } from "../core/webhook_records.ts";
 import { dropIfUnchanged } from "../kv/settlement.ts";
-import { keys } from "../kv/keys.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Connector } from "./connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
@@ -44,27 +43,24 @@ export interface AttemptDeps {
 }
 
 /**
- * Attempts a job this process holds the lease of (`job`, as leased). The subscription is read
- * afresh, so an attempt honours whatever any process changed last (deleted, disabled, rotated);
- * the event only when this process has no copy (events never change). A lease too short to
- * cover the attempt is renewed first, or the job is left to whoever took it meanwhile.
+ * Attempts a job this process holds the lease of (`job`, as leased), acting on the subscription
+ * as read lately (see LatestSubscriptions.fresh), so it honours what any process changed
+ * (deleted, disabled, rotated), and on the event from this process's copy where it has one
+ * (events never change). A lease too short to cover the attempt is renewed first, or the job
+ * is left to whoever took it meanwhile.
  */
 export async function runJob(
   deps: AttemptDeps,
   job: Deno.KvEntry<DeliveryJob>,
   event?: OutboxEvent,
 ): Promise<Sent> {
-  const { subscription_id: subscriptionId, event_id: eventId } = job.value;
-  const atHand = event ?? deps.events.get(eventId);
-  const wanted = atHand ? [keys.webhook(subscriptionId)] : [
-    keys.webhook(subscriptionId),
-    keys.event(eventId),
-  ];
-  const [subRead, eventRead] = await deps.ctx.kv.getMany<unknown[]>(wanted);
-  const sub = deps.latest.freshest(subRead as Deno.KvEntryMaybe<Subscription>);
-  const found = atHand ?? (eventRead?.value as OutboxEvent | null | undefined) ?? null;
-  if (found) deps.events.add(found);
-  const held = await deps.leases.keep(job) as Deno.KvEntry<DeliveryJob> | null;
+  const { kv } = deps.ctx;
+  const [sub, found] = await Promise.all([
+    deps.latest.fresh(kv, job.value.subscription_id, job.value.subscription_version),
+    event ?? deps.events.load(kv, job.value.event_id),
+  ]);
+  if (event) deps.events.add(event);
+  const held = await deps.leases.keep(job);
   if (!held) return;
   return await attemptAndRecord(deps, sub, held, found, held.value.attempt);
 }
@@ -74,14 +70,14 @@ export async function runRedelivery(
   deps: AttemptDeps,
   redelivery: Deno.KvEntry<Redelivery>,
 ): Promise<Sent> {
-  const { subscription_id, event_id } = redelivery.value;
-  const [sub, event] = await deps.ctx.kv.getMany<[Subscription, OutboxEvent]>([
-    keys.webhook(subscription_id),
-    keys.event(event_id),
+  const { kv } = deps.ctx;
+  const [sub, event] = await Promise.all([
+    deps.latest.fresh(kv, redelivery.value.subscription_id, redelivery.value.subscription_version),
+    deps.events.load(kv, redelivery.value.event_id),
   ]);
   const held = await deps.leases.keep(redelivery);
   if (!held) return;
-  return await attemptAndRecord(deps, deps.latest.freshest(sub), held, event.value, null);
+  return await attemptAndRecord(deps, sub, held, event, null);
 }
 
 async function attemptAndRecord(

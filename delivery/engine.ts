@@ -168,6 +168,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     submitJob: (job, reserved) => submitJob(job, undefined, reserved),
     submitRedelivery,
     wakeAt: (at) => wakeAt(at),
+    preload: (eventIds) => deps.events.loadMany(kv, eventIds),
   });
   const requestPull = (scope: PullScope) => puller.request(scope);
 

@@ -2,16 +2,63 @@ import type { OutboxEvent } from "../core/types.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { RecentMap } from "../core/recent_map.ts";
+import { chunks } from "../core/chunks.ts";
+
+/** Keys per getMany, the store's limit. */
+const MAX_KEYS_READ = 10;
 
 /**
- * The newest version of each subscription this process has seen. Every attempt reads the
- * subscription, so it acts on what any process changed last; this only keeps a read that
- * started before this process's own latest commit from going back in time. The recorder
+ * How old a read of a subscription an attempt may act on: a change made elsewhere (a delete, a
+ * disable, a rotated secret) reaches every attempt within this, as it reaches the event stream.
+ */
+const FRESH_MS = 250;
+
+interface Read {
+  /** When it started. */
+  at: number;
+  entry: Promise<Deno.KvEntry<Subscription> | null>;
+}
+
+/**
+ * The newest version of each subscription this process has seen. Every attempt acts on a read
+ * of the subscription at most FRESH_MS old, so on what any process changed before that; a read
+ * that started before this process's own latest commit never takes it back in time. The recorder
  * commits against the version it wrote last, so its commits don't fail each other's checks;
  * only a change from elsewhere (delete, enable, rotate, another process) makes one retry.
  */
 export class LatestSubscriptions {
   readonly #known = new Map<string, Deno.KvEntry<Subscription>>();
+  readonly #reads = new RecentMap<string, Read>(4_096);
+
+  /**
+   * The subscription as read at most FRESH_MS ago, or as this process wrote it since, and no
+   * older than `atLeast` (the versionstamp the work was made against); null when deleted. A
+   * read under way is shared, so a busy subscription costs one read per FRESH_MS, not one per
+   * attempt (on a remote store, a round trip each).
+   */
+  async fresh(
+    kv: Deno.Kv,
+    id: string,
+    atLeast?: string,
+  ): Promise<Deno.KvEntry<Subscription> | null> {
+    const now = Date.now();
+    let read = this.#reads.get(id);
+    if (!read || read.at < now - FRESH_MS) read = this.#read(kv, id, now);
+    let entry = await read.entry;
+    // A copy older than what the work was made against: the change since must not be missed.
+    if (entry && atLeast && this.#newer(entry).versionstamp < atLeast) {
+      entry = await this.#read(kv, id, Date.now()).entry;
+    }
+    return entry && this.#newer(entry);
+  }
+
+  #read(kv: Deno.Kv, id: string, at: number): Read {
+    const entry = kv.get<Subscription>(keys.webhook(id)).then((e) => this.freshest(e));
+    const read = { at, entry };
+    this.#reads.set(id, read);
+    entry.catch(() => this.#reads.get(id) === read && this.#reads.delete(id));
+    return read;
+  }
 
   /** The newer of what was just read and what this process wrote last; null when deleted. */
   freshest(read: Deno.KvEntryMaybe<Subscription>): Deno.KvEntry<Subscription> | null {
@@ -20,11 +67,14 @@ export class LatestSubscriptions {
       this.#known.delete(id);
       return null;
     }
-    const known = this.#known.get(id);
-    if (known && known.versionstamp > read.versionstamp) return known;
-    const entry = read as Deno.KvEntry<Subscription>;
+    const entry = this.#newer(read as Deno.KvEntry<Subscription>);
     this.#known.set(id, entry);
     return entry;
+  }
+
+  #newer(entry: Deno.KvEntry<Subscription>): Deno.KvEntry<Subscription> {
+    const known = this.#known.get(entry.value.id);
+    return known && known.versionstamp > entry.versionstamp ? known : entry;
   }
 
   /** Records what this process just committed. */
@@ -56,17 +106,35 @@ export class RecentEvents {
   load(kv: Deno.Kv, id: string): OutboxEvent | Promise<OutboxEvent | null> {
     const known = this.#events.get(id);
     if (known) return known;
-    let reading = this.#reading.get(id);
-    if (!reading) {
-      reading = kv.get<OutboxEvent>(keys.event(id))
-        .then(({ value }) => {
+    return this.#reading.get(id) ?? this.#read(kv, [id])[0];
+  }
+
+  /**
+   * Reads the events of a batch of jobs that this process has no copy of, in getMany calls of
+   * 10: a batch costs a round trip or two, not one per delivery. Failures are left to `load`.
+   */
+  async loadMany(kv: Deno.Kv, ids: string[]): Promise<void> {
+    const wanted = [...new Set(ids)].filter((id) =>
+      !this.#events.has(id) && !this.#reading.has(id)
+    );
+    await Promise.allSettled(
+      chunks(wanted, MAX_KEYS_READ).flatMap((slice) => this.#read(kv, slice)),
+    );
+  }
+
+  #read(kv: Deno.Kv, ids: string[]): Promise<OutboxEvent | null>[] {
+    const entries = kv.getMany<OutboxEvent[]>(ids.map((id) => keys.event(id)));
+    return ids.map((id, i) => {
+      const reading = entries
+        .then((read) => {
+          const value = read[i].value;
           if (value) this.add(value);
           return value;
         })
         .finally(() => this.#reading.delete(id));
       this.#reading.set(id, reading);
-    }
-    return reading;
+      return reading;
+    });
   }
 
   add(event: OutboxEvent): void {

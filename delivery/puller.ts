@@ -30,6 +30,8 @@ export interface PullerDeps {
   submitRedelivery(entry: Deno.KvEntry<Redelivery>, reserved: boolean): void;
   /** Something seen in KV becomes workable at `at` (a retry falls due, a lease runs out). */
   wakeAt(at: number): void;
+  /** Reads the events of work about to be attempted, in as few round trips as fit. */
+  preload(eventIds: string[]): Promise<void>;
 }
 
 /**
@@ -165,7 +167,7 @@ export class Puller {
   /**
    * Leases what was found in KV and hands what it won to the dispatcher. Room is reserved before
    * the lease is taken: a lease this process won but had no room for would keep every process
-   * off the job until it ran out.
+   * off the job until it ran out. The events are read meanwhile, a batch at a time.
    */
   async #take<T extends Leasable>(
     found: Deno.KvEntry<T>[],
@@ -177,7 +179,10 @@ export class Puller {
       if (!fits) this.backlogged.add(e.value.subscription_id);
       return fits;
     });
-    const won = await leases.take(roomy);
+    const [won] = await Promise.all([
+      leases.take(roomy),
+      this.deps.preload(roomy.map((e) => e.value.event_id)),
+    ]);
     const wonKeys = new Set(won.map((e) => keyId(e.key)));
     for (const e of roomy) {
       if (!wonKeys.has(keyId(e.key))) dispatcher.release(e.value.subscription_id);

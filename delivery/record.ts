@@ -15,18 +15,33 @@ import type { LatestSubscriptions } from "./latest.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
 import { errorFields, log } from "../core/log.ts";
 import { backoff } from "../core/retry.ts";
+import { chunks } from "../core/chunks.ts";
 import type { AttemptOutcome } from "./send.ts";
 
-/** A commit allows 10 checks: the subscription's, and one per job or redelivery settled. */
-const MAX_BATCH = 9;
+/** A commit allows 10 checks: the subscription's, and one per job or redelivery checked. */
+const MAX_CHECKED = 9;
+/** Attempts per commit at most: about 4 mutations each, far inside a commit's 1000 and 800 KiB. */
+const MAX_BATCH = 100;
+/**
+ * A job or redelivery whose lease this process holds for this much longer is settled without a
+ * check (see Settlement.checked), so a busy subscription's commits are not bound by the 10 checks
+ * a commit allows. The margin covers the commit's round trip and clocks a little apart.
+ */
+const HELD_MARGIN_MS = 5_000;
 /**
  * How long recording keeps trying against other processes' commits or a busy store. Once the
  * jobs' leases run out another engine may attempt them again; these records are still written.
  */
 const RECORD_DEADLINE_MS = 30_000;
+/** Keys per getMany, the store's limit. */
+const MAX_KEYS_READ = 10;
 const GATHER_MS = 2;
 
 type Pending = Deno.KvEntry<DeliveryJob | Redelivery>;
+
+/** Whether settling `pending` at `now` needs a check: no one else may write it until its lease ends. */
+const needsCheck = (pending: Pending, now: number) =>
+  (pending.value.lease_until ?? 0) - now < HELD_MARGIN_MS;
 
 /** One finished attempt, waiting to be recorded. */
 export interface Attempted {
@@ -95,8 +110,9 @@ export function planCommit(
     if (!pending) continue;
     const retrying = a.attempt !== null && !a.outcome.succeeded && next.status === "active" &&
       !isLastAttempt(webhooks, a.attempt);
+    const checked = needsCheck(pending, nowMs);
     if (!retrying) {
-      settle.push({ pending, succeeded: a.outcome.succeeded });
+      settle.push({ pending, succeeded: a.outcome.succeeded, checked });
       continue;
     }
     const delayMs = retryDelayMs(webhooks, a.attempt!, a.outcome.retryAfterMs);
@@ -106,7 +122,7 @@ export function planCommit(
       next_attempt_at: new Date(nowMs + delayMs).toISOString(),
       lease_until: null,
     };
-    settle.push({ pending, retry: { job, delayMs }, succeeded: false });
+    settle.push({ pending, retry: { job, delayMs }, succeeded: false, checked });
   }
   return { subscription: sub, next, deliveries: items.map((i) => i.delivery), settle, audit };
 }
@@ -118,10 +134,11 @@ interface Waiting {
 }
 
 /**
- * Records attempts, one subscription's at a time and several per commit: attempts of one
+ * Records attempts, one subscription's at a time and many per commit: attempts of one
  * subscription finish concurrently, and each commit rewrites the subscription's stats under a
  * versionstamp check, so one line per subscription avoids conflicts among ourselves, and
- * batching keeps a busy subscription at far fewer than one commit per attempt.
+ * batching keeps a busy subscription at far fewer than one commit per attempt. What finishes
+ * during a commit goes in the next, so batches grow with the store's round trip.
  */
 export class Recorder {
   readonly #lines = new Map<string, Waiting[]>();
@@ -159,8 +176,8 @@ export class Recorder {
     const line = this.#lines.get(id)!;
     while (line.length > 0) {
       // A commit's fixed cost (the call, the subscription's check and rewrite) is that of
-      // several records: a moment's wait lets the attempts in flight share it.
-      if (line.length < MAX_BATCH) await new Promise((r) => setTimeout(r, GATHER_MS));
+      // several records: while few wait, a moment's wait lets the attempts in flight share it.
+      if (line.length < MAX_CHECKED) await new Promise((r) => setTimeout(r, GATHER_MS));
       const batch = line.splice(0, MAX_BATCH);
       try {
         await this.#commit(id, batch);
@@ -193,8 +210,10 @@ export class Recorder {
         await Promise.all(pendings.map((p) => p && dropIfUnchanged(this.kv, p)));
         return;
       }
+      const now = Date.now();
+      pendings = this.#fitChecks(id, batch, pendings, now);
       const items = batch.map((w, j) => ({ a: w.a, delivery: w.delivery, pending: pendings[j] }));
-      const plan = planCommit(this.webhooks, sub, items);
+      const plan = planCommit(this.webhooks, sub, items, now);
       const versionstamp = await commitAttempt(this.kv, plan).catch((e) => {
         if (Date.now() >= deadline) throw e;
         return null;
@@ -205,16 +224,36 @@ export class Recorder {
       }
       if (Date.now() >= deadline) throw new Error("kept losing to concurrent changes");
       await backoff(tries);
-      const read = await this.kv.getMany<Subscription[]>([
-        keys.webhook(id),
-        ...batch.map((w) => w.a.pending.key),
-      ]).catch(() => null);
+      const read = await this.#reread(id, batch).catch(() => null);
       if (!read) continue;
-      sub = this.latest.freshest(read[0]);
+      sub = this.latest.freshest(read.sub);
       pendings = pendings.map((p, j) =>
-        p && read[j + 1].versionstamp === p.versionstamp ? p : null
+        p && read.pendings[j].versionstamp === p.versionstamp ? p : null
       );
     }
+  }
+
+  /** The subscription and the batch's jobs as they stand now. */
+  async #reread(id: string, batch: Waiting[]) {
+    const [sub, ...slices] = await Promise.all([
+      this.kv.get<Subscription>(keys.webhook(id)),
+      ...chunks(batch.map((w) => w.a.pending.key), MAX_KEYS_READ).map((k) => this.kv.getMany(k)),
+    ]);
+    return { sub, pendings: slices.flat() };
+  }
+
+  /**
+   * Keeps the batch within the checks a commit allows: what would need one more is put back at
+   * the head of the line, for the next commit. Returns the pendings of what stays.
+   */
+  #fitChecks(id: string, batch: Waiting[], pendings: (Pending | null)[], now: number) {
+    let checks = 0;
+    const over = pendings.findIndex((p) =>
+      p !== null && needsCheck(p, now) && ++checks > MAX_CHECKED
+    );
+    if (over < 0) return pendings;
+    this.#lines.get(id)!.unshift(...batch.splice(over));
+    return pendings.slice(0, over);
   }
 
   async #landed(

@@ -32,6 +32,9 @@ export interface Audience {
   checks: Deno.AtomicCheck[];
 }
 
+/** No subscription hears it: a write that emits nothing. */
+export const NOBODY: Audience = { routes: [], checks: [] };
+
 /** A membership the very commit that emits the events changes: it counts as done. */
 export interface MembershipChange {
   userId: string;
@@ -88,9 +91,9 @@ const wants = (route: WebhookRoute, type: EventType, channelId: string) =>
 export function emit(
   kv: Deno.Kv,
   op: Deno.AtomicOperation,
-  audience: RouteTable,
+  audience: Audience,
   draft: EventDraft,
 ): OutboxEvent {
-  const ids = audience.filter((r) => wants(r.route, draft.type, draft.channel_id)).map((r) => r.id);
-  return addEvent(kv, op, ids, draft);
+  const heard = audience.routes.filter((r) => wants(r.route, draft.type, draft.channel_id));
+  return addEvent(kv, op, heard, draft);
 }

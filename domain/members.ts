@@ -35,22 +35,26 @@ export async function commitMemberAdded(
 ): Promise<MemberRef | null> {
   const { channel, entry } = access;
   const added = memberRef(user);
-  const { routes, checks } = await audienceAfter(ctx, channel, { userId: user.id, member: true });
+  const audience = await audienceAfter(ctx, channel, { userId: user.id, member: true });
   const stored = await appendMessage(
     ctx.kv,
     draftMessage({ channel, author: added, body: "", type: "member_joined" }),
     {
-      checks: [entry, { key: keys.member(channel.id, user.id), versionstamp: null }, ...checks],
+      checks: [
+        entry,
+        { key: keys.member(channel.id, user.id), versionstamp: null },
+        ...audience.checks,
+      ],
       alone: true,
       extend: (op, message) => {
         setMembership(op, channel.id, added);
-        emit(ctx.kv, op, routes, {
+        emit(ctx.kv, op, audience, {
           type: "channel.member_added",
           team_id: channel.team_id,
           channel_id: channel.id,
           data: { channel_id: channel.id, user: added },
         });
-        emit(ctx.kv, op, routes, {
+        emit(ctx.kv, op, audience, {
           type: "message.created",
           team_id: channel.team_id,
           channel_id: channel.id,
@@ -131,16 +135,16 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
     targetIsMember: membership.versionstamp !== null,
   });
   const left = membership.value!;
-  const { routes, checks } = await audienceAfter(ctx, channel, { userId, member: false });
+  const audience = await audienceAfter(ctx, channel, { userId, member: false });
   const stored = await appendMessage(
     ctx.kv,
     draftMessage({ channel, author: left, body: "", type: "member_left" }),
     {
-      checks: [entry, membership, ...checks],
+      checks: [entry, membership, ...audience.checks],
       alone: true,
       extend: (op, message) => {
         dropMembership(op, channel.id, userId);
-        emit(ctx.kv, op, routes, {
+        emit(ctx.kv, op, audience, {
           type: "message.created",
           team_id: channel.team_id,
           channel_id: channel.id,

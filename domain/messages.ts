@@ -118,10 +118,10 @@ async function postOnce(
     sent_to_channel: fields.sent_to_channel ?? false,
     client_uuid: clientUuid,
   });
-  const { routes, checks } = await audienceOf(ctx, channel, versions);
+  const audience = await audienceOf(ctx, channel, versions);
   const stored = await appendMessage(ctx.kv, draft, {
-    checks: [read.entry, ...(read.member ? [read.member] : []), ...checks],
-    extend: (op, message) => emit(ctx.kv, op, routes, messageEvent("message.created", message)),
+    checks: [read.entry, ...(read.member ? [read.member] : []), ...audience.checks],
+    extend: (op, message) => emit(ctx.kv, op, audience, messageEvent("message.created", message)),
     indexClientUuid: given,
   });
   return stored && { message: stored, replayed: false };
@@ -184,7 +184,7 @@ async function loadOwn(
     entry,
     message: entry.value,
     checks: [entry, read.entry, ...audience.checks],
-    routes: audience.routes,
+    audience,
   };
 }
 
@@ -201,7 +201,7 @@ export async function editMessage(
 ): Promise<Message> {
   return await messageLocks.run(messageId, () =>
     retrying("edit message", async () => {
-      const { message, checks, routes } = await loadOwn(
+      const { message, checks, audience } = await loadOwn(
         ctx,
         subject,
         channelId,
@@ -214,7 +214,7 @@ export async function editMessage(
       if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
       const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
       const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        emit(ctx.kv, op, routes, messageEvent("message.updated", next));
+        emit(ctx.kv, op, audience, messageEvent("message.updated", next));
       });
       return done ? next : null;
     }));
@@ -232,7 +232,7 @@ export async function deleteMessage(
 ): Promise<void> {
   await messageLocks.run(messageId, () =>
     retrying("delete message", async () => {
-      const { message, checks, routes } = await loadOwn(
+      const { message, checks, audience } = await loadOwn(
         ctx,
         subject,
         channelId,
@@ -242,7 +242,7 @@ export async function deleteMessage(
       if (message.deleted_at) return true;
       const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
       const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        emit(ctx.kv, op, routes, messageEvent("message.deleted", next));
+        emit(ctx.kv, op, audience, messageEvent("message.deleted", next));
       });
       if (!done) return null;
       await clearReactions(ctx.kv, message.id);

@@ -12,7 +12,7 @@ import { retrying } from "../core/retry.ts";
 import { keys } from "../kv/keys.ts";
 import { replaceMessage } from "../kv/messages.ts";
 import type { EventDraft } from "../kv/outbox.ts";
-import { audienceKeys, audienceOf, emit } from "./audience.ts";
+import { audienceKeys, audienceOf, emit, NOBODY } from "./audience.ts";
 
 /**
  * Distinct emoji one message may carry. Bounds the summary stored on every copy of the message
@@ -100,14 +100,12 @@ async function reactOnce(
     : withRemoved(message.reactions, text);
   const key = keys.reaction(message.id, text, subject.user_id);
   const next = { ...message, reactions };
-  const audience = present
-    ? await audienceOf(ctx, read.channel, read.extra.slice(3))
-    : { routes: [], checks: [] };
+  const audience = present ? await audienceOf(ctx, read.channel, read.extra.slice(3)) : NOBODY;
   const checks = [entry, read.entry, mine, ...audience.checks];
   const done = await replaceMessage(ctx.kv, checks, next, (op) => {
     if (!present) return void op.delete(key);
     op.set(key, null);
-    emit(ctx.kv, op, audience.routes, reactionAdded(message, text, subject));
+    emit(ctx.kv, op, audience, reactionAdded(message, text, subject));
   });
   return done || null;
 }

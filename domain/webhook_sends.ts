@@ -17,16 +17,20 @@ import { listFailedEvents } from "../kv/failed_events.ts";
 import { keys } from "../kv/keys.ts";
 import { chunks } from "../core/chunks.ts";
 
-/** One attempt of an event asked for by hand (redeliver, test, recover): sent once, never retried. */
+/**
+ * One attempt of an event asked for by hand (redeliver, test, recover): sent once, never retried,
+ * on the subscription as the request saw it or newer.
+ */
 const redeliveryOf = (
-  subscriptionId: string,
+  sub: Deno.KvEntry<Subscription>,
   eventId: string,
   createdAt = nowIso(),
 ): Redelivery => ({
   id: newId(),
-  subscription_id: subscriptionId,
+  subscription_id: sub.value.id,
   event_id: eventId,
   created_at: createdAt,
+  subscription_version: sub.versionstamp,
 });
 
 /** What sends on demand (redeliver, test, recover) needs: an active subscription, else 422. */
@@ -59,7 +63,7 @@ export async function pingWebhook(
       data: { subscription_id: entry.value.id },
       subscription_ids: [],
     };
-    const redelivery = redeliveryOf(entry.value.id, event.id, created_at);
+    const redelivery = redeliveryOf(entry, event.id, created_at);
     return await insertRedelivery(ctx.kv, entry, redelivery, event) ? { event_id: event.id } : null;
   });
 }
@@ -85,7 +89,7 @@ export async function redeliver(
     if (event.versionstamp === null) {
       throw invalid("delivery", "The event of this delivery is no longer kept.");
     }
-    return await insertRedelivery(ctx.kv, entry, redeliveryOf(entry.value.id, delivery.event_id))
+    return await insertRedelivery(ctx.kv, entry, redeliveryOf(entry, delivery.event_id))
       ? { event_id: delivery.event_id }
       : null;
   });
@@ -125,7 +129,7 @@ export async function recoverWebhook(
     eventIds.push(e.key[2] as string);
   }
   for (const batch of chunks(eventIds, RECOVER_BATCH)) {
-    const redeliveries = batch.map((eventId) => redeliveryOf(entry.value.id, eventId));
+    const redeliveries = batch.map((eventId) => redeliveryOf(entry, eventId));
     await insertRedeliveries(ctx.kv, entry.value.id, redeliveries);
   }
   return { events: eventIds.length };

@@ -5,6 +5,12 @@ import { afterCommit } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { logged, markPending } from "./stream_log.ts";
 
+/** A subscription that hears an event, with its versionstamp as the write saw it. */
+export interface Heard {
+  id: string;
+  version?: string;
+}
+
 export interface EventDraft {
   type: EventType;
   team_id: string;
@@ -50,9 +56,10 @@ export function attachDelivery(kv: Deno.Kv, engine: LocalDelivery): () => void {
 export function addEvent(
   kv: Deno.Kv,
   op: Deno.AtomicOperation,
-  subscription_ids: string[],
+  heard: Heard[],
   draft: EventDraft,
 ): OutboxEvent {
+  const subscription_ids = heard.map((h) => h.id);
   const now = Date.now();
   const created_at = new Date(now).toISOString();
   const event: OutboxEvent = { id: newId(now), ...draft, created_at, subscription_ids };
@@ -69,8 +76,8 @@ export function addEvent(
   const engine = engines.get(kv);
   const claimed = new Set(engine?.claim(subscription_ids) ?? []);
   const jobs: Record<string, DeliveryJob> = {};
-  for (const id of subscription_ids) {
-    jobs[id] = firstJob(event, id, claimed.has(id) ? engine!.leaseUntil(now) : null);
+  for (const { id, version } of heard) {
+    jobs[id] = firstJob(event, id, claimed.has(id) ? engine!.leaseUntil(now) : null, version);
     op.set(keys.job(id, event.id), jobs[id]).sum(keys.jobsCreated(id), 1n);
   }
   if (claimed.size > 0) handOver(op, engine!, { event, jobs: [...claimed].map((id) => jobs[id]) });
@@ -83,6 +90,7 @@ export const firstJob = (
   event: OutboxEvent,
   subscriptionId: string,
   leaseUntil: number | null = null,
+  subscriptionVersion?: string,
 ): DeliveryJob => ({
   subscription_id: subscriptionId,
   event_id: event.id,
@@ -90,6 +98,7 @@ export const firstJob = (
   next_attempt_at: event.created_at,
   created_at: event.created_at,
   lease_until: leaseUntil,
+  ...(subscriptionVersion ? { subscription_version: subscriptionVersion } : {}),
 });
 
 /** An event's jobs written leased to this process's engine. */

@@ -29,13 +29,14 @@ export function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
   op.set(keys.routesVersion(s.team_id), Date.now());
 }
 
-export type RouteTable = { id: string; route: WebhookRoute }[];
+/** Each subscription's route, with the versionstamp of the commit that last changed it. */
+export type RouteTable = { id: string; route: WebhookRoute; version: string }[];
 
 /** The team's subscriptions and their routes: read once before a write that emits events. */
 export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTable> {
   const out: RouteTable = [];
   for await (const e of kv.list<WebhookRoute>({ prefix: keys.teamWebhooks(teamId) })) {
-    out.push({ id: e.key[2] as string, route: e.value });
+    out.push({ id: e.key[2] as string, route: e.value, version: e.versionstamp });
   }
   await fillOwners(kv, out.filter((r) => r.route.owner === undefined));
   return out;

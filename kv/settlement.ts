@@ -19,6 +19,12 @@ export interface Settlement {
   retry?: { job: DeliveryJob; delayMs: number };
   /** Whether the attempt that settles it succeeded: recover re-sends what never did. */
   succeeded: boolean;
+  /**
+   * Whether the commit checks it is unchanged. A job this process holds the lease of for a while
+   * yet needs none: nobody else writes it meanwhile, but with a change to the subscription too,
+   * which the commit checks anyway.
+   */
+  checked: boolean;
 }
 
 /** Everything some attempts of one subscription change, written by `commitAttempt`. */
@@ -27,7 +33,7 @@ export interface AttemptCommit {
   subscription: Deno.KvEntry<Subscription>;
   next: Subscription;
   deliveries: Delivery[];
-  /** Each checked: one that changed meanwhile makes the commit fail. */
+  /** Each checked one that changed meanwhile makes the commit fail. */
   settle: Settlement[];
   audit?: AuditDraft;
 }
@@ -47,8 +53,8 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
   }
   for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
   let settled = 0n;
-  for (const { pending, retry, succeeded } of c.settle) {
-    op.check(pending);
+  for (const { pending, retry, succeeded, checked } of c.settle) {
+    if (checked) op.check(pending);
     if (!retry) {
       op.delete(pending.key);
       if (isJob(pending)) settled++;

@@ -28,7 +28,8 @@ Deno.test("webhooks: create returns the secret once; list and show never do", as
     assert.equal(sub.last_success_at, null);
     assert.equal(sub.disabled_at, null);
 
-    const stored = (await s.ctx.kv.get<Subscription>(keys.webhook(sub.id))).value!;
+    const storedEntry = await s.ctx.kv.get<Subscription>(keys.webhook(sub.id));
+    const stored = storedEntry.value!;
     assert.ok(!JSON.stringify(stored).includes(res.body.secret), "secret stored in plaintext");
     assert.equal(await s.ctx.keyring.decrypt(stored.secret), res.body.secret);
     const routes = await loadRoutes(s.ctx.kv, w.team.id);
@@ -40,6 +41,8 @@ Deno.test("webhooks: create returns the secret once; list and show never do", as
         status: "active",
         owner: { id: w.admin.user.id, type: "human" },
       },
+      // The commit that wrote the subscription: its events' jobs carry it (see DeliveryJob).
+      version: storedEntry.versionstamp,
     }]);
 
     const shown = await show(s, w.admin.token, sub.id);

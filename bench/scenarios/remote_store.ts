@@ -10,7 +10,7 @@ import { infoRow, type Row } from "../report.ts";
 import { openCtx, seedPosts, seedSubscriptions, seedWorkspace, serviceEnv } from "../seed.ts";
 import { type Bench, scenarioDir, using } from "./context.ts";
 
-const EVENTS = 400;
+const EVENTS = 1_000;
 const DELAYS_MS = [0, 5, 20];
 const DRAIN_TIMEOUT_MS = 60_000;
 

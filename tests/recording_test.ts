@@ -1,0 +1,124 @@
+import assert from "node:assert/strict";
+import { loadSettings } from "../core/settings.ts";
+import type { DeliveryJob, Subscription } from "../core/webhook_records.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import { keys } from "../kv/keys.ts";
+import { LatestSubscriptions } from "../delivery/latest.ts";
+import { type Attempted, Recorder } from "../delivery/record.ts";
+import { countKeys, storeEntries } from "./harness.ts";
+
+const webhooks = loadSettings({}).webhooks;
+
+function subscription(id: string): Subscription {
+  return {
+    id,
+    team_id: "team",
+    name: "busy",
+    url: "https://hook.example.test/",
+    events: ["message.created"],
+    channel_ids: null,
+    status: "active",
+    consecutive_failures: 0,
+    last_success_at: null,
+    disabled_at: null,
+    created_at: new Date().toISOString(),
+    created_by: "owner",
+    secret: "sealed",
+    previous_secret: null,
+    previous_secret_expires_at: null,
+  };
+}
+
+function eventOf(n: number): OutboxEvent {
+  return {
+    id: `event-${String(n).padStart(3, "0")}`,
+    type: "message.created",
+    team_id: "team",
+    channel_id: "channel",
+    created_at: new Date().toISOString(),
+    data: {},
+    subscription_ids: [],
+  };
+}
+
+/** Writes a job leased to this process until `leaseUntil`, and returns it as read. */
+async function leasedJob(kv: Deno.Kv, subId: string, event: OutboxEvent, leaseUntil: number) {
+  const job: DeliveryJob = {
+    subscription_id: subId,
+    event_id: event.id,
+    attempt: 1,
+    next_attempt_at: event.created_at,
+    created_at: event.created_at,
+    lease_until: leaseUntil,
+  };
+  await kv.set(keys.job(subId, event.id), job);
+  return await kv.get<DeliveryJob>(keys.job(subId, event.id)) as Deno.KvEntry<DeliveryJob>;
+}
+
+const succeeded = (subId: string, event: OutboxEvent, pending: Deno.KvEntry<DeliveryJob>) =>
+  ({
+    subscriptionId: subId,
+    event,
+    pending,
+    attempt: 1,
+    outcome: { succeeded: true, response_status: 200, error: null, retryAfterMs: null },
+    startedAt: Date.now(),
+    durationMs: 1,
+  }) satisfies Attempted;
+
+Deno.test("recording: a busy subscription's attempts share commits beyond the 10 checks a commit allows", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const id = "sub-busy";
+    await kv.set(keys.webhook(id), subscription(id));
+    const commits: number[] = [];
+    const atomic = kv.atomic.bind(kv);
+    // Counts commits only; every one goes to the real store.
+    kv.atomic = () => {
+      commits.push(Date.now());
+      return atomic();
+    };
+    const events = Array.from({ length: 60 }, (_, i) => eventOf(i));
+    const jobs = await Promise.all(
+      events.map((e) => leasedJob(kv, id, e, Date.now() + 60_000)),
+    );
+    commits.length = 0;
+    const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
+    await Promise.all(events.map((e, i) => recorder.record(succeeded(id, e, jobs[i]))));
+
+    assert.ok(commits.length < 60 / 9, `${commits.length} commits for 60 attempts`);
+    const deliveries = await Array.fromAsync(storeEntries(kv, keys.deliveries(id)));
+    assert.equal(deliveries.length, 60, "every attempt has its Delivery record");
+    assert.equal(await countKeys(kv, keys.jobs(id)), 0);
+    const settled = await kv.get<Deno.KvU64>(keys.jobsSettled(id));
+    assert.equal(settled.value?.value, 60n);
+    assert.equal(recorder.backlog, 0);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("recording: a job whose lease ran out is checked, and left alone when another process took it", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const id = "sub-lapsed";
+    await kv.set(keys.webhook(id), subscription(id));
+    const events = Array.from({ length: 12 }, (_, i) => eventOf(i));
+    // Leases about to run out: each must be checked, so these take more than one commit.
+    const jobs = await Promise.all(events.map((e) => leasedJob(kv, id, e, Date.now() + 1_000)));
+    // Another process took the first one after its lease ran out, and holds it now.
+    const taken = { ...jobs[0].value, lease_until: Date.now() + 60_000 };
+    await kv.set(jobs[0].key, taken);
+    const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
+    await Promise.all(events.map((e, i) => recorder.record(succeeded(id, e, jobs[i]))));
+
+    const left = await Array.fromAsync(storeEntries(kv, keys.jobs(id)));
+    assert.deepEqual(left.map((e) => e.value), [taken], "the other process's job is untouched");
+    const deliveries = await Array.fromAsync(storeEntries(kv, keys.deliveries(id)));
+    assert.equal(deliveries.length, 12, "the attempt made is still on record");
+    const settled = await kv.get<Deno.KvU64>(keys.jobsSettled(id));
+    assert.equal(settled.value?.value, 11n);
+  } finally {
+    kv.close();
+  }
+});
