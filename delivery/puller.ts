@@ -9,6 +9,8 @@ import type { Leases } from "./leases.ts";
 
 /** Entries read past per subscription and pull, looking for due, free jobs. */
 const SCAN_LIMIT = 500;
+/** Entries listed per round trip at least. */
+const MIN_PAGE = 32;
 /** A backlogged subscription is pulled again once this many of its jobs fit (fewer reads). */
 const PULL_BATCH = 16;
 
@@ -124,12 +126,14 @@ export class Puller {
     const now = Date.now();
     const found: Deno.KvEntry<DeliveryJob>[] = [];
     let more = false;
+    // A page a little larger than the room: each entry listed is decoded, wanted or not.
+    const page = Math.max(MIN_PAGE, 2 * room);
     // From where the last scan stopped, then, if that reached the end, from the start again.
     const cursor = this.#cursors.get(id);
     for (const from of cursor ? [cursor, null] : [null]) {
       let scanned = 0;
       let last: Deno.KvKey | null = null;
-      for await (const e of listJobs(kv, id, from, SCAN_LIMIT)) {
+      for await (const e of listJobs(kv, id, from, { limit: SCAN_LIMIT, batchSize: page })) {
         scanned++;
         last = e.key;
         if (dispatcher.has(jobKey(id, e.value.event_id))) continue;

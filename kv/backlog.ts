@@ -1,16 +1,19 @@
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
 
-/** A subscription's pending jobs in event order, from just after `after` when given. */
+/**
+ * A subscription's pending jobs in event order, from just after `after` when given, `limit` at
+ * most, read (and decoded) `batchSize` at a time.
+ */
 export function listJobs(
   kv: Deno.Kv,
   subscriptionId: string,
   after: Deno.KvKey | null,
-  limit: number,
+  { limit, batchSize }: { limit: number; batchSize: number },
 ): Deno.KvListIterator<DeliveryJob> {
   const prefix = keys.jobs(subscriptionId);
   const selector = after ? { prefix, start: [...after, ""] } : { prefix };
-  return kv.list<DeliveryJob>(selector, { limit, batchSize: Math.min(limit, 500) });
+  return kv.list<DeliveryJob>(selector, { limit, batchSize: Math.min(limit, batchSize, 500) });
 }
 
 /** How much delivery work waits in KV: the pending jobs, and when the oldest was made. */
