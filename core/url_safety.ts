@@ -4,6 +4,7 @@
  * address that was checked (delivery/connector.ts), so a DNS answer that changes in between
  * (rebinding) cannot redirect it.
  */
+import { type Resolver, systemResolver } from "./dns.ts";
 
 /** Why a URL may not be used; the message is safe to show (it names no secret). */
 /** Named with the setting that lifts it: a developer testing on localhost meets this first. */
@@ -132,18 +133,6 @@ export function isPublicAddress(addr: Uint8Array): boolean {
   }
   return !v6Blocked.some(([p, bits]) => inRange(addr, p, bits));
 }
-
-/** Looks names up; tests substitute their own answers. */
-export type Resolver = (host: string, signal?: AbortSignal) => Promise<string[]>;
-
-/** A and AAAA records of `host` (the system's DNS, not /etc/hosts). */
-export const systemResolver: Resolver = async (host, signal) => {
-  const lookups = await Promise.allSettled([
-    Deno.resolveDns(host, "A", { signal }),
-    Deno.resolveDns(host, "AAAA", { signal }),
-  ]);
-  return lookups.flatMap((r) => r.status === "fulfilled" ? r.value : []);
-};
 
 /** Where an attempt connects: the URL's host and the one checked address to use for it. */
 export interface Target {

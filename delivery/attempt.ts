@@ -9,7 +9,7 @@ import type { Recorder } from "./record.ts";
 import type { SigningKeys } from "./secrets.ts";
 import { deliveryHeaders, envelope, type Signer } from "./sign.ts";
 import { type AttemptOutcome, send } from "./send.ts";
-import type { Resolver } from "../core/url_safety.ts";
+import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
 import { log } from "../core/log.ts";
 

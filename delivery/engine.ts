@@ -21,7 +21,7 @@ import { Recorder } from "./record.ts";
 import { due, isDue, jobKey, Puller, type PullScope } from "./puller.ts";
 import { SigningKeys } from "./secrets.ts";
 import { BacklogReport } from "./backlog_report.ts";
-import type { Resolver } from "../core/url_safety.ts";
+import type { Resolver } from "../core/dns.ts";
 import { sweep } from "./sweeper.ts";
 
 export interface EngineOptions {

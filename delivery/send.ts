@@ -1,5 +1,6 @@
 import type { Connector } from "./connector.ts";
-import { type Resolver, resolveTarget, UnsafeUrlError } from "../core/url_safety.ts";
+import type { Resolver } from "../core/dns.ts";
+import { resolveTarget, UnsafeUrlError } from "../core/url_safety.ts";
 
 /** Enough of a response body to keep the connection reusable; the rest is never read. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
