@@ -4,6 +4,8 @@ import { ConflictError } from "../core/errors.ts";
 import type { Message } from "../core/types.ts";
 import { keyId, keys } from "./keys.ts";
 import { inTimeline, putMessage } from "./messages.ts";
+import { maxChecks } from "./limits.ts";
+import { chunks } from "../core/chunks.ts";
 
 export interface AppendOptions {
   /** The caller's preconditions (channel unchanged, still a member, ...), re-checked at commit. */
@@ -30,9 +32,10 @@ interface Turn {
   until: number;
 }
 
-/** What a commit may hold: KV allows 10 checks (with KV Connect) and 800 KiB. */
-const MAX_CHECKS = 10;
+/** What a commit may hold: the store's checks (kv/limits.ts), 800 KiB, and a bound on waiting. */
 const MAX_BATCH = 64;
+/** Keys per getMany, the store's limit. */
+const MAX_KEYS_READ = 10;
 const MAX_BYTES = 400_000;
 
 interface Request {
@@ -110,7 +113,7 @@ class Appender {
   async #drain(channelId: string): Promise<void> {
     const queue = this.#queues.get(channelId)!;
     while (queue.length > 0) {
-      const batch = queue.splice(0, takeable(queue));
+      const batch = queue.splice(0, takeable(queue, maxChecks(this.kv)));
       try {
         const retry = await this.#commit(batch);
         queue.unshift(...retry);
@@ -214,10 +217,13 @@ class Appender {
     lists: Deno.KvKey[],
   ): Promise<Request[]> {
     const channelId = batch[0].draft.channel_id;
-    const [read, turn] = await Promise.all([
-      this.kv.getMany([...checks.map((c) => c.key), ...lists]),
+    const [turn, ...slices] = await Promise.all([
       this.kv.get<Turn>(keys.appendTurn(channelId)),
+      ...chunks([...checks.map((c) => c.key), ...lists], MAX_KEYS_READ).map((k) =>
+        this.kv.getMany(k)
+      ),
     ]);
+    const read = slices.flat();
     if (turn.value && turn.value.owner !== this.#id) this.#turns.set(channelId, turn.value.until);
     const now = new Map(read.map((e) => [keyId(e.key), e]));
     for (const key of lists) {
@@ -266,11 +272,11 @@ function distinctChecks(batch: Request[]): Deno.AtomicCheck[] {
 const bytesOf = (r: Request) => 4 * (r.draft.body.length * 3 + 1_000);
 
 /**
- * How many requests from the head of `queue` one commit can take: within the check and size
- * limits, `alone` ones by themselves, and no key checked twice at different versionstamps or
+ * How many requests from the head of `queue` one commit can take: within `maxChecks` and the
+ * size limit, `alone` ones by themselves, and no key checked twice at different versionstamps or
  * checked after an earlier request in the batch writes it.
  */
-function takeable(queue: Request[]): number {
+function takeable(queue: Request[], maxChecks: number): number {
   const seen = new Map<string, { versionstamp: string | null; exclusive: boolean }>();
   const lists = new Set<string>();
   let bytes = 0;
@@ -285,7 +291,7 @@ function takeable(queue: Request[]): number {
     });
     const newLists = listsOf(r.draft).map(keyId).filter((k) => !lists.has(k));
     const newChecks = mine.filter(({ check }) => !seen.has(keyId(check.key))).length;
-    if (n > 0 && (clash || seen.size + lists.size + newChecks + newLists.length > MAX_CHECKS)) {
+    if (n > 0 && (clash || seen.size + lists.size + newChecks + newLists.length > maxChecks)) {
       break;
     }
     for (const { check, exclusive } of mine) {

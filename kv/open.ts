@@ -5,6 +5,7 @@ import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
 import { forgoQueues, probeQueues } from "./queue_support.ts";
 import { migrate } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
+import { declareStore } from "./limits.ts";
 
 /** The KV location used when KV_PATH is unset: its folder is made on first start. */
 const DEFAULT_KV_PATH = "./data/kv.sqlite3";
@@ -38,11 +39,20 @@ export async function openStore(
   } catch (e) {
     throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
   }
-  kv = coalesceReads(retryLockedCommits(kv));
+  kv = wrapStore(kv, path);
   if (settings.deliveryTimers && !opts.existing) await probeQueues(kv, path);
   else forgoQueues(kv);
   await migrate(kv);
   return kv;
+}
+
+/**
+ * The store as the service uses it, whoever opened it at `path`: commits retried while SQLite is
+ * locked, reads sharing round trips, and its per-commit limits known (kv/limits.ts).
+ */
+export function wrapStore(kv: Deno.Kv, path: string | undefined): Deno.Kv {
+  declareStore(kv, path);
+  return coalesceReads(retryLockedCommits(kv));
 }
 
 /** The store's location for messages: a KV Connect URL without credentials in it. */

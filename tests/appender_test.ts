@@ -3,7 +3,7 @@ import { draftMessage } from "../domain/message_draft.ts";
 import type { Channel, Message } from "../core/types.ts";
 import { appendMessage } from "../kv/appender.ts";
 import { keys } from "../kv/keys.ts";
-import { retryLockedCommits } from "../kv/open.ts";
+import { retryLockedCommits, wrapStore } from "../kv/open.ts";
 import { countKeys, startServer, workspace } from "./harness.ts";
 
 /** A workspace's general channel on a KV file, and the ways to write messages into it. */
@@ -100,5 +100,44 @@ Deno.test("appender: appends that overflow one commit's limits still all land", 
     assert.equal(list.length, before + 30);
     assertDense(list);
     assert.equal(await countKeys(kv, ["test_fanout"]), 30 * 200);
+  });
+});
+
+/** Posts 40 messages with client_uuids at once through `kv`; returns how many commits carried them. */
+async function commitsFor40ClientUuids(kv: Deno.Kv, channel: Channel): Promise<number> {
+  const atomic = kv.atomic.bind(kv);
+  let commits = 0;
+  // Counts commits only; each goes to the real store.
+  kv.atomic = () => (commits++, atomic());
+  try {
+    const writes = Array.from(
+      { length: 40 },
+      (_, i) =>
+        appendMessage(kv, { ...draft(channel, `m${i}`), client_uuid: crypto.randomUUID() }, {
+          checks: [],
+          indexClientUuid: true,
+        }),
+    );
+    assert.ok((await Promise.all(writes)).every((m) => m !== null));
+    return commits;
+  } finally {
+    kv.atomic = atomic;
+  }
+}
+
+Deno.test("appender: posts with a client_uuid share commits up to what the store allows", async () => {
+  await withChannel(async (kv, path, channel) => {
+    // The embedded store allows 100 checks a commit: one per client_uuid, one per list.
+    assert.ok(await commitsFor40ClientUuids(kv, channel) <= 3);
+    // A store declared remote (KV Connect allows 10): at most 9 client_uuids a commit.
+    const remote = wrapStore(await Deno.openKv(path), "https://kv.example.test/db");
+    try {
+      assert.ok(await commitsFor40ClientUuids(remote, channel) >= 5);
+    } finally {
+      remote.close();
+    }
+    const list = await timeline(kv, channel.id);
+    assertDense(list);
+    assert.equal(await countKeys(kv, ["client_uuids"]), 80);
   });
 });

@@ -14,8 +14,7 @@ import type { Role, Scope, Team, User } from "../core/types.ts";
 import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
 import { keys } from "../kv/keys.ts";
-import { commitsSettled, retryLockedCommits } from "../kv/open.ts";
-import { coalesceReads } from "../kv/read_coalescer.ts";
+import { commitsSettled, wrapStore } from "../kv/open.ts";
 import { checkResponse } from "./openapi_check.ts";
 
 // The suite's servers run in this process: their request and delivery lines would bury its output.
@@ -45,7 +44,7 @@ export async function startServer(
     ...env,
   });
   // Wrapped as openStore wraps it, so the suite runs what production runs.
-  const kv = coalesceReads(retryLockedCommits(await Deno.openKv(settings.kvPath)));
+  const kv = wrapStore(await Deno.openKv(settings.kvPath), settings.kvPath);
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(generateAppKey()) };
   const app = createApp(ctx);
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);

@@ -5,8 +5,7 @@
 import type { Ctx } from "../core/context.ts";
 import { createKeyring, generateAppKey } from "../core/keyring.ts";
 import { loadSettings } from "../core/settings.ts";
-import { retryLockedCommits } from "../kv/open.ts";
-import { coalesceReads } from "../kv/read_coalescer.ts";
+import { wrapStore } from "../kv/open.ts";
 import type { TestServer } from "./harness.ts";
 import { sleep, waitUntil } from "./webhook_receivers.ts";
 
@@ -171,7 +170,7 @@ export async function sharedStore(extra: Record<string, string> = {}) {
   };
   const settings = loadSettings(env);
   // Wrapped as openStore wraps it: this process is one more writer on the file, like the CLI.
-  const kv = coalesceReads(retryLockedCommits(await Deno.openKv(env.KV_PATH)));
+  const kv = wrapStore(await Deno.openKv(env.KV_PATH), env.KV_PATH);
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(env.APP_KEY) };
   return {
     env,

@@ -10,8 +10,7 @@ import type { Ctx } from "../core/context.ts";
 import { authenticate } from "../domain/authenticate.ts";
 import { recoverWebhook, redeliver } from "../domain/webhook_sends.ts";
 import { keys } from "../kv/keys.ts";
-import { retryLockedCommits } from "../kv/open.ts";
-import { coalesceReads } from "../kv/read_coalescer.ts";
+import { wrapStore } from "../kv/open.ts";
 import { api, countKeys, startServer, type TestServer, workspace } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
 import { post, receiver, show, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
@@ -20,7 +19,7 @@ const TIMERLESS = { DELIVERY_TIMERS: "false", WEBHOOKS_BACKOFF: "1500ms", WEBHOO
 
 /** A second process's handle on the server's store file, with an engine of its own. */
 async function secondProcess(s: TestServer): Promise<{ ctx: Ctx; engine: DeliveryEngine }> {
-  const kv = coalesceReads(retryLockedCommits(await Deno.openKv(s.ctx.settings.kvPath)));
+  const kv = wrapStore(await Deno.openKv(s.ctx.settings.kvPath), s.ctx.settings.kvPath);
   const ctx: Ctx = { ...s.ctx, kv };
   return { ctx, engine: startDeliveryEngine(ctx) };
 }
