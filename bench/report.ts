@@ -40,6 +40,19 @@ export function ratioRow(
   };
 }
 
+/** A row comparing CPU per operation to its baseline's: passes at `maxRatio` or below. */
+export function cpuRow(scenario: string, service: Measured, base: Measured, maxRatio: number): Row {
+  const ratio = service.cpuUs / base.cpuUs;
+  return {
+    scenario,
+    value: `${us(service.cpuUs)} us`,
+    baseline: `${us(base.cpuUs)} us`,
+    ratio: Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : "?",
+    target: `<= ${maxRatio.toFixed(1)}x`,
+    pass: Number.isFinite(ratio) ? ratio <= maxRatio : null,
+  };
+}
+
 /** A row with no target: a figure shown for context. */
 export function infoRow(scenario: string, value: string, baseline = "", ratio = ""): Row {
   return { scenario, value, baseline, ratio, target: "(info)", pass: null };

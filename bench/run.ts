@@ -22,7 +22,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["post messages", postMessages, 50],
   ["incoming webhook", incomingPost, 25],
   ["read messages", readMessages, 40],
-  ["delivery throughput", deliveryThroughput, 30],
+  ["delivery throughput", deliveryThroughput, 45],
   ["delivery latency", deliveryLatency, 15],
   ["event stream", eventStream, 60],
   ["remote store", remoteStore, 30],

@@ -1,66 +1,85 @@
 /**
- * Issue 4, throughput: a backlog of events × subscriptions drained by the service's delivery
- * engine into a fast local receiver, against a bare loop making one signed POST and one KV
- * commit per delivery at the engine's concurrency.
+ * Issues 4 and 20, throughput: a backlog of events × subscriptions drained by the service's
+ * delivery engine into a fast local receiver, against a bare loop making one signed POST and one
+ * KV commit per delivery at the engine's concurrency; with several subscriptions, and with one
+ * busy one. Issue 20 asks for CPU per delivery at or below the bare loop's.
  */
 import { freePort, runBaseline, startService } from "../procs.ts";
 import type { Receiver } from "../receiver.ts";
-import { type Measured, ratioRow, type Row } from "../report.ts";
+import { cpuRow, type Measured, ratioRow, type Row } from "../report.ts";
 import { openCtx, seedPosts, seedSubscriptions, seedWorkspace, serviceEnv } from "../seed.ts";
 import { type Bench, bestOf, scenarioDir, using } from "./context.ts";
 
-const SUBSCRIPTIONS = 4;
-const EVENTS = 2000;
-const DELIVERIES = SUBSCRIPTIONS * EVENTS;
+/** Subscriptions and events per subscription of each case. */
+const CASES = [{ subscriptions: 4, events: 2000 }, { subscriptions: 1, events: 4000 }];
 /** The engine's defaults (delivery/engine.ts): 4 attempts per subscription, 64 in all. */
-const CONCURRENCY = Math.min(64, 4 * SUBSCRIPTIONS);
+const concurrencyOf = (subscriptions: number) => Math.min(64, 4 * subscriptions);
 const DRAIN_TIMEOUT_MS = 60_000;
+
+interface Case {
+  subscriptions: number;
+  events: number;
+}
 
 /** Deliveries per second between the first and the last arrival. */
 const arrivalRate = (r: Receiver) => (r.count - 1) / ((r.lastAt - r.firstAt) / 1000);
 
-async function serviceDrain(root: string, receiver: Receiver): Promise<Measured> {
+async function serviceDrain(root: string, receiver: Receiver, c: Case): Promise<Measured> {
+  const deliveries = c.subscriptions * c.events;
   const dir = await scenarioDir(root, "delivery");
   const kvPath = `${dir}/kv.sqlite3`;
   const ctx = await openCtx(kvPath);
   const seeded = await seedWorkspace(ctx);
-  await seedSubscriptions(ctx, seeded, receiver.url, SUBSCRIPTIONS);
+  await seedSubscriptions(ctx, seeded, receiver.url, c.subscriptions);
   // Committed here, where no engine runs: the jobs are left free, and the server's engine pulls
   // the backlog from KV as its window has room, from its start-up pull on.
-  await seedPosts(ctx, seeded, EVENTS);
+  await seedPosts(ctx, seeded, c.events);
   ctx.kv.close();
   receiver.reset();
   return await using(startService(serviceEnv(kvPath, freePort())), async (p) => {
     // The engine may start before the server answers: count CPU only from here on.
     const [cpuBefore, countBefore] = [p.cpuMs(), receiver.count];
-    if (!await receiver.waitFor(DELIVERIES, DRAIN_TIMEOUT_MS)) {
-      throw new Error(`only ${receiver.count} of ${DELIVERIES} deliveries arrived`);
+    if (!await receiver.waitFor(deliveries, DRAIN_TIMEOUT_MS)) {
+      throw new Error(`only ${receiver.count} of ${deliveries} deliveries arrived`);
     }
     const cpuUs = (p.cpuMs() - cpuBefore) * 1000 / (receiver.count - countBefore);
     return { rate: arrivalRate(receiver), cpuUs };
   });
 }
 
-async function bareLoop(root: string, receiver: Receiver): Promise<Measured> {
+async function bareLoop(root: string, receiver: Receiver, c: Case): Promise<Measured> {
+  const deliveries = c.subscriptions * c.events;
   const dir = await scenarioDir(root, "delivery-bare");
   receiver.reset();
   const { cpuUs } = await runBaseline<{ cpuUs: number }>("delivery_loop", [
     receiver.url,
     `${dir}/baseline.sqlite3`,
-    String(DELIVERIES),
-    String(CONCURRENCY),
+    String(deliveries),
+    String(concurrencyOf(c.subscriptions)),
   ]);
-  if (receiver.count !== DELIVERIES) {
-    throw new Error(`the bare loop delivered ${receiver.count} of ${DELIVERIES}`);
+  if (receiver.count !== deliveries) {
+    throw new Error(`the bare loop delivered ${receiver.count} of ${deliveries}`);
   }
-  return { rate: arrivalRate(receiver), cpuUs: cpuUs / DELIVERIES };
+  return { rate: arrivalRate(receiver), cpuUs: cpuUs / deliveries };
 }
 
 export async function deliveryThroughput({ root, receiver }: Bench): Promise<Row[]> {
-  const { bare, service } = await bestOf({
-    bare: () => bareLoop(root, receiver),
-    service: () => serviceDrain(root, receiver),
-  });
-  const label = `webhook deliveries/s (${EVENTS} ev x ${SUBSCRIPTIONS} subs, c=${CONCURRENCY})`;
-  return [ratioRow(label, service, bare, 0.7)];
+  const rows: Row[] = [];
+  for (const c of CASES) {
+    const { bare, service } = await bestOf({
+      bare: () => bareLoop(root, receiver, c),
+      service: () => serviceDrain(root, receiver, c),
+    });
+    const what = `${c.events} ev x ${c.subscriptions} sub${c.subscriptions > 1 ? "s" : ""}`;
+    rows.push(
+      ratioRow(
+        `webhook deliveries/s (${what}, c=${concurrencyOf(c.subscriptions)})`,
+        service,
+        bare,
+        0.7,
+      ),
+      cpuRow(`  CPU per delivery vs the bare loop (${what})`, service, bare, 1.0),
+    );
+  }
+  return rows;
 }
