@@ -3,7 +3,7 @@
  * environment sets (the container image sets 0.0.0.0): a benchmark must not open a port beyond
  * loopback. With BENCH_KV_DELAY_MS, its store answers as a remote one would (bench/remote_kv.ts).
  */
-import { delayed } from "./remote_kv.ts";
+import { delayed, localPathOf } from "./remote_kv.ts";
 
 const serve = Deno.serve;
 // deno-lint-ignore no-explicit-any
@@ -17,7 +17,7 @@ const delayMs = Number(Deno.env.get("BENCH_KV_DELAY_MS") ?? 0);
 if (delayMs > 0) {
   const openKv = Deno.openKv;
   Object.defineProperty(Deno, "openKv", {
-    value: async (path?: string) => delayed(await openKv(path), delayMs),
+    value: async (path?: string) => delayed(await openKv(localPathOf(path)), delayMs),
   });
 }
 

@@ -1,7 +1,9 @@
 /**
  * A store that answers like a remote one (Deno Deploy's KV is FoundationDB, milliseconds
  * away): every read, list page and commit waits `delayMs` before it goes to the local file.
- * For the bench only, installed by bench/loopback_main.ts when BENCH_KV_DELAY_MS is set.
+ * For the bench only, installed by bench/loopback_main.ts when BENCH_KV_DELAY_MS is set. The
+ * service is given a KV Connect URL naming the file (`remoteUrlOf`), so it treats the store as
+ * remote in every way (10 checks per commit, reads in flight at once, no queues).
  */
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -29,6 +31,15 @@ async function* delayedList<T>(
     yield next.value;
   }
 }
+
+const REMOTE_PREFIX = "https://remote-kv.bench.invalid";
+
+/** A KV Connect URL that stands for the local file at `path`. */
+export const remoteUrlOf = (path: string) => `${REMOTE_PREFIX}${path}`;
+
+/** The local file a `remoteUrlOf` URL stands for; any other path as it is. */
+export const localPathOf = (path: string | undefined) =>
+  path?.startsWith(REMOTE_PREFIX) ? path.slice(REMOTE_PREFIX.length) : path;
 
 /** `kv` with `delayMs` added to every operation that would cross the network. */
 export function delayed(kv: Deno.Kv, delayMs: number): Deno.Kv {

@@ -1,20 +1,35 @@
 /**
- * What one commit may check, by store. The embedded store (a file or :memory:) allows 100 checks
- * per commit; KV Connect (denokv, proto/limits.rs) allows 10; Deno Deploy publishes no figure,
- * so it gets 10 too, as does any store opened elsewhere than through `declareStore`.
+ * What kind of store the service runs on, and what follows from it. The embedded store (a file or
+ * :memory:) allows 100 checks per commit and answers through one worker thread in well under a
+ * millisecond. A remote one (KV Connect, Deno Deploy) is a round trip away: KV Connect allows 10
+ * checks (denokv, proto/limits.rs) and Deno Deploy publishes no figure, so 10 there too, as for
+ * any store opened elsewhere than through `declareStore`.
  */
 import { isFilePath } from "../core/settings.ts";
 
-const EMBEDDED_MAX_CHECKS = 100;
-const REMOTE_MAX_CHECKS = 10;
+interface StoreKind {
+  /** Checks one commit may carry. */
+  maxChecks: number;
+  /** Waves of shared reads in flight at once (kv/read_coalescer.ts). */
+  readWaves: number;
+}
 
-const checksByStore = new WeakMap<Deno.Kv, number>();
+const EMBEDDED: StoreKind = { maxChecks: 100, readWaves: 1 };
+const REMOTE: StoreKind = { maxChecks: 10, readWaves: 8 };
 
-/** Records what `kv`, opened at `path` (a KV_PATH; unset on Deno Deploy), allows per commit. */
+const kinds = new WeakMap<Deno.Kv, StoreKind>();
+
+/** Records what `kv`, opened at `path` (a KV_PATH; unset on Deno Deploy), is. */
 export function declareStore(kv: Deno.Kv, path: string | undefined): void {
-  const embedded = path === ":memory:" || isFilePath(path);
-  checksByStore.set(kv, embedded ? EMBEDDED_MAX_CHECKS : REMOTE_MAX_CHECKS);
+  kinds.set(kv, path === ":memory:" || isFilePath(path) ? EMBEDDED : REMOTE);
 }
 
 /** How many checks one commit to `kv` may carry. */
-export const maxChecks = (kv: Deno.Kv): number => checksByStore.get(kv) ?? REMOTE_MAX_CHECKS;
+export const maxChecks = (kv: Deno.Kv): number => (kinds.get(kv) ?? REMOTE).maxChecks;
+
+/**
+ * How many waves of reads may be in flight on `kv`. On the embedded store every read goes
+ * through its one worker, so reads wait for the wave in flight and share the next: far fewer
+ * calls. On a remote store that wait would double every read's latency.
+ */
+export const readWaves = (kv: Deno.Kv): number => (kinds.get(kv) ?? REMOTE).readWaves;

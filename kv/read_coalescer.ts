@@ -1,4 +1,5 @@
 import { keyId } from "./keys.ts";
+import { readWaves } from "./limits.ts";
 
 /** KV answers at most 10 keys per getMany. */
 const MAX_KEYS = 10;
@@ -33,17 +34,16 @@ function pack(waiting: Waiting[]): Waiting[][] {
 }
 
 /**
- * Makes `kv.get` and `kv.getMany` share round trips: reads asked for while one is in flight
- * wait for it and then go together, each key once, in as few `getMany` calls as fit. Every KV op
- * is a round trip through the store's one worker, so under load this is most of what a read
- * costs. A read is never answered from one that started before it was asked, so it sees every
+ * Makes `kv.get` and `kv.getMany` share round trips: reads asked for while a wave is in flight
+ * wait for it and then go together, each key once, in as few `getMany` calls as fit. On the
+ * embedded store every KV op is a round trip through its one worker, so under load this is most
+ * of what a read costs; a remote store allows several waves in flight (kv/limits.ts). A read is never answered from one that started before it was asked, so it sees every
  * commit that finished before it; each caller's keys stay in one `getMany`, one snapshot. A
  * lone read goes at once.
  */
 export function coalesceReads(kv: Deno.Kv): Deno.Kv {
   const getMany = kv.getMany.bind(kv);
   let waiting: Waiting[] = [];
-  let busy = false;
 
   async function read(group: Waiting[]) {
     const ids = new Map<string, Deno.KvKey>();
@@ -70,20 +70,26 @@ export function coalesceReads(kv: Deno.Kv): Deno.Kv {
     }
   }
 
-  async function drain() {
-    busy = true;
-    while (waiting.length > 0) {
+  const waves = readWaves(kv);
+  let inFlight = 0;
+
+  /** Sends what waits as one wave of reads, while the store allows another wave in flight. */
+  function pump() {
+    while (waiting.length > 0 && inFlight < waves) {
       const batch = waiting;
       waiting = [];
-      await Promise.all(pack(batch).map(read));
+      inFlight++;
+      void Promise.all(pack(batch).map(read)).finally(() => {
+        inFlight--;
+        pump();
+      });
     }
-    busy = false;
   }
 
   const coalesced = (keys: Deno.KvKey[]) =>
     new Promise<Deno.KvEntryMaybe<unknown>[]>((resolve, reject) => {
       waiting.push({ keys, resolve, reject });
-      if (!busy) void drain();
+      pump();
     });
 
   kv.getMany =

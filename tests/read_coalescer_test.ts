@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { coalesceReads } from "../kv/read_coalescer.ts";
+import { declareStore } from "../kv/limits.ts";
 
 async function withKv(fn: (kv: Deno.Kv) => Promise<void>) {
-  const kv = coalesceReads(await Deno.openKv(":memory:"));
+  const raw = await Deno.openKv(":memory:");
+  declareStore(raw, ":memory:");
+  const kv = coalesceReads(raw);
   try {
     await fn(kv);
   } finally {
@@ -72,4 +75,40 @@ Deno.test("read coalescer: a bad key fails only the read that asked for it", asy
     assert.equal(good.status === "fulfilled" && good.value.value, 1);
     assert.equal((await kv.get(["ok"])).value, 1);
   });
+});
+
+/** Reads through a coalescer on `kv` declared at `path`; the most getMany calls at once. */
+async function mostAtOnce(path: string): Promise<number> {
+  const raw = await Deno.openKv(":memory:");
+  try {
+    declareStore(raw, path);
+    const getMany = raw.getMany.bind(raw);
+    let now = 0;
+    let most = 0;
+    // Counts calls under way; every call still goes to the real store.
+    raw.getMany = (async (...args: Parameters<Deno.Kv["getMany"]>) => {
+      most = Math.max(most, ++now);
+      try {
+        await new Promise((r) => setTimeout(r, 5));
+        return await getMany(...args);
+      } finally {
+        now--;
+      }
+    }) as Deno.Kv["getMany"];
+    const kv = coalesceReads(raw);
+    for (let i = 0; i < 4; i++) {
+      await Promise.all([
+        kv.get(["a", i]),
+        new Promise((r) => setTimeout(r, 1)).then(() => kv.get(["b", i])),
+      ]);
+    }
+    return most;
+  } finally {
+    raw.close();
+  }
+}
+
+Deno.test("read coalescer: reads wait for the wave in flight on the embedded store, not on a remote one", async () => {
+  assert.equal(await mostAtOnce(":memory:"), 1);
+  assert.equal(await mostAtOnce("https://kv.example.test/db"), 2);
 });
