@@ -2,10 +2,7 @@ import type { OutboxEvent } from "../core/types.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { RecentMap } from "../core/recent_map.ts";
-import { chunks } from "../core/chunks.ts";
-
-/** Keys per getMany, the store's limit. */
-const MAX_KEYS_READ = 10;
+import { getAll } from "../kv/commit.ts";
 
 /**
  * How old a read of a subscription an attempt may act on: a change made elsewhere (a delete, a
@@ -117,13 +114,11 @@ export class RecentEvents {
     const wanted = [...new Set(ids)].filter((id) =>
       !this.#events.has(id) && !this.#reading.has(id)
     );
-    await Promise.allSettled(
-      chunks(wanted, MAX_KEYS_READ).flatMap((slice) => this.#read(kv, slice)),
-    );
+    await Promise.allSettled(this.#read(kv, wanted));
   }
 
   #read(kv: Deno.Kv, ids: string[]): Promise<OutboxEvent | null>[] {
-    const entries = kv.getMany<OutboxEvent[]>(ids.map((id) => keys.event(id)));
+    const entries = getAll<OutboxEvent>(kv, ids.map((id) => keys.event(id)));
     return ids.map((id, i) => {
       const reading = entries
         .then((read) => {

@@ -15,7 +15,7 @@ import type { LatestSubscriptions } from "./latest.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
 import { errorFields, log } from "../core/log.ts";
 import { backoff } from "../core/retry.ts";
-import { chunks } from "../core/chunks.ts";
+import { getAll } from "../kv/commit.ts";
 import type { AttemptOutcome } from "./send.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery checked. */
@@ -33,8 +33,6 @@ const HELD_MARGIN_MS = 5_000;
  * jobs' leases run out another engine may attempt them again; these records are still written.
  */
 const RECORD_DEADLINE_MS = 30_000;
-/** Keys per getMany, the store's limit. */
-const MAX_KEYS_READ = 10;
 const GATHER_MS = 2;
 
 type Pending = Deno.KvEntry<DeliveryJob | Redelivery>;
@@ -235,11 +233,11 @@ export class Recorder {
 
   /** The subscription and the batch's jobs as they stand now. */
   async #reread(id: string, batch: Waiting[]) {
-    const [sub, ...slices] = await Promise.all([
+    const [sub, pendings] = await Promise.all([
       this.kv.get<Subscription>(keys.webhook(id)),
-      ...chunks(batch.map((w) => w.a.pending.key), MAX_KEYS_READ).map((k) => this.kv.getMany(k)),
+      getAll(this.kv, batch.map((w) => w.a.pending.key)),
     ]);
-    return { sub, pendings: slices.flat() };
+    return { sub, pendings };
   }
 
   /**

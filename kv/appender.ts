@@ -5,7 +5,7 @@ import type { Message } from "../core/types.ts";
 import { keyId, keys } from "./keys.ts";
 import { inTimeline, putMessage } from "./messages.ts";
 import { maxChecks } from "./limits.ts";
-import { chunks } from "../core/chunks.ts";
+import { getAll } from "./commit.ts";
 
 export interface AppendOptions {
   /** The caller's preconditions (channel unchanged, still a member, ...), re-checked at commit. */
@@ -34,8 +34,6 @@ interface Turn {
 
 /** What a commit may hold: the store's checks (kv/limits.ts), 800 KiB, and a bound on waiting. */
 const MAX_BATCH = 64;
-/** Keys per getMany, the store's limit. */
-const MAX_KEYS_READ = 10;
 const MAX_BYTES = 400_000;
 
 interface Request {
@@ -217,13 +215,10 @@ class Appender {
     lists: Deno.KvKey[],
   ): Promise<Request[]> {
     const channelId = batch[0].draft.channel_id;
-    const [turn, ...slices] = await Promise.all([
+    const [turn, read] = await Promise.all([
       this.kv.get<Turn>(keys.appendTurn(channelId)),
-      ...chunks([...checks.map((c) => c.key), ...lists], MAX_KEYS_READ).map((k) =>
-        this.kv.getMany(k)
-      ),
+      getAll(this.kv, [...checks.map((c) => c.key), ...lists]),
     ]);
-    const read = slices.flat();
     if (turn.value && turn.value.owner !== this.#id) this.#turns.set(channelId, turn.value.until);
     const now = new Map(read.map((e) => [keyId(e.key), e]));
     for (const key of lists) {

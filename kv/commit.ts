@@ -1,5 +1,6 @@
 import { ConflictError } from "../core/errors.ts";
 import { chunks } from "../core/chunks.ts";
+import { GET_MANY_MAX } from "./limits.ts";
 
 /** Commits and throws ConflictError when a check failed. */
 export async function commitOrThrow(op: Deno.AtomicOperation, what: string): Promise<string> {
@@ -13,7 +14,7 @@ export async function getAll<T>(
   kv: Deno.Kv,
   keyList: Deno.KvKey[],
 ): Promise<Deno.KvEntryMaybe<T>[]> {
-  const results = await Promise.all(chunks(keyList, 10).map((c) => kv.getMany<T[]>(c)));
+  const results = await Promise.all(chunks(keyList, GET_MANY_MAX).map((c) => kv.getMany<T[]>(c)));
   return results.flat() as Deno.KvEntryMaybe<T>[];
 }
 

@@ -19,6 +19,9 @@ const REMOTE: StoreKind = { maxChecks: 10, readWaves: 8 };
 
 const kinds = new WeakMap<Deno.Kv, StoreKind>();
 
+/** Keys one getMany may name, on every store. */
+export const GET_MANY_MAX = 10;
+
 /** Records what `kv`, opened at `path` (a KV_PATH; unset on Deno Deploy), is. */
 export function declareStore(kv: Deno.Kv, path: string | undefined): void {
   kinds.set(kv, path === ":memory:" || isFilePath(path) ? EMBEDDED : REMOTE);

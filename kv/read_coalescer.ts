@@ -1,8 +1,5 @@
 import { keyId } from "./keys.ts";
-import { readWaves } from "./limits.ts";
-
-/** KV answers at most 10 keys per getMany. */
-const MAX_KEYS = 10;
+import { GET_MANY_MAX as MAX_KEYS, readWaves } from "./limits.ts";
 
 interface Waiting {
   keys: Deno.KvKey[];
