@@ -43,7 +43,7 @@
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
  * | ["failed_events", subscriptionId, eventId]    | { failed_at }        | an event whose every attempt to the subscription failed; for recover; expires after 8 days |
  * | ["webhooks", subscriptionId]                  | Subscription         | signing secrets sealed (AES-GCM); stats updated by every attempt |
- * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits; UUIDv7 so it sorts by age |
+ * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits, so its versionstamp is that of the subscription's last change (jobs carry it); UUIDv7 so it sorts by age |
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
  * | ["incoming", secretHash]                     | IncomingWebhook      | primary, by SHA-256 of the secret: a post through the hook reads only this |
