@@ -59,7 +59,6 @@ export async function runJob(
     deps.latest.fresh(kv, job.value.subscription_id, job.value.subscription_version),
     event ?? deps.events.load(kv, job.value.event_id),
   ]);
-  if (event) deps.events.add(event);
   const held = await deps.leases.keep(job);
   if (!held) return;
   return await attemptAndRecord(deps, sub, held, found, held.value.attempt);

@@ -95,10 +95,6 @@ export class RecentEvents {
     this.#events = new RecentMap(max);
   }
 
-  get(id: string): OutboxEvent | undefined {
-    return this.#events.get(id);
-  }
-
   /** The event from the copy, else read, one read shared by all who ask meanwhile. */
   load(kv: Deno.Kv, id: string): OutboxEvent | Promise<OutboxEvent | null> {
     const known = this.#events.get(id);

@@ -5,10 +5,10 @@ import { afterCommit } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { logged, markPending } from "./stream_log.ts";
 
-/** A subscription that hears an event, with its versionstamp as the write saw it. */
+/** A subscription that hears an event, with its route's versionstamp as the write saw it. */
 export interface Heard {
   id: string;
-  version?: string;
+  version: string;
 }
 
 export interface EventDraft {
@@ -89,8 +89,8 @@ export function addEvent(
 export const firstJob = (
   event: OutboxEvent,
   subscriptionId: string,
-  leaseUntil: number | null = null,
-  subscriptionVersion?: string,
+  leaseUntil: number | null,
+  subscriptionVersion: string,
 ): DeliveryJob => ({
   subscription_id: subscriptionId,
   event_id: event.id,
@@ -98,7 +98,7 @@ export const firstJob = (
   next_attempt_at: event.created_at,
   created_at: event.created_at,
   lease_until: leaseUntil,
-  ...(subscriptionVersion ? { subscription_version: subscriptionVersion } : {}),
+  subscription_version: subscriptionVersion,
 });
 
 /** An event's jobs written leased to this process's engine. */

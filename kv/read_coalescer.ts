@@ -34,9 +34,10 @@ function pack(waiting: Waiting[]): Waiting[][] {
  * Makes `kv.get` and `kv.getMany` share round trips: reads asked for while a wave is in flight
  * wait for it and then go together, each key once, in as few `getMany` calls as fit. On the
  * embedded store every KV op is a round trip through its one worker, so under load this is most
- * of what a read costs; a remote store allows several waves in flight (kv/limits.ts). A read is never answered from one that started before it was asked, so it sees every
- * commit that finished before it; each caller's keys stay in one `getMany`, one snapshot. A
- * lone read goes at once.
+ * of what a read costs; a remote store allows several waves in flight (kv/limits.ts). A read is
+ * never answered from one that started before it was asked, so it sees every commit that
+ * finished before it; each caller's keys stay in one `getMany`, one snapshot. A lone read goes
+ * at once.
  */
 export function coalesceReads(kv: Deno.Kv): Deno.Kv {
   const getMany = kv.getMany.bind(kv);

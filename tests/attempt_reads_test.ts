@@ -54,7 +54,7 @@ Deno.test("attempt reads: a batch's events are read ten to a call, once each", a
     const events = new RecentEvents();
     await events.loadMany(kv, [...ids, ...ids.slice(0, 5)]);
     assert.equal(reads.getMany, 3);
-    assert.equal(await events.load(kv, "event-7"), events.get("event-7"));
+    assert.ok(!(events.load(kv, "event-7") instanceof Promise), "a held copy answers at once");
     assert.equal(reads.getMany + reads.get, 3, "held copies are not read again");
   } finally {
     kv.close();
