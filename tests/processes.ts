@@ -34,6 +34,24 @@ export interface Watched {
   kill(): Promise<void>;
 }
 
+const EXAMPLE_RECEIVER = new URL("../examples/receiver.ts", import.meta.url).pathname;
+
+/**
+ * examples/receiver.ts, the receiver the README shows, as its own process: listening on `port`,
+ * verifying with `secret`, keeping the events it saw in a store in `dir`.
+ */
+export function startExampleReceiver(secret: string, port: number, dir: string): Watched {
+  return watch(Deno.execPath(), [
+    "run",
+    "--allow-net",
+    "--allow-env",
+    "--allow-read",
+    "--allow-write",
+    "--unstable-kv",
+    EXAMPLE_RECEIVER,
+  ], { WEBHOOK_SECRET: secret, PORT: String(port), SEEN_KV_PATH: `${dir}/seen.sqlite3` });
+}
+
 /** Starts `command` with `env` (and NO_COLOR), gathering what it prints. */
 export function watch(command: string, args: string[], env: Record<string, string>): Watched {
   const child = new Deno.Command(command, {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { api, startServer, workspace } from "./harness.ts";
-import { freePort, watch, type Watched } from "./processes.ts";
+import { freePort, startExampleReceiver, type Watched } from "./processes.ts";
 import { post, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 const README = new URL("../README.md", import.meta.url);
@@ -32,15 +32,7 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
   try {
     const w = await workspace(s.ctx);
     const { id, secret } = await subscribe(s, w.admin.token, `http://127.0.0.1:${port}/`);
-    child = watch(Deno.execPath(), [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--unstable-kv",
-      EXAMPLE.pathname,
-    ], { WEBHOOK_SECRET: secret, PORT: String(port), SEEN_KV_PATH: `${dir}/seen.sqlite3` });
+    child = startExampleReceiver(secret, port, dir);
     const { output } = child;
     await waitUntil(() => output().includes("Listening on"), 20_000, "the receiver to listen");
 

@@ -6,11 +6,10 @@
 import assert from "node:assert/strict";
 import { Webhook } from "npm:standardwebhooks@1.1.1";
 import { startServer, type TestServer, workspace } from "./harness.ts";
-import { freePort, watch, type Watched } from "./processes.ts";
+import { freePort, startExampleReceiver, watch, type Watched } from "./processes.ts";
 import { post, receiver, waitUntil } from "./webhook_receivers.ts";
 
 const FORWARDER = new URL("../examples/stream_forward.mjs", import.meta.url).pathname;
-const RECEIVER = new URL("../examples/receiver.ts", import.meta.url).pathname;
 const SECRET = `whsec_${"Abc123xyZ".repeat(4).slice(0, 32)}`;
 
 /** A TCP relay to the service whose open connections can be cut, as a flaky network does. */
@@ -92,15 +91,7 @@ async function forwardAcrossADrop(
 Deno.test("stream forward (Deno): the README's receiver gets every event once, in order, across a drop", async () => {
   const dir = await Deno.makeTempDir({ prefix: "stream-forward-" });
   const port = freePort();
-  const handler = watch(Deno.execPath(), [
-    "run",
-    "--allow-net",
-    "--allow-env",
-    "--allow-read",
-    "--allow-write",
-    "--unstable-kv",
-    RECEIVER,
-  ], { WEBHOOK_SECRET: SECRET, PORT: String(port), SEEN_KV_PATH: `${dir}/seen.sqlite3` });
+  const handler = startExampleReceiver(SECRET, port, dir);
   try {
     await waitUntil(() => handler.output().includes("Listening on"), 20_000, "the receiver");
     // The receiver prints each event it verified and handled the first time.
