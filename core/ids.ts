@@ -34,6 +34,9 @@ export function newId(now = Date.now()): string {
   }`;
 }
 
+/** When a `newId` id was made (ms): its leading 48 bits. */
+export const idTime = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const isUuid = (s: string): boolean => uuidPattern.test(s);

@@ -7,7 +7,7 @@
  */
 import type { Ctx } from "../core/context.ts";
 import { ApiError, invalid, unauthenticated } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
+import { idTime, newId } from "../core/ids.ts";
 import { KeyedLock } from "../core/keyed_lock.ts";
 import { errorFields, log } from "../core/log.ts";
 import type { OutboxEvent, Subject } from "../core/types.ts";
@@ -87,8 +87,6 @@ interface TeamState {
   round: Promise<void> | null;
   again: boolean;
 }
-
-const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
 /** One process's event streams. */
 export class StreamHub {

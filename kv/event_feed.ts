@@ -1,4 +1,5 @@
 import type { EventType, OutboxEvent } from "../core/types.ts";
+import { idTime } from "../core/ids.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 
@@ -38,6 +39,3 @@ export async function readEvents(kv: Deno.Kv, ids: string[]): Promise<OutboxEven
   const read = await getAll<OutboxEvent>(kv, ids.map((id) => keys.event(id)));
   return read.flatMap((e) => e.value ? [e.value] : []);
 }
-
-/** The millisecond a UUIDv7 was made, from its first 48 bits. */
-const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
