@@ -18,6 +18,23 @@ export async function getAll<T>(
   return results.flat() as Deno.KvEntryMaybe<T>[];
 }
 
+/**
+ * Writes `items` in commits of at most `size`, one after the other, `add` putting each item's
+ * checks and mutations into its commit: for more writes than one commit may hold.
+ */
+export async function commitInBatches<T>(
+  kv: Deno.Kv,
+  items: readonly T[],
+  size: number,
+  add: (op: Deno.AtomicOperation, item: T) => void,
+): Promise<void> {
+  for (const batch of chunks(items, size)) {
+    const op = kv.atomic();
+    for (const item of batch) add(op, item);
+    await op.commit();
+  }
+}
+
 /** What `afterCommit` callbacks learn: the commit's versionstamp, or null when it failed. */
 export type Landed = (versionstamp: string | null) => void;
 

@@ -1,6 +1,6 @@
 import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
-import { chunks } from "../core/chunks.ts";
+import { commitInBatches } from "./commit.ts";
 
 /** A subscription's most recent attempts, newest first. */
 export async function recentDeliveries(
@@ -34,10 +34,6 @@ export async function pruneDeliveries(
   ) {
     if (++seen > keep) stale.push(e.key);
   }
-  for (const batch of chunks(stale, 500)) {
-    const op = kv.atomic();
-    for (const key of batch) op.delete(key);
-    await op.commit();
-  }
+  await commitInBatches(kv, stale, 500, (op, key) => op.delete(key));
   return stale.length;
 }

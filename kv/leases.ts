@@ -1,5 +1,6 @@
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { chunks } from "../core/chunks.ts";
+import { commitInBatches } from "./commit.ts";
 
 /** A job or a redelivery: work one process at a time may hold under a lease. */
 export type Leasable = DeliveryJob | Redelivery;
@@ -44,12 +45,11 @@ async function leaseTogether(kv: Deno.Kv, batch: Deno.KvEntry<Leasable>[], until
 }
 
 /** Frees leased entries this process will not attempt after all (it is stopping). */
-export async function unlease(kv: Deno.Kv, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
-  for (const batch of chunks(entries, LEASE_BATCH)) {
-    const op = kv.atomic();
-    for (const e of batch) {
-      op.check(e).set(e.key, { ...e.value, lease_until: null });
-    }
-    await op.commit();
-  }
+export function unlease(kv: Deno.Kv, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
+  return commitInBatches(
+    kv,
+    entries,
+    LEASE_BATCH,
+    (op, e) => op.check(e).set(e.key, { ...e.value, lease_until: null }),
+  );
 }

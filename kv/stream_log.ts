@@ -8,9 +8,8 @@
  * pending or logged, so nothing is passed over while commits land in any order.
  */
 import type { DeliveredType } from "../core/types.ts";
-import { getAll } from "./commit.ts";
+import { commitInBatches, getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { chunks } from "../core/chunks.ts";
 
 /** An event's place in commit order, and what a reader filters on. */
 export interface LoggedEvent {
@@ -47,18 +46,18 @@ export function markPending(
 const INDEX_BATCH = 200;
 
 /** Moves events from pending into the log; moving one twice writes the same entry. */
-export async function logEvents(kv: Deno.Kv, teamId: string, events: LoggedEvent[]) {
-  for (const batch of chunks(events, INDEX_BATCH)) {
-    const op = kv.atomic();
-    for (const e of batch) {
+export function logEvents(kv: Deno.Kv, teamId: string, events: LoggedEvent[]): Promise<void> {
+  return commitInBatches(
+    kv,
+    events,
+    INDEX_BATCH,
+    (op, e) =>
       op.set(keys.teamStreamAt(teamId, e.versionstamp, e.id), {
         type: e.type,
         channel_id: e.channel_id,
       }, { expireIn: EVENT_TTL_MS })
-        .delete(keys.streamPending(teamId, e.id));
-    }
-    await op.commit();
-  }
+        .delete(keys.streamPending(teamId, e.id)),
+  );
 }
 
 /** Who in this process wants to know at once that a team's events were committed here. */

@@ -4,7 +4,7 @@
  * process died stops counting soon after (expiry is checked against the stored time).
  */
 import { keys } from "./keys.ts";
-import { chunks } from "../core/chunks.ts";
+import { commitInBatches } from "./commit.ts";
 
 interface Registration {
   expires_at: number;
@@ -47,28 +47,17 @@ export interface StreamRef {
 /** Mutations per commit when renewing or dropping (one each; KV allows 1000). */
 const BATCH = 500;
 
-async function inBatches(
-  kv: Deno.Kv,
-  streams: StreamRef[],
-  add: (op: Deno.AtomicOperation, s: StreamRef) => void,
-) {
-  for (const batch of chunks(streams, BATCH)) {
-    const op = kv.atomic();
-    for (const s of batch) add(op, s);
-    await op.commit();
-  }
-}
-
 /** Renews registrations until `expiresAt`. */
 export function renewStreams(kv: Deno.Kv, streams: StreamRef[], expiresAt: number) {
   const expireIn = expiresAt - Date.now() + 60_000;
-  return inBatches(
+  return commitInBatches(
     kv,
     streams,
+    BATCH,
     (op, s) => op.set(keys.stream(s.tokenId, s.streamId), { expires_at: expiresAt }, { expireIn }),
   );
 }
 
 /** Ends registrations: their streams count no more. */
 export const dropStreams = (kv: Deno.Kv, streams: StreamRef[]) =>
-  inBatches(kv, streams, (op, s) => op.delete(keys.stream(s.tokenId, s.streamId)));
+  commitInBatches(kv, streams, BATCH, (op, s) => op.delete(keys.stream(s.tokenId, s.streamId)));
