@@ -428,9 +428,12 @@ export class StreamHub {
     return sent;
   }
 
-  /** Logs pending markers a process that died left behind, so every reader finds them there. */
+  /**
+   * Logs pending markers a process that died left behind, so every reader finds them there. A
+   * marker's age is its first event's, so its events go together.
+   */
   #logStale(teamId: string, pending: LoggedEvent[]) {
-    const stale = pending.filter((p) => Date.now() - idTime(p.id) > STALE_PENDING_MS);
+    const stale = pending.filter((p) => Date.now() - idTime(p.marker) > STALE_PENDING_MS);
     if (stale.length > 0) logEvents(this.ctx.kv, teamId, stale).catch(() => {});
   }
 }

@@ -35,6 +35,27 @@ export async function commitInBatches<T>(
   }
 }
 
+const preparations = new WeakMap<Deno.AtomicOperation, (() => void)[]>();
+
+/**
+ * Runs `prepare` just before the operation commits, for writes that sum up everything the
+ * operation holds by then (one marker for a commit's events instead of one per event).
+ */
+export function beforeCommit(op: Deno.AtomicOperation, prepare: () => void): void {
+  const known = preparations.get(op);
+  if (known) {
+    known.push(prepare);
+    return;
+  }
+  const waiting = [prepare];
+  preparations.set(op, waiting);
+  const commit = op.commit.bind(op);
+  op.commit = () => {
+    for (const run of waiting.splice(0)) run();
+    return commit();
+  };
+}
+
 /** What `afterCommit` callbacks learn: the commit's versionstamp, or null when it failed. */
 export type Landed = (versionstamp: string | null) => void;
 

@@ -31,8 +31,8 @@
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
  * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order, for the event feed; expires with the event |
  * | ["team_events_version", teamId]               | eventId              | rewritten by every commit with events of the team: its versionstamp is the latest such commit's |
- * | ["stream_pending", teamId, eventId]           | { type, channel_id } | written with the event; moved into team_stream shortly after (kv/stream_log.ts); expires with the event |
- * | ["team_stream", teamId, versionstamp, eventId] | { type, channel_id } | the team's events in commit order, for the event stream; expires with the event |
+ * | ["stream_pending", teamId, eventId]           | { events: [{ id, type, channel_id }] } | a commit's events of the team (up to 100 a marker, keyed by the first); moved into team_stream shortly after (kv/stream_log.ts); expires with the events. Older ones hold { type, channel_id } of the key's event |
+ * | ["team_stream", teamId, versionstamp, eventId] | { events: [{ id, type, channel_id }] } | the team's events in commit order, a marker's events to an entry, for the event stream; expires with the events. Older ones hold { type, channel_id } |
  * | ["streams", tokenId, streamId]                | { expires_at }       | an open event stream of a token, renewed while it lasts |
  * | ["streams_version", tokenId]                  | number (time)        | rewritten when a stream of the token opens: a count of them checks it |
  * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again |

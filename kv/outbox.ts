@@ -3,7 +3,7 @@ import type { DeliveryJob } from "../core/webhook_records.ts";
 import { newId } from "../core/ids.ts";
 import { afterCommit } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { logged, markPending } from "./stream_log.ts";
+import { markPending } from "./stream_log.ts";
 
 /** A subscription that hears an event, with its route's versionstamp as the write saw it. */
 export interface Heard {
@@ -70,8 +70,7 @@ export function addEvent(
   }, {
     expireIn: EVENT_TTL_MS,
   });
-  markPending(op, event.team_id, event);
-  afterCommit(op, (versionstamp) => versionstamp && logged(kv, event, versionstamp));
+  markPending(kv, op, event.team_id, event);
   if (subscription_ids.length === 0) return event;
   const engine = engines.get(kv);
   const claimed = new Set(engine?.claim(subscription_ids) ?? []);

@@ -2,13 +2,19 @@
  * The team event log in commit order, for the event stream. An event's commit also writes a
  * pending marker and the team's events version; the marker's versionstamp is the commit's, so it
  * knows the event's place in commit order. Pending markers become entries of a log keyed by
- * (versionstamp, event id) shortly after (by whoever gets there first: the committing process,
- * or a reader that finds one left behind). A reader takes the team's events version first, then
- * the pending markers, then the log: every event committed before that version is then either
- * pending or logged, so nothing is passed over while commits land in any order.
+ * (versionstamp, first event id) shortly after (by whoever gets there first: the committing
+ * process, or a reader that finds one left behind). A reader takes the team's events version
+ * first, then the pending markers, then the log: every event committed before that version is
+ * then either pending or logged, so nothing is passed over while commits land in any order.
+ *
+ * A commit writes one marker per team for all its events (up to MARKER_EVENTS each), and the
+ * version once: a batch of posts costs the log a few writes, not a few per post. A marker moves
+ * into the log whole, as one entry. Entries written before markers were shared hold one event,
+ * as `{ type, channel_id }`; readers take both shapes.
  */
 import type { DeliveredType } from "../core/types.ts";
-import { commitInBatches, getAll } from "./commit.ts";
+import { chunks } from "../core/chunks.ts";
+import { afterCommit, beforeCommit, getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 
 /** An event's place in commit order, and what a reader filters on. */
@@ -18,6 +24,8 @@ export interface LoggedEvent {
   id: string;
   type: DeliveredType;
   channel_id: string;
+  /** The id its marker and log entry are keyed by: the first of the events they hold. */
+  marker: string;
 }
 
 /** A place in a team's log: everything at or before it is behind. */
@@ -30,34 +38,100 @@ export interface LogPosition {
 export const after = (a: LogPosition, b: LogPosition) =>
   a.versionstamp > b.versionstamp || (a.versionstamp === b.versionstamp && a.id > b.id);
 
-/** What an event's commit adds for the log: its pending marker, and the team's version. */
-export function markPending(
-  op: Deno.AtomicOperation,
-  teamId: string,
-  event: { id: string; type: DeliveredType; channel_id: string },
-): void {
-  op.set(keys.streamPending(teamId, event.id), { type: event.type, channel_id: event.channel_id }, {
-    expireIn: EVENT_TTL_MS,
-  })
-    .set(keys.teamEventsVersion(teamId), event.id);
+const byPosition = (a: LogPosition, b: LogPosition) => after(a, b) ? 1 : after(b, a) ? -1 : 0;
+
+/** An event as a marker or log entry holds it. */
+interface Held {
+  id: string;
+  type: DeliveredType;
+  channel_id: string;
 }
 
-/** Mutations per commit when moving pending markers into the log (two each; KV allows 1000). */
-const INDEX_BATCH = 200;
+/** A marker's or log entry's value; the older one-event shape takes its id from the key. */
+type Stored = { events: Held[] } | Omit<Held, "id">;
 
-/** Moves events from pending into the log; moving one twice writes the same entry. */
-export function logEvents(kv: Deno.Kv, teamId: string, events: LoggedEvent[]): Promise<void> {
-  return commitInBatches(
-    kv,
-    events,
-    INDEX_BATCH,
-    (op, e) =>
-      op.set(keys.teamStreamAt(teamId, e.versionstamp, e.id), {
-        type: e.type,
-        channel_id: e.channel_id,
-      }, { expireIn: EVENT_TTL_MS })
-        .delete(keys.streamPending(teamId, e.id)),
-  );
+/** Events per marker: a commit's posts fit in one, and a value stays far below 64 KiB. */
+const MARKER_EVENTS = 100;
+
+const heldIn = (value: Stored, keyId: string): Held[] =>
+  "events" in value ? value.events : [{ id: keyId, ...value }];
+
+const loggedFrom = (value: Stored, keyId: string, versionstamp: string): LoggedEvent[] =>
+  heldIn(value, keyId).map((e) => ({ ...e, versionstamp, marker: keyId }));
+
+/**
+ * What an event's commit adds for the log: its place in its team's pending marker, written with
+ * the team's version when the operation commits. Once the commit lands, readers in this process
+ * hear of it and the markers move into the log with the next batch.
+ */
+export function markPending(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  teamId: string,
+  event: Held,
+): void {
+  let teams = markings.get(op);
+  if (!teams) {
+    const marked = teams = new Map<string, Held[]>();
+    markings.set(op, marked);
+    let markers: Map<string, Held[][]>;
+    beforeCommit(op, () => markers = writeMarkers(op, marked));
+    afterCommit(op, (versionstamp) => versionstamp && logged(kv, markers, versionstamp));
+  }
+  const held = { id: event.id, type: event.type, channel_id: event.channel_id };
+  const events = teams.get(teamId);
+  if (events) events.push(held);
+  else teams.set(teamId, [held]);
+}
+
+/** Events an operation adds to the log, by team, until it commits. */
+const markings = new WeakMap<Deno.AtomicOperation, Map<string, Held[]>>();
+
+/** Writes each team's markers and version into the commit; returns the markers' events. */
+function writeMarkers(
+  op: Deno.AtomicOperation,
+  teams: Map<string, Held[]>,
+): Map<string, Held[][]> {
+  const markers = new Map<string, Held[][]>();
+  for (const [teamId, events] of teams) {
+    const sorted = events.toSorted((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    const those = chunks(sorted, MARKER_EVENTS);
+    for (const chunk of those) {
+      op.set(keys.streamPending(teamId, chunk[0].id), { events: chunk }, {
+        expireIn: EVENT_TTL_MS,
+      });
+    }
+    op.set(keys.teamEventsVersion(teamId), sorted[0].id);
+    markers.set(teamId, those);
+  }
+  return markers;
+}
+
+/** Events per commit when moving pending markers into the log (KV allows 800 KiB per commit). */
+const INDEX_EVENTS = 1_000;
+
+/**
+ * Moves markers into the log; moving one twice writes the same entry. `events` holds each of its
+ * markers whole: every event of a marker, or none.
+ */
+export async function logEvents(kv: Deno.Kv, teamId: string, events: LoggedEvent[]) {
+  const markers = Map.groupBy(events, (e) => e.marker);
+  let op = kv.atomic();
+  let held = 0;
+  for (const [marker, those] of markers) {
+    if (held > 0 && held + those.length > INDEX_EVENTS) {
+      await op.commit();
+      op = kv.atomic();
+      held = 0;
+    }
+    const entry = those.map(({ id, type, channel_id }) => ({ id, type, channel_id }));
+    op.set(keys.teamStreamAt(teamId, those[0].versionstamp, marker), { events: entry }, {
+      expireIn: EVENT_TTL_MS,
+    })
+      .delete(keys.streamPending(teamId, marker));
+    held += those.length;
+  }
+  if (held > 0) await op.commit();
 }
 
 /** Who in this process wants to know at once that a team's events were committed here. */
@@ -89,21 +163,18 @@ export function onCommittedEvents(kv: Deno.Kv, listener: TeamListener): () => vo
   return () => w.listeners.delete(listener);
 }
 
-/**
- * An event committed here: readers in this process hear of it now, and its pending marker is
- * moved into the log with the next batch (one commit for all events of a moment).
- */
-export function logged(
-  kv: Deno.Kv,
-  event: { id: string; team_id: string; type: DeliveredType; channel_id: string },
-  versionstamp: string,
-): void {
+/** Markers committed here: readers in this process hear of them now; they move into the log. */
+function logged(kv: Deno.Kv, markers: Map<string, Held[][]>, versionstamp: string): void {
   const w = writerOf(kv);
-  const entry = { versionstamp, id: event.id, type: event.type, channel_id: event.channel_id };
-  const team = w.queued.get(event.team_id);
-  if (team) team.push(entry);
-  else w.queued.set(event.team_id, [entry]);
-  for (const listener of w.listeners) listener(event.team_id);
+  for (const [teamId, those] of markers) {
+    const entries = those.flatMap((events) =>
+      events.map((e) => ({ ...e, versionstamp, marker: events[0].id }))
+    );
+    const team = w.queued.get(teamId);
+    if (team) team.push(...entries);
+    else w.queued.set(teamId, entries);
+    for (const listener of w.listeners) listener(teamId);
+  }
   if (w.scheduled) return;
   w.scheduled = true;
   const flushed = new Promise<void>((resolve) =>
@@ -138,7 +209,7 @@ export async function eventsVersions(
  * The team's events after `from`, in commit order, up to `frontier` (the team's events version
  * read before this call: later commits wait for the next read). Pending markers are read before
  * the log, so an event moved from one to the other meanwhile is found at least once. Returns the
- * events and the markers found pending.
+ * events and the markers' events found pending.
  */
 export async function readLog(
   kv: Deno.Kv,
@@ -148,30 +219,28 @@ export async function readLog(
   limit: number,
 ): Promise<{ events: LoggedEvent[]; pending: LoggedEvent[]; more: boolean }> {
   const pending: LoggedEvent[] = [];
-  for await (
-    const e of kv.list<Omit<LoggedEvent, "versionstamp" | "id">>({
-      prefix: keys.streamPendingAll(teamId),
-    })
-  ) {
-    pending.push({ versionstamp: e.versionstamp, id: e.key[2] as string, ...e.value });
+  for await (const e of kv.list<Stored>({ prefix: keys.streamPendingAll(teamId) })) {
+    pending.push(...loggedFrom(e.value, e.key[2] as string, e.versionstamp));
   }
   const logged: LoggedEvent[] = [];
   const prefix = keys.teamStream(teamId);
-  const selector = { prefix, start: [...prefix, from.versionstamp, from.id, ""] };
+  // From the first entry of `from`'s commit: an entry is keyed by its first event, and `from`
+  // may be any of them.
+  const selector = { prefix, start: [...prefix, from.versionstamp] };
   let more = false;
-  for await (
-    const e of kv.list<Omit<LoggedEvent, "versionstamp" | "id">>(selector, {
-      limit: limit + 1,
-      batchSize: Math.min(limit + 1, 500),
-    })
+  reading: for await (
+    const e of kv.list<Stored>(selector, { batchSize: Math.min(limit + 1, 500) })
   ) {
     const versionstamp = e.key[2] as string;
     if (versionstamp > frontier) break;
-    if (logged.length === limit) {
-      more = true;
-      break;
+    for (const event of loggedFrom(e.value, e.key[3] as string, versionstamp)) {
+      if (!after(event, from)) continue;
+      if (logged.length === limit) {
+        more = true;
+        break reading;
+      }
+      logged.push(event);
     }
-    logged.push({ versionstamp, id: e.key[3] as string, ...e.value });
   }
   const seen = new Set(logged.map((e) => e.id));
   const last = logged.at(-1);
@@ -181,7 +250,7 @@ export async function readLog(
       !seen.has(p.id) && p.versionstamp <= frontier && after(p, from) &&
       (!more || !last || !after(p, last))
     ),
-  ].sort((a, b) => after(a, b) ? 1 : after(b, a) ? -1 : 0);
+  ].sort(byPosition);
   return { events, pending, more };
 }
 
