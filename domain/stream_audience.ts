@@ -28,15 +28,18 @@ const wants = (f: StreamFilter, e: LoggedEvent) =>
   (!f.channelIds || f.channelIds.includes(e.channel_id));
 
 /**
- * For each reader (a subject and its filter), the indexes of `events` it gets. Reads: the
- * channels not seen before, each channel's members version, and memberships not known under it.
+ * For each reader (a subject and its filter), the indexes of `events` it gets. Reads, for the
+ * channels some reader's filter takes: those not seen before, each one's members version, and
+ * memberships not known under it. A round no filter takes anything of reads nothing.
  */
 export async function selectFor(
   ctx: Ctx,
   events: LoggedEvent[],
   readers: { subject: Subject; filter: StreamFilter }[],
 ): Promise<number[][]> {
-  const channelIds = [...new Set(events.map((e) => e.channel_id))];
+  const taken = readers.map(({ filter }) => events.flatMap((e, i) => wants(filter, e) ? [i] : []));
+  const channelIds = [...new Set(taken.flat().map((i) => events[i].channel_id))];
+  if (channelIds.length === 0) return taken;
   const unknown = channelIds.filter((id) => !channels.has(id));
   for (const entry of await getAll<Channel>(ctx.kv, unknown.map((id) => keys.channel(id)))) {
     if (entry.value) channels.set(entry.value.id, entry.value);
@@ -47,19 +50,17 @@ export async function selectFor(
     const channel = channels.get(id);
     if (!channel) return;
     // Only those whom membership decides are asked (a human reads a public channel anyway).
-    const asked = readers.filter((r) =>
+    const asked = readers.filter((r, n) =>
+      taken[n].some((e) => events[e].channel_id === id) &&
       !permits(r.subject, "event.hear", { channel, isMember: false })
     ).map((r) => r.subject.user_id);
     members.set(id, asked.length ? await membersAt(ctx.kv, id, versions[i], asked) : new Set());
   }));
-  return readers.map(({ subject, filter }) =>
-    events.flatMap((e, i) => {
-      const channel = channels.get(e.channel_id);
-      const isMember = members.get(e.channel_id)?.has(subject.user_id) ?? false;
-      return channel && wants(filter, e) &&
-          permits(subject, "event.hear", { channel, isMember })
-        ? [i]
-        : [];
+  return readers.map(({ subject }, n) =>
+    taken[n].filter((i) => {
+      const channel = channels.get(events[i].channel_id);
+      const isMember = members.get(events[i].channel_id)?.has(subject.user_id) ?? false;
+      return channel !== undefined && permits(subject, "event.hear", { channel, isMember });
     })
   );
 }
