@@ -35,6 +35,28 @@ export async function commitInBatches<T>(
   }
 }
 
+type Commit = Deno.AtomicOperation["commit"];
+
+/**
+ * Adds `hook` to the operation's hooks of one kind (`hooks`); the first of them wraps its commit
+ * once with `wrap`, which runs every hook added by then.
+ */
+function hookCommit<T>(
+  hooks: WeakMap<Deno.AtomicOperation, T[]>,
+  op: Deno.AtomicOperation,
+  hook: T,
+  wrap: (commit: Commit, all: T[]) => Commit,
+): void {
+  const known = hooks.get(op);
+  if (known) {
+    known.push(hook);
+    return;
+  }
+  const all = [hook];
+  hooks.set(op, all);
+  op.commit = wrap(op.commit.bind(op), all);
+}
+
 const preparations = new WeakMap<Deno.AtomicOperation, (() => void)[]>();
 
 /**
@@ -42,18 +64,10 @@ const preparations = new WeakMap<Deno.AtomicOperation, (() => void)[]>();
  * operation holds by then (one marker for a commit's events instead of one per event).
  */
 export function beforeCommit(op: Deno.AtomicOperation, prepare: () => void): void {
-  const known = preparations.get(op);
-  if (known) {
-    known.push(prepare);
-    return;
-  }
-  const waiting = [prepare];
-  preparations.set(op, waiting);
-  const commit = op.commit.bind(op);
-  op.commit = () => {
+  hookCommit(preparations, op, prepare, (commit, waiting) => () => {
     for (const run of waiting.splice(0)) run();
     return commit();
-  };
+  });
 }
 
 /** What `afterCommit` callbacks learn: the commit's versionstamp, or null when it failed. */
@@ -66,15 +80,7 @@ const landings = new WeakMap<Deno.AtomicOperation, Landed[]>();
  * landed, null when it failed or threw. The commit is wrapped once, however many callers wait.
  */
 export function afterCommit(op: Deno.AtomicOperation, then: Landed): void {
-  const known = landings.get(op);
-  if (known) {
-    known.push(then);
-    return;
-  }
-  const waiting = [then];
-  landings.set(op, waiting);
-  const commit = op.commit.bind(op);
-  op.commit = async () => {
+  hookCommit(landings, op, then, (commit, waiting) => async () => {
     let res: Deno.KvCommitResult | Deno.KvCommitError | undefined;
     try {
       res = await commit();
@@ -83,5 +89,5 @@ export function afterCommit(op: Deno.AtomicOperation, then: Landed): void {
       const versionstamp = res?.ok ? res.versionstamp : null;
       for (const landed of waiting) landed(versionstamp);
     }
-  };
+  });
 }
