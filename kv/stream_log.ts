@@ -14,7 +14,7 @@
  */
 import type { DeliveredType } from "../core/types.ts";
 import { chunks } from "../core/chunks.ts";
-import { afterCommit, beforeCommit, getAll } from "./commit.ts";
+import { afterCommit, beforeCommit, commitInBatches, getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 
 /** An event's place in commit order, and what a reader filters on. */
@@ -107,31 +107,22 @@ function writeMarkers(
   return markers;
 }
 
-/** Events per commit when moving pending markers into the log (KV allows 800 KiB per commit). */
-const INDEX_EVENTS = 1_000;
+/** Markers moved per commit: a full one is about 12.5 KB, and a commit may hold 800 KiB. */
+const MARKERS_PER_COMMIT = 40;
 
 /**
  * Moves markers into the log; moving one twice writes the same entry. `events` holds each of its
  * markers whole: every event of a marker, or none.
  */
-export async function logEvents(kv: Deno.Kv, teamId: string, events: LoggedEvent[]) {
-  const markers = Map.groupBy(events, (e) => e.marker);
-  let op = kv.atomic();
-  let held = 0;
-  for (const [marker, those] of markers) {
-    if (held > 0 && held + those.length > INDEX_EVENTS) {
-      await op.commit();
-      op = kv.atomic();
-      held = 0;
-    }
+export function logEvents(kv: Deno.Kv, teamId: string, events: LoggedEvent[]): Promise<void> {
+  const markers = [...Map.groupBy(events, (e) => e.marker)];
+  return commitInBatches(kv, markers, MARKERS_PER_COMMIT, (op, [marker, those]) => {
     const entry = those.map(({ id, type, channel_id }) => ({ id, type, channel_id }));
     op.set(keys.teamStreamAt(teamId, those[0].versionstamp, marker), { events: entry }, {
       expireIn: EVENT_TTL_MS,
     })
       .delete(keys.streamPending(teamId, marker));
-    held += those.length;
-  }
-  if (held > 0) await op.commit();
+  });
 }
 
 /** Who in this process wants to know at once that a team's events were committed here. */
