@@ -1,5 +1,5 @@
 import { keyId } from "./keys.ts";
-import { GET_MANY_MAX as MAX_KEYS, readWaves } from "./limits.ts";
+import { GET_MANY_MAX, readWaves } from "./limits.ts";
 
 interface Waiting {
   keys: Deno.KvKey[];
@@ -14,13 +14,13 @@ function copyOf(entry: Deno.KvEntryMaybe<unknown>): Deno.KvEntryMaybe<unknown> {
   return { ...entry, value } as Deno.KvEntryMaybe<unknown>;
 }
 
-/** Splits waiting reads into getMany calls of at most MAX_KEYS distinct keys each. */
+/** Splits waiting reads into getMany calls of at most GET_MANY_MAX distinct keys each. */
 function pack(waiting: Waiting[]): Waiting[][] {
   const groups: { ids: Set<string>; members: Waiting[] }[] = [];
   for (const w of waiting) {
     const ids = w.keys.map(keyId);
     const fits = groups.find((g) =>
-      g.ids.size + ids.filter((id) => !g.ids.has(id)).length <= MAX_KEYS
+      g.ids.size + ids.filter((id) => !g.ids.has(id)).length <= GET_MANY_MAX
     );
     if (fits) {
       for (const id of ids) fits.ids.add(id);
@@ -92,7 +92,7 @@ export function coalesceReads(kv: Deno.Kv): Deno.Kv {
 
   kv.getMany =
     ((keys: Deno.KvKey[], opts?: { consistency?: Deno.KvConsistencyLevel }) =>
-      opts?.consistency === "eventual" || keys.length === 0 || keys.length > MAX_KEYS
+      opts?.consistency === "eventual" || keys.length === 0 || keys.length > GET_MANY_MAX
         ? getMany(keys, opts)
         : coalesced(keys)) as Deno.Kv["getMany"];
   const get = kv.get.bind(kv);
