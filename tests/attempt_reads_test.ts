@@ -3,19 +3,7 @@ import type { Subscription } from "../core/webhook_records.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { LatestSubscriptions, RecentEvents } from "../delivery/latest.ts";
-
-/** `kv` with its reads counted: every call still goes to the real store. */
-function counted(kv: Deno.Kv) {
-  const reads = { get: 0, getMany: 0 };
-  const get = kv.get.bind(kv);
-  const getMany = kv.getMany.bind(kv);
-  kv.get = ((...args: Parameters<Deno.Kv["get"]>) => (reads.get++, get(...args))) as Deno.Kv["get"];
-  kv.getMany =
-    ((...args: Parameters<Deno.Kv["getMany"]>) => (reads.getMany++, getMany(...args))) as Deno.Kv[
-      "getMany"
-    ];
-  return reads;
-}
+import { countReads } from "./harness.ts";
 
 const sub = (id: string, url: string) => ({ id, team_id: "team", url }) as Subscription;
 
@@ -23,7 +11,7 @@ Deno.test("attempt reads: one read of a subscription serves a burst, never one o
   const kv = await Deno.openKv(":memory:");
   try {
     await kv.set(keys.webhook("s"), sub("s", "https://old.example.test/"));
-    const reads = counted(kv);
+    const reads = countReads(kv);
     const latest = new LatestSubscriptions();
     const burst = await Promise.all(Array.from({ length: 20 }, () => latest.fresh(kv, "s")));
     assert.equal(reads.get, 1, "twenty attempts, one read");
@@ -50,7 +38,7 @@ Deno.test("attempt reads: a batch's events are read ten to a call, once each", a
   try {
     const ids = Array.from({ length: 25 }, (_, i) => `event-${i}`);
     for (const id of ids) await kv.set(keys.event(id), { id } as OutboxEvent);
-    const reads = counted(kv);
+    const reads = countReads(kv);
     const events = new RecentEvents();
     await events.loadMany(kv, [...ids, ...ids.slice(0, 5)]);
     assert.equal(reads.getMany, 3);

@@ -127,6 +127,19 @@ export async function withWorkspace(
   }
 }
 
+/** `kv` with its reads counted: every call still goes to the real store. */
+export function countReads(kv: Deno.Kv) {
+  const reads = { get: 0, getMany: 0 };
+  const get = kv.get.bind(kv);
+  const getMany = kv.getMany.bind(kv);
+  kv.get = ((...args: Parameters<Deno.Kv["get"]>) => (reads.get++, get(...args))) as Deno.Kv["get"];
+  kv.getMany =
+    ((...args: Parameters<Deno.Kv["getMany"]>) => (reads.getMany++, getMany(...args))) as Deno.Kv[
+      "getMany"
+    ];
+  return reads;
+}
+
 /**
  * The rate limit's shared counts: bookkeeping every instance syncs in the background whenever it
  * likes, not state a request writes.
