@@ -54,9 +54,10 @@ const hears = (owner: RouteOwner, channel: Channel, isMember: boolean) =>
 
 /**
  * The subscriptions that hear events of `channel`: those whose owner can see it at the moment
- * of the event (the visibility rules; admins get no exception). When an owner's membership
- * decides, the commit checks the channel's members version, so a join or leave committed
- * meanwhile makes it read again rather than route by the old membership.
+ * of the event (the visibility rules; admins get no exception). The commit checks the team's
+ * routes version and, when an owner's membership decides, the channel's members version, so a
+ * subscription or a join or leave committed meanwhile makes it read again rather than route by
+ * the old ones.
  */
 export async function audienceOf(
   ctx: Ctx,
@@ -67,7 +68,7 @@ export async function audienceOf(
   const all = await routesAt(ctx.kv, channel.team_id, routesVersion);
   const routes = all.filter((r) => r.route.status === "active" && r.route.owner);
   const asked = routes.map((r) => r.route.owner!).filter((o) => !hears(o, channel, false));
-  if (asked.length === 0) return { routes, checks: [] };
+  if (asked.length === 0) return { routes, checks: [routesVersion] };
   const members = await membersAt(ctx.kv, channel.id, membersVersion, asked.map((o) => o.id));
   if (change) {
     if (change.member) members.add(change.userId);
@@ -75,7 +76,10 @@ export async function audienceOf(
   }
   return {
     routes: routes.filter((r) => hears(r.route.owner!, channel, members.has(r.route.owner!.id))),
-    checks: [{ key: keys.membersVersion(channel.id), versionstamp: membersVersion.versionstamp }],
+    checks: [
+      routesVersion,
+      { key: keys.membersVersion(channel.id), versionstamp: membersVersion.versionstamp },
+    ],
   };
 }
 

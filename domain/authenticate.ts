@@ -81,8 +81,16 @@ export async function identify(ctx: Ctx, value: string | undefined): Promise<Sub
   return subjectOf(token);
 }
 
-/** Settles a pending check with the token's entry as read; throws 401 if it no longer holds. */
-export function settleTokenCheck(subject: Subject, entry: Deno.KvEntryMaybe<unknown>): void {
+/**
+ * Settles a pending check with the token's entry as read; throws 401 if it no longer holds. An
+ * entry remembered rather than read (kv/checked_reads.ts) is not `current`: it may refuse, but
+ * the check stays pending, so that a fresh attempt reads the token again.
+ */
+export function settleTokenCheck(
+  subject: Subject,
+  entry: Deno.KvEntryMaybe<unknown>,
+  current = true,
+): void {
   const check = subject.token_check;
   if (!check || check.settled) return;
   const hash = check.key[1] as string;
@@ -92,7 +100,7 @@ export function settleTokenCheck(subject: Subject, entry: Deno.KvEntryMaybe<unkn
     known.delete(hash);
     throw e;
   }
-  check.settled = true;
+  check.settled = current;
 }
 
 /** Settles the subject's pending token check, if any, with a read of its own. */

@@ -19,6 +19,7 @@ import { checkName, checkOptionalName } from "./text.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
+import { readForCheck } from "../kv/checked_reads.ts";
 
 export interface ChannelAccess {
   entry: Deno.KvEntry<Channel>;
@@ -33,6 +34,8 @@ export interface ChannelAccess {
 export interface ChannelRead<T extends unknown[]> extends ChannelAccess {
   /** The subject's membership entry as read, to re-check at commit; null when not read. */
   member: Deno.KvEntryMaybe<MemberRef> | null;
+  /** The token's entry when the request's first read settled its check, else null. */
+  token: Deno.KvEntryMaybe<unknown> | null;
   extra: { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
 }
 
@@ -65,6 +68,11 @@ const channelNotFound = () => notFound(CHANNEL_NOT_FOUND);
  * exist), or the 403 of the action. Up to 7 more keys are fetched in the same `getMany`, so a
  * request's preconditions cost one round trip; a null key (nothing to read) yields an absent
  * entry in its place.
+ *
+ * `reuse`, true or false, is for a write whose commit checks every entry this returns
+ * (`checksOf`): its reads are remembered, and with true it may start from the entries last read
+ * for such a write instead of reading (kv/checked_reads.ts). Whatever it then decides without a
+ * commit to check it, an error above all, it must decide again with `reuse` false.
  */
 export async function loadChannelWith<T extends unknown[]>(
   ctx: Ctx,
@@ -72,6 +80,7 @@ export async function loadChannelWith<T extends unknown[]>(
   channelId: string,
   extraKeys: (Deno.KvKey | null)[],
   action: ChannelAction = "channel.read",
+  reuse?: boolean,
 ): Promise<ChannelRead<T>> {
   if (!isUuid(channelId)) throw channelNotFound();
   const tokenKey = pendingTokenKey(subject);
@@ -79,13 +88,17 @@ export async function loadChannelWith<T extends unknown[]>(
     ? keys.member(channelId, subject.user_id)
     : null;
   const wanted = extraKeys.filter((k) => k !== null);
-  const [channel, ...read] = await ctx.kv.getMany<[Channel, ...unknown[]]>([
+  const wantedKeys: [Deno.KvKey, ...Deno.KvKey[]] = [
     keys.channel(channelId),
     ...(memberKey ? [memberKey] : []),
     ...wanted,
     ...(tokenKey ? [tokenKey] : []),
-  ]);
-  if (tokenKey) settleTokenCheck(subject, read.pop()!);
+  ];
+  const [channel, ...read] = reuse === undefined
+    ? await ctx.kv.getMany<[Channel, ...unknown[]]>(wantedKeys)
+    : await readForCheck<[Channel, ...unknown[]]>(ctx.kv, wantedKeys, reuse);
+  const token = tokenKey ? read.pop()! : null;
+  if (token) settleTokenCheck(subject, token, !reuse);
   const member = memberKey ? read.shift() as Deno.KvEntryMaybe<MemberRef> : null;
   const extra = extraKeys.map((k) => k === null ? absent : read.shift());
   if (channel.versionstamp === null) throw channelNotFound();
@@ -97,7 +110,36 @@ export async function loadChannelWith<T extends unknown[]>(
     channel: channel.value,
     isMember,
     member,
+    token,
     extra: extra as ChannelRead<T>["extra"],
+  };
+}
+
+/** What a write must check to hold everything `read` gave it, its `extra` entries aside. */
+export const checksOf = (read: ChannelRead<unknown[]>): Deno.AtomicCheck[] => [
+  read.entry,
+  ...(read.member ? [read.member] : []),
+  ...(read.token ? [read.token] : []),
+];
+
+/**
+ * The tries of a write that may reuse (see loadChannelWith), for `retrying`: the first from what
+ * was last read, every other on a fresh read. Only a commit vouches for what was reused, so a
+ * refusal from it is decided again on a fresh read.
+ */
+export function reusingFirst<T>(
+  attempt: (reuse: boolean) => Promise<T | null>,
+): () => Promise<T | null> {
+  let first = true;
+  return async () => {
+    if (!first) return await attempt(false);
+    first = false;
+    try {
+      return await attempt(true);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return await attempt(false);
+    }
   };
 }
 

@@ -2,7 +2,8 @@ import type { Ctx } from "../core/context.ts";
 import type { Channel, EventType, MemberRef, Message, Subject } from "../core/types.ts";
 import { invalid } from "../core/errors.ts";
 import { nowIso } from "../core/ids.ts";
-import { loadChannelWith } from "./channels.ts";
+import { checksOf, loadChannelWith, reusingFirst } from "./channels.ts";
+import { settleTokenCheck } from "./authenticate.ts";
 import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
 import { cleanBody } from "./message_body.ts";
 import { draftMessage } from "./message_draft.ts";
@@ -61,14 +62,22 @@ export async function postMessage(
   input: Settled<NewMessage>,
   bodyField = "body",
 ): Promise<Posted> {
-  const post = (clientUuid: string, given: boolean) =>
-    retrying(
-      "post message",
-      () => postOnce(ctx, subject, channelId, input, clientUuid, given, bodyField),
+  const early = peek(input);
+  const given = early?.client_uuid;
+  const once = (clientUuid: string, reuse?: boolean) =>
+    postOnce(ctx, subject, channelId, input, clientUuid, !!given, bodyField, reuse);
+  if (given) {
+    return await postLocks.run(
+      `${subject.user_id}:${given}`,
+      () => retrying("post message", () => once(given)),
     );
-  const given = peek(input)?.client_uuid;
-  if (!given) return await post(crypto.randomUUID(), false);
-  return await postLocks.run(`${subject.user_id}:${given}`, () => post(given, true));
+  }
+  const clientUuid = crypto.randomUUID();
+  // Reusing takes a commit that checks all the post read; the message it replies to it does not.
+  if (early?.reply_to_id || early?.thread_root_id) {
+    return await retrying("post message", () => once(clientUuid));
+  }
+  return await retrying("post message", reusingFirst((reuse) => once(clientUuid, reuse)));
 }
 
 async function postOnce(
@@ -79,6 +88,7 @@ async function postOnce(
   clientUuid: string,
   given: boolean,
   bodyField: string,
+  reuse: boolean | undefined,
 ): Promise<Posted | null> {
   const early = peek(input);
   const read = await loadChannelWith<[string, Message, Message, unknown, unknown]>(
@@ -92,6 +102,7 @@ async function postOnce(
       ...audienceKeys({ team_id: subject.team_id, id: channelId }),
     ],
     "channel.post",
+    reuse,
   );
   const { channel } = read;
   const fields = unwrap(input);
@@ -120,10 +131,12 @@ async function postOnce(
   });
   const audience = await audienceOf(ctx, channel, versions);
   const stored = await appendMessage(ctx.kv, draft, {
-    checks: [read.entry, ...(read.member ? [read.member] : []), ...audience.checks],
+    checks: [...checksOf(read), ...audience.checks],
     extend: (op, message) => emit(ctx.kv, op, audience, messageEvent("message.created", message)),
     indexClientUuid: given,
   });
+  // The commit checked the token's entry, so it was current, remembered or read.
+  if (stored && read.token) settleTokenCheck(subject, read.token);
   return stored && { message: stored, replayed: false };
 }
 
