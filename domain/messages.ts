@@ -64,20 +64,14 @@ export async function postMessage(
 ): Promise<Posted> {
   const early = peek(input);
   const given = early?.client_uuid;
-  const once = (clientUuid: string, reuse?: boolean) =>
+  const clientUuid = given || crypto.randomUUID();
+  const once = (reuse?: boolean) =>
     postOnce(ctx, subject, channelId, input, clientUuid, !!given, bodyField, reuse);
-  if (given) {
-    return await postLocks.run(
-      `${subject.user_id}:${given}`,
-      () => retrying("post message", () => once(given)),
-    );
-  }
-  const clientUuid = crypto.randomUUID();
   // Reusing takes a commit that checks all the post read; the message it replies to it does not.
-  if (early?.reply_to_id || early?.thread_root_id) {
-    return await retrying("post message", () => once(clientUuid));
-  }
-  return await retrying("post message", reusingFirst((reuse) => once(clientUuid, reuse)));
+  const replies = early?.reply_to_id || early?.thread_root_id;
+  const post = () => retrying("post message", replies ? () => once() : reusingFirst(once));
+  if (!given) return await post();
+  return await postLocks.run(`${subject.user_id}:${given}`, post);
 }
 
 async function postOnce(
@@ -96,7 +90,8 @@ async function postOnce(
     subject,
     channelId,
     [
-      given ? keys.clientUuid(subject.user_id, clientUuid) : null,
+      // Reusing assumes the key unused: the commit requires it absent, so a resend reads again.
+      given && !reuse ? keys.clientUuid(subject.user_id, clientUuid) : null,
       messageKeyFor(early?.reply_to_id),
       messageKeyFor(early?.thread_root_id),
       ...audienceKeys({ team_id: subject.team_id, id: channelId }),

@@ -47,11 +47,19 @@ Deno.test("checked reads: a post reads nothing it read before, and still sees an
     assertStatus(await postAs(a, w.bot.token, secret, "second"), 201);
     const reads = countReads(a.ctx.kv);
     assertStatus(await postAs(a, w.bot.token, secret, "third"), 201);
-    assert.deepEqual(
-      reads,
-      { get: 0, getMany: 0 },
-      "the third post starts from the second's reads",
-    );
+    const none = { get: 0, getMany: 0 };
+    assert.deepEqual(reads, none, "the third post starts from the second's reads");
+
+    const uuid = crypto.randomUUID();
+    const keyed = { token: w.bot.token, body: { body: "keyed", client_uuid: uuid } };
+    const original = await api(a, "POST", `/channels/${secret}/messages`, keyed);
+    assertStatus(original, 201);
+    assert.deepEqual(reads, none, "nor does a post with a new client_uuid read");
+    for (const s of [a, b]) {
+      const again = await api(s, "POST", `/channels/${secret}/messages`, keyed);
+      assertStatus(again, 200, "a resend replays");
+      assert.equal(again.body.data.id, original.body.data.id);
+    }
 
     assertStatus(await api(b, "DELETE", `${members}/${w.bot.user.id}`, admin), 204);
     assertStatus(await postAs(a, w.bot.token, secret, "removed"), 404, "after leaving");
