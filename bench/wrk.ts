@@ -107,8 +107,8 @@ export async function measure(
 
 /**
  * A Lua script for wrk that POSTs a JSON body built per request by `bodyLua` (a Lua expression
- * that may use `n`, a per-thread counter, and `tid`, the thread's number), so every request
- * differs.
+ * that may use `n`, a per-thread counter, `tid`, the thread's number, and `run`, a random number
+ * drawn once per thread and run), so every request differs, from one run to the next too.
  */
 export function postScript(path: string, headers: Record<string, string>, bodyLua: string) {
   const headerLines = Object.entries(headers)
@@ -122,6 +122,10 @@ local threads = 0
 function setup(thread)
   threads = threads + 1
   thread:set("tid", threads)
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + tid)
+  run = math.random(0, 0x7fffffff)
 end
 n = 0
 function request()

@@ -13,8 +13,12 @@ import { measure, postScript, writeScript, type WrkResult } from "../wrk.ts";
 import { type Bench, bestOf, scenarioDir, using } from "./context.ts";
 
 const SUBSCRIPTIONS = 3;
-const BODY_LUA =
-  `string.format('{"body":"Bench message %d-%d: the quick brown fox jumps over the lazy dog, twice over, for size."}', tid, n)`;
+const TEXT =
+  "Bench message %d-%d: the quick brown fox jumps over the lazy dog, twice over, for size.";
+const BODY_LUA = `string.format('{"body":"${TEXT}"}', tid, n)`;
+/** The same body with a client_uuid unique to the run, the thread and the request. */
+const KEYED_LUA =
+  `string.format('{"client_uuid":"%08x-%04x-4000-8000-%012x","body":"${TEXT}"}', run, tid, n, tid, n)`;
 
 interface Posted extends WrkResult {
   /** Deliveries that reached the receiver during the measured run. */
@@ -25,7 +29,12 @@ interface Posted extends WrkResult {
  * Posts as fast as wrk can into a fresh workspace whose subscriptions listen for `events`.
  * Fresh each time: a previous run's undelivered backlog would load the next one.
  */
-async function postInto(root: string, receiver: Receiver, events: EventType[]): Promise<Posted> {
+async function postInto(
+  root: string,
+  receiver: Receiver,
+  events: EventType[],
+  bodyLua = BODY_LUA,
+): Promise<Posted> {
   const dir = await scenarioDir(root, "post");
   const kvPath = `${dir}/kv.sqlite3`;
   const ctx = await openCtx(kvPath);
@@ -34,7 +43,7 @@ async function postInto(root: string, receiver: Receiver, events: EventType[]): 
   ctx.kv.close();
   const path = `/api/v1/channels/${seeded.channel.id}/messages`;
   const auth = { Authorization: `Bearer ${seeded.token}` };
-  const script = await writeScript(dir, "post", postScript(path, auth, BODY_LUA));
+  const script = await writeScript(dir, "post", postScript(path, auth, bodyLua));
   return await using(startService(serviceEnv(kvPath, freePort())), async (p) => {
     const result = await measure({ url: `${p.url}${path}`, script }, {
       server: p,
@@ -56,11 +65,12 @@ async function bareCommit(root: string, name: string): Promise<Posted> {
 }
 
 export async function postMessages({ root, receiver }: Bench): Promise<Row[]> {
-  const { bare, shape, live, quiet } = await bestOf({
+  const { bare, shape, live, quiet, keyed } = await bestOf({
     bare: () => bareCommit(root, "kv_commit"),
     shape: () => bareCommit(root, "kv_post_shape"),
     live: () => postInto(root, receiver, ["message.created"]),
     quiet: () => postInto(root, receiver, ["reaction.added"]),
+    keyed: () => postInto(root, receiver, ["reaction.added"], KEYED_LUA),
   });
   const perPost = (live.delivered / (live.requests || 1)).toFixed(2);
   const info = (row: Row): Row => ({ ...row, target: "(info)", pass: null });
@@ -69,6 +79,7 @@ export async function postMessages({ root, receiver }: Bench): Promise<Row[]> {
     infoRow("  deliveries received meanwhile", String(live.delivered), "", `${perPost} per post`),
     infoRow("POST messages, delivery paused (b)", "n/a: the engine has no off switch"),
     info(ratioRow("POST messages, 3 subs not matching (no jobs)", quiet, bare, 0.8)),
+    info(ratioRow("POST messages with a client_uuid, no jobs", keyed, bare, 0.8)),
     info(ratioRow("bare commit of one post's writes vs 1 set", shape, bare, 0.8)),
     info(ratioRow("POST messages, no jobs vs one post per commit", quiet, shape, 0.8)),
   ];
