@@ -36,6 +36,11 @@ export interface ChannelRead<T extends unknown[]> extends ChannelAccess {
   member: Deno.KvEntryMaybe<MemberRef> | null;
   /** The token's entry when the request's first read settled its check, else null. */
   token: Deno.KvEntryMaybe<unknown> | null;
+  /**
+   * Read with the token when the read may be reused: every revocation and rotation rewrites it,
+   * and its last use does not (kv/tokens.ts).
+   */
+  tokensVersion: Deno.KvEntryMaybe<unknown> | null;
   extra: { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
 }
 
@@ -88,15 +93,19 @@ export async function loadChannelWith<T extends unknown[]>(
     ? keys.member(channelId, subject.user_id)
     : null;
   const wanted = extraKeys.filter((k) => k !== null);
+  // What a commit checks to hold a remembered token unrevoked, however many tokens it carries.
+  const guardKey = tokenKey && reuse !== undefined ? keys.tokensVersion() : null;
   const wantedKeys: [Deno.KvKey, ...Deno.KvKey[]] = [
     keys.channel(channelId),
     ...(memberKey ? [memberKey] : []),
     ...wanted,
     ...(tokenKey ? [tokenKey] : []),
+    ...(guardKey ? [guardKey] : []),
   ];
   const [channel, ...read] = reuse === undefined
     ? await ctx.kv.getMany<[Channel, ...unknown[]]>(wantedKeys)
     : await readForCheck<[Channel, ...unknown[]]>(ctx.kv, wantedKeys, reuse);
+  const tokensVersion = guardKey ? read.pop()! : null;
   const token = tokenKey ? read.pop()! : null;
   if (token) settleTokenCheck(subject, token, !reuse);
   const member = memberKey ? read.shift() as Deno.KvEntryMaybe<MemberRef> : null;
@@ -111,6 +120,7 @@ export async function loadChannelWith<T extends unknown[]>(
     isMember,
     member,
     token,
+    tokensVersion,
     extra: extra as ChannelRead<T>["extra"],
   };
 }
@@ -119,7 +129,7 @@ export async function loadChannelWith<T extends unknown[]>(
 export const checksOf = (read: ChannelRead<unknown[]>): Deno.AtomicCheck[] => [
   read.entry,
   ...(read.member ? [read.member] : []),
-  ...(read.token ? [read.token] : []),
+  ...(read.tokensVersion ? [read.tokensVersion] : []),
 ];
 
 /**

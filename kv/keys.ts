@@ -35,7 +35,7 @@
  * | ["team_stream", teamId, versionstamp, eventId] | { events: [{ id, type, channel_id }] } | the team's events in commit order, a marker's events to an entry, for the event stream; expires with the events. Older ones hold { type, channel_id } |
  * | ["streams", tokenId, streamId]                | { expires_at }       | an open event stream of a token, renewed while it lasts |
  * | ["streams_version", tokenId]                  | number (time)        | rewritten when a stream of the token opens: a count of them checks it |
- * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again |
+ * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again; a post that reuses its token's entry checks it |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |

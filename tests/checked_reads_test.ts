@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import type { OutboxEvent } from "../core/types.ts";
 import { listTokens, revokeTokenById } from "../domain/tokens.ts";
 import { keys } from "../kv/keys.ts";
+import { touchToken } from "../kv/tokens.ts";
+import { sha256Hex } from "../core/random.ts";
 import {
   api,
   assertStatus,
@@ -49,6 +51,10 @@ Deno.test("checked reads: a post reads nothing it read before, and still sees an
     assertStatus(await postAs(a, w.bot.token, secret, "third"), 201);
     const none = { get: 0, getMany: 0 };
     assert.deepEqual(reads, none, "the third post starts from the second's reads");
+
+    await touchToken(b.ctx.kv, sha256Hex(w.bot.token), new Date().toISOString());
+    assertStatus(await postAs(a, w.bot.token, secret, "after a touch"), 201);
+    assert.deepEqual(reads, none, "a token's last use, written elsewhere, changes nothing");
 
     const uuid = crypto.randomUUID();
     const keyed = { token: w.bot.token, body: { body: "keyed", client_uuid: uuid } };
