@@ -400,7 +400,13 @@ export class StreamHub {
   async #deliver(events: LoggedEvent[], streams: OpenStream[]): Promise<number> {
     if (events.length === 0 || streams.length === 0) return 0;
     const picks = await selectFor(this.ctx, events, streams);
-    const wanted = [...new Set(picks.flat())].sort((a, b) => a - b);
+    const picked = new Set<number>();
+    for (const indexes of picks) for (const i of indexes) picked.add(i);
+    if (picked.size === 0) {
+      this.#passOver(events.at(-1)!, streams);
+      return 0;
+    }
+    const wanted = [...picked].sort((a, b) => a - b);
     const bodies = new Map<string, OutboxEvent>();
     for (const e of await readEvents(this.ctx.kv, wanted.map((i) => events[i].id))) {
       bodies.set(e.id, e);
@@ -414,6 +420,7 @@ export class StreamHub {
     const joined = new Map<string, Uint8Array>();
     let sent = 0;
     streams.forEach((stream, n) => {
+      if (picks[n].length === 0) return;
       const mine = picks[n].filter((i) => frames[i] && after(events[i], stream.cursor));
       if (mine.length > 0) {
         const key = mine.join(",");
@@ -422,10 +429,14 @@ export class StreamHub {
         this.#send(stream, bytes);
         sent++;
       }
-      const last = events.at(-1)!;
-      if (after(last, stream.cursor)) stream.cursor = last;
     });
+    this.#passOver(events.at(-1)!, streams);
     return sent;
+  }
+
+  /** Moves each stream's cursor past `last`, sent or not: a resumed stream starts after it. */
+  #passOver(last: LoggedEvent, streams: OpenStream[]) {
+    for (const stream of streams) if (after(last, stream.cursor)) stream.cursor = last;
   }
 
   /**

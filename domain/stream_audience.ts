@@ -27,6 +27,17 @@ const wants = (f: StreamFilter, e: LoggedEvent) =>
   (!f.types || (f.types as string[]).includes(e.type)) &&
   (!f.channelIds || f.channelIds.includes(e.channel_id));
 
+const NONE: readonly number[] = Object.freeze([]);
+
+/** The indexes of `events` the filter takes; runs for every open stream each round. */
+function takenBy(filter: StreamFilter, events: LoggedEvent[]): number[] {
+  let out: number[] | undefined;
+  for (let i = 0; i < events.length; i++) {
+    if (wants(filter, events[i])) (out ??= []).push(i);
+  }
+  return out ?? NONE as number[];
+}
+
 /**
  * For each reader (a subject and its filter), the indexes of `events` it gets. Reads, for the
  * channels some reader's filter takes: those not seen before, each one's members version, and
@@ -37,8 +48,10 @@ export async function selectFor(
   events: LoggedEvent[],
   readers: { subject: Subject; filter: StreamFilter }[],
 ): Promise<number[][]> {
-  const taken = readers.map(({ filter }) => events.flatMap((e, i) => wants(filter, e) ? [i] : []));
-  const channelIds = [...new Set(taken.flat().map((i) => events[i].channel_id))];
+  const taken = readers.map(({ filter }) => takenBy(filter, events));
+  const wanted = new Set<string>();
+  for (const indexes of taken) for (const i of indexes) wanted.add(events[i].channel_id);
+  const channelIds = [...wanted];
   if (channelIds.length === 0) return taken;
   const unknown = channelIds.filter((id) => !channels.has(id));
   for (const entry of await getAll<Channel>(ctx.kv, unknown.map((id) => keys.channel(id)))) {
