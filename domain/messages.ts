@@ -67,7 +67,7 @@ export async function postMessage(
   const clientUuid = given || crypto.randomUUID();
   const once = (reuse?: boolean) =>
     postOnce(ctx, subject, channelId, input, clientUuid, !!given, bodyField, reuse);
-  // Reusing takes a commit that checks all the post read; the message it replies to it does not.
+  // Only a commit that checks all a post read lets it reuse: a reply's target is read, unchecked.
   const replies = early?.reply_to_id || early?.thread_root_id;
   const post = () => retrying("post message", replies ? () => once() : reusingFirst(once));
   if (!given) return await post();
@@ -130,7 +130,7 @@ async function postOnce(
     extend: (op, message) => emit(ctx.kv, op, audience, messageEvent("message.created", message)),
     indexClientUuid: given,
   });
-  // The commit checked the token's entry, so it was current, remembered or read.
+  // The commit checked the tokens version: the token, remembered or read, was live when it landed.
   if (stored && read.token) settleTokenCheck(subject, read.token);
   return stored && { message: stored, replayed: false };
 }
