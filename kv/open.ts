@@ -6,6 +6,8 @@ import { forgoQueues, probeQueues } from "./queue_support.ts";
 import { migrate } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
 import { declareStore } from "./limits.ts";
+import { WriteTurns } from "./write_turns.ts";
+import { log } from "../core/log.ts";
 
 /** The KV location used when KV_PATH is unset: its folder is made on first start. */
 const DEFAULT_KV_PATH = "./data/kv.sqlite3";
@@ -47,12 +49,35 @@ export async function openStore(
 }
 
 /**
- * The store as the service uses it, whoever opened it at `path`: commits retried while SQLite is
- * locked, reads sharing round trips, and its per-commit limits known (kv/limits.ts).
+ * The store as the service uses it, whoever opened it at `path`: commits made in turns with the
+ * other processes on the same file and retried while SQLite is locked, reads sharing round trips,
+ * and its per-commit limits known (kv/limits.ts).
  */
 export function wrapStore(kv: Deno.Kv, path: string | undefined): Deno.Kv {
   declareStore(kv, path);
-  return coalesceReads(retryLockedCommits(kv));
+  return coalesceReads(retryLockedCommits(kv, isFilePath(path) ? takeTurns(kv, path) : undefined));
+}
+
+/** The file beside a local store whose lock its writers take turns with (kv/write_turns.ts). */
+export const turnsFile = (path: string) => `${path}-writer.lock`;
+
+function takeTurns(kv: Deno.Kv, path: string): WriteTurns | undefined {
+  let turns: WriteTurns;
+  try {
+    turns = new WriteTurns(turnsFile(path));
+  } catch (e) {
+    log.warn("KV: writers on this store can't take turns; commits may wait on each other", {
+      lock_file: turnsFile(path),
+      error: firstLine(e),
+    });
+    return undefined;
+  }
+  const close = kv.close.bind(kv);
+  kv.close = () => {
+    turns.close();
+    close();
+  };
+  return turns;
 }
 
 /** The store's location for messages: a KV Connect URL without credentials in it. */
@@ -106,7 +131,7 @@ export async function commitsSettled(kv: Deno.Kv): Promise<void> {
  * advice is to retry the transaction. A commit that failed this way wrote nothing, so one that
  * still fails after CONTENTION_DEADLINE_MS is a ConflictError: 503 with Retry-After, not 500.
  */
-export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
+export function retryLockedCommits(kv: Deno.Kv, turns?: WriteTurns): Deno.Kv {
   const atomic = kv.atomic.bind(kv);
   const underWay = new Set<Promise<unknown>>();
   committing.set(kv, underWay);
@@ -118,7 +143,7 @@ export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
         const deadline = Date.now() + CONTENTION_DEADLINE_MS;
         for (let tries = 1;; tries++) {
           try {
-            return await commit();
+            return await (turns ? turns.run(commit) : commit());
           } catch (e) {
             if (!/database is locked/.test(String(e))) throw e;
             if (Date.now() >= deadline) throw new ConflictError("commit");

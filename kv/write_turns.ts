@@ -1,0 +1,132 @@
+/**
+ * How long a process keeps the turn while it has commits to make, once it has it. Short: the
+ * other processes wait about this long; long enough that a busy process takes it a few hundred
+ * times a second, not once per commit.
+ */
+const TURN_MS = 5;
+/**
+ * How long a commit waits for its turn. A process that holds the turn and stops (suspended, its
+ * event loop blocked) must not stop the others: past this, commits go ahead without turns for a
+ * while, as they did before, and SQLite's own lock and the commit's retries settle who writes.
+ */
+const WAIT_MS = 1_000;
+const WITHOUT_TURNS_MS = 10_000;
+
+/**
+ * Writers of one local store file take turns, across processes. SQLite lets one process write at
+ * a time, and one that finds the file locked sleeps and polls, in naps growing to 100 ms, while
+ * the holder, ready again first, usually takes it back: measured with two processes committing
+ * flat out, a commit now and then waited 0.1–2 s, longer than the 503 deadline. Here a process
+ * takes an advisory lock (flock) on a file beside the store before it commits, which the kernel
+ * hands to a waiting process the moment it is free; it keeps it while its commits follow one
+ * another, for TURN_MS at most, then lets go and lines up again behind whoever waited.
+ *
+ * It orders writes, nothing more: every commit is still atomic and checked by the store itself,
+ * so a process that does not take turns (an older version, a tool) only makes others wait as
+ * before. The lock ends with the process that holds it, however it ends.
+ */
+export class WriteTurns {
+  readonly #file: Deno.FsFile;
+  #held = false;
+  #since = 0;
+  #running = 0;
+  #waiting: (() => void)[] = [];
+  #locking = false;
+  #waitTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set just after letting go: the next lock waits a moment (see #release). */
+  #restTimer: ReturnType<typeof setTimeout> | undefined;
+  #withoutUntil = 0;
+
+  constructor(path: string) {
+    this.#file = Deno.openSync(path, { read: true, write: true, create: true });
+  }
+
+  /** Runs `commit` in this process's turn. */
+  async run<T>(commit: () => Promise<T>): Promise<T> {
+    if (!this.#inTurn()) await this.#nextTurn();
+    this.#running++;
+    try {
+      return await commit();
+    } finally {
+      if (--this.#running === 0 && this.#held) this.#release();
+    }
+  }
+
+  /** Lets go of the file; commits still to come go ahead without turns. */
+  close(): void {
+    this.#withoutUntil = Infinity;
+    this.#wake();
+    this.#held = false;
+    clearTimeout(this.#waitTimer);
+    clearTimeout(this.#restTimer);
+    // The lock, held or still being waited for, is let go with the file.
+    this.#file.close();
+  }
+
+  #inTurn(): boolean {
+    if (Date.now() < this.#withoutUntil) return true;
+    if (!this.#held) return false;
+    if (performance.now() - this.#since < TURN_MS) return true;
+    this.#release();
+    return false;
+  }
+
+  #nextTurn(): Promise<void> {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#waiting.push(resolve);
+    if (!this.#held && this.#restTimer === undefined) this.#lock();
+    return promise;
+  }
+
+  #lock() {
+    if (this.#locking) return;
+    this.#locking = true;
+    let late = false;
+    this.#waitTimer = setTimeout(() => {
+      late = true;
+      this.#withoutUntil = Date.now() + WITHOUT_TURNS_MS;
+      this.#wake();
+    }, WAIT_MS);
+    const taken = (ok: boolean) => {
+      clearTimeout(this.#waitTimer);
+      this.#locking = false;
+      // The file was closed, or can't be locked here: without turns, as before.
+      if (!ok) this.#withoutUntil = Infinity;
+      if (ok && !late && this.#waiting.length > 0) {
+        this.#held = true;
+        this.#since = performance.now();
+      } else if (ok) {
+        // Taken after the commits that wanted it went ahead without it.
+        this.#unlock();
+      }
+      this.#wake();
+    };
+    this.#file.lock(true).then(() => taken(true), () => taken(false));
+  }
+
+  /**
+   * Lets go, with commits possibly still under way: the next process's first commit may wait a
+   * moment for them in SQLite, but this one's writer is never left idle while it is alone.
+   */
+  #release() {
+    this.#held = false;
+    this.#unlock();
+    // A moment's gap, so a process waiting in the kernel takes the lock before this one does.
+    this.#restTimer = setTimeout(() => {
+      this.#restTimer = undefined;
+      if (this.#waiting.length > 0) this.#lock();
+    }, 0);
+  }
+
+  #unlock() {
+    try {
+      this.#file.unlockSync();
+    } catch {
+      // Closed meanwhile: the lock went with the file.
+    }
+  }
+
+  #wake() {
+    for (const resolve of this.#waiting.splice(0)) resolve();
+  }
+}
