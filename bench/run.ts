@@ -14,6 +14,7 @@ import { deliveryLatency } from "./scenarios/delivery_latency.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
 import { eventStream } from "./scenarios/event_stream.ts";
 import { remoteStore } from "./scenarios/remote_store.ts";
+import { twoInstances } from "./scenarios/two_instances.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -26,6 +27,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["delivery latency", deliveryLatency, 15],
   ["event stream", eventStream, 60],
   ["remote store", remoteStore, 30],
+  ["two instances", twoInstances, 25],
 ];
 
 await requireWrk();
