@@ -6,6 +6,7 @@ import { keyId, keys } from "./keys.ts";
 import { inTimeline, putMessage } from "./messages.ts";
 import { maxChecks } from "./limits.ts";
 import { getAll } from "./commit.ts";
+import { takesTurns } from "./write_turns.ts";
 
 export interface AppendOptions {
   /** The caller's preconditions (channel unchanged, still a member, ...), re-checked at commit. */
@@ -83,7 +84,9 @@ function checksOf(r: Request): { check: Deno.AtomicCheck; exclusive: boolean }[]
  * A writer that commits back to back never re-reads, while the other re-reads before each try
  * and keeps losing the moment in between: it would starve. So a process that lost CLAIM_AFTER
  * times in a row claims a turn (TURN_MS) at the channel, and touches its lists so that everyone
- * else's next commit fails and, re-reading, finds the turn and waits it out.
+ * else's next commit fails and, re-reading, finds the turn and waits it out. Where the store's
+ * writers take turns already (a local file, kv/write_turns.ts), a lost batch goes again at once
+ * instead, without waiting and without claiming: the others can't commit until their turn.
  */
 class Appender {
   #queues = new Map<string, Request[]>();
@@ -133,6 +136,9 @@ class Appender {
       await new Promise((r) => setTimeout(r, turn - Date.now()));
       return;
     }
+    // The writer this one lost to had the store's turn before it (kv/write_turns.ts): in this
+    // process's turn, going again at once wins.
+    if (takesTurns(this.kv)) return;
     const tries = Math.max(...retry.map((r) => r.tries));
     if (tries >= CLAIM_AFTER) await this.#claim(channelId, retry);
     else await backoff(tries);

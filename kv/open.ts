@@ -6,7 +6,7 @@ import { forgoQueues, probeQueues } from "./queue_support.ts";
 import { migrate } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
 import { declareStore } from "./limits.ts";
-import { WriteTurns } from "./write_turns.ts";
+import { takeTurns, type WriteTurns } from "./write_turns.ts";
 import { log } from "../core/log.ts";
 
 /** The KV location used when KV_PATH is unset: its folder is made on first start. */
@@ -55,16 +55,15 @@ export async function openStore(
  */
 export function wrapStore(kv: Deno.Kv, path: string | undefined): Deno.Kv {
   declareStore(kv, path);
-  return coalesceReads(retryLockedCommits(kv, isFilePath(path) ? takeTurns(kv, path) : undefined));
+  return coalesceReads(retryLockedCommits(kv, isFilePath(path) ? turnsFor(kv, path) : undefined));
 }
 
 /** The file beside a local store whose lock its writers take turns with (kv/write_turns.ts). */
 export const turnsFile = (path: string) => `${path}-writer.lock`;
 
-function takeTurns(kv: Deno.Kv, path: string): WriteTurns | undefined {
-  let turns: WriteTurns;
+function turnsFor(kv: Deno.Kv, path: string): WriteTurns | undefined {
   try {
-    turns = new WriteTurns(turnsFile(path));
+    return takeTurns(kv, turnsFile(path));
   } catch (e) {
     log.warn("KV: writers on this store can't take turns; commits may wait on each other", {
       lock_file: turnsFile(path),
@@ -72,12 +71,6 @@ function takeTurns(kv: Deno.Kv, path: string): WriteTurns | undefined {
     });
     return undefined;
   }
-  const close = kv.close.bind(kv);
-  kv.close = () => {
-    turns.close();
-    close();
-  };
-  return turns;
 }
 
 /** The store's location for messages: a KV Connect URL without credentials in it. */
