@@ -13,10 +13,11 @@ const WAIT_MS = 1_000;
 const WITHOUT_TURNS_MS = 10_000;
 /**
  * How long a process keeps the turn once its commits are done, for its next one: a channel's
- * batches follow one another, and handing the turn over between them would put the other
- * process's commit between every two, which fails the next one's checks when both write the
- * same keys. Measured with two instances posting into one channel: a quarter more posts a second
- * and a third fewer posts committed twice than letting go at once.
+ * batches follow one another, and a lost batch goes again at once (kv/appender.ts). Handing the
+ * turn over between two of them would put the other process's commit in between, which fails the
+ * second's checks when both write the same keys. Measured with two instances posting into one
+ * channel: going again at once without this pause, p99 250 ms; with it, 45–50 ms, and a quarter as
+ * many posts committed twice as backing off did.
  */
 const IDLE_MS = 2;
 
