@@ -70,7 +70,11 @@ export class WriteTurns {
 
   /** Runs `commit` in this process's turn. */
   async run<T>(commit: () => Promise<T>): Promise<T> {
-    if (!this.#inTurn()) await this.#nextTurn();
+    if (!this.#inTurn()) {
+      // A turn that ran out ends now, commits still under way or not (see #release).
+      if (this.#held) this.#release();
+      await this.#nextTurn();
+    }
     this.#running++;
     try {
       return await commit();
@@ -93,10 +97,7 @@ export class WriteTurns {
 
   #inTurn(): boolean {
     if (Date.now() < this.#withoutUntil) return true;
-    if (!this.#held) return false;
-    if (performance.now() - this.#since < TURN_MS) return true;
-    this.#release();
-    return false;
+    return this.#held && performance.now() - this.#since < TURN_MS;
   }
 
   #nextTurn(): Promise<void> {

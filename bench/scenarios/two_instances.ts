@@ -61,9 +61,12 @@ export async function twoInstances({ root }: Bench): Promise<Row[]> {
     ),
     infoRow("  share of each instance, %", split),
     {
-      ...limitRow("  answers other than 201, two instances", failed, 1, ""),
+      scenario: "  answers other than 201, two instances",
       value: String(failed),
+      baseline: "",
+      ratio: "",
       target: "0",
+      pass: failed === 0,
     },
   ];
 }
