@@ -86,3 +86,10 @@ export const subscriptions = new Gauge({
   labelNames: ["status"] as const,
   registers: [registry],
 });
+
+export const deliveryStalls = new Counter({
+  name: "webhook_delivery_stalls_total",
+  help:
+    "Times this process found delivery work waiting with room for it and nothing under way (see delivery/stall_watch.ts).",
+  registers: [registry],
+});

@@ -54,6 +54,7 @@ export class Dispatcher {
   readonly #roomListeners = new Set<() => void>();
   #active = 0;
   #held = 0;
+  #freed = 0;
   #stopped = false;
 
   constructor(readonly limits: DispatcherLimits) {}
@@ -61,6 +62,23 @@ export class Dispatcher {
   /** Tasks held now: waiting, running or reserved. */
   get held(): number {
     return this.#held;
+  }
+
+  /** How many times room was freed so far (a task left the window, a reservation was given back). */
+  get freed(): number {
+    return this.#freed;
+  }
+
+  /** Tasks running now. */
+  get running(): number {
+    return this.#active;
+  }
+
+  /** Tasks held and not started. */
+  get waiting(): number {
+    let n = 0;
+    for (const lane of this.#lanes.values()) n += lane.waiting.length;
+    return n;
   }
 
   /** Whether a task with this key is held. */
@@ -209,6 +227,7 @@ export class Dispatcher {
   }
 
   #roomFreed() {
+    this.#freed++;
     for (const listener of this.#roomListeners) listener();
   }
 }

@@ -23,6 +23,7 @@ import { SigningKeys } from "./secrets.ts";
 import { BacklogReport } from "./backlog_report.ts";
 import type { Resolver } from "../core/dns.ts";
 import { sweep } from "./sweeper.ts";
+import { StallWatch } from "./stall_watch.ts";
 
 export interface EngineOptions {
   /**
@@ -41,6 +42,8 @@ export interface EngineOptions {
   signalEveryMs?: number;
   /** How often the backlog in KV is measured, and logged while there is one. */
   reportEveryMs?: number;
+  /** How often the engine checks that known work is under way (see StallWatch). */
+  stallCheckEveryMs?: number;
   /** For tests: DNS answers, extra trusted certificate authorities. */
   resolver?: Resolver;
   caCerts?: string[];
@@ -171,6 +174,10 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     preload: (eventIds) => deps.events.loadMany(kv, eventIds),
   });
   const requestPull = (scope: PullScope) => puller.request(scope);
+  const watch = new StallWatch({ dispatcher, puller, pull: () => void requestPull("backlog") });
+  const watchTimer = timers
+    ? setInterval(() => watch.check(), opts.stallCheckEveryMs ?? 2_000)
+    : undefined;
 
   // One timer, for the earliest time something seen in KV becomes workable: a retry falling due,
   // a lease running out. Without timers, the next cron run finds it.
@@ -277,6 +284,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       stopped = true;
       clearTimeout(wakeTimer);
       clearInterval(reportTimer);
+      clearInterval(watchTimer);
       detach();
       puller.stop();
       clearInterval(signalTimer);

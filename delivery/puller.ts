@@ -1,7 +1,6 @@
 import { errorFields, log } from "../core/log.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
-import { listJobs, listSubscriptionIds } from "../kv/backlog.ts";
-import { keyId } from "../kv/keys.ts";
+import { type JobRange, listJobs, listSubscriptionIds } from "../kv/backlog.ts";
 import { isFree, type Leasable } from "../kv/leases.ts";
 import { listRedeliveries } from "../kv/redeliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
@@ -20,6 +19,8 @@ export const jobKey = (subscriptionId: string, eventId: string) =>
 export const due = (job: DeliveryJob) => Date.parse(job.next_attempt_at);
 /** Never early: a retry waits its full backoff, and a receiver's Retry-After. */
 export const isDue = (job: DeliveryJob, now: number) => due(job) <= now;
+
+const lane = (e: Deno.KvEntry<Leasable>) => e.value.subscription_id;
 
 export type PullScope = "backlog" | "all";
 
@@ -43,6 +44,11 @@ export interface PullerDeps {
 export class Puller {
   /** Subscriptions whose pending work did not all fit at the last pull, and where to read on. */
   readonly backlogged = new Set<string>();
+  /**
+   * Of those, the ones where due, free work was found that had no room (the rest only had more to
+   * read through): the work a stall would leave waiting (see StallWatch).
+   */
+  readonly unfit = new Set<string>();
   readonly #cursors = new Map<string, Deno.KvKey>();
   #turn = 0;
   #pulling: Promise<void> | null = null;
@@ -85,12 +91,15 @@ export class Puller {
     return this.#pulling;
   }
 
-  /** Leases what was found and hands what it won to the dispatcher (see `#take`). */
-  takeJobs(found: Deno.KvEntry<DeliveryJob>[]): Promise<void> {
+  /**
+   * Leases what was found and hands what it won to the dispatcher (see `#take`); resolves with
+   * how many had no room.
+   */
+  takeJobs(found: Deno.KvEntry<DeliveryJob>[]): Promise<number> {
     return this.#take(found, (job, reserved) => this.deps.submitJob(job, reserved));
   }
 
-  takeRedeliveries(found: Deno.KvEntry<Redelivery>[]): Promise<void> {
+  takeRedeliveries(found: Deno.KvEntry<Redelivery>[]): Promise<number> {
     return this.#take(found, (e, reserved) => this.deps.submitRedelivery(e, reserved));
   }
 
@@ -111,29 +120,37 @@ export class Puller {
   async #pull(ids: string[], redeliveries: boolean) {
     const start = this.#turn++ % Math.max(1, ids.length);
     for (const id of [...ids.slice(start), ...ids.slice(0, start)]) {
-      if (await this.#pullSubscription(id, redeliveries)) this.backlogged.add(id);
+      const more = await this.#pullSubscription(id, redeliveries);
+      if (more) this.backlogged.add(id);
       else this.backlogged.delete(id);
+      if (more === "unfit") this.unfit.add(id);
+      else this.unfit.delete(id);
       if (redeliveries) await this.pullRedeliveries(id);
     }
   }
 
-  /** Leases what fits of one subscription's due, free jobs; true when more may be waiting. */
-  async #pullSubscription(id: string, fromStart: boolean): Promise<boolean> {
+  /**
+   * Leases what fits of one subscription's due, free jobs. Whether more may be waiting: "unfit"
+   * when due work filled the room (or found none), "scan" when only the scan stopped short.
+   */
+  async #pullSubscription(id: string, fromStart: boolean): Promise<"unfit" | "scan" | false> {
     const { kv, dispatcher, wakeAt } = this.deps;
     const room = dispatcher.room(id);
-    if (room < 1) return true;
+    if (room < 1) return this.unfit.has(id) ? "unfit" : "scan";
     if (fromStart) this.#cursors.delete(id);
     const now = Date.now();
     const found: Deno.KvEntry<DeliveryJob>[] = [];
-    let more = false;
+    let more: "unfit" | "scan" | false = false;
     // A page a little larger than the room: each entry listed is decoded, wanted or not.
     const page = Math.max(MIN_PAGE, 2 * room);
-    // From where the last scan stopped, then, if that reached the end, from the start again.
+    // From where the last scan stopped, then, if that reached the end, from the start up to
+    // that place: a job is met once a pull, or its room would be promised to it twice.
     const cursor = this.#cursors.get(id);
-    for (const from of cursor ? [cursor, null] : [null]) {
+    const ranges: JobRange[] = cursor ? [{ after: cursor }, { through: cursor }] : [{}];
+    for (const range of ranges) {
       let scanned = 0;
       let last: Deno.KvKey | null = null;
-      for await (const e of listJobs(kv, id, from, { limit: SCAN_LIMIT, batchSize: page })) {
+      for await (const e of listJobs(kv, id, range, { limit: SCAN_LIMIT, batchSize: page })) {
         scanned++;
         last = e.key;
         if (dispatcher.has(jobKey(id, e.value.event_id))) continue;
@@ -152,45 +169,57 @@ export class Puller {
       if (found.length >= room) {
         // A backlog is taken in order: the next pull goes on after what this one took, rather
         // than reading again past the jobs this process holds.
-        more = true;
+        more = "unfit";
         this.#cursors.set(id, found.at(-1)!.key);
         break;
       }
       if (scanned === SCAN_LIMIT && last) {
         // Too much to skip over in one go: go on from here next time.
         this.#cursors.set(id, last);
-        more = true;
+        more = "scan";
         break;
       }
       this.#cursors.delete(id);
     }
-    await this.takeJobs(found);
-    return more;
+    const unfit = await this.takeJobs(found);
+    return unfit > 0 ? "unfit" : more;
   }
 
   /**
    * Leases what was found in KV and hands what it won to the dispatcher. Room is reserved before
    * the lease is taken: a lease this process won but had no room for would keep every process
    * off the job until it ran out. The events are read meanwhile, a batch at a time.
+   *
+   * Every reservation is used by one submit or given back, whatever the lease found or threw:
+   * one left over holds its room for good, and enough of them stop the puller (issue 33).
    */
   async #take<T extends Leasable>(
     found: Deno.KvEntry<T>[],
     submit: (entry: Deno.KvEntry<T>, reserved: boolean) => void,
-  ) {
+  ): Promise<number> {
     const { dispatcher, leases } = this.deps;
     const roomy = found.filter((e) => {
-      const fits = dispatcher.reserve(e.value.subscription_id);
-      if (!fits) this.backlogged.add(e.value.subscription_id);
+      const fits = dispatcher.reserve(lane(e));
+      if (!fits) {
+        this.backlogged.add(lane(e));
+        this.unfit.add(lane(e));
+      }
       return fits;
     });
-    const [won] = await Promise.all([
-      leases.take(roomy),
-      this.deps.preload(roomy.map((e) => e.value.event_id)),
-    ]);
-    const wonKeys = new Set(won.map((e) => keyId(e.key)));
-    for (const e of roomy) {
-      if (!wonKeys.has(keyId(e.key))) dispatcher.release(e.value.subscription_id);
+    let won: Deno.KvEntry<T>[] = [];
+    try {
+      [won] = await Promise.all([
+        leases.take(roomy),
+        // Only saves attempts a read: one that fails reads its event itself.
+        this.deps.preload(roomy.map((e) => e.value.event_id)).catch(() => {}),
+      ]);
+    } finally {
+      const unused = new Map<string, number>();
+      for (const e of roomy) unused.set(lane(e), (unused.get(lane(e)) ?? 0) + 1);
+      for (const e of won) unused.set(lane(e), unused.get(lane(e))! - 1);
+      for (const [id, n] of unused) for (let i = 0; i < n; i++) dispatcher.release(id);
     }
     for (const e of won) submit(e, true);
+    return found.length - roomy.length;
   }
 }

@@ -1,18 +1,27 @@
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
 
+/** Where a scan of a subscription's jobs starts (just after `after`) or ends (at `through`). */
+export type JobRange = { after: Deno.KvKey } | { through: Deno.KvKey } | Record<never, never>;
+
 /**
- * A subscription's pending jobs in event order, from just after `after` when given, `limit` at
- * most, read (and decoded) `batchSize` at a time.
+ * A subscription's pending jobs in event order, within `range`, `limit` at most, read (and
+ * decoded) `batchSize` at a time.
  */
 export function listJobs(
   kv: Deno.Kv,
   subscriptionId: string,
-  after: Deno.KvKey | null,
+  range: JobRange,
   { limit, batchSize }: { limit: number; batchSize: number },
 ): Deno.KvListIterator<DeliveryJob> {
   const prefix = keys.jobs(subscriptionId);
-  const selector = after ? { prefix, start: [...after, ""] } : { prefix };
+  // A key with one more part sorts right after it: the start excludes `after`, the end keeps
+  // `through`.
+  const selector = "after" in range
+    ? { prefix, start: [...range.after, ""] }
+    : "through" in range
+    ? { prefix, end: [...range.through, ""] }
+    : { prefix };
   return kv.list<DeliveryJob>(selector, { limit, batchSize: Math.min(limit, batchSize, 500) });
 }
 
