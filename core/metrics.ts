@@ -93,3 +93,10 @@ export const deliveryStalls = new Counter({
     "Times this process found delivery work waiting with room for it and nothing under way (see delivery/stall_watch.ts).",
   registers: [registry],
 });
+
+export const appendBatchesSplit = new Counter({
+  name: "kv_append_batches_split_total",
+  help:
+    "Batches of posts to one channel that went over a commit's limits and were committed one by one instead.",
+  registers: [registry],
+});

@@ -10,7 +10,7 @@ import type { Channel, EventType, OutboxEvent } from "../core/types.ts";
 import type { RouteOwner, WebhookRoute } from "../core/webhook_records.ts";
 import { permits } from "./policy.ts";
 import { keys } from "../kv/keys.ts";
-import { addEvent, type EventDraft } from "../kv/outbox.ts";
+import { addEvent, type EventDraft, eventWrites } from "../kv/outbox.ts";
 import { routesAt, type RouteTable } from "../kv/routes.ts";
 import { membersAt } from "../kv/roster.ts";
 
@@ -88,6 +88,10 @@ const wants = (route: WebhookRoute, type: EventType, channelId: string) =>
   route.events.includes(type) &&
   (route.channel_ids === null || route.channel_ids.includes(channelId));
 
+/** The routes of `audience` that hear an event of this type in this channel. */
+const hearing = (audience: Audience, type: EventType, channelId: string) =>
+  audience.routes.filter((r) => wants(r.route, type, channelId));
+
 /**
  * Adds an event to a write's commit, with a delivery job for each subscription of `audience`
  * (from `audienceOf`) that wants it: the transactional outbox.
@@ -98,6 +102,9 @@ export function emit(
   audience: Audience,
   draft: EventDraft,
 ): OutboxEvent {
-  const heard = audience.routes.filter((r) => wants(r.route, draft.type, draft.channel_id));
-  return addEvent(kv, op, heard, draft);
+  return addEvent(kv, op, hearing(audience, draft.type, draft.channel_id), draft);
 }
+
+/** The mutations `emit` will add for such an event: what a commit that shares its room needs. */
+export const emitWrites = (audience: Audience, type: EventType, channelId: string): number =>
+  eventWrites(hearing(audience, type, channelId).length);

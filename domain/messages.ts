@@ -15,7 +15,7 @@ import { keys } from "../kv/keys.ts";
 import { appendMessage } from "../kv/appender.ts";
 import { getMessage, replaceMessage } from "../kv/messages.ts";
 import type { EventDraft } from "../kv/outbox.ts";
-import { audienceKeys, audienceOf, emit } from "./audience.ts";
+import { audienceKeys, audienceOf, emit, emitWrites } from "./audience.ts";
 import { KeyedLock } from "../core/keyed_lock.ts";
 import { clearReactions } from "../kv/reactions.ts";
 
@@ -128,6 +128,7 @@ async function postOnce(
   const stored = await appendMessage(ctx.kv, draft, {
     checks: [...checksOf(read), ...audience.checks],
     extend: (op, message) => emit(ctx.kv, op, audience, messageEvent("message.created", message)),
+    writes: emitWrites(audience, "message.created", channel.id),
     indexClientUuid: given,
   });
   // The commit checked the tokens version: the token, remembered or read, was live when it landed.

@@ -4,15 +4,19 @@ import { ConflictError } from "../core/errors.ts";
 import type { Message } from "../core/types.ts";
 import { keyId, keys } from "./keys.ts";
 import { inTimeline, putMessage } from "./messages.ts";
-import { maxChecks } from "./limits.ts";
+import { MAX_MUTATIONS, maxChecks } from "./limits.ts";
 import { getAll } from "./commit.ts";
 import { takesTurns } from "./write_turns.ts";
+import { appendBatchesSplit } from "../core/metrics.ts";
+import { errorFields, log } from "../core/log.ts";
 
 export interface AppendOptions {
   /** The caller's preconditions (channel unchanged, still a member, ...), re-checked at commit. */
   checks: Deno.AtomicCheck[];
   /** The change's other writes (membership, events), in the same commit as the message. */
   extend?: (op: Deno.AtomicOperation, stored: Message) => void;
+  /** How many mutations `extend` adds at most, so that a shared commit stays within its limit. */
+  writes?: number;
   /**
    * Index the draft's client_uuid, so that a resend finds this message. Only for a key the client
    * chose: one the service generated can never come back, and the index costs every post.
@@ -33,9 +37,17 @@ interface Turn {
   until: number;
 }
 
-/** What a commit may hold: the store's checks (kv/limits.ts), 800 KiB, and a bound on waiting. */
+/**
+ * What a commit may hold: the store's checks and mutations (kv/limits.ts), 800 KiB, and a bound
+ * on waiting.
+ */
 const MAX_BATCH = 64;
 const MAX_BYTES = 400_000;
+/**
+ * An append's own mutations at most, besides `writes`: its copies (message, timeline, thread),
+ * its client_uuid, the lengths of its lists, and its share of the stream markers.
+ */
+const APPEND_WRITES = 8;
 
 interface Request {
   draft: Message;
@@ -196,8 +208,13 @@ class Appender {
     try {
       result = await op.commit();
     } catch (e) {
-      // Over a limit we could only estimate: each goes again on its own.
+      // Over a limit `takeable` misjudged: each goes again on its own.
       if (batch.length === 1) throw e;
+      appendBatchesSplit.inc();
+      log.warn("KV: a batch of posts went over a commit's limits; they go again one by one", {
+        posts: batch.length,
+        ...errorFields(e),
+      });
       return batch.map((r) => ({ ...r, opts: { ...r.opts, alone: true } }));
     }
     if (result.ok) {
@@ -271,20 +288,23 @@ function distinctChecks(batch: Request[]): Deno.AtomicCheck[] {
 
 /** Rough size of what an append writes: the message about three times over, and its event. */
 const bytesOf = (r: Request) => 4 * (r.draft.body.length * 3 + 1_000);
+const writesOf = (r: Request) => APPEND_WRITES + (r.opts.writes ?? 0);
 
 /**
- * How many requests from the head of `queue` one commit can take: within `maxChecks` and the
- * size limit, `alone` ones by themselves, and no key checked twice at different versionstamps or
- * checked after an earlier request in the batch writes it.
+ * How many requests from the head of `queue` one commit can take: within `maxChecks`, the
+ * mutations and the size limit, `alone` ones by themselves, and no key checked twice at
+ * different versionstamps or checked after an earlier request in the batch writes it.
  */
 function takeable(queue: Request[], maxChecks: number): number {
   const seen = new Map<string, { versionstamp: string | null; exclusive: boolean }>();
   const lists = new Set<string>();
   let bytes = 0;
+  let writes = 0;
   let n = 0;
   for (const r of queue) {
     if (n > 0 && (r.opts.alone || queue[0].opts.alone)) break;
     if (n >= MAX_BATCH || (n > 0 && bytes + bytesOf(r) > MAX_BYTES)) break;
+    if (n > 0 && writes + writesOf(r) > MAX_MUTATIONS) break;
     const mine = checksOf(r);
     const clash = mine.some(({ check, exclusive }) => {
       const other = seen.get(keyId(check.key));
@@ -300,6 +320,7 @@ function takeable(queue: Request[], maxChecks: number): number {
     }
     for (const k of newLists) lists.add(k);
     bytes += bytesOf(r);
+    writes += writesOf(r);
     n++;
   }
   return n;

@@ -22,6 +22,9 @@ const kinds = new WeakMap<Deno.Kv, StoreKind>();
 /** Keys one getMany may name, on every store. */
 export const GET_MANY_MAX = 10;
 
+/** Mutations one commit may carry, on every store. */
+export const MAX_MUTATIONS = 1_000;
+
 /** Records what `kv`, opened at `path` (a KV_PATH; unset on Deno Deploy), is. */
 export function declareStore(kv: Deno.Kv, path: string | undefined): void {
   kinds.set(kv, path === ":memory:" || isFilePath(path) ? EMBEDDED : REMOTE);

@@ -47,6 +47,13 @@ export function attachDelivery(kv: Deno.Kv, engine: LocalDelivery): () => void {
 }
 
 /**
+ * The mutations `addEvent` puts into a commit for an event `subscriptions` hear, at most: the
+ * event, its team index and the delivery signal, and per subscription its job and job count.
+ * The team's stream markers are shared by the commit's events (a batch's few, see stream_log).
+ */
+export const eventWrites = (subscriptions: number): number => 3 + 2 * subscriptions;
+
+/**
  * Adds an event to a commit (the transactional outbox): the event itself and one delivery job
  * per subscription that hears it (domain/audience.ts decides which). Jobs this process's engine
  * claims are written leased to it and handed over once the commit lands; the rest are written

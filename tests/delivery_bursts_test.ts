@@ -4,9 +4,10 @@
  * it is, the engine holds nothing (no room promised to work that never came). Issue 33's stall.
  */
 import assert from "node:assert/strict";
-import { deliveryStalls } from "../core/metrics.ts";
+import { appendBatchesSplit, deliveryStalls } from "../core/metrics.ts";
 import { measureBacklog } from "../kv/backlog.ts";
-import { actor, withWorkspace } from "./harness.ts";
+import { actor, type TestServer, withWorkspace, type Workspace } from "./harness.ts";
+import { keys } from "../kv/keys.ts";
 import { postCounted, receiver, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 const SUBSCRIPTIONS = 100;
@@ -15,6 +16,20 @@ const ROUNDS = 8;
 const BURST = 12;
 /** Well inside the engine's 30 s sweep: a round delivered later waited for one. */
 const ROUND_LIMIT_MS = 20_000;
+
+/** SUBSCRIPTIONS subscriptions to `channel`, spread over humans: each may own only so many. */
+async function subscribeMany(s: TestServer, w: Workspace, channel: string, url: string) {
+  const owners = [w.admin, w.member];
+  for (let i = 0; i < SUBSCRIPTIONS; i++) {
+    if (i >= owners.length * PER_OWNER) {
+      owners.push(await actor(s.ctx, w.team, `Owner ${owners.length}`, "member"));
+    }
+    await subscribe(s, owners[Math.floor(i / PER_OWNER)].token, `${url}?s=${i}`, {
+      channel_ids: [channel],
+      name: `hook ${i}`,
+    });
+  }
+}
 
 Deno.test("bursts into 100 subscriptions: every round delivered without a sweep or cron", async () => {
   // Answers within 40 ms, some slower than others: lanes finish out of step and keep the
@@ -28,17 +43,7 @@ Deno.test("bursts into 100 subscriptions: every round delivered without a sweep 
   await withWorkspace(
     async (s, w) => {
       const channel = w.team.general_channel_id;
-      // Humans all hear the general channel; each may own only so many subscriptions.
-      const owners = [w.admin, w.member];
-      for (let i = 0; i < SUBSCRIPTIONS; i++) {
-        if (i >= owners.length * PER_OWNER) {
-          owners.push(await actor(s.ctx, w.team, `Owner ${owners.length}`, "member"));
-        }
-        await subscribe(s, owners[Math.floor(i / PER_OWNER)].token, `${hook.url}?s=${i}`, {
-          channel_ids: [channel],
-          name: `hook ${i}`,
-        });
-      }
+      await subscribeMany(s, w, channel, hook.url);
       const statuses = new Map<number, number>();
       const slowest: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
@@ -73,4 +78,30 @@ Deno.test("bursts into 100 subscriptions: every round delivered without a sweep 
     { WEBHOOKS_MAX_IN_MEMORY: "300" },
     { engine: { stallCheckEveryMs: 500 } },
   ).finally(() => hook.close());
+});
+
+Deno.test("concurrent posts that 100 subscriptions hear share commits within every limit", async () => {
+  const splits = async () => (await appendBatchesSplit.get()).values[0]?.value ?? 0;
+  const before = await splits();
+  await withWorkspace(async (s, w) => {
+    const channel = w.team.general_channel_id;
+    await subscribeMany(s, w, channel, "http://127.0.0.1:9/hook");
+    const statuses = new Map<number, number>();
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(
+        Array.from(
+          { length: 32 },
+          (_, i) => postCounted(s.url, w.admin.token, channel, `r${round} p${i}`, statuses),
+        ),
+      );
+    }
+    assert.deepEqual([...statuses.entries()], [[201, 160]]);
+    // Each commit of the stream log holds one batch: fewer commits than posts means they shared.
+    const commits = new Set<string>();
+    for await (const e of s.ctx.kv.list({ prefix: keys.teamStream(w.team.id) })) {
+      commits.add(e.key[2] as string);
+    }
+    assert.ok(commits.size < 160, `${commits.size} commits for 160 posts`);
+  });
+  assert.equal(await splits(), before, "no batch went over a limit and was split");
 });
