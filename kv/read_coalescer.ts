@@ -3,31 +3,59 @@ import { GET_MANY_MAX, readWaves } from "./limits.ts";
 
 interface Waiting {
   keys: Deno.KvKey[];
+  /** `keys` as text (keyId), in the same order. */
+  ids: string[];
   resolve(entries: Deno.KvEntryMaybe<unknown>[]): void;
   reject(error: unknown): void;
 }
 
-/** A fresh copy for each reader after the first, so no reader sees another's changes. */
-function copyOf(entry: Deno.KvEntryMaybe<unknown>): Deno.KvEntryMaybe<unknown> {
-  const v = entry.value;
-  const value = v instanceof Deno.KvU64 ? new Deno.KvU64(v.value) : structuredClone(v);
-  return { ...entry, value } as Deno.KvEntryMaybe<unknown>;
+/** Reads that go in one getMany: its distinct keys by id, and who waits for them. */
+interface Group {
+  keys: Map<string, Deno.KvKey>;
+  members: Waiting[];
 }
 
-/** Splits waiting reads into getMany calls of at most GET_MANY_MAX distinct keys each. */
-function pack(waiting: Waiting[]): Waiting[][] {
-  const groups: { ids: Set<string>; members: Waiting[] }[] = [];
+/**
+ * Splits waiting reads into getMany calls of at most GET_MANY_MAX distinct keys each, in one pass:
+ * a read whose keys a group already holds joins it (concurrent requests for the same thing read it
+ * once), any other goes into the group being filled, or starts the next.
+ */
+function pack(waiting: Waiting[]): Group[] {
+  const groups: Group[] = [];
+  const holder = new Map<string, Group>();
+  let open: Group | null = null;
   for (const w of waiting) {
-    const ids = w.keys.map(keyId);
-    const fits = groups.find((g) =>
-      g.ids.size + ids.filter((id) => !g.ids.has(id)).length <= GET_MANY_MAX
-    );
-    if (fits) {
-      for (const id of ids) fits.ids.add(id);
-      fits.members.push(w);
-    } else groups.push({ ids: new Set(ids), members: [w] });
+    const home = holder.get(w.ids[0]);
+    if (home && w.ids.every((id) => home.keys.has(id))) {
+      home.members.push(w);
+      continue;
+    }
+    const added = open ? w.ids.filter((id) => !open!.keys.has(id)) : w.ids;
+    if (!open || open.keys.size + new Set(added).size > GET_MANY_MAX) {
+      open = { keys: new Map(), members: [] };
+      groups.push(open);
+    }
+    w.ids.forEach((id, i) => {
+      if (open!.keys.has(id)) return;
+      open!.keys.set(id, w.keys[i]);
+      if (!holder.has(id)) holder.set(id, open!);
+    });
+    open.members.push(w);
   }
-  return groups.map((g) => g.members);
+  return groups;
+}
+
+/**
+ * An entry handed to more than one reader is the same object for each: frozen, so that a reader
+ * that tried to change it (none does: values read are records to answer with or to write anew)
+ * would fail at once instead of changing what another reader sees. A copy for each would cost a
+ * clone per reader, on the reads that concurrent requests share most.
+ */
+function share(value: unknown) {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return;
+  if (value instanceof Deno.KvU64) return;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) share(inner);
 }
 
 /**
@@ -43,28 +71,28 @@ export function coalesceReads(kv: Deno.Kv): Deno.Kv {
   const getMany = kv.getMany.bind(kv);
   let waiting: Waiting[] = [];
 
-  async function read(group: Waiting[]) {
-    const ids = new Map<string, Deno.KvKey>();
-    for (const w of group) for (const k of w.keys) ids.set(keyId(k), k);
+  async function read({ keys, members }: Group) {
     try {
-      const entries = await getMany([...ids.values()]);
-      const byId = new Map([...ids.keys()].map((id, i) => [id, entries[i]]));
+      const entries = await getMany([...keys.values()]);
+      if (members.length === 1 && members[0].keys.length === entries.length) {
+        return members[0].resolve(entries);
+      }
+      const byId = new Map<string, Deno.KvEntryMaybe<unknown>>();
+      let i = 0;
+      for (const id of keys.keys()) byId.set(id, entries[i++]);
       const handed = new Set<string>();
-      for (const w of group) {
-        w.resolve(w.keys.map((k) => {
-          const id = keyId(k);
+      for (const w of members) {
+        w.resolve(w.ids.map((id) => {
           const entry = byId.get(id)!;
-          if (!handed.has(id)) {
-            handed.add(id);
-            return entry;
-          }
-          return copyOf(entry);
+          if (handed.has(id)) share(entry.value);
+          else handed.add(id);
+          return entry;
         }));
       }
     } catch (e) {
       // One caller's bad key must not fail the others: each goes again on its own.
-      if (group.length === 1) group[0].reject(e);
-      else for (const w of group) getMany(w.keys).then(w.resolve, w.reject);
+      if (members.length === 1) members[0].reject(e);
+      else for (const w of members) getMany(w.keys).then(w.resolve, w.reject);
     }
   }
 
@@ -86,7 +114,7 @@ export function coalesceReads(kv: Deno.Kv): Deno.Kv {
 
   const coalesced = (keys: Deno.KvKey[]) =>
     new Promise<Deno.KvEntryMaybe<unknown>[]>((resolve, reject) => {
-      waiting.push({ keys, resolve, reject });
+      waiting.push({ keys, ids: keys.map(keyId), resolve, reject });
       pump();
     });
 

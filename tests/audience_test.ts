@@ -189,8 +189,10 @@ Deno.test("audience: subscriptions made before owners were kept follow the same 
     async (s, w, r) => {
       const id = (await subscribe(s, w.bot.token, r.url)).id;
       // As stored before this change: no owner on the route, no owner type on the subscription.
-      const sub = (await s.ctx.kv.get<Subscription>(keys.webhook(id))).value!;
-      const route = (await s.ctx.kv.get<WebhookRoute>(keys.teamWebhook(w.team.id, id))).value!;
+      const sub = { ...(await s.ctx.kv.get<Subscription>(keys.webhook(id))).value! };
+      const route = {
+        ...(await s.ctx.kv.get<WebhookRoute>(keys.teamWebhook(w.team.id, id))).value!,
+      };
       delete sub.owner_type;
       delete route.owner;
       await s.ctx.kv.atomic()

@@ -33,7 +33,7 @@ Deno.test("read coalescer: each caller gets its own entries, in its own order", 
   });
 });
 
-Deno.test("read coalescer: readers of one key get equal values, never the same object", async () => {
+Deno.test("read coalescer: readers of one key share its entry, frozen so that none can change it", async () => {
   await withKv(async (kv) => {
     await kv.set(["shared"], { list: [1] });
     await kv.set(["count"], new Deno.KvU64(7n));
@@ -44,13 +44,50 @@ Deno.test("read coalescer: readers of one key get equal values, never the same o
       kv.get<{ list: number[] }>(["shared"]),
       kv.getMany<[Deno.KvU64, Deno.KvU64]>([["count"], ["count"]]),
     ]);
-    assert.deepEqual(a.value, b.value);
-    a.value!.list.push(2);
+    assert.equal(a.value, b.value, "one object, not a copy per reader");
+    assert.throws(() => a.value!.list.push(2), TypeError);
     assert.deepEqual(b.value, { list: [1] });
     assert.equal(a.versionstamp, b.versionstamp);
     assert.ok(c[1].value instanceof Deno.KvU64);
     assert.equal(c[1].value.value, 7n);
+    // A reader alone gets its entry as read, to do with as it likes.
+    const alone = await kv.get<{ list: number[] }>(["shared"]);
+    alone.value!.list.push(2);
+    assert.deepEqual(alone.value, { list: [1, 2] });
   });
+});
+
+Deno.test("read coalescer: packs a wave of reads into full getMany calls, identical reads once", async () => {
+  const raw = await Deno.openKv(":memory:");
+  const calls: number[] = [];
+  const getMany = raw.getMany.bind(raw);
+  raw.getMany = ((keys: Deno.KvKey[]) => {
+    calls.push(keys.length);
+    return getMany(keys);
+  }) as Deno.Kv["getMany"];
+  declareStore(raw, ":memory:");
+  const kv = coalesceReads(raw);
+  try {
+    for (let i = 0; i < 50; i++) await raw.set(["k", i], i);
+    const first = kv.get(["k", 0]);
+    // While the first is in flight: 40 reads of 5 keys each, 10 sets of keys asked 4 times each.
+    const reads = Array.from(
+      { length: 40 },
+      (_, i) => kv.getMany(Array.from({ length: 5 }, (_, j) => ["k", ((i >> 1) * 5 + j) % 50])),
+    );
+    const got = await Promise.all([first, ...reads]);
+    assert.deepEqual(
+      got.slice(1).map((es) => (es as Deno.KvEntryMaybe<number>[])[0].value),
+      reads.map((_, i) => ((i >> 1) * 5) % 50),
+    );
+    assert.deepEqual(
+      calls,
+      [1, ...Array(5).fill(10)],
+      "the lone read, then 50 distinct keys in 5 calls",
+    );
+  } finally {
+    raw.close();
+  }
 });
 
 Deno.test("read coalescer: a read asked after a commit sees it, though a read was in flight", async () => {
