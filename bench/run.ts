@@ -6,6 +6,7 @@
 import { Receiver } from "./receiver.ts";
 import { printTable, type Row } from "./report.ts";
 import { channelShow } from "./scenarios/channel_show.ts";
+import { channelList } from "./scenarios/channel_list.ts";
 import type { Bench } from "./scenarios/context.ts";
 import { postMessages } from "./scenarios/post_messages.ts";
 import { readMessages } from "./scenarios/read_messages.ts";
@@ -20,6 +21,7 @@ import { requireWrk } from "./wrk.ts";
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
 const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["channel show", channelShow, 30],
+  ["channel list", channelList, 150],
   ["post messages", postMessages, 50],
   ["incoming webhook", incomingPost, 25],
   ["read messages", readMessages, 40],

@@ -110,3 +110,32 @@ export async function seedPosts(ctx: Ctx, seeded: Seeded, count: number, concurr
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
+
+/** A member of the seeded team, with an all-scopes token, in `count` channels it created. */
+export async function seedMemberOf(
+  ctx: Ctx,
+  seeded: Seeded,
+  count: number,
+  concurrency = 8,
+): Promise<{ token: string; userId: string }> {
+  const user = await createUser(ctx, {
+    teamId: seeded.subject.team_id,
+    name: `Member of ${count}`,
+    type: "human",
+    role: "member",
+  });
+  const { value } = await createToken(ctx, user, { scopes: [...SCOPES], actor: null });
+  const subject = await authenticate(ctx, value);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const n = ++next;
+      await createChannel(ctx, subject, {
+        name: `${user.id.slice(-6)} ${n}`,
+        visibility: "public",
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { token: value, userId: user.id };
+}

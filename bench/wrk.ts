@@ -92,12 +92,17 @@ export function parseWrk(report: string): WrkResult {
  */
 export async function measure(
   target: WrkTarget,
-  opts: { server?: { cpuMs(): number }; onStart?: () => void } = {},
+  opts: {
+    server?: { cpuMs(): number };
+    onStart?: () => void;
+    /** Threads and connections, when not LOAD's. */
+    load?: { threads: number; connections: number };
+  } = {},
 ): Promise<WrkResult> {
-  await wrk(target, LOAD.warmupSeconds);
+  await wrk(target, LOAD.warmupSeconds, opts.load);
   opts.onStart?.();
   const cpuBefore = opts.server?.cpuMs() ?? NaN;
-  const result = parseWrk(await wrk(target, LOAD.seconds));
+  const result = parseWrk(await wrk(target, LOAD.seconds, opts.load));
   result.cpuUs = ((opts.server?.cpuMs() ?? NaN) - cpuBefore) * 1000 / result.requests;
   if (result.non2xx > result.requests * 0.01) {
     throw new Error(`${target.url}: ${result.non2xx} of ${result.requests} answers were not 2xx`);

@@ -20,6 +20,7 @@ import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.t
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
 import { readForCheck } from "../kv/checked_reads.ts";
+import { decodeChannelCursor, encodeChannelCursor } from "./paging.ts";
 
 export interface ChannelAccess {
   entry: Deno.KvEntry<Channel>;
@@ -186,10 +187,60 @@ export async function visibleChannels(
 export const visibleChannelIds = async (ctx: Ctx, subject: Subject, ids: string[]) =>
   new Set((await visibleChannels(ctx, subject, ids)).map((c) => c.id));
 
+const names = new Intl.Collator();
+
+/** The order of a list of channels: by name, as people read names, then by id. */
+const byName = (a: Channel, b: Channel) =>
+  names.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** The channels the subject belongs to, archived ones included, by name. */
 export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {
-  const channels = await listUserChannels(ctx.kv, subject.user_id);
-  return channels.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  return (await listUserChannels(ctx.kv, subject.user_id)).sort(byName);
+}
+
+/** A page of the subject's channels, and the cursor of the next page (null on the last). */
+export interface ChannelPage {
+  channels: Channel[];
+  nextCursor: string | null;
+}
+
+/**
+ * The subject's channels by name, from where an earlier page's `cursor` ended (a channel the
+ * subject has left since still marks the place), `limit` at most.
+ */
+export async function pageChannels(
+  ctx: Ctx,
+  subject: Subject,
+  { limit, cursor }: { limit: number; cursor: string | null },
+): Promise<ChannelPage> {
+  const after = cursor && decodeChannelCursor(ctx.keyring, subject.user_id, cursor);
+  const all = await listChannels(ctx, subject);
+  let start = 0;
+  if (after) {
+    const mark = all.find((c) => c.id === after) ??
+      (await ctx.kv.get<Channel>(keys.channel(after))).value;
+    if (!mark) throw invalid("cursor", "The channel this cursor went on after is gone.");
+    start = firstAfter(all, mark);
+  }
+  const channels = all.slice(start, start + limit);
+  const more = start + limit < all.length;
+  return {
+    channels,
+    nextCursor: more
+      ? encodeChannelCursor(ctx.keyring, subject.user_id, channels.at(-1)!.id)
+      : null,
+  };
+}
+
+/** Where in `sorted` the channels after `mark` begin (a binary search). */
+function firstAfter(sorted: Channel[], mark: Channel): number {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byName(sorted[mid], mark) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**

@@ -58,6 +58,26 @@ export function decodeCursor(keyring: Keyring, list: PagedList, raw: string) {
   return pos;
 }
 
+const channelCursorData = (userId: string, channelId: string) => `channels|${userId}|${channelId}`;
+
+const CHANNEL_CURSOR = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{1,64})$/;
+
+/**
+ * An opaque cursor for a user's list of channels, going on after `channelId`: the id and a MAC
+ * binding it to the user, so that nobody can probe where a channel it doesn't see would sort.
+ */
+export const encodeChannelCursor = (keyring: Keyring, userId: string, channelId: string) =>
+  `${channelId}.${keyring.sign(channelCursorData(userId, channelId))}`;
+
+/** The channel a cursor of `userId`'s list goes on after, or a 422 when it is not one. */
+export function decodeChannelCursor(keyring: Keyring, userId: string, raw: string): string {
+  const match = CHANNEL_CURSOR.exec(raw);
+  if (!match || !keyring.verify(channelCursorData(userId, match[1]), match[2])) {
+    throw invalid("cursor", "The cursor is not valid for this list; start again without it.");
+  }
+  return match[1];
+}
+
 /**
  * The positions a page reads. Ranks count from the newest message in the timeline and from the
  * first reply in a thread; a cursor pins a position, so messages that arrive meanwhile shift

@@ -105,7 +105,12 @@ export interface paths {
         /**
          * List the subject's channels
          * @description The channels the token's subject is a member of, archived ones included, sorted by
-         *     name. Not paged.
+         *     name (as people read names: case and accents second, then by id).
+         *
+         *     Without `limit`, the whole list comes in one answer. With `limit`, as Slack's
+         *     `conversations.list`: a page of at most that many, and `meta.next_cursor` to pass as
+         *     `cursor` for the next page (null on the last). A cursor keeps its place while channels
+         *     are joined and left: the next page starts after the channel the last one ended with.
          */
         get: operations["listChannels"];
         put?: never;
@@ -1403,6 +1408,10 @@ export interface components {
         };
         ChannelList: {
             data: components["schemas"]["Channel"][];
+            meta: {
+                /** @description The `cursor` of the next page; null on the last, and without `limit`. */
+                next_cursor: string | null;
+            };
         };
         MessageResponse: {
             data: components["schemas"]["Message"];
@@ -2051,7 +2060,15 @@ export interface operations {
     };
     listChannels: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Channels per page, 1 to 1000 (anything else is 422 on `limit`). */
+                limit?: number;
+                /**
+                 * @description A `meta.next_cursor` from an earlier page of the same token's user; one that is not
+                 *     is 422 on `cursor`. Without `limit`, everything after it comes.
+                 */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2072,6 +2089,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
         };

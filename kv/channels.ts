@@ -50,7 +50,8 @@ export async function updateChannel(
 /** The channels a user belongs to. */
 export async function listUserChannels(kv: Deno.Kv, userId: string): Promise<Channel[]> {
   const ids: Deno.KvKey[] = [];
-  for await (const e of kv.list({ prefix: keys.userChannels(userId) })) {
+  // Listed in large batches: each is a round trip, and a user may be in thousands.
+  for await (const e of kv.list({ prefix: keys.userChannels(userId) }, { batchSize: 500 })) {
     ids.push(keys.channel(e.key[2] as string));
   }
   return (await getAll<Channel>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);

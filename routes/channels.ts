@@ -6,11 +6,12 @@ import {
   createChannel,
   listChannels,
   loadChannel,
+  pageChannels,
   unarchiveChannel,
 } from "../domain/channels.ts";
 import { cleanChannelName } from "../domain/slug.ts";
 import { longerThan, MAX_NAME_CHARS } from "../domain/text.ts";
-import { readBody } from "./body.ts";
+import { readBody, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 import { channelView } from "../domain/views.ts";
@@ -31,12 +32,30 @@ const newChannel = z.object({
     .nullable().optional(),
 });
 
+const LIMIT_RULE = "The limit must be a whole number from 1 to 1000.";
+
+/** `GET /channels?limit=&cursor=`: without a limit, the whole list (after the cursor, if given). */
+const listQuery = z.object({
+  limit: z.coerce.number({ error: LIMIT_RULE }).int(LIMIT_RULE).min(1, LIMIT_RULE)
+    .max(1_000, LIMIT_RULE).optional(),
+  cursor: z.string().optional(),
+});
+
 /** /channels: list, create, show, archive, unarchive. */
 export function channelRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
     .get("/", requireScope("channels:read"), async (c) => {
-      const channels = await listChannels(ctx, c.var.subject);
-      return c.json({ data: channels.map(channelView) });
+      const q = validate(listQuery, c.req.query());
+      const page = q.limit === undefined && q.cursor === undefined
+        ? { channels: await listChannels(ctx, c.var.subject), nextCursor: null }
+        : await pageChannels(ctx, c.var.subject, {
+          limit: q.limit ?? Infinity,
+          cursor: q.cursor ?? null,
+        });
+      return c.json({
+        data: page.channels.map(channelView),
+        meta: { next_cursor: page.nextCursor },
+      });
     })
     .post("/", requireScope("channels:write"), async (c) => {
       const input = await readBody(c, newChannel);

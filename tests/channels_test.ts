@@ -149,6 +149,50 @@ Deno.test("channels: list shows the subject's channels, archived ones too, by na
   });
 });
 
+Deno.test("channels: limit pages the list by name, and a cursor keeps its place", async () => {
+  await withWorkspace(async (s, w) => {
+    for (const name of ["delta", "Alpha", "charlie", "echo", "Bravo"]) {
+      await createChannelAs(s, w.member.token, name);
+    }
+    const page = (query: string, token = w.member.token) =>
+      api(s, "GET", `/channels?${query}`, { token });
+    const all = await page("");
+    assert.deepEqual(names(all), ["Alpha", "Bravo", "charlie", "delta", "echo", "general"]);
+    assert.equal(all.body.meta.next_cursor, null);
+
+    const first = await page("limit=2");
+    assertStatus(first, 200);
+    assert.deepEqual(names(first), ["Alpha", "Bravo"]);
+    const cursor = first.body.meta.next_cursor;
+    assert.equal(typeof cursor, "string");
+    // Joined and left meanwhile: the next page starts after Bravo all the same.
+    const bravo = first.body.data[1].id;
+    await createChannelAs(s, w.member.token, "aardvark");
+    assertStatus(
+      await api(s, "DELETE", `/channels/${bravo}/members/${w.member.user.id}`, {
+        token: w.member.token,
+      }),
+      204,
+    );
+    const second = await page(`limit=2&cursor=${encodeURIComponent(cursor)}`);
+    assert.deepEqual(names(second), ["charlie", "delta"]);
+    const rest = await page(`cursor=${encodeURIComponent(second.body.meta.next_cursor)}`);
+    assert.deepEqual(names(rest), ["echo", "general"]);
+    assert.equal(rest.body.meta.next_cursor, null);
+    const exact = await page(`limit=2&cursor=${encodeURIComponent(second.body.meta.next_cursor)}`);
+    assert.deepEqual(names(exact), ["echo", "general"]);
+    assert.equal(exact.body.meta.next_cursor, null, "no empty page after a full last one");
+
+    for (const limit of ["0", "1001", "1.5", "ten", ""]) {
+      assertInvalid(await page(`limit=${limit}`), "limit", `limit=${limit}`);
+    }
+    // Another user's cursor, or one made up, does not say where a channel would sort.
+    assertInvalid(await page(`cursor=${encodeURIComponent(cursor)}`, w.admin.token), "cursor");
+    assertInvalid(await page(`limit=1&cursor=${bravo}.AAAA`), "cursor");
+    assertInvalid(await page("cursor=nonsense"), "cursor");
+  });
+});
+
 Deno.test("channels: show hides what the subject may not see as 404", async () => {
   await withWorkspace(async (s, w) => {
     const pub = await createChannelAs(s, w.member.token, "open");
