@@ -14,6 +14,7 @@ import { deliveryThroughput } from "./scenarios/delivery_throughput.ts";
 import { deliveryLatency } from "./scenarios/delivery_latency.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
 import { eventStream } from "./scenarios/event_stream.ts";
+import { eventFeed } from "./scenarios/event_feed.ts";
 import { remoteStore } from "./scenarios/remote_store.ts";
 import { twoInstances } from "./scenarios/two_instances.ts";
 import { requireWrk } from "./wrk.ts";
@@ -28,6 +29,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["delivery throughput", deliveryThroughput, 45],
   ["delivery latency", deliveryLatency, 15],
   ["event stream", eventStream, 60],
+  ["event feed", eventFeed, 120],
   ["remote store", remoteStore, 30],
   ["two instances", twoInstances, 25],
 ];
