@@ -145,6 +145,9 @@ export class Dispatcher {
   /** Drops what waits (telling each task) and lets what runs finish. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    // Nothing waits any more: a lane named here may be forgotten below, and a task that finishes
+    // meanwhile must not start one.
+    this.#ready.length = 0;
     for (const [name, lane] of this.#lanes) {
       for (const task of lane.waiting) {
         this.#known.delete(task.key);
@@ -152,6 +155,7 @@ export class Dispatcher {
         task.dropped?.();
       }
       lane.waiting = [];
+      lane.ready = false;
       this.#forget(name, lane);
     }
     await this.idle();

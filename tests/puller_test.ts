@@ -147,3 +147,46 @@ Deno.test("the stall watch stays quiet while delivery runs and once all is deliv
 async function stalls(): Promise<number> {
   return (await deliveryStalls.get()).values[0]?.value ?? 0;
 }
+
+Deno.test("a dispatcher stopped while tasks wait lets those running finish, and starts none", async () => {
+  const dispatcher = new Dispatcher({
+    global: 1,
+    perLane: 1,
+    maxPerLane: 1,
+    window: 10,
+    laneWindow: 10,
+  });
+  const started: string[] = [];
+  const { promise: gate, resolve: open } = Promise.withResolvers<void>();
+  const failed: unknown[] = [];
+  for (const lane of ["a", "b", "c"]) {
+    dispatcher.submit({
+      key: lane,
+      lane,
+      async run() {
+        started.push(lane);
+        try {
+          if (lane === "a") await gate;
+        } catch (e) {
+          failed.push(e);
+        }
+      },
+      dropped: () => started.push(`dropped ${lane}`),
+    });
+  }
+  // The dispatcher logs what goes wrong inside it rather than throwing: listen to the log.
+  const logged: string[] = [];
+  const error = console.error;
+  console.error = (line: string) => logged.push(line);
+  try {
+    const stopping = dispatcher.stop();
+    open();
+    await stopping;
+  } finally {
+    console.error = error;
+  }
+  assert.deepEqual(started, ["a", "dropped b", "dropped c"]);
+  assert.equal(dispatcher.held, 0);
+  assert.deepEqual(failed, []);
+  assert.deepEqual(logged, []);
+});
