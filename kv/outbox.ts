@@ -120,7 +120,9 @@ export interface Handed {
  */
 function handOver(op: Deno.AtomicOperation, engine: LocalDelivery, handed: Handed) {
   afterCommit(op, (versionstamp) => {
-    if (versionstamp) engine.take([handed], versionstamp);
-    else engine.release(handed.jobs.map((j) => j.subscription_id));
+    if (!versionstamp) return engine.release(handed.jobs.map((j) => j.subscription_id));
+    // After the writer's own continuation: the answer to a post goes out before its deliveries
+    // start, not after the first steps of each (a hundred of them, for a busy channel).
+    setTimeout(() => engine.take([handed], versionstamp), 0);
   });
 }
