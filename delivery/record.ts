@@ -4,7 +4,7 @@ import type { Delivery, Redelivery, Subscription } from "../core/webhook_records
 import type { OutboxEvent } from "../core/types.ts";
 import {
   type AttemptCommit,
-  commitAttempt,
+  commitAttempts,
   dropIfUnchanged,
   type Settlement,
 } from "../kv/settlement.ts";
@@ -16,6 +16,7 @@ import { isLastAttempt, retryDelayMs } from "./schedule.ts";
 import { errorFields, log } from "../core/log.ts";
 import { backoff } from "../core/retry.ts";
 import { getAll } from "../kv/commit.ts";
+import { maxChecks } from "../kv/limits.ts";
 import type { AttemptOutcome } from "./send.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery checked. */
@@ -131,16 +132,29 @@ interface Waiting {
   done: () => void;
 }
 
+/** One subscription's attempts taken for a commit. */
+interface Taken {
+  id: string;
+  batch: Waiting[];
+}
+
 /**
- * Records attempts, one subscription's at a time and many per commit: attempts of one
- * subscription finish concurrently, and each commit rewrites the subscription's stats under a
- * versionstamp check, so one line per subscription avoids conflicts among ourselves, and
- * batching keeps a busy subscription at far fewer than one commit per attempt. What finishes
- * during a commit goes in the next, so batches grow with the store's round trip.
+ * Records attempts, many per commit, one commit at a time. Attempts finish concurrently; each
+ * subscription has a line of its own, and a commit takes what waits in the lines in turn, as
+ * many subscriptions as the commit's checks allow (one each, and one per job whose lease is
+ * short), up to MAX_BATCH attempts: a post that a hundred subscriptions hear is recorded in a
+ * commit or two, not a hundred. Each subscription's stats are rewritten under a versionstamp
+ * check, and a subscription is in one commit at a time, so these don't fail each other. What
+ * finishes during a commit goes in the next, so batches grow with the store's round trip, and
+ * the store's writer is never queued up with this process's bookkeeping ahead of a request's
+ * write. A commit that fails (another process changed a subscription) falls back to one commit
+ * per subscription, each re-reading and re-planning its own (see #commitAlone).
  */
 export class Recorder {
   readonly #lines = new Map<string, Waiting[]>();
   #backlog = 0;
+  #waiting = 0;
+  #draining = false;
 
   constructor(
     private readonly kv: Deno.Kv,
@@ -159,46 +173,107 @@ export class Recorder {
   record(a: Attempted): Promise<void> {
     this.#backlog++;
     const { promise, resolve } = Promise.withResolvers<void>();
-    const line = this.#lines.get(a.subscriptionId);
-    const waiting = { a, delivery: deliveryOf(a), done: resolve };
-    if (line) {
-      line.push(waiting);
-    } else {
-      this.#lines.set(a.subscriptionId, [waiting]);
-      this.#drain(a.subscriptionId);
-    }
+    this.#lineOf(a.subscriptionId).push({ a, delivery: deliveryOf(a), done: resolve });
+    this.#waiting++;
+    if (!this.#draining) void this.#drain();
     return promise;
   }
 
-  async #drain(id: string) {
-    const line = this.#lines.get(id)!;
-    while (line.length > 0) {
-      // A commit's fixed cost (the call, the subscription's check and rewrite) is that of
-      // several records: while few wait, a moment's wait lets the attempts in flight share it.
-      if (line.length < MAX_CHECKED) await new Promise((r) => setTimeout(r, GATHER_MS));
-      const batch = line.splice(0, MAX_BATCH);
-      try {
-        await this.#commit(id, batch);
-      } catch (e) {
+  #lineOf(id: string): Waiting[] {
+    let line = this.#lines.get(id);
+    if (!line) this.#lines.set(id, line = []);
+    return line;
+  }
+
+  async #drain() {
+    this.#draining = true;
+    while (this.#waiting > 0) {
+      // A commit's fixed cost is that of several records: while few wait, a moment's wait lets
+      // the attempts in flight share it.
+      if (this.#waiting < MAX_CHECKED) await new Promise((r) => setTimeout(r, GATHER_MS));
+      const group = this.#take(Date.now());
+      this.#waiting -= group.reduce((n, t) => n + t.batch.length, 0);
+      await this.#commitGroup(group);
+      for (const { batch } of group) {
+        this.#backlog -= batch.length;
+        for (const w of batch) w.done();
+      }
+    }
+    this.#draining = false;
+  }
+
+  /** What waits, line by line in turn, within a commit's checks and MAX_BATCH attempts. */
+  #take(now: number): Taken[] {
+    const group: Taken[] = [];
+    let [checks, attempts] = [0, 0];
+    const allowed = maxChecks(this.kv);
+    for (const [id, line] of [...this.#lines]) {
+      let [n, mine] = [0, 1];
+      while (n < line.length && attempts + n < MAX_BATCH) {
+        const more = needsCheck(line[n].a.pending, now) ? 1 : 0;
+        if (checks + mine + more > allowed) break;
+        mine += more;
+        n++;
+      }
+      if (n === 0) break;
+      group.push({ id, batch: line.splice(0, n) });
+      [checks, attempts] = [checks + mine, attempts + n];
+      // To the back of the turn, or gone when empty.
+      this.#lines.delete(id);
+      if (line.length > 0) this.#lines.set(id, line);
+    }
+    return group;
+  }
+
+  /** One commit for the group; where it fails, one per subscription. Never throws. */
+  async #commitGroup(group: Taken[]) {
+    const now = Date.now();
+    const subs = await this.#subscriptions(group.map((t) => t.id)).catch(() => null);
+    const plans = group.flatMap((t) => {
+      const sub = subs?.get(t.id);
+      if (!sub) return [];
+      const items = t.batch.map((w) => ({ a: w.a, delivery: w.delivery, pending: w.a.pending }));
+      return [{ t, sub, plan: planCommit(this.webhooks, sub, items, now) }];
+    });
+    const versionstamp = plans.length === group.length
+      ? await commitAttempts(this.kv, plans.map((p) => p.plan)).catch(() => null)
+      : null;
+    if (versionstamp) {
+      for (const { t, sub, plan } of plans) await this.#landed(t.id, sub, plan, versionstamp);
+      return;
+    }
+    await Promise.all(group.map(({ id, batch }) =>
+      this.#commitAlone(id, batch).catch((e) =>
         log.error("delivery: recording attempts failed; their jobs are attempted again", {
           subscription_id: id,
           ...errorFields(e),
-        });
-      }
-      this.#backlog -= batch.length;
-      for (const w of batch) w.done();
+        })
+      )
+    ));
+  }
+
+  /** The subscriptions as this process knows them lately, read where it doesn't. */
+  async #subscriptions(ids: string[]) {
+    const out = new Map<string, Deno.KvEntry<Subscription> | null>();
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const known = this.latest.current(id);
+      if (known) out.set(id, known);
+      else unknown.push(id);
     }
-    this.#lines.delete(id);
+    const read = await getAll<Subscription>(this.kv, unknown.map((id) => keys.webhook(id)));
+    unknown.forEach((id, i) => out.set(id, this.latest.freshest(read[i])));
+    return out;
   }
 
   /**
-   * One commit for the batch (see commitAttempt). On a conflict (another process rewrote the
+   * One commit for one subscription's batch. On a conflict (another process rewrote the
    * subscription's stats) or a store that is busy, backs off, reads the subscription and the
    * jobs again and re-plans: Delivery records are written while the subscription exists, a job
    * only touched if nobody else settled it meanwhile. It keeps at it for RECORD_DEADLINE_MS:
    * giving up loses the record of attempts the receiver may have accepted, and sends them again.
    */
-  async #commit(id: string, batch: Waiting[]) {
+  async #commitAlone(id: string, batch: Waiting[]) {
     let sub = this.latest.current(id) ??
       this.latest.freshest(await this.kv.get<Subscription>(keys.webhook(id)));
     let pendings: (Pending | null)[] = batch.map((w) => w.a.pending);
@@ -212,7 +287,7 @@ export class Recorder {
       pendings = this.#fitChecks(id, batch, pendings, now);
       const items = batch.map((w, j) => ({ a: w.a, delivery: w.delivery, pending: pendings[j] }));
       const plan = planCommit(this.webhooks, sub, items, now);
-      const versionstamp = await commitAttempt(this.kv, plan).catch((e) => {
+      const versionstamp = await commitAttempts(this.kv, [plan]).catch((e) => {
         if (Date.now() >= deadline) throw e;
         return null;
       });
@@ -250,7 +325,10 @@ export class Recorder {
       p !== null && needsCheck(p, now) && ++checks > MAX_CHECKED
     );
     if (over < 0) return pendings;
-    this.#lines.get(id)!.unshift(...batch.splice(over));
+    const back = batch.splice(over);
+    this.#lineOf(id).unshift(...back);
+    this.#waiting += back.length;
+    if (!this.#draining) void this.#drain();
     return pendings.slice(0, over);
   }
 

@@ -39,15 +39,22 @@ export interface AttemptCommit {
 }
 
 /**
- * The one commit after attempts: their Delivery records, the subscription's stats (and route,
- * when the status changes), and each job deleted or moved to its next attempt with the queue
- * message that will wake it. Null on a conflict: re-read and try again.
+ * The one commit after attempts of some subscriptions (each once): their Delivery records, each
+ * subscription's stats (and route, when the status changes), and each job deleted or moved to
+ * its next attempt with the queue message that will wake it. Null on a conflict: re-read and try
+ * again.
  */
-export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<string | null> {
+export async function commitAttempts(kv: Deno.Kv, cs: AttemptCommit[]): Promise<string | null> {
+  const op = kv.atomic();
+  for (const c of cs) addAttempt(kv, op, c);
+  const res = await op.commit();
+  return res.ok ? res.versionstamp : null;
+}
+
+/** One subscription's part of `commitAttempts`. */
+function addAttempt(kv: Deno.Kv, op: Deno.AtomicOperation, c: AttemptCommit): void {
   const sub = c.next;
-  const op = kv.atomic()
-    .check(c.subscription)
-    .set(keys.webhook(sub.id), sub);
+  op.check(c.subscription).set(keys.webhook(sub.id), sub);
   if (sub.status !== c.subscription.value.status) {
     putRoute(op, sub);
   }
@@ -77,8 +84,6 @@ export async function commitAttempt(kv: Deno.Kv, c: AttemptCommit): Promise<stri
   }
   if (settled > 0n) op.sum(keys.jobsSettled(sub.id), settled);
   if (c.audit) addAudit(op, c.audit);
-  const res = await op.commit();
-  return res.ok ? res.versionstamp : null;
 }
 
 const isJob = (entry: Deno.KvEntry<unknown>) => entry.key[0] === keys.jobs()[0];

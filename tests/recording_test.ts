@@ -6,6 +6,7 @@ import { keys } from "../kv/keys.ts";
 import { LatestSubscriptions } from "../delivery/latest.ts";
 import { type Attempted, Recorder } from "../delivery/record.ts";
 import { countKeys, storeEntries } from "./harness.ts";
+import { declareStore } from "../kv/limits.ts";
 
 const webhooks = loadSettings({}).webhooks;
 
@@ -118,6 +119,78 @@ Deno.test("recording: a job whose lease ran out is checked, and left alone when 
     assert.equal(deliveries.length, 12, "the attempt made is still on record");
     const settled = await kv.get<Deno.KvU64>(keys.jobsSettled(id));
     assert.equal(settled.value?.value, 11n);
+  } finally {
+    kv.close();
+  }
+});
+
+/** `count` subscriptions, each with one job leased to this process for a minute. */
+async function subscriptionsWithAJob(kv: Deno.Kv, count: number) {
+  const event = eventOf(0);
+  const out: Attempted[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `sub-${String(i).padStart(3, "0")}`;
+    await kv.set(keys.webhook(id), subscription(id));
+    out.push(succeeded(id, event, await leasedJob(kv, id, event, Date.now() + 60_000)));
+  }
+  return out;
+}
+
+/** Counts the commits made on `kv`; every one still goes to the real store. */
+function countCommits(kv: Deno.Kv): number[] {
+  const commits: number[] = [];
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    commits.push(Date.now());
+    return atomic();
+  };
+  return commits;
+}
+
+for (const [store, allowed] of [[":memory:", 2], [undefined, 11]] as const) {
+  Deno.test(`recording: one event heard by 100 subscriptions takes ${allowed} commits at most (${store ? "embedded" : "remote"} store)`, async () => {
+    const kv = await Deno.openKv(":memory:");
+    try {
+      if (store) declareStore(kv, store);
+      const attempts = await subscriptionsWithAJob(kv, 100);
+      const commits = countCommits(kv);
+      const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
+      await Promise.all(attempts.map((a) => recorder.record(a)));
+      assert.ok(commits.length <= allowed, `${commits.length} commits for 100 subscriptions`);
+      assert.equal(await countKeys(kv, keys.jobs()), 0);
+      for (const a of attempts) {
+        const sub = (await kv.get<Subscription>(keys.webhook(a.subscriptionId))).value!;
+        assert.equal(sub.last_success_at !== null, true);
+        assert.equal(
+          (await kv.get<Deno.KvU64>(keys.jobsSettled(a.subscriptionId))).value?.value,
+          1n,
+        );
+      }
+    } finally {
+      kv.close();
+    }
+  });
+}
+
+Deno.test("recording: a subscription changed elsewhere fails the shared commit; each is then recorded on its own", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    declareStore(kv, ":memory:");
+    const attempts = await subscriptionsWithAJob(kv, 5);
+    const latest = new LatestSubscriptions();
+    const changed = attempts[2].subscriptionId;
+    // This process last saw it as created; another renamed it since.
+    latest.wrote((await kv.get<Subscription>(keys.webhook(changed))) as Deno.KvEntry<Subscription>);
+    await kv.set(keys.webhook(changed), { ...subscription(changed), name: "renamed elsewhere" });
+    const commits = countCommits(kv);
+    const recorder = new Recorder(kv, webhooks, latest);
+    await Promise.all(attempts.map((a) => recorder.record(a)));
+    assert.ok(commits.length >= 2, "the shared commit failed, and others followed");
+    assert.equal(await countKeys(kv, keys.jobs()), 0, "every job settled");
+    const renamed = (await kv.get<Subscription>(keys.webhook(changed))).value!;
+    assert.equal(renamed.name, "renamed elsewhere", "the other process's change kept");
+    assert.notEqual(renamed.last_success_at, null, "and this one's stats written over it");
+    assert.equal(recorder.backlog, 0);
   } finally {
     kv.close();
   }
