@@ -12,6 +12,7 @@ import { postMessages } from "./scenarios/post_messages.ts";
 import { readMessages } from "./scenarios/read_messages.ts";
 import { deliveryThroughput } from "./scenarios/delivery_throughput.ts";
 import { deliveryLatency } from "./scenarios/delivery_latency.ts";
+import { postingWhileDelivering } from "./scenarios/posting_while_delivering.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
 import { eventStream } from "./scenarios/event_stream.ts";
 import { eventFeed } from "./scenarios/event_feed.ts";
@@ -28,6 +29,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["read messages", readMessages, 40],
   ["delivery throughput", deliveryThroughput, 45],
   ["delivery latency", deliveryLatency, 15],
+  ["posting while delivering", postingWhileDelivering, 220],
   ["event stream", eventStream, 60],
   ["event feed", eventFeed, 120],
   ["remote store", remoteStore, 30],

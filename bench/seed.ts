@@ -78,7 +78,13 @@ export async function seedMessages(ctx: Ctx, seeded: Seeded, count: number, conc
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-/** `count` subscriptions of the seeded channel to `url`, for `events`. */
+/** Subscriptions a user may own (domain/webhooks.ts): more are spread over more members. */
+const PER_OWNER = 25;
+
+/**
+ * `count` subscriptions of the seeded channel to `url`, for `events`: the seeded admin's first,
+ * then those of members added for the purpose.
+ */
 export async function seedSubscriptions(
   ctx: Ctx,
   seeded: Seeded,
@@ -86,8 +92,12 @@ export async function seedSubscriptions(
   count: number,
   events: EventType[] = ["message.created"],
 ): Promise<void> {
+  let owner = seeded.subject;
   for (let i = 1; i <= count; i++) {
-    await createWebhook(ctx, seeded.subject, {
+    if (i > PER_OWNER && i % PER_OWNER === 1) {
+      owner = await authenticate(ctx, (await seedMemberOf(ctx, seeded, 0)).token);
+    }
+    await createWebhook(ctx, owner, {
       name: `bench ${i}`,
       url,
       events,
