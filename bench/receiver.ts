@@ -18,6 +18,9 @@ export class Receiver {
     return `http://127.0.0.1:${this.#server.addr.port}/hook`;
   }
 
+  /** `answerAfterMs`: how long to hold the n-th delivery (from 0) before answering. */
+  constructor(private readonly answerAfterMs: (n: number) => number = () => 0) {}
+
   start(): this {
     this.#server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen() {} },
@@ -33,6 +36,8 @@ export class Receiver {
           if (seen) seen.push(at);
           else this.arrivals.set(id, [at]);
         }
+        const wait = this.answerAfterMs(this.count - 1);
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         if (this.#waiter && this.count >= this.#waiter.target) this.#waiter.done();
         return new Response(null, { status: 204 });
       },

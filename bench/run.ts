@@ -13,6 +13,7 @@ import { readMessages } from "./scenarios/read_messages.ts";
 import { deliveryThroughput } from "./scenarios/delivery_throughput.ts";
 import { deliveryLatency } from "./scenarios/delivery_latency.ts";
 import { postingWhileDelivering } from "./scenarios/posting_while_delivering.ts";
+import { deliveryBursts } from "./scenarios/delivery_bursts.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
 import { eventStream } from "./scenarios/event_stream.ts";
 import { eventFeed } from "./scenarios/event_feed.ts";
@@ -30,6 +31,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["delivery throughput", deliveryThroughput, 45],
   ["delivery latency", deliveryLatency, 15],
   ["posting while delivering", postingWhileDelivering, 220],
+  ["delivery bursts", deliveryBursts, 55],
   ["event stream", eventStream, 60],
   ["event feed", eventFeed, 120],
   ["remote store", remoteStore, 30],
