@@ -242,14 +242,16 @@ export class Recorder {
       for (const { t, sub, plan } of plans) await this.#landed(t.id, sub, plan, versionstamp);
       return;
     }
-    await Promise.all(group.map(({ id, batch }) =>
-      this.#commitAlone(id, batch).catch((e) =>
-        log.error("delivery: recording attempts failed; their jobs are attempted again", {
-          subscription_id: id,
-          ...errorFields(e),
-        })
-      )
-    ));
+    await Promise.all(
+      group.map(({ id, batch }) =>
+        this.#commitAlone(id, batch).catch((e) =>
+          log.error("delivery: recording attempts failed; their jobs are attempted again", {
+            subscription_id: id,
+            ...errorFields(e),
+          })
+        )
+      ),
+    );
   }
 
   /** The subscriptions as this process knows them lately, read where it doesn't. */
