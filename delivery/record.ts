@@ -225,20 +225,25 @@ export class Recorder {
     return group;
   }
 
-  /** One commit for the group; where it fails, one per subscription. Never throws. */
+  /**
+   * One commit for the group, and, when another process changed one of its subscriptions
+   * meanwhile (two instances deliver for the same ones), once more with all of them read afresh;
+   * where that fails too, one commit per subscription. Never throws.
+   */
   async #commitGroup(group: Taken[]) {
-    const now = Date.now();
-    const subs = await this.#subscriptions(group.map((t) => t.id)).catch(() => null);
-    const plans = group.flatMap((t) => {
-      const sub = subs?.get(t.id);
-      if (!sub) return [];
-      const items = t.batch.map((w) => ({ a: w.a, delivery: w.delivery, pending: w.a.pending }));
-      return [{ t, sub, plan: planCommit(this.webhooks, sub, items, now) }];
-    });
-    const versionstamp = plans.length === group.length
-      ? await commitAttempts(this.kv, plans.map((p) => p.plan)).catch(() => null)
-      : null;
-    if (versionstamp) {
+    const ids = group.map((t) => t.id);
+    for (const fresh of [false, true]) {
+      const subs = await this.#subscriptions(ids, fresh).catch(() => null);
+      if (!subs || ids.some((id) => !subs.get(id))) break;
+      const now = Date.now();
+      const plans = group.map((t) => {
+        const sub = subs.get(t.id)!;
+        const items = t.batch.map((w) => ({ a: w.a, delivery: w.delivery, pending: w.a.pending }));
+        return { t, sub, plan: planCommit(this.webhooks, sub, items, now) };
+      });
+      const versionstamp = await commitAttempts(this.kv, plans.map((p) => p.plan))
+        .catch(() => null);
+      if (!versionstamp) continue;
       for (const { t, sub, plan } of plans) await this.#landed(t.id, sub, plan, versionstamp);
       return;
     }
@@ -254,12 +259,12 @@ export class Recorder {
     );
   }
 
-  /** The subscriptions as this process knows them lately, read where it doesn't. */
-  async #subscriptions(ids: string[]) {
+  /** The subscriptions as this process knows them lately, read where it doesn't (or `fresh`). */
+  async #subscriptions(ids: string[], fresh: boolean) {
     const out = new Map<string, Deno.KvEntry<Subscription> | null>();
     const unknown: string[] = [];
     for (const id of ids) {
-      const known = this.latest.current(id);
+      const known = fresh ? undefined : this.latest.current(id);
       if (known) out.set(id, known);
       else unknown.push(id);
     }

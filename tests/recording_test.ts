@@ -172,7 +172,7 @@ for (const [store, allowed] of [[":memory:", 2], [undefined, 11]] as const) {
   });
 }
 
-Deno.test("recording: a subscription changed elsewhere fails the shared commit; each is then recorded on its own", async () => {
+Deno.test("recording: a subscription changed elsewhere fails the shared commit, which goes again read afresh", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
     declareStore(kv, ":memory:");
@@ -185,12 +185,31 @@ Deno.test("recording: a subscription changed elsewhere fails the shared commit; 
     const commits = countCommits(kv);
     const recorder = new Recorder(kv, webhooks, latest);
     await Promise.all(attempts.map((a) => recorder.record(a)));
-    assert.ok(commits.length >= 2, "the shared commit failed, and others followed");
+    assert.equal(commits.length, 2, "the shared commit failed, and went again once");
     assert.equal(await countKeys(kv, keys.jobs()), 0, "every job settled");
     const renamed = (await kv.get<Subscription>(keys.webhook(changed))).value!;
     assert.equal(renamed.name, "renamed elsewhere", "the other process's change kept");
     assert.notEqual(renamed.last_success_at, null, "and this one's stats written over it");
     assert.equal(recorder.backlog, 0);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("recording: a subscription deleted meanwhile drops its jobs; the others are recorded", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    declareStore(kv, ":memory:");
+    const attempts = await subscriptionsWithAJob(kv, 3);
+    const gone = attempts[1].subscriptionId;
+    await kv.delete(keys.webhook(gone));
+    const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
+    await Promise.all(attempts.map((a) => recorder.record(a)));
+    assert.equal(await countKeys(kv, keys.jobs()), 0, "every job settled or dropped");
+    assert.equal(await countKeys(kv, keys.deliveries(gone)), 0, "no record of a deleted one");
+    for (const a of [attempts[0], attempts[2]]) {
+      assert.equal(await countKeys(kv, keys.deliveries(a.subscriptionId)), 1);
+    }
   } finally {
     kv.close();
   }
