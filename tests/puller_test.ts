@@ -63,15 +63,29 @@ function engine(kv: Deno.Kv, laneWindow: number) {
   return { dispatcher, puller, attempts };
 }
 
-Deno.test("a pull that wraps around to the start takes each job once and keeps its window exact", async () => {
+/** A store with `jobs` due jobs of one subscription, and an engine (with its watch) over it. */
+async function withEngine(
+  { jobs, laneWindow }: { jobs: number; laneWindow: number },
+  fn: (e: ReturnType<typeof engine> & { watch: StallWatch }) => Promise<void>,
+) {
   const kv = await Deno.openKv(":memory:");
+  const e = engine(kv, laneWindow);
   try {
     await kv.set(keys.webhook(SUB), { id: SUB });
-    // 64 fit at the first pull, which leaves its cursor there; the second reads the last 36
-    // from that cursor, reaches the end, and starts again from the first key, where, the first
-    // 64 settled, it meets those 36 once more.
-    await writeJobs(kv, 100);
-    const { dispatcher, puller, attempts } = engine(kv, 64);
+    await writeJobs(kv, jobs);
+    const pull = () => void e.puller.request("backlog");
+    await fn({ ...e, watch: new StallWatch({ dispatcher: e.dispatcher, puller: e.puller, pull }) });
+  } finally {
+    e.puller.stop();
+    kv.close();
+  }
+}
+
+Deno.test("a pull that wraps around to the start takes each job once and keeps its window exact", async () => {
+  // 64 fit at the first pull, which leaves its cursor there; the second reads the last 36 from
+  // that cursor, reaches the end, and starts again from the first key, where, the first 64
+  // settled, it meets those 36 once more.
+  await withEngine({ jobs: 100, laneWindow: 64 }, async ({ dispatcher, puller, attempts }) => {
     await puller.request("all");
     await dispatcher.idle();
     await puller.request("all");
@@ -82,23 +96,11 @@ Deno.test("a pull that wraps around to the start takes each job once and keeps i
     assert.ok([...attempts.values()].every((n) => n === 1), "no job attempted twice");
     assert.equal(dispatcher.held, 0, "nothing held once all is done");
     assert.equal(dispatcher.room(SUB), 64, "the whole lane window free again");
-    puller.stop();
-  } finally {
-    kv.close();
-  }
+  });
 });
 
 Deno.test("the stall watch finds due work left waiting with nothing under way, and pulls it", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    await kv.set(keys.webhook(SUB), { id: SUB });
-    await writeJobs(kv, 10);
-    const { dispatcher, puller, attempts } = engine(kv, 4);
-    const watch = new StallWatch({
-      dispatcher,
-      puller,
-      pull: () => void puller.request("backlog"),
-    });
+  await withEngine({ jobs: 10, laneWindow: 4 }, async ({ dispatcher, puller, attempts, watch }) => {
     // Room promised and never used or given back: the shape of the leak this watch exists for.
     for (let i = 0; i < 3; i++) dispatcher.reserve(SUB);
     await puller.request("all");
@@ -113,23 +115,11 @@ Deno.test("the stall watch finds due work left waiting with nothing under way, a
     await puller.pulling;
     await dispatcher.idle();
     assert.equal(attempts.size, 2, "the pull it made took the next job");
-    puller.stop();
-  } finally {
-    kv.close();
-  }
+  });
 });
 
 Deno.test("the stall watch stays quiet while delivery runs and once all is delivered", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    await kv.set(keys.webhook(SUB), { id: SUB });
-    await writeJobs(kv, 50);
-    const { dispatcher, puller, attempts } = engine(kv, 4);
-    const watch = new StallWatch({
-      dispatcher,
-      puller,
-      pull: () => void puller.request("backlog"),
-    });
+  await withEngine({ jobs: 50, laneWindow: 4 }, async ({ dispatcher, puller, attempts, watch }) => {
     let found = 0;
     const timer = setInterval(() => found += watch.check() ? 1 : 0, 1);
     await puller.request("all");
@@ -138,10 +128,7 @@ Deno.test("the stall watch stays quiet while delivery runs and once all is deliv
     for (let i = 0; i < 3; i++) found += watch.check() ? 1 : 0;
     clearInterval(timer);
     assert.equal(found, 0);
-    puller.stop();
-  } finally {
-    kv.close();
-  }
+  });
 });
 
 async function stalls(): Promise<number> {

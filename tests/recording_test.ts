@@ -136,6 +136,17 @@ async function subscriptionsWithAJob(kv: Deno.Kv, count: number) {
   return out;
 }
 
+/** A fresh in-memory store, declared embedded (100 checks a commit) unless `remote`. */
+async function withStore(fn: (kv: Deno.Kv) => Promise<void>, { remote = false } = {}) {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    if (!remote) declareStore(kv, ":memory:");
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
+}
+
 /** Counts the commits made on `kv`; every one still goes to the real store. */
 function countCommits(kv: Deno.Kv): number[] {
   const commits: number[] = [];
@@ -147,11 +158,9 @@ function countCommits(kv: Deno.Kv): number[] {
   return commits;
 }
 
-for (const [store, allowed] of [[":memory:", 2], [undefined, 11]] as const) {
-  Deno.test(`recording: one event heard by 100 subscriptions takes ${allowed} commits at most (${store ? "embedded" : "remote"} store)`, async () => {
-    const kv = await Deno.openKv(":memory:");
-    try {
-      if (store) declareStore(kv, store);
+for (const [remote, allowed] of [[false, 2], [true, 11]] as const) {
+  Deno.test(`recording: one event heard by 100 subscriptions takes ${allowed} commits at most (${remote ? "remote" : "embedded"} store)`, async () => {
+    await withStore(async (kv) => {
       const attempts = await subscriptionsWithAJob(kv, 100);
       const commits = countCommits(kv);
       const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
@@ -166,16 +175,12 @@ for (const [store, allowed] of [[":memory:", 2], [undefined, 11]] as const) {
           1n,
         );
       }
-    } finally {
-      kv.close();
-    }
+    }, { remote });
   });
 }
 
 Deno.test("recording: a subscription changed elsewhere fails the shared commit, which goes again read afresh", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    declareStore(kv, ":memory:");
+  await withStore(async (kv) => {
     const attempts = await subscriptionsWithAJob(kv, 5);
     const latest = new LatestSubscriptions();
     const changed = attempts[2].subscriptionId;
@@ -191,15 +196,11 @@ Deno.test("recording: a subscription changed elsewhere fails the shared commit, 
     assert.equal(renamed.name, "renamed elsewhere", "the other process's change kept");
     assert.notEqual(renamed.last_success_at, null, "and this one's stats written over it");
     assert.equal(recorder.backlog, 0);
-  } finally {
-    kv.close();
-  }
+  });
 });
 
 Deno.test("recording: a subscription deleted meanwhile drops its jobs; the others are recorded", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    declareStore(kv, ":memory:");
+  await withStore(async (kv) => {
     const attempts = await subscriptionsWithAJob(kv, 3);
     const gone = attempts[1].subscriptionId;
     await kv.delete(keys.webhook(gone));
@@ -210,7 +211,5 @@ Deno.test("recording: a subscription deleted meanwhile drops its jobs; the other
     for (const a of [attempts[0], attempts[2]]) {
       assert.equal(await countKeys(kv, keys.deliveries(a.subscriptionId)), 1);
     }
-  } finally {
-    kv.close();
-  }
+  });
 });
