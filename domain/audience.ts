@@ -13,6 +13,7 @@ import { keys } from "../kv/keys.ts";
 import { addEvent, type EventDraft, eventWrites } from "../kv/outbox.ts";
 import { routesAt, type RouteTable } from "../kv/routes.ts";
 import { membersAt } from "../kv/roster.ts";
+import { isClosed } from "../kv/workspace.ts";
 
 /**
  * What a write that emits events of a channel reads with its first resource: the team's routes
@@ -30,10 +31,12 @@ export type AudienceVersions = Deno.KvEntryMaybe<unknown>[];
 export interface Audience {
   routes: RouteTable;
   checks: Deno.AtomicCheck[];
+  /** Whether every human of the team sees the channel (kv/outbox.ts EventPlace). */
+  open: boolean;
 }
 
 /** No subscription hears it: a write that emits nothing. */
-export const NOBODY: Audience = { routes: [], checks: [] };
+export const NOBODY: Audience = { routes: [], checks: [], open: false };
 
 /** A membership the very commit that emits the events changes: it counts as done. */
 export interface MembershipChange {
@@ -67,8 +70,9 @@ export async function audienceOf(
 ): Promise<Audience> {
   const all = await routesAt(ctx.kv, channel.team_id, routesVersion);
   const routes = all.filter((r) => r.route.status === "active" && r.route.owner);
+  const open = !isClosed(channel);
   const asked = routes.map((r) => r.route.owner!).filter((o) => !hears(o, channel, false));
-  if (asked.length === 0) return { routes, checks: [routesVersion] };
+  if (asked.length === 0) return { routes, checks: [routesVersion], open };
   const members = await membersAt(ctx.kv, channel.id, membersVersion, asked.map((o) => o.id));
   if (change) {
     if (change.member) members.add(change.userId);
@@ -80,6 +84,7 @@ export async function audienceOf(
       routesVersion,
       { key: keys.membersVersion(channel.id), versionstamp: membersVersion.versionstamp },
     ],
+    open,
   };
 }
 
@@ -102,7 +107,10 @@ export function emit(
   audience: Audience,
   draft: EventDraft,
 ): OutboxEvent {
-  return addEvent(kv, op, hearing(audience, draft.type, draft.channel_id), draft);
+  return addEvent(kv, op, hearing(audience, draft.type, draft.channel_id), {
+    ...draft,
+    open: audience.open,
+  });
 }
 
 /** The mutations `emit` will add for such an event: what a commit that shares its room needs. */

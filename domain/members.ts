@@ -47,7 +47,7 @@ export async function commitMemberAdded(
       ],
       alone: true,
       extend: (op, message) => {
-        setMembership(op, channel.id, added);
+        setMembership(op, channel, added);
         emit(ctx.kv, op, audience, {
           type: "channel.member_added",
           team_id: channel.team_id,
@@ -143,7 +143,7 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
       checks: [entry, membership, ...audience.checks],
       alone: true,
       extend: (op, message) => {
-        dropMembership(op, channel.id, userId);
+        dropMembership(op, channel, userId);
         emit(ctx.kv, op, audience, {
           type: "message.created",
           team_id: channel.team_id,

@@ -34,7 +34,7 @@ export async function insertChannel(
     op.check({ key: keys.channelSlug(channel.team_id, channel.slug), versionstamp: null })
       .set(keys.channelSlug(channel.team_id, channel.slug), channel.id);
   }
-  for (const m of members) setMembership(op, channel.id, m);
+  for (const m of members) setMembership(op, channel, m);
   return (await op.commit()).ok;
 }
 

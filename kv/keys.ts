@@ -18,6 +18,7 @@
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
  * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
  * | ["user_channels", userId, channelId]          | null                 | index: a user's channels                |
+ * | ["user_closed_channels", userId, channelId]   | null                 | index: a user's private and direct channels, whose events only members see; kept with user_channels (layout step 1 of 2, see below) |
  * | ["members_version", channelId]                | number (time)        | rewritten with every membership change: who hears the channel's events |
  * | ["messages", messageId]                       | Message              | primary                                 |
  * | ["timeline", channelId, pos]                  | Message              | copy; pos is dense from 1: page N is a range |
@@ -30,6 +31,8 @@
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
  * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order, for the event feed; expires with the event |
+ * | ["open_events", teamId, eventId]              | { type, channel_id } | index: a team's events in public channels, which every human of the team sees; expires with the event (layout step 1 of 2) |
+ * | ["channel_events", channelId, eventId]        | { type }             | index: a channel's events in id order; expires with the event (layout step 1 of 2) |
  * | ["team_events_version", teamId]               | eventId              | rewritten by every commit with events of the team: its versionstamp is the latest such commit's |
  * | ["stream_pending", teamId, eventId]           | { events: [{ id, type, channel_id }] } | a commit's events of the team (up to 100 a marker, keyed by the first); moved into team_stream shortly after (kv/stream_log.ts); expires with the events. Older ones hold { type, channel_id } of the key's event |
  * | ["team_stream", teamId, versionstamp, eventId] | { events: [{ id, type, channel_id }] } | the team's events in commit order, a marker's events to an entry, for the event stream; expires with the events. Older ones hold { type, channel_id } |
@@ -54,6 +57,13 @@
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
  * | ["app_key_check"]                             | sealed text          | a known text sealed with APP_KEY: a process with another key refuses to start |
  * | ["service", "base_url"]                       | string               | the BASE_URL the service last started with: the URLs the CLI prints |
+ *
+ * Layout steps. A new index that readers rely on comes in two releases, because the release
+ * before it may still be writing to the same store (a rolling deploy): the first writes it in
+ * every commit that changes what it indexes, and reads nothing from it; the next fills it for
+ * what older releases wrote, and reads it. Step 1 of 2, so far: the event feed's indexes by
+ * who may see an event (`open_events`, `channel_events`, `user_closed_channels`), for a feed
+ * whose cost follows what its reader sees (issue 33).
  */
 export const keys = {
   teams: () => ["teams"],
@@ -78,6 +88,11 @@ export const keys = {
   member: (channelId: string, userId: string) => ["members", channelId, userId],
   userChannels: (userId: string) => ["user_channels", userId],
   userChannel: (userId: string, channelId: string) => ["user_channels", userId, channelId],
+  userClosedChannel: (userId: string, channelId: string) => [
+    "user_closed_channels",
+    userId,
+    channelId,
+  ],
   membersVersion: (channelId: string) => ["members_version", channelId],
   message: (messageId: string) => ["messages", messageId],
   timeline: (channelId: string) => ["timeline", channelId],
@@ -100,6 +115,8 @@ export const keys = {
   events: () => ["events"],
   teamEvents: (teamId: string) => ["team_events", teamId],
   teamEvent: (teamId: string, eventId: string) => ["team_events", teamId, eventId],
+  openEvent: (teamId: string, eventId: string) => ["open_events", teamId, eventId],
+  channelEvent: (channelId: string, eventId: string) => ["channel_events", channelId, eventId],
   teamEventsVersion: (teamId: string) => ["team_events_version", teamId],
   streamPendingAll: (teamId?: string) => teamId ? ["stream_pending", teamId] : ["stream_pending"],
   streamPending: (teamId: string, eventId: string) => ["stream_pending", teamId, eventId],

@@ -18,6 +18,12 @@ export interface EventDraft {
   data: unknown;
 }
 
+/** Where an event happened, as the feed's indexes need it: not part of the event itself. */
+export interface EventPlace {
+  /** Whether every human of the team sees the channel: public and not direct. */
+  open: boolean;
+}
+
 /**
  * This process's delivery engine, as the outbox sees it: the engine takes the jobs of the
  * process's own commits at once, without a read, while its window has room.
@@ -48,14 +54,16 @@ export function attachDelivery(kv: Deno.Kv, engine: LocalDelivery): () => void {
 
 /**
  * The mutations `addEvent` puts into a commit for an event `subscriptions` hear, at most: the
- * event, its team index and the delivery signal, and per subscription its job and job count.
- * The team's stream markers are shared by the commit's events (a batch's few, see stream_log).
+ * event, its team, channel and open indexes and the delivery signal, and per subscription its
+ * job and job count. The team's stream markers are shared by the commit's events (a batch's
+ * few, see stream_log).
  */
-export const eventWrites = (subscriptions: number): number => 3 + 2 * subscriptions;
+export const eventWrites = (subscriptions: number): number => 5 + 2 * subscriptions;
 
 /**
- * Adds an event to a commit (the transactional outbox): the event itself and one delivery job
- * per subscription that hears it (domain/audience.ts decides which). Jobs this process's engine
+ * Adds an event to a commit (the transactional outbox): the event itself, its indexes (the
+ * team's, the channel's, and the open events' when every human of the team sees it), and one
+ * delivery job per subscription that hears it (domain/audience.ts decides which). Jobs this process's engine
  * claims are written leased to it and handed over once the commit lands; the rest are written
  * free, with the delivery signal that engines of every process watch (kv/backlog.ts). The
  * change, its event and its jobs then exist together or not at all.
@@ -64,19 +72,18 @@ export function addEvent(
   kv: Deno.Kv,
   op: Deno.AtomicOperation,
   heard: Heard[],
-  draft: EventDraft,
+  { open, ...draft }: EventDraft & EventPlace,
 ): OutboxEvent {
   const subscription_ids = heard.map((h) => h.id);
   const now = Date.now();
   const created_at = new Date(now).toISOString();
   const event: OutboxEvent = { id: newId(now), ...draft, created_at, subscription_ids };
-  op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
-  op.set(keys.teamEvent(event.team_id, event.id), {
-    type: event.type,
-    channel_id: event.channel_id,
-  }, {
-    expireIn: EVENT_TTL_MS,
-  });
+  const kept = { expireIn: EVENT_TTL_MS };
+  const entry = { type: event.type, channel_id: event.channel_id };
+  op.set(keys.event(event.id), event, kept)
+    .set(keys.teamEvent(event.team_id, event.id), entry, kept)
+    .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
+  if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
   markPending(kv, op, event.team_id, event);
   if (subscription_ids.length === 0) return event;
   const engine = engines.get(kv);

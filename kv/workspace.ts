@@ -2,27 +2,43 @@ import type { Channel, MemberRef, Team, User } from "../core/types.ts";
 import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 
+/** A team's general channel, as memberships see it: public, never direct. */
+const generalOf = (team: Pick<Team, "general_channel_id">): MembershipOf => ({
+  id: team.general_channel_id,
+  visibility: "public",
+  is_direct: false,
+});
+
 export const memberRef = (u: Pick<User, "id" | "name" | "type">): MemberRef => ({
   id: u.id,
   name: u.name,
   type: u.type,
 });
 
+/** What a membership's indexes need of its channel. */
+export type MembershipOf = Pick<Channel, "id" | "visibility" | "is_direct">;
+
+/** Whether only a channel's members see its events: a private or direct channel. */
+export const isClosed = (channel: Pick<Channel, "visibility" | "is_direct">): boolean =>
+  channel.visibility === "private" || channel.is_direct;
+
 /**
- * Sets a membership and its reverse index in a commit, and bumps the channel's members version:
+ * Sets a membership and its reverse indexes in a commit, and bumps the channel's members version:
  * a commit that routed events by the old membership checks it, so it can't land after this.
  */
-export function setMembership(op: Deno.AtomicOperation, channelId: string, user: MemberRef) {
-  op.set(keys.member(channelId, user.id), memberRef(user))
-    .set(keys.userChannel(user.id, channelId), null)
-    .set(keys.membersVersion(channelId), Date.now());
+export function setMembership(op: Deno.AtomicOperation, channel: MembershipOf, user: MemberRef) {
+  op.set(keys.member(channel.id, user.id), memberRef(user))
+    .set(keys.userChannel(user.id, channel.id), null)
+    .set(keys.membersVersion(channel.id), Date.now());
+  if (isClosed(channel)) op.set(keys.userClosedChannel(user.id, channel.id), null);
 }
 
 /** Ends a membership: the reverse of setMembership. */
-export function dropMembership(op: Deno.AtomicOperation, channelId: string, userId: string) {
-  op.delete(keys.member(channelId, userId))
-    .delete(keys.userChannel(userId, channelId))
-    .set(keys.membersVersion(channelId), Date.now());
+export function dropMembership(op: Deno.AtomicOperation, channel: MembershipOf, userId: string) {
+  op.delete(keys.member(channel.id, userId))
+    .delete(keys.userChannel(userId, channel.id))
+    .set(keys.membersVersion(channel.id), Date.now());
+  if (isClosed(channel)) op.delete(keys.userClosedChannel(userId, channel.id));
 }
 
 /** Creates a team with its general channel in one commit. */
@@ -43,7 +59,7 @@ export async function insertUser(kv: Deno.Kv, user: User, team: Team): Promise<v
     .check({ key: keys.user(user.id), versionstamp: null })
     .set(keys.user(user.id), user)
     .set(keys.teamUser(team.id, user.id), null);
-  if (user.type === "human") setMembership(op, team.general_channel_id, memberRef(user));
+  if (user.type === "human") setMembership(op, generalOf(team), memberRef(user));
   await commitOrThrow(op, "create user");
 }
 

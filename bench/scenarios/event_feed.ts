@@ -114,6 +114,7 @@ async function postWithEvent(ctx: Ctx, channel: Channel, authorId: string, n: nu
         team_id: channel.team_id,
         channel_id: channel.id,
         data: messageView(m),
+        open: channel.visibility === "public",
       }),
   });
   if (!stored) throw new Error("seeding an event failed");
