@@ -8,6 +8,8 @@ import { commitsSettled, openStore, where } from "./kv/open.ts";
 import { loadKeyring } from "./domain/app_key.ts";
 import { recordBaseUrl } from "./domain/base_url.ts";
 import type { Ctx } from "./core/context.ts";
+import { buildInfo } from "./core/metrics.ts";
+import { build } from "./domain/operations.ts";
 
 /** This process's delivery engine, once started (null with the platform switched off). */
 const { promise: engineReady, resolve: engineStarted } = Promise.withResolvers<
@@ -40,6 +42,7 @@ if (settings.webhooks.allowPrivateUrls) {
     "WEBHOOKS_ALLOW_PRIVATE_URLS=true: webhooks may be sent to loopback and private addresses; for local development and tests only",
   );
 }
+buildInfo.set({ version: build.version, layout: String(build.layout) }, 1);
 const app = createApp(ctx);
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
 const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx) : null;
@@ -64,7 +67,7 @@ const serving = await orExit(() => {
         log.info(
           `Listening on ${hostname}:${port} (BASE_URL ${settings.baseUrl}), KV at ${
             where(settings)
-          }`,
+          }; version ${build.version}, store layout ${build.layout}`,
         ),
     }, app.fetch);
   } catch (e) {

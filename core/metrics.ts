@@ -100,3 +100,10 @@ export const appendBatchesSplit = new Counter({
     "Batches of posts to one channel that went over a commit's limits and were committed one by one instead.",
   registers: [registry],
 });
+
+export const buildInfo = new Gauge({
+  name: "build_info",
+  help: "Always 1: the service's version and the store layout it reads and writes, as labels.",
+  labelNames: ["version", "layout"] as const,
+  registers: [registry],
+});

@@ -7,6 +7,11 @@ import { jobsPending, oldestJobAge, subscriptions } from "../core/metrics.ts";
 import { measureBacklog } from "../kv/backlog.ts";
 import { keys } from "../kv/keys.ts";
 import { countSubscriptionsByStatus } from "../kv/webhooks.ts";
+import { LAYOUT_VERSION } from "../kv/migrations.ts";
+import { VERSION } from "../core/version.ts";
+
+/** What this release is: its version, and the store layout it reads and writes. */
+export const build = { version: VERSION, layout: LAYOUT_VERSION } as const;
 
 const PROBE_TIMEOUT_MS = 2_000;
 

@@ -33,7 +33,8 @@ export interface paths {
         };
         /**
          * Where things are
-         * @description Public. Links to the health probe, the API, this document and the settings screen.
+         * @description Public. Links to the health probe, the API, this document and the settings screen; the
+         *     service's version, and the store layout version it reads and writes.
          */
         get: operations["index"];
         put?: never;
@@ -61,7 +62,9 @@ export interface paths {
          *     counted against the client's address), `webhook_deliveries_total` by outcome,
          *     `webhook_attempt_duration_seconds`, `webhook_jobs_pending`,
          *     `webhook_oldest_job_age_seconds`, `webhook_jobs_in_memory`, `webhook_subscriptions` by
-         *     status, and the process's own. Every label takes its values from a fixed set: a route is
+         *     status, `webhook_delivery_stalls_total` and `kv_append_batches_split_total` (both
+         *     should stay at 0), `build_info` (1, with the `version` and store `layout` as labels),
+         *     and the process's own. Every label takes its values from a fixed set: a route is
          *     its pattern (`/hooks/:secret`, never the path), a path no route serves is `(unmatched)`,
          *     and a method other than GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS is `OTHER`.
          */
@@ -1952,6 +1955,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         name: string;
+                        /**
+                         * @description The service's version (semver), as in CHANGELOG.md.
+                         * @example 0.27.0
+                         */
+                        version: string;
+                        /**
+                         * @description The store layout this release reads and writes; a store of an older one is
+                         *     upgraded at start, a newer one refused.
+                         */
+                        store_layout: number;
                         links: {
                             /** Format: uri */
                             health: string;

@@ -13,7 +13,8 @@
  * | ["user_tokens_version", userId]               | number (time)        | rewritten by every token creation: a count of live tokens checks it |
  * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; marked used; kept a day past its expiry |
  * | ["sessions", sessionHash]                     | Session              | a settings-screen session, by SHA-256 of its cookie; expires |
- * | ["migrations", name]                          | { at }               | a data migration that has run (kv/migrations.ts) |
+ * | ["layout"]                                    | { version, upgraded_at } | the store's key layout version (kv/migrations.ts); stores made before it have none |
+ * | ["migrations", name]                          | { at }               | a data migration that has run, before the layout version was kept: read to tell a store's layout, never written |
  * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
  * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
@@ -81,6 +82,7 @@ export const keys = {
   loginLink: (hash: string) => ["login_links", hash],
   sessions: () => ["sessions"],
   session: (hash: string) => ["sessions", hash],
+  layout: () => ["layout"],
   migration: (name: string) => ["migrations", name],
   channel: (channelId: string) => ["channels", channelId],
   channelSlug: (teamId: string, slug: string) => ["channel_slugs", teamId, slug],

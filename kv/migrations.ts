@@ -1,18 +1,87 @@
+import { SettingsError } from "../core/settings.ts";
 import { indexUserTokens } from "./tokens.ts";
 import { keys } from "./keys.ts";
 
-/**
- * Data migrations, each run once per store and marked done. Every one is idempotent: two
- * processes starting together may both run it.
- */
-const MIGRATIONS: Record<string, (kv: Deno.Kv) => Promise<void>> = {
-  user_tokens: indexUserTokens,
-};
+/** One step of the store's key layout: what it changes, and the data migration that does it. */
+interface Step {
+  to: number;
+  what: string;
+  /** Idempotent: several processes starting together may all run it. */
+  run(kv: Deno.Kv): Promise<void>;
+}
 
-export async function migrate(kv: Deno.Kv): Promise<void> {
-  for (const [name, run] of Object.entries(MIGRATIONS)) {
-    if ((await kv.get(keys.migration(name))).versionstamp !== null) continue;
-    await run(kv);
-    await kv.set(keys.migration(name), { at: new Date().toISOString() });
+const STEPS: Step[] = [
+  { to: 1, what: "each user's tokens indexed by user", run: indexUserTokens },
+  {
+    to: 2,
+    // Layout step 1 of 2 (kv/keys.ts): writers keep these from now on; nothing to fill yet.
+    what: "the event feed's indexes by who sees an event, kept by every write",
+    run: () => Promise.resolve(),
+  },
+];
+
+/** The layout this release reads and writes. */
+export const LAYOUT_VERSION = STEPS.at(-1)!.to;
+
+interface Layout {
+  version: number;
+  upgraded_at: string;
+}
+
+/**
+ * The store's layout version; null for a store nothing has been written to yet. Stores made
+ * before the version was recorded have none: version 1 if their one migration ran, else 0.
+ */
+export async function readLayout(kv: Deno.Kv): Promise<number | null> {
+  const [layout, legacy] = await kv.getMany<[Layout, unknown]>([
+    keys.layout(),
+    keys.migration("user_tokens"),
+  ]);
+  if (layout.value) return layout.value.version;
+  if (legacy.versionstamp !== null) return 1;
+  for await (const _ of kv.list({ prefix: [] }, { limit: 1 })) return 0;
+  return null;
+}
+
+/**
+ * Brings the store up to this release's layout, each step once and in order, and records it; a
+ * store of a newer layout than this release knows is refused (a SettingsError naming both).
+ * Returns the layout it found (null: a new store).
+ */
+export async function migrate(kv: Deno.Kv): Promise<number | null> {
+  const found = await readLayout(kv);
+  if (found !== null && found > LAYOUT_VERSION) throw newer(found);
+  if (found === LAYOUT_VERSION) return found;
+  for (const step of STEPS) if (found !== null && step.to > found) await step.run(kv);
+  await recordLayout(kv);
+  return found;
+}
+
+/**
+ * For the admin CLI, which never migrates: a store of another layout than this release's is
+ * refused, in one line, before anything is written.
+ */
+export async function requireLayout(kv: Deno.Kv): Promise<void> {
+  const found = await readLayout(kv) ?? LAYOUT_VERSION;
+  if (found > LAYOUT_VERSION) throw newer(found);
+  if (found < LAYOUT_VERSION) {
+    throw new SettingsError(
+      `KV_PATH: the store's layout is version ${found}, older than this release's (${LAYOUT_VERSION}); start the service on it once to upgrade it. The CLI changed nothing.`,
+    );
+  }
+}
+
+const newer = (found: number) =>
+  new SettingsError(
+    `KV_PATH: the store's layout is version ${found}, newer than this release knows (${LAYOUT_VERSION}); run the release that upgraded it, or a later one. Nothing was changed.`,
+  );
+
+/** Records LAYOUT_VERSION, unless a process of a newer release has recorded a higher one. */
+async function recordLayout(kv: Deno.Kv): Promise<void> {
+  for (;;) {
+    const current = await kv.get<Layout>(keys.layout());
+    if ((current.value?.version ?? -1) >= LAYOUT_VERSION) return;
+    const layout: Layout = { version: LAYOUT_VERSION, upgraded_at: new Date().toISOString() };
+    if ((await kv.atomic().check(current).set(keys.layout(), layout).commit()).ok) return;
   }
 }

@@ -3,7 +3,7 @@ import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { ConflictError } from "../core/errors.ts";
 import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
 import { forgoQueues, probeQueues } from "./queue_support.ts";
-import { migrate } from "./migrations.ts";
+import { LAYOUT_VERSION, migrate, requireLayout } from "./migrations.ts";
 import { coalesceReads } from "./read_coalescer.ts";
 import { declareStore } from "./limits.ts";
 import { takeTurns, type WriteTurns } from "./write_turns.ts";
@@ -42,9 +42,16 @@ export async function openStore(
     throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
   }
   kv = wrapStore(kv, path);
+  try {
+    // The CLI never migrates: the service does, at start, and the CLI works on what it made.
+    if (opts.existing) await requireLayout(kv);
+    else await upgrade(kv);
+  } catch (e) {
+    kv.close();
+    throw e;
+  }
   if (settings.deliveryTimers && !opts.existing) await probeQueues(kv, path);
   else forgoQueues(kv);
-  await migrate(kv);
   return kv;
 }
 
@@ -56,6 +63,14 @@ export async function openStore(
 export function wrapStore(kv: Deno.Kv, path: string | undefined): Deno.Kv {
   declareStore(kv, path);
   return coalesceReads(retryLockedCommits(kv, isFilePath(path) ? turnsFor(kv, path) : undefined));
+}
+
+/** Migrates the store to this release's layout, saying so when it did. */
+async function upgrade(kv: Deno.Kv): Promise<void> {
+  const found = await migrate(kv);
+  if (found !== null && found < LAYOUT_VERSION) {
+    log.info(`KV: the store's layout was upgraded from version ${found} to ${LAYOUT_VERSION}`);
+  }
 }
 
 /** The file beside a local store whose lock its writers take turns with (kv/write_turns.ts). */

@@ -21,11 +21,14 @@ import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { settingsRoutes } from "./settings/app.tsx";
 import { upHandler } from "./up.ts";
+import { build } from "../domain/operations.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
-/** GET /: where things are, for a person or a probe that found the service. */
+/** GET /: where things are, for a person or a probe that found the service, and what runs. */
 const indexOf = (base: string) => ({
   name: "Team chat integrations",
+  version: build.version,
+  store_layout: build.layout,
   links: {
     health: `${base}/up`,
     openapi: `${base}/api/v1/openapi.yaml`,

@@ -20,11 +20,12 @@ export const FLOORS: Record<string, readonly string[]> = {
 
 /**
  * Where start-up composition wires the floors together: main.ts may import anything, and the
- * CLI opens the store the way main.ts does.
+ * CLI opens the store the way main.ts does. The service's version has one home, deno.json.
  */
 const COMPOSITION: Record<string, readonly string[]> = {
   "main.ts": Object.keys(FLOORS),
   "cli/admin.ts": ["kv/open.ts"],
+  "core/version.ts": ["deno.json"],
 };
 
 const IMPORT =

@@ -1,0 +1,147 @@
+/**
+ * The store's layout version (decisions.md, "Store layout version"): the service upgrades an
+ * older store at start, each step once, also when several processes start together; it refuses a
+ * newer one in one line; the admin CLI never migrates and refuses both; GET / and /metrics say
+ * what runs.
+ */
+import assert from "node:assert/strict";
+import { SettingsError } from "../core/settings.ts";
+import { VERSION } from "../core/version.ts";
+import { keys } from "../kv/keys.ts";
+import { LAYOUT_VERSION, migrate, readLayout } from "../kv/migrations.ts";
+import { checkResponse } from "./openapi_check.ts";
+import { withWorkspace } from "./harness.ts";
+import { runToExit, sharedStore, startService } from "./processes.ts";
+
+const layoutOf = async (kv: Deno.Kv) => (await kv.get<{ version: number }>(keys.layout())).value;
+
+Deno.test("layout: a store made before the version was kept is upgraded once, in order", async () => {
+  await withWorkspace(async (s) => {
+    // The suite's stores are made the way earlier releases made them: no layout recorded.
+    assert.equal(await layoutOf(s.ctx.kv), null);
+    assert.equal(await readLayout(s.ctx.kv), 0, "holding data, without the tokens migration");
+    assert.equal(await migrate(s.ctx.kv), 0, "found at 0");
+    assert.equal((await layoutOf(s.ctx.kv))?.version, LAYOUT_VERSION);
+    assert.equal(await migrate(s.ctx.kv), LAYOUT_VERSION, "then already there");
+  });
+});
+
+Deno.test("layout: a store whose tokens migration ran is at 1; a new one starts at the latest", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    assert.equal(await readLayout(kv), null, "nothing written yet");
+    assert.equal(await migrate(kv), null);
+    assert.equal(await readLayout(kv), LAYOUT_VERSION);
+    await kv.delete(keys.layout());
+    await kv.set(keys.migration("user_tokens"), { at: new Date().toISOString() });
+    assert.equal(await readLayout(kv), 1);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("layout: processes starting together all upgrade, and agree", async () => {
+  await withWorkspace(async (s) => {
+    const found = await Promise.all(Array.from({ length: 5 }, () => migrate(s.ctx.kv)));
+    assert.ok(found.every((f) => f === 0 || f === LAYOUT_VERSION), String(found));
+    assert.equal((await layoutOf(s.ctx.kv))?.version, LAYOUT_VERSION);
+  });
+});
+
+Deno.test("layout: a newer layout is refused, naming both versions, and left as it is", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const newer = { version: LAYOUT_VERSION + 1, upgraded_at: new Date().toISOString() };
+    await kv.set(keys.layout(), newer);
+    await assert.rejects(
+      () => migrate(kv),
+      (e) =>
+        e instanceof SettingsError &&
+        e.message.includes(
+          `version ${LAYOUT_VERSION + 1}, newer than this release knows (${LAYOUT_VERSION})`,
+        ),
+    );
+    assert.deepEqual(await layoutOf(kv), newer);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("layout: the service refuses a newer store in one line; the CLI refuses older and newer", async () => {
+  const store = await sharedStore();
+  try {
+    const service = await startService(store.env);
+    await service.kill();
+    assert.equal(
+      (await layoutOf(store.ctx.kv))?.version,
+      LAYOUT_VERSION,
+      "the service upgraded it",
+    );
+
+    const before = await storeDump(store.ctx.kv);
+    await store.ctx.kv.set(keys.layout(), { version: LAYOUT_VERSION - 1, upgraded_at: "then" });
+    const older = await admin(store.env, "team:create", "--name", "Nope");
+    assert.equal(older.code, 1);
+    assert.match(older.stderr.trim(), /^KV_PATH: the store's layout is version \d+, older than/);
+    assert.equal(older.stderr.trim().split("\n").length, 1);
+
+    await store.ctx.kv.set(keys.layout(), { version: LAYOUT_VERSION + 1, upgraded_at: "later" });
+    const newer = await admin(store.env, "team:create", "--name", "Nope");
+    assert.equal(newer.code, 1);
+    assert.match(newer.stderr.trim(), /^KV_PATH: the store's layout is version \d+, newer than/);
+    const refused = await runToExit(store.env);
+    assert.equal(refused.code, 1);
+    assert.match(refused.output.trim().split("\n").at(-1)!, /^KV_PATH: .* newer than this release/);
+    const after = await storeDump(store.ctx.kv);
+    assert.deepEqual(after.filter((k) => k !== "layout"), before.filter((k) => k !== "layout"));
+  } finally {
+    await store.cleanup();
+  }
+});
+
+Deno.test("layout: GET / and /metrics say the version and the store layout", async () => {
+  const store = await sharedStore({ METRICS_TOKEN: "metrics-token-0123456789" });
+  const service = await startService(store.env);
+  try {
+    const res = await fetch(`${service.url}/`);
+    const index = await res.json();
+    checkResponse("GET", "/", res.status, index);
+    assert.equal(index.version, VERSION);
+    assert.equal(index.store_layout, LAYOUT_VERSION);
+    assert.match(VERSION, /^\d+\.\d+\.\d+$/);
+    const metrics = await fetch(`${service.url}/metrics`, {
+      headers: { Authorization: "Bearer metrics-token-0123456789" },
+    });
+    const text = await metrics.text();
+    assert.ok(
+      text.includes(`build_info{version="${VERSION}",layout="${LAYOUT_VERSION}"} 1`),
+      text.slice(0, 3000),
+    );
+    assert.match(
+      service.output(),
+      new RegExp(`version ${VERSION}, store layout ${LAYOUT_VERSION}`),
+    );
+  } finally {
+    await service.kill();
+    await store.cleanup();
+  }
+});
+
+/** Every key of the store, as text: what a refusal must leave as it was. */
+async function storeDump(kv: Deno.Kv): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of kv.list({ prefix: [] })) out.push(e.key.join("/"));
+  return out;
+}
+
+/** Runs `deno task admin ...` on the store; its exit code and stderr. */
+async function admin(env: Record<string, string>, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "admin", ...args],
+    cwd: new URL("..", import.meta.url).pathname,
+    env: { ...env, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+}
