@@ -64,7 +64,7 @@ export class Dispatcher {
     return this.#held;
   }
 
-  /** How many times room was freed so far (a task left the window, a reservation was given back). */
+  /** Times room was freed so far: a task left the window, or a reservation was given back. */
   get freed(): number {
     return this.#freed;
   }

@@ -63,10 +63,10 @@ export const eventWrites = (subscriptions: number): number => 5 + 2 * subscripti
 /**
  * Adds an event to a commit (the transactional outbox): the event itself, its indexes (the
  * team's, the channel's, and the open events' when every human of the team sees it), and one
- * delivery job per subscription that hears it (domain/audience.ts decides which). Jobs this process's engine
- * claims are written leased to it and handed over once the commit lands; the rest are written
- * free, with the delivery signal that engines of every process watch (kv/backlog.ts). The
- * change, its event and its jobs then exist together or not at all.
+ * delivery job per subscription that hears it (domain/audience.ts decides which). Jobs this
+ * process's engine claims are written leased to it and handed over once the commit lands; the
+ * rest are written free, with the delivery signal that engines of every process watch
+ * (kv/backlog.ts). The change, its event and its jobs then exist together or not at all.
  */
 export function addEvent(
   kv: Deno.Kv,
