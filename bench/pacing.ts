@@ -8,11 +8,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** An absolute time in ms, comparable across the bench's workers. */
 export const now = () => performance.timeOrigin + performance.now();
 
+/** Where posts go: the service's base URL, a token, and a channel it may post in. */
+export interface PostTarget {
+  url: string;
+  token: string;
+  channelId: string;
+}
+
+export const targetOf = (proc: Proc, seeded: Seeded): PostTarget => ({
+  url: proc.url,
+  token: seeded.token,
+  channelId: seeded.channel.id,
+});
+
 /** Posts one message; returns its id and when the answer was in. */
-async function post(proc: Proc, seeded: Seeded, n: number): Promise<[string, number]> {
-  const res = await fetch(`${proc.url}/api/v1/channels/${seeded.channel.id}/messages`, {
+export async function post(to: PostTarget, n: number): Promise<[string, number]> {
+  const res = await fetch(`${to.url}/api/v1/channels/${to.channelId}/messages`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${seeded.token}`, "Content-Type": "application/json" },
+    headers: { Authorization: `Bearer ${to.token}`, "Content-Type": "application/json" },
     body: JSON.stringify({ body: sampleBody(n) }),
   });
   const body = await res.json();
@@ -21,16 +34,26 @@ async function post(proc: Proc, seeded: Seeded, n: number): Promise<[string, num
   return [body.data.id, answered];
 }
 
-/** Posts `count` messages at `perSecond`, each on its own schedule slot; id → answered at. */
-export async function paced(proc: Proc, seeded: Seeded, count: number, perSecond: number) {
+/** Starts `count` calls at `perSecond`, each on its own schedule slot; their results, in order. */
+export async function onSchedule<T>(
+  count: number,
+  perSecond: number,
+  call: (i: number) => Promise<T>,
+): Promise<T[]> {
   const start = performance.now();
-  const posts: Promise<[string, number]>[] = [];
+  const calls: Promise<T>[] = [];
   for (let i = 0; i < count; i++) {
     const wait = start + i * 1000 / perSecond - performance.now();
     if (wait > 0) await sleep(wait);
-    posts.push(post(proc, seeded, i));
+    calls.push(call(i));
   }
-  return new Map(await Promise.all(posts));
+  return await Promise.all(calls);
+}
+
+/** Posts `count` messages at `perSecond`; id → answered at. */
+export async function paced(proc: Proc, seeded: Seeded, count: number, perSecond: number) {
+  const to = targetOf(proc, seeded);
+  return new Map(await onSchedule(count, perSecond, (i) => post(to, i)));
 }
 
 export function percentile(sorted: number[], p: number): number {

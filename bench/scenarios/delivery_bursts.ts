@@ -10,7 +10,7 @@ import { freePort, startService } from "../procs.ts";
 import { Receiver } from "../receiver.ts";
 import { infoRow, type Row } from "../report.ts";
 import { openCtx, seedSubscriptions, seedWorkspace, serviceEnv } from "../seed.ts";
-import { sampleBody } from "../baselines/shared.ts";
+import { post, targetOf } from "../pacing.ts";
 import { type Bench, scenarioDir, using } from "./context.ts";
 
 const SUBSCRIPTIONS = 100;
@@ -34,23 +34,12 @@ export async function deliveryBursts({ root }: Bench): Promise<Row[]> {
     // A window smaller than 100 lanes could fill, so pulls meet a full one all the time.
     const env = { ...serviceEnv(kvPath, freePort()), METRICS_TOKEN, WEBHOOKS_MAX_IN_MEMORY: "300" };
     return await using(startService(env), async (p) => {
-      const post = async (n: number) => {
-        const res = await fetch(`${p.url}/api/v1/channels/${seeded.channel.id}/messages`, {
-          method: "POST",
-          headers: {
-            Authorization: `Bearer ${seeded.token}`,
-            "Content-Type": "application/json",
-          },
-          body: JSON.stringify({ body: sampleBody(n) }),
-        });
-        await res.body?.cancel();
-        if (res.status !== 201) throw new Error(`POST message: HTTP ${res.status}`);
-      };
+      const to = targetOf(p, seeded);
       const times: number[] = [];
       let stalled = 0;
       for (let round = 0; round < ROUNDS; round++) {
         const started = performance.now();
-        await Promise.all(Array.from({ length: BURST }, (_, i) => post(round * BURST + i)));
+        await Promise.all(Array.from({ length: BURST }, (_, i) => post(to, round * BURST + i)));
         const target = (round + 1) * BURST * SUBSCRIPTIONS;
         if (!await receiver.waitFor(target, STALL_MS)) {
           stalled++;
