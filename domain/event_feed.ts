@@ -1,8 +1,19 @@
 import type { Ctx } from "../core/context.ts";
+import { ApiError } from "../core/errors.ts";
+import { idTime } from "../core/ids.ts";
+import { mergeSorted } from "../core/merge.ts";
 import type { EventType, OutboxEvent, Subject } from "../core/types.ts";
 import { loadChannel, visibleChannelIds } from "./channels.ts";
 import { verifySubject } from "./authenticate.ts";
-import { type FeedEntry, listTeamEvents, readEvents } from "../kv/event_feed.ts";
+import { EVENT_TTL_MS } from "../kv/keys.ts";
+import {
+  type FeedEntry,
+  type FeedSource,
+  listChannelIds,
+  listClosedChannelIds,
+  listFeedSource,
+  readEvents,
+} from "../kv/event_feed.ts";
 
 /**
  * Events younger than this are not listed yet. An event's id is made just before its commit, so
@@ -10,7 +21,7 @@ import { type FeedEntry, listTeamEvents, readEvents } from "../kv/event_feed.ts"
  * means a client that pages on with `after` never passes an event that lands later.
  */
 export const FEED_LAG_MS = 5_000;
-/** Index entries looked at per page at most, so a page of hidden events still ends. */
+/** Events of types the query did not ask for looked at per page at most, so a page still ends. */
 const SCAN_LIMIT = 1_000;
 
 export interface FeedQuery {
@@ -22,7 +33,7 @@ export interface FeedQuery {
 
 export interface FeedPage {
   events: OutboxEvent[];
-  /** Where to go on from: the last event looked at (shown or not), or `after` again. */
+  /** Where to go on from: the last event looked at that the reader sees, or `after` again. */
   nextCursor: string | null;
   hasMore: boolean;
 }
@@ -32,49 +43,102 @@ export interface FeedPage {
  * now), oldest first, after `after`. The envelopes are those webhooks deliver, with the same ids,
  * so a receiver that was down can fill the gap and de-duplicate on `id`.
  *
- * The index is read a little beyond what the page still needs, and again while it falls short:
- * a page costs what its `limit` asks, not SCAN_LIMIT entries.
+ * It reads only what the subject may see: the events every human of the team sees and those of
+ * each private or direct channel it belongs to (a bot: those of each channel it belongs to),
+ * merged in id order, each index as far as the page needs. The policy still decides each
+ * channel shown. `after` is a position in time: an id nobody may see, another team's or one
+ * never made are all just a place to go on from, and one past the horizon is a 410.
  */
 export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Promise<FeedPage> {
   await verifySubject(ctx, subject);
+  if (q.after) requireWithinHorizon(q.after);
   if (q.channelId) await loadChannel(ctx, subject, q.channelId);
-  const until = Date.now() - FEED_LAG_MS;
+  const sources = await sourcesOf(ctx, subject, q.channelId);
+  const untilMs = Date.now() - FEED_LAG_MS;
+  const merged = mergeSorted(
+    sources.map((source) =>
+      listFeedSource(ctx.kv, source, {
+        after: q.after,
+        untilMs,
+        batch: batchOf(source, sources.length, q.limit),
+      })
+    ),
+    (e) => e.id,
+  );
+  return await readPage(ctx, subject, q, merged);
+}
+
+/** Each index read a little beyond its share of the page, so that few need a second trip. */
+const batchOf = (source: FeedSource, count: number, limit: number) =>
+  "openOf" in source || count === 1
+    ? limit + 1
+    : Math.min(limit + 1, Math.max(4, Math.ceil((2 * limit) / count)));
+
+/** The indexes that hold the events the subject may see. */
+async function sourcesOf(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string | null,
+): Promise<FeedSource[]> {
+  if (channelId) return [{ channelId }];
+  if (subject.type === "bot") {
+    return (await listChannelIds(ctx.kv, subject.user_id)).map((id) => ({ channelId: id }));
+  }
+  const closed = await listClosedChannelIds(ctx.kv, subject.user_id);
+  return [{ openOf: subject.team_id }, ...closed.map((id) => ({ channelId: id }))];
+}
+
+/** The page from the merged entries: those the policy lets the subject see, of the types asked. */
+async function readPage(
+  ctx: Ctx,
+  subject: Subject,
+  q: FeedQuery,
+  merged: AsyncGenerator<FeedEntry>,
+): Promise<FeedPage> {
   const sees = new Map<string, boolean>();
   const shown: FeedEntry[] = [];
   let last = q.after;
-  let scanned = 0;
+  let looked = 0;
   const page = async (hasMore: boolean): Promise<FeedPage> => ({
     events: await readEvents(ctx.kv, shown.map((e) => e.id)),
     nextCursor: last,
     hasMore,
   });
   for (;;) {
-    const want = Math.min(SCAN_LIMIT - scanned, 2 * (q.limit - shown.length) + 1);
-    const { entries, reachedEnd } = await listTeamEvents(
-      ctx.kv,
-      subject.team_id,
-      last,
-      until,
-      want,
-    );
-    const wanted = entries.filter((e) => asked(q, e));
-    const unknown = [...new Set(wanted.map((e) => e.channel_id))].filter((id) => !sees.has(id));
+    const want = Math.min(SCAN_LIMIT - looked, q.limit - shown.length) + 1;
+    const batch = await take(merged, want);
+    const unknown = [...new Set(batch.map((e) => e.channel_id))].filter((id) => !sees.has(id));
     if (unknown.length > 0) {
       const visible = await visibleChannelIds(ctx, subject, unknown);
       for (const id of unknown) sees.set(id, visible.has(id));
     }
-    for (const e of entries) {
-      if (shown.length === q.limit) return await page(true);
+    for (const e of batch) {
+      if (shown.length === q.limit || looked === SCAN_LIMIT) return await page(true);
+      looked++;
+      if (!sees.get(e.channel_id)) continue;
       last = e.id;
-      scanned++;
-      if (asked(q, e) && sees.get(e.channel_id)) shown.push(e);
+      if (!q.types || q.types.includes(e.type)) shown.push(e);
     }
-    if (reachedEnd || shown.length === q.limit || scanned >= SCAN_LIMIT) {
-      return await page(!reachedEnd);
-    }
+    if (batch.length < want) return await page(false);
   }
 }
 
-/** Whether the query asked for this event (its types and channel), seen or not. */
-const asked = (q: FeedQuery, e: FeedEntry) =>
-  (!q.types || q.types.includes(e.type)) && (!q.channelId || e.channel_id === q.channelId);
+/** Up to `n` more items of `items`. */
+async function take<T>(items: AsyncIterator<T>, n: number): Promise<T[]> {
+  const out: T[] = [];
+  while (out.length < n) {
+    const next = await items.next();
+    if (next.done) break;
+    out.push(next.value);
+  }
+  return out;
+}
+
+/** A 410 for a position older than anything the feed still keeps. */
+function requireWithinHorizon(after: string) {
+  if (idTime(after) >= Date.now() - EVENT_TTL_MS) return;
+  throw new ApiError(
+    410,
+    "The feed keeps events for 30 days, and this position is older: some events after it are gone. Start again without it, and fill the gap from your own records.",
+  );
+}

@@ -572,10 +572,19 @@ export interface paths {
          *     envelopes, with the same ids, that webhooks deliver: a receiver that was down fills the
          *     gap from here and de-duplicates on `id`. Kept 30 days.
          *
-         *     Page with `after=<meta.next_cursor>`: the cursor is where the last page stopped looking,
-         *     so walking on with it misses and repeats nothing, while events are being written too.
-         *     The last 5 seconds are held back until every commit of that time has landed.
-         *     `has_more` is true when more is ready now.
+         *     Page with `after=<meta.next_cursor>`: the cursor is the last event the page looked at
+         *     that the user can see (never one it can't), so walking on with it misses and repeats
+         *     nothing, while events are being written too. The last 5 seconds are held back until
+         *     every commit of that time has landed. `has_more` is true when more is ready now.
+         *
+         *     `after` is a position in time: an event id the user can't see, another team's, or one
+         *     never made are all answered alike, as the place after that id. A position older than
+         *     the 30 days events are kept is answered 410: events after it are gone, and the reader
+         *     should fill the gap from its own records.
+         *
+         *     A page reads only the indexes of what the user may see: the team's public channels,
+         *     and each private or direct channel the user is in (a bot: each channel it is in), so
+         *     its cost follows the page and the user's channels, not the team's other activity.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1648,6 +1657,18 @@ export interface components {
             };
             content: {
                 "text/html": string;
+            };
+        };
+        /**
+         * @description The position (`after`, `Last-Event-ID`) is older than the 30 days events are kept:
+         *     events after it are gone. Start again without it.
+         */
+        PastHorizon: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /**
@@ -2851,6 +2872,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            410: components["responses"]["PastHorizon"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];

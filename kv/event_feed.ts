@@ -1,37 +1,59 @@
 import type { EventType, OutboxEvent } from "../core/types.ts";
-import { idTime } from "../core/ids.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 
-/** What the team index keeps per event: enough to filter without reading the event. */
+/** What the feed's indexes keep per event: enough to filter without reading the event. */
 export interface FeedEntry {
   id: string;
   type: EventType;
   channel_id: string;
 }
 
+/** Where a feed reads from: the events every human of a team sees, or one channel's. */
+export type FeedSource = { openOf: string } | { channelId: string };
+
+/** The part of a UUIDv7 that holds its time: every id made at or after `ms` sorts after it. */
+const idsFrom = (ms: number) => {
+  const hex = ms.toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8)}`;
+};
+
 /**
- * A team's events after `after` (exclusive), in id order, up to `limit` entries, stopping at the
- * first whose id was made after `untilMs`.
+ * A source's events after `after` (exclusive) in id order, those whose id was made after
+ * `untilMs` left out, read `batch` index entries a round trip.
  */
-export async function listTeamEvents(
+export async function* listFeedSource(
   kv: Deno.Kv,
-  teamId: string,
-  after: string | null,
-  untilMs: number,
-  limit: number,
-): Promise<{ entries: FeedEntry[]; reachedEnd: boolean }> {
-  const prefix = keys.teamEvents(teamId);
-  const selector = after ? { prefix, start: [...prefix, after, ""] } : { prefix };
-  const entries: FeedEntry[] = [];
-  for await (
-    const e of kv.list<Omit<FeedEntry, "id">>(selector, { limit, batchSize: Math.min(limit, 500) })
-  ) {
-    const id = e.key[2] as string;
-    if (idTime(id) > untilMs) return { entries, reachedEnd: true };
-    entries.push({ id, ...e.value });
+  source: FeedSource,
+  { after, untilMs, batch }: { after: string | null; untilMs: number; batch: number },
+): AsyncGenerator<FeedEntry> {
+  const prefix = "openOf" in source
+    ? keys.openEvents(source.openOf)
+    : keys.channelEvents(source.channelId);
+  const selector = {
+    start: after ? [...prefix, after, ""] : prefix,
+    end: [...prefix, idsFrom(untilMs + 1)],
+  };
+  const entries = kv.list<{ type: EventType; channel_id?: string }>(selector, {
+    batchSize: batch,
+  });
+  for await (const e of entries) {
+    const id = e.key.at(-1) as string;
+    const channel_id = e.value.channel_id ?? (source as { channelId: string }).channelId;
+    yield { id, type: e.value.type, channel_id };
   }
-  return { entries, reachedEnd: entries.length < limit };
+}
+
+/** The private and direct channels a user belongs to: the sources of its feed beyond the open. */
+export async function listClosedChannelIds(kv: Deno.Kv, userId: string): Promise<string[]> {
+  const entries = kv.list({ prefix: keys.userClosedChannels(userId) }, { batchSize: 500 });
+  return (await Array.fromAsync(entries)).map((e) => e.key[2] as string);
+}
+
+/** The channels a user belongs to, by id. */
+export async function listChannelIds(kv: Deno.Kv, userId: string): Promise<string[]> {
+  const entries = kv.list({ prefix: keys.userChannels(userId) }, { batchSize: 500 });
+  return (await Array.fromAsync(entries)).map((e) => e.key[2] as string);
 }
 
 /** The events themselves, in the order asked; ones expired meanwhile left out. */

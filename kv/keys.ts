@@ -19,7 +19,7 @@
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
  * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
  * | ["user_channels", userId, channelId]          | null                 | index: a user's channels                |
- * | ["user_closed_channels", userId, channelId]   | null                 | index: a user's private and direct channels, whose events only members see; kept with user_channels (layout step 1 of 2, see below) |
+ * | ["user_closed_channels", userId, channelId]   | null                 | index: a user's private and direct channels, whose events only members see: the event feed's sources beyond the open events; kept with user_channels |
  * | ["members_version", channelId]                | number (time)        | rewritten with every membership change: who hears the channel's events |
  * | ["messages", messageId]                       | Message              | primary                                 |
  * | ["timeline", channelId, pos]                  | Message              | copy; pos is dense from 1: page N is a range |
@@ -31,9 +31,9 @@
  * | ["reactions", messageId, emoji, userId]       | null                 | who reacted; the counts live on Message |
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
- * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order, for the event feed; expires with the event |
- * | ["open_events", teamId, eventId]              | { type, channel_id } | index: a team's events in public channels, which every human of the team sees; expires with the event (layout step 1 of 2) |
- * | ["channel_events", channelId, eventId]        | { type }             | index: a channel's events in id order; expires with the event (layout step 1 of 2) |
+ * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order: the event feed of the release before this one (layout 2) reads it, so it is still written; the next release stops; expires with the event |
+ * | ["open_events", teamId, eventId]              | { type, channel_id } | index: a team's events in public channels, which every human of the team sees: the event feed reads it; expires with the event |
+ * | ["channel_events", channelId, eventId]        | { type }             | index: a channel's events in id order: the event feed reads those of the reader's closed channels (a bot's: all of its channels); expires with the event |
  * | ["team_events_version", teamId]               | eventId              | rewritten by every commit with events of the team: its versionstamp is the latest such commit's |
  * | ["stream_pending", teamId, eventId]           | { events: [{ id, type, channel_id }] } | a commit's events of the team (up to 100 a marker, keyed by the first); moved into team_stream shortly after (kv/stream_log.ts); expires with the events. Older ones hold { type, channel_id } of the key's event |
  * | ["team_stream", teamId, versionstamp, eventId] | { events: [{ id, type, channel_id }] } | the team's events in commit order, a marker's events to an entry, for the event stream; expires with the events. Older ones hold { type, channel_id } |
@@ -62,9 +62,11 @@
  * Layout steps. A new index that readers rely on comes in two releases, because the release
  * before it may still be writing to the same store (a rolling deploy): the first writes it in
  * every commit that changes what it indexes, and reads nothing from it; the next fills it for
- * what older releases wrote, and reads it. Step 1 of 2, so far: the event feed's indexes by
- * who may see an event (`open_events`, `channel_events`, `user_closed_channels`), for a feed
- * whose cost follows what its reader sees (issue 33).
+ * what older releases wrote, and reads it. So the event feed's indexes by who may see an event
+ * (`open_events`, `channel_events`, `user_closed_channels`): written from layout 2, filled and
+ * read from layout 3 (kv/feed_backfill.ts), for a feed whose cost follows what its reader sees.
+ * An index nobody reads any more is dropped the same way: written on until the release after
+ * the last that reads it (`team_events`).
  */
 export const keys = {
   teams: () => ["teams"],
@@ -84,12 +86,14 @@ export const keys = {
   session: (hash: string) => ["sessions", hash],
   layout: () => ["layout"],
   migration: (name: string) => ["migrations", name],
+  channels: () => ["channels"],
   channel: (channelId: string) => ["channels", channelId],
   channelSlug: (teamId: string, slug: string) => ["channel_slugs", teamId, slug],
   members: (channelId: string) => ["members", channelId],
   member: (channelId: string, userId: string) => ["members", channelId, userId],
   userChannels: (userId: string) => ["user_channels", userId],
   userChannel: (userId: string, channelId: string) => ["user_channels", userId, channelId],
+  userClosedChannels: (userId: string) => ["user_closed_channels", userId],
   userClosedChannel: (userId: string, channelId: string) => [
     "user_closed_channels",
     userId,
@@ -115,9 +119,11 @@ export const keys = {
   emoji: (teamId: string, name: string) => ["emoji", teamId, name],
   event: (eventId: string) => ["events", eventId],
   events: () => ["events"],
-  teamEvents: (teamId: string) => ["team_events", teamId],
+  allTeamEvents: () => ["team_events"],
   teamEvent: (teamId: string, eventId: string) => ["team_events", teamId, eventId],
+  openEvents: (teamId: string) => ["open_events", teamId],
   openEvent: (teamId: string, eventId: string) => ["open_events", teamId, eventId],
+  channelEvents: (channelId: string) => ["channel_events", channelId],
   channelEvent: (channelId: string, eventId: string) => ["channel_events", channelId, eventId],
   teamEventsVersion: (teamId: string) => ["team_events_version", teamId],
   streamPendingAll: (teamId?: string) => teamId ? ["stream_pending", teamId] : ["stream_pending"],

@@ -1,6 +1,7 @@
 import { SettingsError } from "../core/settings.ts";
 import { indexUserTokens } from "./tokens.ts";
 import { keys } from "./keys.ts";
+import { backfillFeedIndexes } from "./feed_backfill.ts";
 
 /** One step of the store's key layout: what it changes, and the data migration that does it. */
 interface Step {
@@ -17,6 +18,12 @@ const STEPS: Step[] = [
     // Layout step 1 of 2 (kv/keys.ts): writers keep these from now on; nothing to fill yet.
     what: "the event feed's indexes by who sees an event, kept by every write",
     run: () => Promise.resolve(),
+  },
+  {
+    to: 3,
+    // Layout step 2 of 2: the release that reads them fills them for what older ones wrote.
+    what: "the event feed's indexes by who sees an event, filled for older events and memberships",
+    run: backfillFeedIndexes,
   },
 ];
 
