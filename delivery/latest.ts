@@ -1,4 +1,5 @@
-import type { OutboxEvent } from "../core/types.ts";
+import type { Message, OutboxEvent } from "../core/types.ts";
+import { erasedBy, messageIdOf } from "../domain/erasure.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { RecentMap } from "../core/recent_map.ts";
@@ -86,10 +87,14 @@ export class LatestSubscriptions {
   }
 }
 
-/** Events read or committed lately, by id: events never change, so a copy is as good. */
+/**
+ * Events read or committed lately, by id: events never change, so a copy is as good. The message
+ * one carries may be deleted since, though: `asItIsNow` reads that for each attempt.
+ */
 export class RecentEvents {
   readonly #events: RecentMap<string, OutboxEvent>;
   readonly #reading = new Map<string, Promise<OutboxEvent | null>>();
+  readonly #messages = new Map<string, Promise<Message | null>>();
 
   constructor(max = 4_096) {
     this.#events = new RecentMap(max);
@@ -126,6 +131,23 @@ export class RecentEvents {
       this.#reading.set(id, reading);
       return reading;
     });
+  }
+
+  /**
+   * The event as an attempt starting now must send it: with its message's tombstone if that
+   * message has been deleted (domain/erasure.ts). One read of the message, shared by the
+   * attempts that ask while it is under way (an event's subscriptions, together).
+   */
+  async asItIsNow(kv: Deno.Kv, event: OutboxEvent): Promise<OutboxEvent> {
+    const id = messageIdOf(event);
+    if (id === null) return event;
+    let reading = this.#messages.get(id);
+    if (!reading) {
+      reading = kv.get<Message>(keys.message(id)).then((e) => e.value)
+        .finally(() => this.#messages.delete(id));
+      this.#messages.set(id, reading);
+    }
+    return erasedBy(event, await reading);
   }
 
   add(event: OutboxEvent): void {

@@ -5,6 +5,7 @@ import { mergeSorted } from "../core/merge.ts";
 import type { EventType, OutboxEvent, Subject } from "../core/types.ts";
 import { loadChannel, visibleChannelIds } from "./channels.ts";
 import { verifySubject } from "./authenticate.ts";
+import { asTheyAreNow } from "./erasure.ts";
 import { EVENT_TTL_MS } from "../kv/keys.ts";
 import {
   type FeedEntry,
@@ -100,7 +101,7 @@ async function readPage(
   let last = q.after;
   let looked = 0;
   const page = async (hasMore: boolean): Promise<FeedPage> => ({
-    events: await readEvents(ctx.kv, shown.map((e) => e.id)),
+    events: await asTheyAreNow(ctx.kv, await readEvents(ctx.kv, shown.map((e) => e.id))),
     nextCursor: last,
     hasMore,
   });

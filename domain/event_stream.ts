@@ -37,6 +37,7 @@ import { isTokenLive } from "./token_format.ts";
 import { visibleChannelIds } from "./channels.ts";
 import { selectFor, type StreamFilter } from "./stream_audience.ts";
 import { envelopeOf } from "./views.ts";
+import { asTheyAreNow } from "./erasure.ts";
 
 /** Open streams one token may hold, across all instances. */
 export const MAX_STREAMS_PER_TOKEN = 10;
@@ -408,7 +409,8 @@ export class StreamHub {
     }
     const wanted = [...picked].sort((a, b) => a - b);
     const bodies = new Map<string, OutboxEvent>();
-    for (const e of await readEvents(this.ctx.kv, wanted.map((i) => events[i].id))) {
+    const read = await readEvents(this.ctx.kv, wanted.map((i) => events[i].id));
+    for (const e of await asTheyAreNow(this.ctx.kv, read)) {
       bodies.set(e.id, e);
     }
     const frames = events.map((e) => {

@@ -582,6 +582,10 @@ export interface paths {
          *     the 30 days events are kept is answered 410: events after it are gone, and the reader
          *     should fill the gap from its own records.
          *
+         *     Deleting erases the text: the `message.created` and `message.updated` events of a message
+         *     deleted since carry it as it is now, the tombstone (`body` ""), here, in the stream's
+         *     replay and in every webhook attempt not yet sent. An edit is not an erasure.
+         *
          *     A page reads only the indexes of what the user may see: the team's public channels,
          *     and each private or direct channel the user is in (a bot: each channel it is in), so
          *     its cost follows the page and the user's channels, not the team's other activity.
