@@ -37,6 +37,12 @@ export function newId(now = Date.now()): string {
 /** When a `newId` id was made (ms): its leading 48 bits. */
 export const idTime = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
+/** The time part of the ids made at `ms`: every id made at or after `ms` sorts after it. */
+export const idsFrom = (ms: number): string => {
+  const hex = Math.max(0, ms).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8)}`;
+};
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const isUuid = (s: string): boolean => uuidPattern.test(s);

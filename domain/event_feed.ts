@@ -1,12 +1,10 @@
 import type { Ctx } from "../core/context.ts";
-import { ApiError } from "../core/errors.ts";
-import { idTime } from "../core/ids.ts";
 import { mergeSorted } from "../core/merge.ts";
 import type { EventType, OutboxEvent, Subject } from "../core/types.ts";
 import { loadChannel, visibleChannelIds } from "./channels.ts";
 import { verifySubject } from "./authenticate.ts";
 import { asTheyAreNow } from "./erasure.ts";
-import { EVENT_TTL_MS } from "../kv/keys.ts";
+import { requireWithinHorizon } from "./horizon.ts";
 import {
   type FeedEntry,
   type FeedSource,
@@ -133,13 +131,4 @@ async function take<T>(items: AsyncIterator<T>, n: number): Promise<T[]> {
     out.push(next.value);
   }
   return out;
-}
-
-/** A 410 for a position older than anything the feed still keeps. */
-function requireWithinHorizon(after: string) {
-  if (idTime(after) >= Date.now() - EVENT_TTL_MS) return;
-  throw new ApiError(
-    410,
-    "The feed keeps events for 30 days, and this position is older: some events after it are gone. Start again without it, and fill the gap from your own records.",
-  );
 }

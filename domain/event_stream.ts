@@ -20,6 +20,7 @@ import {
   type LogPosition,
   logSettled,
   onCommittedEvents,
+  positionAt,
   positionOf,
   readLog,
 } from "../kv/stream_log.ts";
@@ -38,6 +39,8 @@ import { visibleChannelIds } from "./channels.ts";
 import { selectFor, type StreamFilter } from "./stream_audience.ts";
 import { envelopeOf } from "./views.ts";
 import { asTheyAreNow } from "./erasure.ts";
+import { FEED_LAG_MS } from "./event_feed.ts";
+import { requireWithinHorizon } from "./horizon.ts";
 
 /** Open streams one token may hold, across all instances. */
 export const MAX_STREAMS_PER_TOKEN = 10;
@@ -461,8 +464,8 @@ export interface StreamQuery {
 
 /**
  * Opens an event stream for a token's subject (GET /events/stream): `channel_ids` must name
- * channels it can see, refused exactly like unknown ones (422, as for a subscription), and a
- * resume position must name an event still kept (422 on `after`).
+ * channels it can see, refused exactly like unknown ones (422, as for a subscription); a resume
+ * position is resolved by `resumeFrom`.
  */
 export async function openEventStream(
   ctx: Ctx,
@@ -477,18 +480,26 @@ export async function openEventStream(
       throw invalid("channel_ids", "Every channel id must name a channel of this workspace.");
     }
   }
-  let from: LogPosition | null = null;
-  if (query.after !== null) {
-    const asked = decodeCursor(query.after);
-    from = asked && "eventId" in asked
-      ? await positionOf(ctx.kv, subject.team_id, asked.eventId)
-      : asked;
-    if (!from) {
-      throw invalid(
-        "after",
-        "The after cursor must be an event stream id or an event id still kept (30 days).",
-      );
-    }
-  }
+  const from = query.after === null ? null : await resumeFrom(ctx, subject, query.after);
   return await hub.open(subject, { types: query.types, channelIds: query.channelIds }, from);
+}
+
+/**
+ * Where a stream resumes: after an SSE id's place in the log; after the place of an event id
+ * the subject sees; and for any other event id (hidden, another team's, never made), alike,
+ * from a little before the time its id carries (FEED_LAG_MS: commits land in about id order),
+ * so nothing after it is skipped, and nothing tells those apart. Past the horizon, a 410.
+ */
+async function resumeFrom(ctx: Ctx, subject: Subject, text: string): Promise<LogPosition> {
+  const asked = decodeCursor(text);
+  if (!asked) {
+    throw invalid("after", "The after cursor must be an event stream id or an event id.");
+  }
+  const id = "eventId" in asked ? asked.eventId : asked.id;
+  requireWithinHorizon(id);
+  if (!("eventId" in asked)) return asked;
+  const exact = await positionOf(ctx.kv, subject.team_id, id);
+  const event = exact && (await readEvents(ctx.kv, [id]))[0];
+  if (event && (await visibleChannelIds(ctx, subject, [event.channel_id])).size > 0) return exact!;
+  return await positionAt(ctx.kv, subject.team_id, idTime(id) - FEED_LAG_MS);
 }

@@ -625,7 +625,11 @@ export interface paths {
          *     `EventSource` does by itself) or as `?after=`, and the stream sends everything after it
          *     that is still kept (30 days), then goes on live: nothing is missed or repeated, however
          *     long the client was gone. `after` also takes an event id (an envelope's `id`, e.g. the
-         *     last one a webhook or `GET /events` gave). Without either, the stream starts now.
+         *     last one a webhook or `GET /events` gave): one the user can see resumes right after
+         *     it; any other (hidden from the user, another team's, never made) is answered alike, as
+         *     a time, from 5 seconds before the time the id carries, so nothing after it is skipped
+         *     (receivers de-duplicate on `id`). A position older than the 30 days events are kept is
+         *     answered 410. Without either, the stream starts now.
          *
          *     Every open stream of a token gets every event it may see (connections do not share
          *     them out). A token holds at most 10 open streams, across all instances (429 beyond).
@@ -2885,7 +2889,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description An event stream `id:`, or an event id still kept; resumes after it. */
+                /** @description An event stream `id:`, or an event id; resumes after it. */
                 after?: string;
                 /** @description Comma-separated event types to keep (422 for an unknown one). */
                 types?: string;
@@ -2921,6 +2925,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["PlatformOff"];
+            410: components["responses"]["PastHorizon"];
             422: components["responses"]["ValidationFailed"];
             /**
              * @description The token holds 10 open streams already (close one; a stream whose client went is

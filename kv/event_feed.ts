@@ -1,4 +1,5 @@
 import type { EventType, OutboxEvent } from "../core/types.ts";
+import { idsFrom } from "../core/ids.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 
@@ -11,12 +12,6 @@ export interface FeedEntry {
 
 /** Where a feed reads from: the events every human of a team sees, or one channel's. */
 export type FeedSource = { openOf: string } | { channelId: string };
-
-/** The part of a UUIDv7 that holds its time: every id made at or after `ms` sorts after it. */
-const idsFrom = (ms: number) => {
-  const hex = ms.toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8)}`;
-};
 
 /**
  * A source's events after `after` (exclusive) in id order, those whose id was made after

@@ -31,7 +31,7 @@
  * | ["reactions", messageId, emoji, userId]       | null                 | who reacted; the counts live on Message |
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
- * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order: the event feed of the release before this one (layout 2) reads it, so it is still written; the next release stops; expires with the event |
+ * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order: the stream turns a time into a place in its log with it (an entry's versionstamp is its event's commit's); expires with the event |
  * | ["open_events", teamId, eventId]              | { type, channel_id } | index: a team's events in public channels, which every human of the team sees: the event feed reads it; expires with the event |
  * | ["channel_events", channelId, eventId]        | { type }             | index: a channel's events in id order: the event feed reads those of the reader's closed channels (a bot's: all of its channels); expires with the event |
  * | ["team_events_version", teamId]               | eventId              | rewritten by every commit with events of the team: its versionstamp is the latest such commit's |
@@ -66,7 +66,7 @@
  * (`open_events`, `channel_events`, `user_closed_channels`): written from layout 2, filled and
  * read from layout 3 (kv/feed_backfill.ts), for a feed whose cost follows what its reader sees.
  * An index nobody reads any more is dropped the same way: written on until the release after
- * the last that reads it (`team_events`).
+ * the last that reads it.
  */
 export const keys = {
   teams: () => ["teams"],
@@ -120,6 +120,7 @@ export const keys = {
   event: (eventId: string) => ["events", eventId],
   events: () => ["events"],
   allTeamEvents: () => ["team_events"],
+  teamEventsOf: (teamId: string) => ["team_events", teamId],
   teamEvent: (teamId: string, eventId: string) => ["team_events", teamId, eventId],
   openEvents: (teamId: string) => ["open_events", teamId],
   openEvent: (teamId: string, eventId: string) => ["open_events", teamId, eventId],

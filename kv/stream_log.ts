@@ -14,6 +14,7 @@
  */
 import type { DeliveredType } from "../core/types.ts";
 import { chunks } from "../core/chunks.ts";
+import { idsFrom } from "../core/ids.ts";
 import { afterCommit, beforeCommit, commitInBatches, getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 
@@ -257,4 +258,18 @@ export async function positionOf(
   const entry = await kv.get<{ team_id: string }>(keys.event(eventId));
   if (entry.versionstamp === null || entry.value.team_id !== teamId) return null;
   return { versionstamp: entry.versionstamp, id: eventId };
+}
+
+/**
+ * A position just before the events the team made from `ms` on: that of the last event it made
+ * before, from the team's index (committed with the event, so its versionstamp is the event's),
+ * or the log's start.
+ */
+export async function positionAt(kv: Deno.Kv, teamId: string, ms: number): Promise<LogPosition> {
+  const prefix = keys.teamEventsOf(teamId);
+  const end = [...prefix, idsFrom(ms)];
+  for await (const e of kv.list({ prefix, end }, { reverse: true, limit: 1 })) {
+    return { versionstamp: e.versionstamp, id: e.key[2] as string };
+  }
+  return { versionstamp: "0".repeat(20), id: "" };
 }
