@@ -6,7 +6,14 @@ import { loadKeyring } from "../domain/app_key.ts";
 import { recordedBaseUrl } from "../domain/base_url.ts";
 import { auditCommands } from "./audit_commands.ts";
 import { channelCommands } from "./channel_commands.ts";
-import { type Command, declaredFlags, parseFlags, UsageError } from "./command.ts";
+import { backupCommands } from "./backup_commands.ts";
+import {
+  type Command,
+  declaredFlags,
+  type FileCommand,
+  parseFlags,
+  UsageError,
+} from "./command.ts";
 import { demoCommands } from "./demo_command.ts";
 import { incomingCommands } from "./incoming_commands.ts";
 import { loginCommands } from "./login_command.ts";
@@ -15,8 +22,10 @@ import { webhookCommands } from "./webhook_commands.ts";
 import { workspaceCommands } from "./workspace_commands.ts";
 
 /** Merges command files' records; a name defined twice is a bug, so it fails loudly. */
-function registry(...records: Record<string, Command>[]): Record<string, Command> {
-  const all: Record<string, Command> = {};
+type AnyCommand = Command | FileCommand;
+
+function registry(...records: Record<string, AnyCommand>[]): Record<string, AnyCommand> {
+  const all: Record<string, AnyCommand> = {};
   for (const [name, command] of records.flatMap(Object.entries)) {
     if (name in all) throw new Error(`admin CLI: command ${name} is defined twice`);
     all[name] = command;
@@ -33,6 +42,7 @@ const commands = registry(
   webhookCommands,
   incomingCommands,
   loginCommands,
+  backupCommands,
 );
 
 const help = () =>
@@ -59,7 +69,7 @@ async function openCtx(): Promise<Ctx> {
 }
 
 /** Prints why a command failed; returns the exit code. */
-function fail(e: unknown, command: Command): number {
+function fail(e: unknown, command: AnyCommand): number {
   if (e instanceof UsageError) {
     console.error(`${e.message}\nUsage: deno task admin ${command.usage}`);
     return 2;
@@ -72,12 +82,17 @@ function fail(e: unknown, command: Command): number {
   return 1;
 }
 
-async function run(command: Command, args: string[]): Promise<number> {
+async function run(command: AnyCommand, args: string[]): Promise<number> {
   try {
     const flags = parseFlags(args);
     const allowed = declaredFlags(command.usage);
     const unknown = Object.keys(flags).find((f) => !allowed.has(f));
     if (unknown) throw new UsageError(`Unknown flag --${unknown}.`);
+    if ("onFile" in command) {
+      const result = await command.onFile(loadSettings(Deno.env.toObject()), flags);
+      console.log(JSON.stringify(result, null, 2));
+      return 0;
+    }
     const ctx = await openCtx();
     try {
       console.log(JSON.stringify(await command.run(ctx, flags), null, 2));

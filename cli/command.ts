@@ -1,5 +1,6 @@
 import type { Ctx } from "../core/context.ts";
 import { isUuid } from "../core/ids.ts";
+import type { Settings } from "../core/settings.ts";
 
 /** A command's flags by name, without the leading `--`. */
 export type Flags = Record<string, string>;
@@ -12,6 +13,15 @@ export type Flags = Record<string, string>;
 export interface Command {
   usage: string;
   run(ctx: Ctx, flags: Flags): Promise<unknown>;
+}
+
+/**
+ * A command on the store's file rather than through a store the CLI opens (a backup, a restore,
+ * which must find nobody holding it open, this CLI included): it gets the settings.
+ */
+export interface FileCommand {
+  usage: string;
+  onFile(settings: Settings, flags: Flags): Promise<unknown>;
 }
 
 /** A mistake in the command line itself: the dispatcher shows the command's usage with it. */

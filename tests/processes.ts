@@ -202,8 +202,8 @@ export async function sharedStore(extra: Record<string, string> = {}) {
   };
 }
 
-/** Runs `deno task admin ...` as an operator would, on the store of `env`; its JSON output. */
-export async function cli(env: Record<string, string>, ...args: string[]) {
+/** Runs `deno task admin ...` as an operator would, on the store of `env`: what it printed. */
+export async function cliRun(env: Record<string, string>, ...args: string[]) {
   const root = new URL("..", import.meta.url).pathname;
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", "admin", ...args],
@@ -212,9 +212,13 @@ export async function cli(env: Record<string, string>, ...args: string[]) {
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  if (out.code !== 0) {
-    throw new Error(`admin ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return JSON.parse(stdout);
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+/** `cliRun` that must succeed: its JSON output. */
+export async function cli(env: Record<string, string>, ...args: string[]) {
+  const out = await cliRun(env, ...args);
+  if (out.code !== 0) throw new Error(`admin ${args[0]} failed: ${out.stderr}`);
+  return JSON.parse(out.stdout);
 }

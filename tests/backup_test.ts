@@ -1,0 +1,177 @@
+/**
+ * Backups of a local store (decisions.md, "Data over time"; issue 28 finding 1): `admin backup`
+ * copies the store as of one instant while two instances and the CLI write to it, and the copy
+ * opens under the same APP_KEY with everything acknowledged before it began; `admin restore`
+ * checks a file before it replaces the store, keeps the store it replaced, and refuses, in one
+ * line and changing nothing, while anything has the store open. A plain copy of a live store is
+ * what this replaces: it can be torn.
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { generateAppKey } from "../core/keyring.ts";
+import { keys } from "../kv/keys.ts";
+import { backupUnsupported, integrityOf } from "../kv/store_file.ts";
+import { api, assertStatus, workspace } from "./harness.ts";
+import { cli, cliRun, sharedStore, startService } from "./processes.ts";
+import { sleep } from "./webhook_receivers.ts";
+
+const unsupported = backupUnsupported();
+const test = (name: string, fn: () => Promise<void>) =>
+  Deno.test({
+    name: unsupported ? `${name} (skipped: ${unsupported})` : name,
+    ignore: unsupported !== null,
+    fn,
+  });
+
+async function postTo(url: string, token: string, channel: string, body: string) {
+  const res = await fetch(`${url}/api/v1/channels/${channel}/messages`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ body }),
+  });
+  if (res.status !== 201) throw new Error(`post: HTTP ${res.status} ${await res.text()}`);
+  return (await res.json()).data.id as string;
+}
+
+test("backup: taken while two instances and the CLI write, it holds every post acknowledged before it", async () => {
+  const store = await sharedStore();
+  const [a, b] = [await startService(store.env), await startService(store.env)];
+  const dir = await Deno.makeTempDir({ prefix: "backup-" });
+  try {
+    const w = await workspace(store.ctx);
+    const general = w.team.general_channel_id;
+    const acked: { id: string; at: number }[] = [];
+    let posting = true;
+    const poster = async (url: string) => {
+      for (let n = 0; posting; n++) {
+        const id = await postTo(url, w.admin.token, general, `post ${n}`);
+        acked.push({ id, at: Date.now() });
+      }
+    };
+    const cliWriter = async () => {
+      while (posting) {
+        await cli(store.env, "token:create", "--user", w.bot.user.id, "--scopes", "all");
+      }
+    };
+    const writers = Promise.all([poster(a.url), poster(b.url), poster(a.url), cliWriter()])
+      .catch((e) => {
+        throw new Error(`${e}\n--- a:\n${a.output()}\n--- b:\n${b.output()}`);
+      });
+    await sleep(1_500);
+    const file = `${dir}/backup.sqlite3`;
+    const taken = await cli(store.env, "backup", "--to", file);
+    const returned = Date.now();
+    await sleep(500);
+    posting = false;
+    await writers;
+
+    assert.equal(taken.file, file);
+    assert.equal(taken.bytes, (await Deno.stat(file)).size);
+    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600, "readable by its owner only");
+    const before = acked.filter((p) => p.at < Date.parse(taken.taken_at));
+    // Acknowledged once the backup had returned: committed after its one transaction ended.
+    const after = acked.filter((p) => p.at > returned);
+    assert.ok(
+      before.length > 50 && after.length > 0,
+      `${before.length} before, ${after.length} after`,
+    );
+    assert.equal(integrityOf(file), "ok");
+    const db = new DatabaseSync(file, { readOnly: true });
+    const free = db.prepare("PRAGMA freelist_count").get() as { freelist_count: number };
+    db.close();
+    assert.equal(free.freelist_count, 0, "compact: no free pages");
+
+    const copy = await Deno.openKv(file);
+    try {
+      const found = await Promise.all(before.map((p) => copy.get(keys.message(p.id))));
+      assert.equal(found.filter((e) => e.value === null).length, 0, "acknowledged before it began");
+      const later = await Promise.all(after.map((p) => copy.get(keys.message(p.id))));
+      assert.equal(later.filter((e) => e.value !== null).length, 0, "and nothing after it");
+    } finally {
+      copy.close();
+    }
+    // A service opens it under the same APP_KEY and serves what it holds.
+    const served = await startService({ ...store.env, KV_PATH: file });
+    try {
+      const res = await fetch(`${served.url}/api/v1/channels/${general}/messages/${before[0].id}`, {
+        headers: { Authorization: `Bearer ${w.admin.token}` },
+      });
+      assert.equal(res.status, 200);
+    } finally {
+      await served.kill();
+    }
+  } finally {
+    await a.kill();
+    await b.kill();
+    await store.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+test("restore: checks the file, refuses while the store is open, keeps the store it replaces", async () => {
+  const store = await sharedStore();
+  const dir = await Deno.makeTempDir({ prefix: "restore-" });
+  const service = await startService(store.env);
+  try {
+    const w = await workspace(store.ctx);
+    const s = store.as(service);
+    const general = w.team.general_channel_id;
+    const kept = await postTo(service.url, w.admin.token, general, "in the backup");
+    const file = `${dir}/backup.sqlite3`;
+    await cli(store.env, "backup", "--to", file);
+    const lost = await postTo(service.url, w.admin.token, general, "after the backup");
+
+    const refused = async (args: string[], env = store.env) => {
+      const out = await cliRun(env, "restore", ...args);
+      assert.equal(out.code, 1, out.stdout);
+      assert.equal(out.stderr.trim().split("\n").length, 1, `one line: ${out.stderr}`);
+      return out.stderr;
+    };
+    assert.match(await refused(["--from", file]), /is open .*stop them all first/);
+    assert.match(
+      await refused(["--from", file], { ...store.env, APP_KEY: generateAppKey() }),
+      /another APP_KEY/,
+    );
+    const torn = `${dir}/torn.sqlite3`;
+    const bytes = await Deno.readFile(file);
+    await Deno.writeFile(torn, bytes.slice(0, Math.floor(bytes.length / 2)));
+    assert.match(await refused(["--from", torn]), /integrity check|not a store/);
+    assert.match(await refused(["--from", `${dir}/missing`]), /no file/);
+    assertStatus(
+      await api(s, "GET", `/channels/${general}/messages/${lost}`, { token: w.admin.token }),
+      200,
+      "nothing was changed",
+    );
+
+    await service.stop("SIGTERM");
+    store.ctx.kv.close();
+    const restored = await cli(store.env, "restore", "--from", file);
+    assert.equal(restored.restored_from, file);
+    assert.ok((await Deno.stat(restored.replaced_kept_as)).isFile, "the replaced store is kept");
+    const again = await startService(store.env);
+    try {
+      const get = (id: string) =>
+        fetch(`${again.url}/api/v1/channels/${general}/messages/${id}`, {
+          headers: { Authorization: `Bearer ${w.admin.token}` },
+        }).then(async (r) => (await r.body?.cancel(), r.status));
+      assert.equal(await get(kept), 200);
+      assert.equal(await get(lost), 404, "the store is the backup's");
+    } finally {
+      await again.kill();
+    }
+  } finally {
+    await service.kill();
+    await Deno.remove(store.env.KV_PATH.replace(/\/kv\.sqlite3$/, ""), { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("backup and restore: a store that is not a local file says so in one line, pointing to export", async () => {
+  const env = { KV_PATH: "https://kv.example.com/v2/db", APP_KEY: generateAppKey() };
+  for (const args of [["backup", "--to", "/tmp/x"], ["restore", "--from", "/tmp/x"]]) {
+    const out = await cliRun(env, ...args);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /KV_PATH is not a local file.*export/);
+    assert.equal(out.stderr.trim().split("\n").length, 1);
+  }
+});
