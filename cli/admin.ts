@@ -17,6 +17,7 @@ import {
 import { demoCommands } from "./demo_command.ts";
 import { incomingCommands } from "./incoming_commands.ts";
 import { loginCommands } from "./login_command.ts";
+import { moveCommands } from "./move_commands.ts";
 import { tokenCommands } from "./token_commands.ts";
 import { webhookCommands } from "./webhook_commands.ts";
 import { workspaceCommands } from "./workspace_commands.ts";
@@ -43,6 +44,7 @@ const commands = registry(
   incomingCommands,
   loginCommands,
   backupCommands,
+  moveCommands,
 );
 
 const help = () =>

@@ -73,6 +73,10 @@ async function fromFile(file: string): Promise<Keyring> {
 
 const CHECK_TEXT = "app-key-check";
 
+/** Whether `keyring` opens a store's sealed check (`["app_key_check"]`, as an export carries it). */
+export const opensCheck = async (keyring: Keyring, sealed: string): Promise<boolean> =>
+  await keyring.decrypt(sealed).catch(() => null) === CHECK_TEXT;
+
 /**
  * The first process to open a store seals a known text with its APP_KEY; every later one must be
  * able to open it. A changed key would otherwise go unnoticed until every webhook secret failed
@@ -90,8 +94,7 @@ async function checkAppKey(
     if (!existing) await writeAppKeyCheck(kv, stored, await keyring.encrypt(CHECK_TEXT));
     return;
   }
-  const opened = await keyring.decrypt(stored.value).catch(() => null);
-  if (opened !== CHECK_TEXT) {
+  if (!await opensCheck(keyring, stored.value)) {
     throw new SettingsError(
       `APP_KEY: not the key the store at ${where(settings)} was made with; start with that key ` +
         "(APP_KEY, or app.key beside the store), or use a new KV_PATH.",

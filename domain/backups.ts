@@ -4,6 +4,7 @@
  * checked copy in its place and keeps the store it replaces. A store that is not a local file
  * (KV Connect, Deno Deploy) has no file to copy: export and import move those.
  */
+import { exists } from "../core/files.ts";
 import { invalid } from "../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { LAYOUT_VERSION, readLayout } from "../kv/migrations.ts";
@@ -123,16 +124,6 @@ async function checkOpens(settings: Settings, candidate: string, from: string) {
     });
   } finally {
     kv.close();
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
   }
 }
 

@@ -485,8 +485,8 @@ export async function openEventStream(
 }
 
 /**
- * Where a stream resumes: after an SSE id's place in the log; after the place of an event id
- * the subject sees; and for any other event id (hidden, another team's, never made), alike,
+ * Where a stream resumes: after an SSE id's place in the log (where its event still stands
+ * there); after the place of an event the subject sees; and for any other event id (hidden, another team's, never made), alike,
  * from a little before the time its id carries (FEED_LAG_MS: commits land in about id order),
  * so nothing after it is skipped, and nothing tells those apart. Past the horizon, a 410.
  */
@@ -497,8 +497,10 @@ async function resumeFrom(ctx: Ctx, subject: Subject, text: string): Promise<Log
   }
   const id = "eventId" in asked ? asked.eventId : asked.id;
   requireWithinHorizon(id);
-  if (!("eventId" in asked)) return asked;
   const exact = await positionOf(ctx.kv, subject.team_id, id);
+  // An SSE id names its event's place in this store: one from a store this one was moved or
+  // restored from does not, and goes by its event as any other id.
+  if (!("eventId" in asked) && exact?.versionstamp === asked.versionstamp) return asked;
   const event = exact && (await readEvents(ctx.kv, [id]))[0];
   if (event && (await visibleChannelIds(ctx, subject, [event.channel_id])).size > 0) return exact!;
   return await positionAt(ctx.kv, subject.team_id, idTime(id) - FEED_LAG_MS);

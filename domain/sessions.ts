@@ -11,11 +11,10 @@ import {
   getLoginLink,
   getSession,
   insertLoginLink,
+  LINK_KEPT_MS,
 } from "../kv/sessions.ts";
 
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
-/** How long a used or expired link is kept after its expiry, so opening it says which it was. */
-const LINK_KEPT_MS = 24 * 3_600_000;
 /** A session lasts a working day; then a new link is needed. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
 const SECRET_CHARS = 40;

@@ -1,7 +1,7 @@
 import { keys } from "./keys.ts";
 
 /** How long an event counts as failed for recover: its window (7 days), and a day to spare. */
-const FAILED_KEEP_MS = 8 * 24 * 3_600_000;
+export const FAILED_KEEP_MS = 8 * 24 * 3_600_000;
 
 /** Marks an event as failed for good to a subscription, for a later recover. */
 export function markFailed(op: Deno.AtomicOperation, subscriptionId: string, eventId: string) {

@@ -14,6 +14,7 @@
  * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; marked used; kept a day past its expiry |
  * | ["sessions", sessionHash]                     | Session              | a settings-screen session, by SHA-256 of its cookie; expires |
  * | ["layout"]                                    | { version, upgraded_at } | the store's key layout version (kv/migrations.ts); stores made before it have none |
+ * | ["import"]                                    | { export_id, started_at, finished_at } | written by `admin import` (domain/moves.ts): an import cut short is finished by running it again |
  * | ["migrations", name]                          | { at }               | a data migration that has run, before the layout version was kept: read to tell a store's layout, never written |
  * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
@@ -85,6 +86,7 @@ export const keys = {
   sessions: () => ["sessions"],
   session: (hash: string) => ["sessions", hash],
   layout: () => ["layout"],
+  importState: () => ["import"],
   migration: (name: string) => ["migrations", name],
   channels: () => ["channels"],
   channel: (channelId: string) => ["channels", channelId],

@@ -1,3 +1,4 @@
+import { exists } from "../core/files.ts";
 import { dirname } from "node:path";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { ConflictError } from "../core/errors.ts";
@@ -93,16 +94,6 @@ export const where = (settings: Settings) =>
   settings.kvPath?.replace(/\/\/[^/@]*@/, "//") ?? "Deno Deploy KV";
 
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
 
 async function ensureFolder(path: string) {
   const folder = dirname(path);

@@ -78,13 +78,7 @@ export function addEvent(
   const now = Date.now();
   const created_at = new Date(now).toISOString();
   const event: OutboxEvent = { id: newId(now), ...draft, created_at, subscription_ids };
-  const kept = { expireIn: EVENT_TTL_MS };
-  const entry = { type: event.type, channel_id: event.channel_id };
-  op.set(keys.event(event.id), event, kept)
-    .set(keys.teamEvent(event.team_id, event.id), entry, kept)
-    .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
-  if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
-  markPending(kv, op, event.team_id, event);
+  writeEvent(kv, op, event, { open, expireIn: EVENT_TTL_MS });
   if (subscription_ids.length === 0) return event;
   const engine = engines.get(kv);
   const claimed = new Set(engine?.claim(subscription_ids) ?? []);
@@ -96,6 +90,25 @@ export function addEvent(
   if (claimed.size > 0) handOver(op, engine!, { event, jobs: [...claimed].map((id) => jobs[id]) });
   if (claimed.size < subscription_ids.length) op.set(keys.deliverySignal(), now);
   return event;
+}
+
+/**
+ * An event, its indexes (the team's, the channel's, and the open events' when every human of
+ * the team sees it) and its place in the team's stream log, into a commit.
+ */
+export function writeEvent(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  event: OutboxEvent,
+  { open, expireIn }: EventPlace & { expireIn: number },
+): void {
+  const kept = { expireIn };
+  const entry = { type: event.type, channel_id: event.channel_id };
+  op.set(keys.event(event.id), event, kept)
+    .set(keys.teamEvent(event.team_id, event.id), entry, kept)
+    .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
+  if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
+  markPending(kv, op, event.team_id, event);
 }
 
 /** The job an event starts with for a matching subscription. */

@@ -1,6 +1,9 @@
 import type { LoginLink, Session } from "../core/types.ts";
 import { keys } from "./keys.ts";
 
+/** How long a used or expired link is kept after its expiry, so opening it says which it was. */
+export const LINK_KEPT_MS = 24 * 3_600_000;
+
 /** Stores a sign-in link. `expireIn` only tidies: expiry is checked against `expires_at`. */
 export async function insertLoginLink(
   kv: Deno.Kv,

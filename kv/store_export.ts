@@ -1,0 +1,149 @@
+/**
+ * A store's records as an export holds them, and writing them into another store (decisions.md,
+ * "Moving a workspace between stores"; the file: docs/export-format.md). Every record is moved as
+ * it is stored (secrets stay sealed) except what belongs to running processes (rate windows, open
+ * streams, leases of turns) and what is rebuilt from the events as they are written again: their
+ * indexes and the stream's log, so that every versionstamp the target relies on is its own.
+ */
+import type { Channel, OutboxEvent } from "../core/types.ts";
+import { idTime } from "../core/ids.ts";
+import { decode, decodeKey, encode, encodeKey, type Json } from "./export_format.ts";
+import { FAILED_KEEP_MS } from "./failed_events.ts";
+import { EVENT_TTL_MS, keys } from "./keys.ts";
+import { writeEvent } from "./outbox.ts";
+import { LINK_KEPT_MS } from "./sessions.ts";
+import { isClosed } from "./workspace.ts";
+
+/** One stored entry: its key and value as JSON, and when the target lets it expire. */
+export interface ExportRecord {
+  key: Json;
+  value: Json;
+  /** Epoch ms; absent for what is kept until deleted. */
+  expires_at?: number;
+}
+
+/** Of running processes: meaningless in another store, or remade by its processes. */
+const NOT_MOVED = new Set([
+  "rate",
+  "streams",
+  "streams_version",
+  "append_turn",
+  "undelivered",
+  "service",
+  "delivery_signal",
+  "app_key_check",
+  "up",
+]);
+
+/** Rebuilt from each event as it is written again (kv/outbox.ts writeEvent). */
+const REBUILT = new Set([
+  "team_events",
+  "open_events",
+  "channel_events",
+  "stream_pending",
+  "team_stream",
+  "team_events_version",
+]);
+
+const EVENTS = "events";
+
+/** When a record expires where the store keeps it for a time only; null: kept until deleted. */
+function expiryOf(key: Deno.KvKey, value: unknown): number | null {
+  const v = value as Record<string, string>;
+  switch (key[0]) {
+    case EVENTS:
+      return idTime(key[1] as string) + EVENT_TTL_MS;
+    case "failed_events":
+      return Date.parse(v.failed_at) + FAILED_KEEP_MS;
+    case "sessions":
+      return Date.parse(v.expires_at);
+    case "login_links":
+      return Date.parse(v.expires_at) + LINK_KEPT_MS;
+  }
+  return null;
+}
+
+/**
+ * Every record an export moves: the events last, oldest first, so that the target writes each
+ * after the channel it happened in. Ones expired already are left out.
+ */
+export async function* exportRecords(kv: Deno.Kv): AsyncGenerator<ExportRecord> {
+  const now = Date.now();
+  const pass = async function* (selector: Deno.KvListSelector, events: boolean) {
+    for await (const e of kv.list(selector, { batchSize: 500 })) {
+      const kind = e.key[0] as string;
+      if (NOT_MOVED.has(kind) || REBUILT.has(kind) || (kind === EVENTS) !== events) continue;
+      const expires = expiryOf(e.key, e.value);
+      if (expires !== null && expires <= now) continue;
+      yield {
+        key: encodeKey(e.key),
+        value: encode(e.value),
+        ...(expires === null ? {} : { expires_at: expires }),
+      };
+    }
+  };
+  yield* pass({ prefix: [] }, false);
+  yield* pass({ prefix: [EVENTS] }, true);
+}
+
+/** What one commit of an import may hold: well inside KV Connect's 1,000 and 800 KiB. */
+const COMMIT_MUTATIONS = 400;
+const COMMIT_BYTES = 512 * 1024;
+/** The mutations an event brings (kv/outbox.ts writeEvent), its stream marker included. */
+const EVENT_MUTATIONS = 6;
+
+/**
+ * Writes `records` into `kv`, in commits within KV Connect's limits, and returns how many it
+ * went through. Setting a key to the value it already has changes nothing, so an import cut
+ * short and run again (`resuming`) finishes without duplicates: only an event, which also adds
+ * to the stream's log, is not written again where it is already.
+ */
+export async function importRecords(
+  kv: Deno.Kv,
+  records: AsyncIterable<ExportRecord>,
+  { resuming = false }: { resuming?: boolean } = {},
+): Promise<number> {
+  const open = new Map<string, boolean>();
+  let op = kv.atomic();
+  let [mutations, bytes, count] = [0, 0, 0];
+  const flush = async () => {
+    if (mutations > 0) await op.commit();
+    op = kv.atomic();
+    [mutations, bytes] = [0, 0];
+  };
+  for await (const record of records) {
+    const key = decodeKey(record.key);
+    const value = decode(record.value);
+    const size = JSON.stringify(record.value).length + JSON.stringify(record.key).length;
+    const weight = key[0] === EVENTS ? EVENT_MUTATIONS : 1;
+    if (mutations + weight > COMMIT_MUTATIONS || bytes + 2 * size > COMMIT_BYTES) await flush();
+    const expireIn = record.expires_at === undefined ? undefined : record.expires_at - Date.now();
+    if (expireIn !== undefined && expireIn <= 0) continue;
+    if (key[0] === EVENTS) {
+      const event = value as OutboxEvent;
+      if (resuming && (await kv.get(key)).versionstamp !== null) {
+        count++;
+        continue;
+      }
+      const isOpen = await openness(kv, open, event.channel_id);
+      writeEvent(kv, op, event, { open: isOpen, expireIn: expireIn ?? EVENT_TTL_MS });
+    } else {
+      if (key[0] === "channels") open.set(key[1] as string, !isClosed(value as Channel));
+      op.set(key, value, expireIn === undefined ? undefined : { expireIn });
+    }
+    [mutations, bytes, count] = [mutations + weight, bytes + 2 * size, count + 1];
+  }
+  await flush();
+  return count;
+}
+
+/** Whether every human of the team sees the channel, from the records written or the store. */
+async function openness(kv: Deno.Kv, known: Map<string, boolean>, channelId: string) {
+  let isOpen = known.get(channelId);
+  if (isOpen === undefined) {
+    const channel = (await kv.get<Channel>(keys.channel(channelId))).value;
+    isOpen = channel !== null && !isClosed(channel);
+    known.set(channelId, isOpen);
+  }
+  return isOpen;
+}
