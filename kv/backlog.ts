@@ -75,3 +75,24 @@ export async function listSubscriptionIds(kv: Deno.Kv): Promise<string[]> {
   for await (const e of kv.list({ prefix: keys.webhooks() })) ids.push(e.key[1] as string);
   return ids;
 }
+
+/**
+ * Sets each subscription's job counts to what its jobs are: stores of releases before the
+ * counts (or whose counts drifted) read fewer pending than wait. A job made or settled
+ * meanwhile moves a count this checks, and the subscription is counted again.
+ */
+export async function recountPendingJobs(kv: Deno.Kv): Promise<void> {
+  for (const id of await listSubscriptionIds(kv)) {
+    for (let done = false; !done;) {
+      const [created, settled] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+        keys.jobsCreated(id),
+        keys.jobsSettled(id),
+      ]);
+      let waiting = 0n;
+      for await (const _ of kv.list({ prefix: keys.jobs(id) }, { batchSize: 500 })) waiting++;
+      const made = new Deno.KvU64(countOf(settled) + waiting);
+      done =
+        (await kv.atomic().check(created, settled).set(keys.jobsCreated(id), made).commit()).ok;
+    }
+  }
+}

@@ -2,6 +2,7 @@ import { SettingsError } from "../core/settings.ts";
 import { indexUserTokens } from "./tokens.ts";
 import { keys } from "./keys.ts";
 import { backfillFeedIndexes } from "./feed_backfill.ts";
+import { recountPendingJobs } from "./backlog.ts";
 
 /** One step of the store's key layout: what it changes, and the data migration that does it. */
 interface Step {
@@ -22,8 +23,12 @@ const STEPS: Step[] = [
   {
     to: 3,
     // Layout step 2 of 2: the release that reads them fills them for what older ones wrote.
-    what: "the event feed's indexes by who sees an event, filled for older events and memberships",
-    run: backfillFeedIndexes,
+    what:
+      "the event feed's indexes by who sees an event, filled for older events and memberships; pending jobs counted again",
+    run: async (kv) => {
+      await backfillFeedIndexes(kv);
+      await recountPendingJobs(kv);
+    },
   },
 ];
 

@@ -11,6 +11,8 @@ import { keys } from "../kv/keys.ts";
 import { LAYOUT_VERSION, migrate, readLayout } from "../kv/migrations.ts";
 import { checkResponse } from "./openapi_check.ts";
 import { withWorkspace } from "./harness.ts";
+import { measureBacklog } from "../kv/backlog.ts";
+import { post, receiver, subscribe } from "./webhook_receivers.ts";
 import { runToExit, sharedStore, startService } from "./processes.ts";
 
 const layoutOf = async (kv: Deno.Kv) => (await kv.get<{ version: number }>(keys.layout())).value;
@@ -145,3 +147,20 @@ async function admin(env: Record<string, string>, ...args: string[]) {
   }).output();
   return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
 }
+
+Deno.test("layout: an upgrade counts pending jobs from what is in the store", async () => {
+  const r = receiver(() => new Response(null, { status: 503 }));
+  await withWorkspace(
+    async (s, w) => {
+      const sub = await subscribe(s, w.admin.token, r.url);
+      for (let i = 0; i < 6; i++) await post(s, w.admin.token, w.team.general_channel_id, `#${i}`);
+      // As a release before the job counts left them: none kept.
+      await s.ctx.kv.delete(keys.jobsCreated(sub.id));
+      await s.ctx.kv.delete(keys.jobsSettled(sub.id));
+      assert.equal((await measureBacklog(s.ctx.kv)).pending, 0, "the finding: 0 read, 6 wait");
+      await s.ctx.kv.set(keys.layout(), { version: 2, upgraded_at: new Date().toISOString() });
+      await migrate(s.ctx.kv);
+      assert.equal((await measureBacklog(s.ctx.kv)).pending, 6);
+    },
+  ).finally(() => r.close());
+});
