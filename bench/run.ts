@@ -19,6 +19,7 @@ import { eventStream } from "./scenarios/event_stream.ts";
 import { eventFeed } from "./scenarios/event_feed.ts";
 import { remoteStore } from "./scenarios/remote_store.ts";
 import { twoInstances } from "./scenarios/two_instances.ts";
+import { dataOverTime } from "./scenarios/data_over_time.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -36,6 +37,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["event feed", eventFeed, 120],
   ["remote store", remoteStore, 30],
   ["two instances", twoInstances, 25],
+  ["data over time", dataOverTime, 120],
 ];
 
 await requireWrk();
