@@ -1986,7 +1986,7 @@ export interface operations {
                         name: string;
                         /**
                          * @description The service's version (semver), as in CHANGELOG.md.
-                         * @example 0.27.0
+                         * @example 0.28.0
                          */
                         version: string;
                         /**
