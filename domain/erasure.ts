@@ -10,10 +10,11 @@ import { keys } from "../kv/keys.ts";
 import { messageView } from "./views.ts";
 
 /** Whether the event carries a message's text: the message whose id it names. */
-export const messageIdOf = (event: OutboxEvent): string | null =>
-  event.type === "message.created" || event.type === "message.updated"
-    ? (event.data as { id: string }).id
-    : null;
+export function messageIdOf(event: OutboxEvent): string | null {
+  if (event.type !== "message.created" && event.type !== "message.updated") return null;
+  const id = (event.data as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id : null;
+}
 
 /** The events, each carrying its message as it is now where that message has been deleted. */
 export async function asTheyAreNow(kv: Deno.Kv, events: OutboxEvent[]): Promise<OutboxEvent[]> {
