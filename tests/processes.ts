@@ -16,11 +16,11 @@ export function freePort(): number {
   return port;
 }
 
-/** main.ts unchanged, its listener pinned to loopback whatever HOST says. */
-const LOOPBACK_MAIN = `
+/** A main.ts unchanged (this release's unless told), its listener pinned to loopback. */
+const loopbackMain = (main = new URL("../main.ts", import.meta.url).href) => `
 const serve = Deno.serve;
 Deno.serve = (options, handler) => serve({ ...options, hostname: "127.0.0.1" }, handler);
-await import(${JSON.stringify(new URL("../main.ts", import.meta.url).href)});
+await import(${JSON.stringify(main)});
 `;
 
 /** A child process whose stdout and stderr are gathered into one string as they come. */
@@ -81,14 +81,15 @@ export function watch(command: string, args: string[], env: Record<string, strin
   };
 }
 
-/** The service's entry point as `deno` arguments. */
-const SERVICE_ARGS = [
+/** The service's entry point as `deno` arguments: this release's, or the main.ts at `main`. */
+const serviceArgs = (main?: string) => [
   "eval",
   "--unstable-kv",
   "--unstable-cron",
   "--unstable-no-legacy-abort",
-  LOOPBACK_MAIN,
+  loopbackMain(main),
 ];
+const SERVICE_ARGS = serviceArgs();
 
 /**
  * Runs the service with `env` until it exits by itself (a start-up check refusing), within
@@ -132,23 +133,21 @@ export interface Service {
 
 /**
  * Starts the service as its own process; resolves once it listens. `shell` runs it under
- * `bash -c` with that prefix (to set `ulimit`, say).
+ * `bash -c` with that prefix (to set `ulimit`, say); `release`, the folder of another release
+ * to run instead of this one (tests/rolling_deploy_test.ts).
  */
 export async function startService(
   env: Record<string, string>,
-  opts: { shell?: string } = {},
+  opts: { shell?: string; release?: string } = {},
 ): Promise<Service> {
   const port = freePort();
   const serviceEnv = { ...env, PORT: String(port) };
-  const run = opts.shell
-    ? watch("bash", [
-      "-c",
-      `${opts.shell}; exec "$@"`,
-      "service",
-      Deno.execPath(),
-      ...SERVICE_ARGS,
-    ], serviceEnv)
-    : watch(Deno.execPath(), SERVICE_ARGS, serviceEnv);
+  // Another release runs from its own folder, with its own deno.json and lock.
+  const shell = opts.release ? `cd '${opts.release}'` : opts.shell;
+  const args = opts.release ? serviceArgs(`file://${opts.release}/main.ts`) : SERVICE_ARGS;
+  const run = shell
+    ? watch("bash", ["-c", `${shell}; exec "$@"`, "service", Deno.execPath(), ...args], serviceEnv)
+    : watch(Deno.execPath(), args, serviceEnv);
   const exited = run.child.status.then(() => true);
   await waitUntil(
     async () => {

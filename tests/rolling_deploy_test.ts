@@ -1,0 +1,149 @@
+/**
+ * A rolling deploy (decisions.md, "Rolling upgrades"; issue 28 finding 4): the release before
+ * this one (0.27.0, kept in tests/fixtures/0.27.0/release.tar.gz) and this one run side by side
+ * on one store, under load. Every post, through either, reaches the feed and the live stream of
+ * both, and the subscription; a token revoked through one is refused by both, and a sign-in link
+ * used through one can't be used through the other. This test is what proves that each layout
+ * change was made in two steps.
+ */
+import assert from "node:assert/strict";
+import { VERSION } from "../core/version.ts";
+import { RELEASES } from "./fixtures/make_fixtures.ts";
+import { workspace } from "./harness.ts";
+import { cli, type Service, sharedStore, startService } from "./processes.ts";
+import { connect } from "./sse_client.ts";
+import { receiver, sleep, waitUntil } from "./webhook_receivers.ts";
+
+const PREVIOUS = RELEASES.find((r) => r.previous)!;
+const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;
+const POSTS_PER_INSTANCE = 150;
+
+async function unpackPrevious(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: `release-${PREVIOUS.name}-` });
+  const tar = new Deno.Command("tar", {
+    args: ["-xzf", `${FIXTURES}${PREVIOUS.name}/release.tar.gz`, "-C", dir],
+  });
+  if (!(await tar.output()).success) throw new Error("can't unpack the previous release");
+  return dir;
+}
+
+async function postTo(s: Service, token: string, channel: string, body: string) {
+  const res = await fetch(`${s.url}/api/v1/channels/${channel}/messages`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ body }),
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+  return (await res.json()).data.id as string;
+}
+
+/** Every message.created event the feed of `s` lists for `token`, walked to the end. */
+async function feedOf(s: Service, token: string): Promise<string[]> {
+  const ids: string[] = [];
+  let after: string | null = null;
+  for (let more = true; more;) {
+    const q: string = `limit=100&types=message.created${after ? `&after=${after}` : ""}`;
+    const res: Response = await fetch(`${s.url}/api/v1/events?${q}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    ids.push(...body.data.map((e: { data: { id: string } }) => e.data.id));
+    after = body.meta.next_cursor ?? after;
+    more = body.meta.has_more;
+  }
+  return ids;
+}
+
+const status = async (s: Service, token: string) =>
+  (await fetch(`${s.url}/api/v1/channels`, { headers: { Authorization: `Bearer ${token}` } }))
+    .status;
+
+const useLink = async (s: Service, url: string) =>
+  (await fetch(`${s.url}${new URL(url).pathname}`, { method: "POST", redirect: "manual" }))
+    .status;
+
+Deno.test(`rolling deploy: ${PREVIOUS.name} and this release on one store lose nothing and undo no rule`, async () => {
+  const previous = await unpackPrevious();
+  const r = receiver(() => new Response(null, { status: 204 }));
+  const store = await sharedStore();
+  const services: Service[] = [];
+  try {
+    const old = await startService(store.env, { release: previous });
+    services.push(old);
+    const w = await workspace(store.ctx);
+    const general = w.team.general_channel_id;
+    const subscribed = await fetch(`${old.url}/api/v1/webhooks`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "rolling", url: r.url, events: ["message.created"] }),
+    });
+    assert.equal(subscribed.status, 201, await subscribed.text());
+    // The new release starts on the store the old one serves: it upgrades it, the old goes on.
+    const next = await startService(store.env);
+    services.push(next);
+    const versionOf = async (s: Service) => (await (await fetch(`${s.url}/`)).json()).version;
+    assert.deepEqual([await versionOf(old), await versionOf(next)], [PREVIOUS.name, VERSION]);
+
+    const streams = await Promise.all(
+      [old, next].map((s) =>
+        connect(`${s.url}/api/v1/events/stream?types=message.created`, w.member.token)
+      ),
+    );
+    const posted: string[] = [];
+    const worker = (s: Service, k: number) => async () => {
+      for (let i = 0; i < POSTS_PER_INSTANCE / 3; i++) {
+        posted.push(
+          await postTo(s, w.admin.token, general, `${s === old ? "old" : "new"} ${k}.${i}`),
+        );
+      }
+    };
+    await Promise.all([0, 1, 2].flatMap((k) => [worker(old, k)(), worker(next, k)()]));
+    const all = new Set(posted);
+    assert.equal(all.size, 2 * POSTS_PER_INSTANCE);
+
+    for (const [n, stream] of streams.entries()) {
+      await stream.waitFor(all.size, 20_000).catch((e) => {
+        throw new Error(`the live stream of the ${n ? "new" : "old"} release: ${e.message}`);
+      });
+      const got = stream.events.map((e) => e.data.data.id as string);
+      assert.equal(new Set(got).size, got.length, "nothing twice");
+      assert.deepEqual(
+        new Set(got),
+        all,
+        `the ${n ? "new" : "old"} release's stream has every post`,
+      );
+      await stream.close();
+    }
+    await waitUntil(
+      () => new Set(r.hits.map((h) => JSON.parse(h.body).data.id)).size >= all.size,
+      30_000,
+      "every delivery",
+    );
+    await sleep(5_100);
+    for (const s of [old, next]) {
+      const feed = await feedOf(s, w.member.token);
+      assert.deepEqual(new Set(feed), all, `the feed through ${s === old ? "old" : "new"}`);
+      assert.equal(feed.length, all.size, "each once");
+    }
+
+    // No rule undone: a token each has just used, revoked, is refused by both; a sign-in link
+    // used through one is used through the other.
+    for (const [through, other] of [[old, next], [next, old]]) {
+      const t = await cli(store.env, "token:create", "--user", w.member.user.id, "--scopes", "all");
+      assert.equal(await status(through, t.token), 200);
+      assert.equal(await status(other, t.token), 200);
+      await cli(store.env, "token:revoke", "--id", t.id);
+      assert.equal(await status(through, t.token), 401);
+      assert.equal(await status(other, t.token), 401);
+      const link = await cli(store.env, "login-link", "--user", w.member.user.id);
+      assert.equal(await useLink(through, link.url), 303);
+      assert.equal(await useLink(other, link.url), 410, "a used link, through the other release");
+    }
+  } finally {
+    for (const s of services) await s.kill();
+    await r.close();
+    await store.cleanup();
+    await Deno.remove(previous, { recursive: true });
+  }
+});
