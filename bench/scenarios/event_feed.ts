@@ -2,7 +2,8 @@
  * Issue 33: reading the event feed costs what the reader sees. A member walks GET /events to the
  * end, 100 a page, over 1,000 events it sees: in a store that holds only those, and in one where
  * 100,000 events of a private channel it is not in lie between them. Also one page of 100 from
- * the middle of the first, where nothing is hidden.
+ * the middle of the first, where nothing is hidden; and the live stream's catch-up over the same
+ * events, resumed from before the first.
  */
 import { createChannel } from "../../domain/channels.ts";
 import { draftMessage } from "../../domain/message_draft.ts";
@@ -12,6 +13,7 @@ import type { Ctx } from "../../core/context.ts";
 import { appendMessage } from "../../kv/appender.ts";
 import { addEvent } from "../../kv/outbox.ts";
 import { FEED_LAG_MS } from "../../domain/event_feed.ts";
+import { idsFrom } from "../../core/ids.ts";
 import { freePort, type Proc, startService } from "../procs.ts";
 import { infoRow, type Row } from "../report.ts";
 import { openCtx, seedMemberOf, seedWorkspace, serviceEnv } from "../seed.ts";
@@ -38,12 +40,14 @@ export async function eventFeed({ root }: Bench): Promise<Row[]> {
   // Every event seeded is past the feed's hold-back before the first walk.
   await new Promise((r) => setTimeout(r, FEED_LAG_MS + 200));
   const walks: { alone: Walked[]; among: Walked[] } = { alone: [], among: [] };
+  const catchUps: { alone: Walked[]; among: Walked[] } = { alone: [], among: [] };
   let onePage: Walked[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, store] of [["alone", alone], ["among", among]] as const) {
       await using(startService(serviceEnv(store.kvPath, freePort())), async (p) => {
         await walk(p, store.token); // warms the service up
         walks[name].push(await walk(p, store.token));
+        catchUps[name].push(await catchUp(p, store.token, store.before));
         if (name === "alone") onePage = [...onePage, await middlePage(p, store.token)];
       });
     }
@@ -55,6 +59,8 @@ export async function eventFeed({ root }: Bench): Promise<Row[]> {
   }
   const ratio = b.cpuMs / a.cpuMs;
   const page = best(onePage);
+  const [ca, cb] = [best(catchUps.alone), best(catchUps.among)];
+  const catchUpRatio = cb.cpuMs / ca.cpuMs;
   return [
     {
       scenario: `GET /events: ${VISIBLE} seen among ${HIDDEN} hidden, vs alone`,
@@ -64,6 +70,15 @@ export async function eventFeed({ root }: Bench): Promise<Row[]> {
       target: `<= ${MAX_RATIO}x`,
       pass: ratio <= MAX_RATIO,
       cpu: `walks of ${b.pages} / ${a.pages} pages in ${b.ms.toFixed(0)} / ${a.ms.toFixed(0)} ms`,
+    },
+    {
+      scenario: `event stream catch-up: ${VISIBLE} seen among ${HIDDEN} hidden, vs alone`,
+      value: `${cb.cpuMs.toFixed(0)} ms CPU`,
+      baseline: `${ca.cpuMs.toFixed(0)} ms CPU`,
+      ratio: `${catchUpRatio.toFixed(2)}x`,
+      target: `<= ${MAX_RATIO}x`,
+      pass: catchUpRatio <= MAX_RATIO,
+      cpu: `in ${cb.ms.toFixed(0)} / ${ca.ms.toFixed(0)} ms`,
     },
     infoRow(
       `GET /events?limit=${PAGE}, nothing hidden`,
@@ -93,9 +108,10 @@ async function seedStore(root: string, hidden: number) {
       await postWithEvent(ctx, seen ? seeded.channel : secret, seeded.subject.user_id, n);
     }
   };
+  const before = idAt(Date.now() - 60_000);
   await Promise.all(Array.from({ length: 64 }, worker));
   ctx.kv.close();
-  return { kvPath, token: reader.token };
+  return { kvPath, token: reader.token, before };
 }
 
 /** A message and its `message.created` event, in one commit, as a post makes them. */
@@ -142,6 +158,31 @@ async function walk(p: Proc, token: string): Promise<Walked> {
     more = body.meta.has_more;
   }
   return { events, pages, ms: performance.now() - t0, cpuMs: p.cpuMs() - cpu0 };
+}
+
+/** An id as one made at `ms` would be: a place in time to resume from. */
+const idAt = (ms: number) => `${idsFrom(ms)}-7000-8000-000000000000`;
+
+/** Resumes the event stream from `after` until VISIBLE events came; what the service spent. */
+async function catchUp(p: Proc, token: string, after: string): Promise<Walked> {
+  const [t0, cpu0] = [performance.now(), p.cpuMs()];
+  const controller = new AbortController();
+  const res = await fetch(`${p.url}/api/v1/events/stream?after=${after}`, {
+    headers: { Authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
+  if (!res.ok) throw new Error(`GET /events/stream: HTTP ${res.status}`);
+  let events = 0;
+  let rest = "";
+  for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    events += lines.filter((l) => l.startsWith("event: ")).length;
+    if (events >= VISIBLE) break;
+  }
+  controller.abort();
+  if (events !== VISIBLE) throw new Error(`the catch-up sent ${events} of ${VISIBLE} events`);
+  return { events, pages: 1, ms: performance.now() - t0, cpuMs: p.cpuMs() - cpu0 };
 }
 
 /** One page of PAGE events from the middle of the feed, measured over 20 reads. */
