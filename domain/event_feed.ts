@@ -52,18 +52,12 @@ export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Prom
   await verifySubject(ctx, subject);
   if (q.after) requireWithinHorizon(q.after);
   if (q.channelId) await loadChannel(ctx, subject, q.channelId);
-  const sources = await sourcesOf(ctx, subject, q.channelId);
-  const untilMs = Date.now() - FEED_LAG_MS;
-  const merged = mergeSorted(
-    sources.map((source) =>
-      listFeedSource(ctx.kv, source, {
-        after: q.after,
-        untilMs,
-        batch: batchOf(source, sources.length, q.limit),
-      })
-    ),
-    (e) => e.id,
-  );
+  const sources = await feedSources(ctx, subject, q.channelId ? [q.channelId] : null);
+  const merged = mergedSources(ctx, sources, {
+    after: q.after,
+    untilMs: Date.now() - FEED_LAG_MS,
+    limit: q.limit,
+  });
   return await readPage(ctx, subject, q, merged);
 }
 
@@ -73,18 +67,39 @@ const batchOf = (source: FeedSource, count: number, limit: number) =>
     ? limit + 1
     : Math.min(limit + 1, Math.max(4, Math.ceil((2 * limit) / count)));
 
-/** The indexes that hold the events the subject may see. */
-async function sourcesOf(
+/**
+ * The indexes that hold the events the subject may see (of `channelIds` only, when given): the
+ * team's open events and its private and direct channels', or a bot's channels'.
+ */
+export async function feedSources(
   ctx: Ctx,
   subject: Subject,
-  channelId: string | null,
+  channelIds: string[] | null,
 ): Promise<FeedSource[]> {
-  if (channelId) return [{ channelId }];
+  if (channelIds) return channelIds.map((channelId) => ({ channelId }));
   if (subject.type === "bot") {
     return (await listChannelIds(ctx.kv, subject.user_id)).map((id) => ({ channelId: id }));
   }
   const closed = await listClosedChannelIds(ctx.kv, subject.user_id);
   return [{ openOf: subject.team_id }, ...closed.map((id) => ({ channelId: id }))];
+}
+
+/** The sources' entries after `after`, up to `untilMs`, merged in id order. */
+export function mergedSources(
+  ctx: Ctx,
+  sources: FeedSource[],
+  { after, untilMs, limit }: { after: string | null; untilMs: number; limit: number },
+): AsyncGenerator<FeedEntry> {
+  return mergeSorted(
+    sources.map((source) =>
+      listFeedSource(ctx.kv, source, {
+        after,
+        untilMs,
+        batch: batchOf(source, sources.length, limit),
+      })
+    ),
+    (e) => e.id,
+  );
 }
 
 /** The page from the merged entries: those the policy lets the subject see, of the types asked. */

@@ -37,6 +37,7 @@ import { verifySubject } from "./authenticate.ts";
 import { isTokenLive } from "./token_format.ts";
 import { visibleChannelIds } from "./channels.ts";
 import { selectFor, type StreamFilter } from "./stream_audience.ts";
+import { isFarBehind, visiblePage } from "./stream_catch_up.ts";
 import { envelopeOf } from "./views.ts";
 import { asTheyAreNow } from "./erasure.ts";
 import { FEED_LAG_MS } from "./event_feed.ts";
@@ -78,6 +79,8 @@ interface OpenStream {
   cursor: LogPosition;
   /** Whether it is not behind its team (rounds send to it); false while it catches up. */
   live: boolean;
+  /** Whether it catches up from its reader's indexes: it started far behind, and still is. */
+  fromIndexes: boolean;
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
 }
@@ -166,6 +169,7 @@ export class StreamHub {
           cursor: from ?? team.position,
           // Live only between rounds: one under way may have taken its streams already.
           live: !team.round && (!from || !after(team.position, from)),
+          fromIndexes: from !== null && isFarBehind(from),
           controller,
           closed: false,
         };
@@ -376,12 +380,22 @@ export class StreamHub {
   }
 
   /**
-   * Reads on for a stream that is behind its team, a page each time its reader wants more. Once
-   * it has everything up to the version it read, it is live if no round went past that since
-   * (and none is under way).
+   * Reads on for a stream that is behind its team, a page each time its reader wants more: far
+   * behind, from what its reader may see (domain/stream_catch_up.ts), then from the team's log.
+   * Once it has everything up to the version it read, it is live if no round went past that
+   * since (and none is under way).
    * Returns whether it sent the stream anything.
    */
   async #catchUp(stream: OpenStream): Promise<boolean> {
+    if (stream.fromIndexes) {
+      const page = await visiblePage(this.ctx, stream.subject, stream.filter, stream.cursor, PAGE);
+      if (page) {
+        const sent = await this.#deliver(page.events, [stream]) > 0;
+        if (after(page.frontier, stream.cursor)) stream.cursor = page.frontier;
+        return sent;
+      }
+      stream.fromIndexes = false;
+    }
     const teamId = stream.subject.team_id;
     const version = (await eventsVersions(this.ctx.kv, [teamId])).get(teamId) ?? null;
     const page = await readLog(this.ctx.kv, teamId, stream.cursor, version ?? "", PAGE);

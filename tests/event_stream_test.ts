@@ -246,3 +246,45 @@ Deno.test("event stream: a new stream starts now; after= an event id resumes aft
     await s.close();
   }
 });
+
+Deno.test("event stream: resumed from long ago, it reads what its reader sees, in the live stream's order", async () => {
+  const store = await sharedStore({ INTEGRATIONS_API_RATE_LIMIT: "100000" });
+  const a = await startService(store.env);
+  const b = await startService(store.env);
+  try {
+    const w = await workspace(store.ctx);
+    const s = store.as(a);
+    const general = w.team.general_channel_id;
+    const hidden = await createChannelAs(s, w.admin.token, "hidden", "private");
+    const live = await connect(`${b.url}${STREAM}?types=message.created`, w.member.token);
+    let next = 0;
+    const worker = async () => {
+      while (next < 900) {
+        const n = next++;
+        const channel = n % 3 === 2 ? hidden : general;
+        await postAs(n % 2 ? a.url : b.url, w.admin.token, channel, `#${n}`);
+        // Spread over more than the commit lag, so the catch-up reads it in several pages.
+        await sleep(60);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    await live.waitFor(600, 20_000);
+    await live.close();
+    // A place in time before every post: the stream reads from the reader's own indexes.
+    const longAgo = `${(Date.now() - 3_600_000).toString(16).padStart(12, "0")}`;
+    const after = `${longAgo.slice(0, 8)}-${longAgo.slice(8)}-7000-8000-000000000000`;
+    const resumed = await connect(
+      `${a.url}${STREAM}?types=message.created&after=${after}`,
+      w.member.token,
+    );
+    await resumed.waitFor(600, 20_000);
+    await sleep(300);
+    await resumed.close();
+    assert.deepEqual(resumed.events.map((e) => e.id), live.events.map((e) => e.id));
+    assertInOrder(resumed.events);
+  } finally {
+    await a.kill();
+    await b.kill();
+    await store.cleanup();
+  }
+});
