@@ -81,6 +81,8 @@ interface OpenStream {
   live: boolean;
   /** Whether it catches up from its reader's indexes: it started far behind, and still is. */
   fromIndexes: boolean;
+  /** When its token expires (ms; Infinity: never): the stream ends then, as at a revocation. */
+  expiresAt: number;
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
 }
@@ -101,6 +103,8 @@ export class StreamHub {
   #pollTimer: ReturnType<typeof setTimeout> | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   #tokens: string | null | undefined;
+  /** The earliest expiry of an open stream's token (ms). */
+  #nextExpiry = Infinity;
   readonly #stopListening: () => void;
   #closing = false;
   readonly #registering = new KeyedLock();
@@ -133,7 +137,7 @@ export class StreamHub {
     from: LogPosition | null,
   ): Promise<ReadableStream<Uint8Array>> {
     if (this.#closing) throw new ApiError(503, "The service is stopping; connect again.");
-    await this.#watchToken(subject);
+    const expiresAt = await this.#watchToken(subject);
     const id = newId();
     // One at a time per token here: a client opening its streams at once would only conflict.
     const registered = await this.#registering.run(
@@ -170,10 +174,12 @@ export class StreamHub {
           // Live only between rounds: one under way may have taken its streams already.
           live: !team.round && (!from || !after(team.position, from)),
           fromIndexes: from !== null && isFarBehind(from),
+          expiresAt,
           controller,
           closed: false,
         };
         team.streams.add(stream);
+        this.#nextExpiry = Math.min(this.#nextExpiry, expiresAt);
         controller.enqueue(enc.encode(`retry: ${RETRY_MS}\n: connected\n\n`));
         this.#startTimers();
       },
@@ -206,13 +212,14 @@ export class StreamHub {
    * Reads the tokens version, then the token: a revocation after this read changes the version,
    * which the next poll sees (a baseline first taken by a later poll could miss it).
    */
-  async #watchToken(subject: Subject) {
+  async #watchToken(subject: Subject): Promise<number> {
     const version = await tokensVersion(this.ctx.kv);
     const [entry] = await tokensByHash(this.ctx.kv, [subject.token_hash ?? ""]);
     if (!isTokenLive(entry.value, Date.now())) {
       throw unauthenticated("The token is invalid, revoked or expired.");
     }
     this.#tokens ??= version;
+    return entry.value?.expires_at ? Date.parse(entry.value.expires_at) : Infinity;
   }
 
   async #team(teamId: string): Promise<TeamState> {
@@ -313,6 +320,7 @@ export class StreamHub {
 
   /** One read of every busy team's events version, and of the tokens version. */
   async #poll() {
+    if (Date.now() >= this.#nextExpiry) this.#endExpired();
     try {
       const teams = [...this.#teams.keys()];
       const [versions, tokens] = await Promise.all([
@@ -332,6 +340,20 @@ export class StreamHub {
         this.#pollTimer = setTimeout(() => void this.#poll(), POLL_MS);
       }
     }
+  }
+
+  /**
+   * Ends the streams whose token has expired, from memory: an expiry changes nothing in the
+   * store, so no read would tell. Every poll of every instance looks at the next one due.
+   */
+  #endExpired() {
+    const now = Date.now();
+    let next = Infinity;
+    for (const s of this.#allStreams()) {
+      if (s.expiresAt <= now) void this.#end(s, ": the token has expired\n\n");
+      else next = Math.min(next, s.expiresAt);
+    }
+    this.#nextExpiry = next;
   }
 
   /** A token was revoked or rotated somewhere: streams of tokens no longer valid end now. */

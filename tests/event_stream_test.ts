@@ -3,7 +3,8 @@
  * any SSE id without gaps or repeats, whichever instance it reconnects to.
  */
 import assert from "node:assert/strict";
-import { revokeTokenById } from "../domain/tokens.ts";
+import { createDirectChannel } from "../domain/channels.ts";
+import { createToken, revokeTokenById } from "../domain/tokens.ts";
 import { keys } from "../kv/keys.ts";
 import {
   actor,
@@ -282,6 +283,38 @@ Deno.test("event stream: resumed from long ago, it reads what its reader sees, i
     await resumed.close();
     assert.deepEqual(resumed.events.map((e) => e.id), live.events.map((e) => e.id));
     assertInOrder(resumed.events);
+  } finally {
+    await a.kill();
+    await b.kill();
+    await store.cleanup();
+  }
+});
+
+Deno.test("event stream: a token's streams end when it expires, on every instance, DMs included", async () => {
+  const store = await sharedStore();
+  const a = await startService(store.env);
+  const b = await startService(store.env);
+  try {
+    const w = await workspace(store.ctx);
+    const dm = await createDirectChannel(store.ctx, [w.admin.user, w.member.user]);
+    const { value, token } = await createToken(store.ctx, w.member.user, {
+      scopes: ["messages:read"],
+      expiresInSeconds: 2,
+      actor: w.member.user,
+    });
+    const streams = await Promise.all([a, b].map((s) => connect(`${s.url}${STREAM}`, value)));
+    await postAs(a.url, w.admin.token, dm.id, "before it expires");
+    await Promise.all(streams.map((s) => s.waitFor(1)));
+    const expiry = Date.parse(token.expires_at!);
+    await Promise.all(streams.map((s) => s.ended));
+    const endedAt = Date.now();
+    assert.ok(endedAt - expiry < 5_000, `ended ${endedAt - expiry} ms after the expiry`);
+    for (const s of streams) {
+      assert.ok(s.comments.some((c) => c.includes("expired")), s.comments.join(" | "));
+    }
+    await postAs(b.url, w.admin.token, dm.id, "after it expired");
+    await sleep(300);
+    for (const s of streams) assert.equal(s.events.length, 1, "nothing after the expiry");
   } finally {
     await a.kill();
     await b.kill();
