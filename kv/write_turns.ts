@@ -107,21 +107,22 @@ export class WriteTurns {
     return promise;
   }
 
+  /**
+   * Waits for the lock, if no wait is under way, and in any case for at most WAIT_MS more: a
+   * wait that outlasted the time without turns must not hold the next commits (a holder that
+   * stays stopped for longer than WAIT_MS and WITHOUT_TURNS_MS together).
+   */
   #lock() {
+    this.#limitWait();
     if (this.#locking) return;
     this.#locking = true;
-    let late = false;
-    this.#waitTimer = setTimeout(() => {
-      late = true;
-      this.#withoutUntil = Date.now() + WITHOUT_TURNS_MS;
-      this.#wake();
-    }, WAIT_MS);
     const taken = (ok: boolean) => {
       clearTimeout(this.#waitTimer);
+      this.#waitTimer = undefined;
       this.#locking = false;
       // The file was closed, or can't be locked here: without turns, as before.
       if (!ok) this.#withoutUntil = Infinity;
-      if (ok && !late && this.#waiting.length > 0) {
+      if (ok && this.#waiting.length > 0) {
         this.#held = true;
         this.#since = performance.now();
       } else if (ok) {
@@ -131,6 +132,14 @@ export class WriteTurns {
       this.#wake();
     };
     this.#file.lock(true).then(() => taken(true), () => taken(false));
+  }
+
+  #limitWait() {
+    this.#waitTimer ??= setTimeout(() => {
+      this.#waitTimer = undefined;
+      this.#withoutUntil = Date.now() + WITHOUT_TURNS_MS;
+      this.#wake();
+    }, WAIT_MS);
   }
 
   #releaseIfIdle() {

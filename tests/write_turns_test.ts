@@ -59,3 +59,41 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "write turns: another process holding the lock past the wait and its aftermath stalls no write",
+  sanitizeOps: false,
+  async fn() {
+    await withTwoWriters(async (path, one) => {
+      // A process that took its turn and stopped for longer than the wait and the time without
+      // turns together (a suspended CLI): 13 s.
+      const holder = new Deno.Command(Deno.execPath(), {
+        args: [
+          "eval",
+          `const f = await Deno.open(${
+            JSON.stringify(turnsFile(path))
+          }, { read: true, write: true });
+           await f.lock(true); console.log("held"); await new Promise((r) => setTimeout(r, 13_000));`,
+        ],
+        stdout: "piped",
+      }).spawn();
+      const reader = holder.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      assert.equal((await reader.read()).value?.trim(), "held");
+      try {
+        let slowest = 0;
+        for (const started = Date.now(); Date.now() - started < 12_500;) {
+          const t0 = Date.now();
+          assert.ok((await one.atomic().set(["at"], t0).commit()).ok);
+          slowest = Math.max(slowest, Date.now() - t0);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.ok(slowest < 2_000, `a commit waited ${slowest} ms`);
+      } finally {
+        holder.kill();
+        await holder.status;
+        await reader.cancel();
+      }
+    });
+  },
+});
