@@ -3,8 +3,8 @@ FROM denoland/deno:2.9.6@sha256:2014dc167ece617ef7e7ba40631ac2234c59e75ce693e7cc
 
 WORKDIR /app
 
-# The store and the generated APP_KEY live here; the service must be able to write it without root.
-RUN mkdir -p /app/data && chown deno:deno /app/data
+# The store and the generated APP_KEY live here: the service writes it without root, nobody else reads it.
+RUN mkdir -p /app/data && chown deno:deno /app/data && chmod 700 /app/data
 
 USER deno
 

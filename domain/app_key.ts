@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import { keepPrivate } from "../core/files.ts";
 import { createKeyring, generateAppKey, type Keyring } from "../core/keyring.ts";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { readAppKeyCheck, writeAppKeyCheck } from "../kv/app_key_check.ts";
@@ -63,6 +64,11 @@ async function fromFile(file: string): Promise<Keyring> {
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) throw e;
     throw new SettingsError(`APP_KEY: can't read ${file}: ${firstLine(e)}`);
+  }
+  if (!await keepPrivate(file)) {
+    throw new SettingsError(
+      `APP_KEY: ${file} can be read by other users, and this process can't change that; run \`chmod 600 ${file}\` as its owner.`,
+    );
   }
   try {
     return await createKeyring(text.trim());

@@ -12,7 +12,7 @@ import type { Subject } from "../core/types.ts";
 import { getAll } from "../kv/commit.ts";
 import type { FeedEntry } from "../kv/event_feed.ts";
 import { keys } from "../kv/keys.ts";
-import { after, type LogPosition, type LoggedEvent } from "../kv/stream_log.ts";
+import { after, type LoggedEvent, type LogPosition } from "../kv/stream_log.ts";
 import { FEED_LAG_MS, feedSources, mergedSources } from "./event_feed.ts";
 import type { StreamFilter } from "./stream_audience.ts";
 

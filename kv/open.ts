@@ -1,4 +1,4 @@
-import { exists } from "../core/files.ts";
+import { exists, keepPrivate } from "../core/files.ts";
 import { dirname } from "node:path";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { ConflictError } from "../core/errors.ts";
@@ -30,7 +30,17 @@ export async function openStore(
       `KV_PATH: there is no store at ${path}, and the CLI makes none: start the service with this KV_PATH first, or correct KV_PATH.`,
     );
   }
-  if (isFilePath(path)) await ensureFolder(path);
+  if (isFilePath(path)) {
+    await ensureFolder(path);
+    // Made private before SQLite opens it: its -wal and -shm are made with its mode. Never
+    // over a store another process made meanwhile.
+    if (!opts.existing) {
+      await Deno.writeFile(path, new Uint8Array(), { mode: 0o600, createNew: true })
+        .catch((e) => {
+          if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+        });
+    }
+  }
   if (path && /^https?:\/\//.test(path) && !Deno.env.get("DENO_KV_ACCESS_TOKEN")) {
     throw new SettingsError(
       "DENO_KV_ACCESS_TOKEN: required to open the KV Connect URL in KV_PATH; set it to an access token of that database.",
@@ -43,6 +53,7 @@ export async function openStore(
     throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
   }
   kv = wrapStore(kv, path);
+  if (isFilePath(path)) await keepStorePrivate(kv, path);
   try {
     // The CLI never migrates: the service does, at start, and the CLI works on what it made.
     if (opts.existing) await requireLayout(kv);
@@ -109,7 +120,21 @@ async function ensureFolder(path: string) {
       `KV_PATH: the folder ${folder} does not exist; create it first, or correct KV_PATH.`,
     );
   }
-  await Deno.mkdir(folder, { recursive: true });
+  await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * The store's files are the service's alone (0600): a store made by an older release, or
+ * copied in, is tightened at start; one this process can't change is refused in one line.
+ */
+async function keepStorePrivate(kv: Deno.Kv, path: string) {
+  for (const file of [path, `${path}-wal`, `${path}-shm`, turnsFile(path)]) {
+    if (await keepPrivate(file)) continue;
+    kv.close();
+    throw new SettingsError(
+      `KV_PATH: ${file} can be read by other users, and this process can't change that; run \`chmod 600 ${file}\` as its owner.`,
+    );
+  }
 }
 
 const committing = new WeakMap<Deno.Kv, Set<Promise<unknown>>>();

@@ -65,7 +65,7 @@ export class WriteTurns {
   #withoutUntil = 0;
 
   constructor(path: string) {
-    this.#file = Deno.openSync(path, { read: true, write: true, create: true });
+    this.#file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
   }
 
   /** Runs `commit` in this process's turn. */
