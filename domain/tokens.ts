@@ -140,6 +140,10 @@ export function rotateTokenById(
   return retrying("rotate token", async () => {
     const entry = await liveToken(ctx, id, actor);
     const old = entry.value;
+    // A rotation keeps what remains of a token's life: an expired one has none left to keep.
+    if (!isTokenLive(old, Date.now())) {
+      throw invalid("id", "The token has expired; create a new one instead.");
+    }
     const remaining = old.expires_at
       ? Math.max(1, Math.ceil((Date.parse(old.expires_at) - Date.now()) / 1000))
       : null;

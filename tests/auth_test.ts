@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { ApiError } from "../core/errors.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { logSettled } from "../kv/stream_log.ts";
@@ -129,6 +130,21 @@ Deno.test("auth: an expired token is 401 like a revoked one", async () => {
     const res = await api(s, "GET", "/channels", { token: value });
     assert.equal(res.status, 401);
     assert.equal(typeof res.body.message, "string");
+  });
+});
+
+Deno.test("auth: an expired token can't be rotated into a live one, as a revoked one can't", async () => {
+  await withWorkspace(async (s, w) => {
+    const { token } = await createToken(s.ctx, w.member.user, {
+      scopes: ["channels:read"],
+      expiresInSeconds: 1,
+      actor: w.member.user,
+    });
+    await sleep(Date.parse(token.expires_at!) - Date.now() + 20);
+    await assert.rejects(
+      () => rotateTokenById(s.ctx, token.id, w.member.user),
+      (e) => e instanceof ApiError && e.status === 422 && /expired/.test(e.message),
+    );
   });
 });
 
