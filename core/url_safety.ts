@@ -39,6 +39,7 @@ const V6_BLOCKED: [string, number][] = [
   ["::1", 128], // loopback
   ["100::", 64], // discard
   ["2001::", 32], // Teredo: tunnels to an address we cannot see
+  ["64:ff9b:1::", 48], // local-use NAT64 (RFC 8215): only ever a local network's translator
   ["2001:db8::", 32], // documentation
   ["fc00::", 7], // unique-local, AWS metadata fd00:ec2::254
   ["fe80::", 10], // link-local
@@ -49,6 +50,7 @@ const V6_BLOCKED: [string, number][] = [
 /** [prefix, prefix length, offset of the embedded IPv4 address]. */
 const V6_EMBEDDING_V4: [string, number, number][] = [
   ["::ffff:0:0", 96, 12], // IPv4-mapped
+  ["::ffff:0:0:0", 96, 12], // IPv4-translated (RFC 2765)
   ["::", 96, 12], // IPv4-compatible (deprecated)
   ["64:ff9b::", 96, 12], // NAT64
   ["2002::", 16, 2], // 6to4

@@ -487,6 +487,10 @@ Deno.test("ssrf: addresses", () => {
     "::ffff:0:0",
     "::127.0.0.1",
     "64:ff9b::a9fe:a9fe",
+    "::ffff:0:7f00:1",
+    "::ffff:0:10.0.0.1",
+    "64:ff9b:1::7f00:1",
+    "64:ff9b:1::808:808",
     "2002:7f00:1::",
     "2001:db8::1",
   ];
@@ -503,6 +507,7 @@ Deno.test("ssrf: addresses", () => {
     "2a00:1450:4001:80b::200e",
     "::ffff:8.8.8.8",
     "64:ff9b::808:808",
+    "::ffff:0:808:808",
     "2002:808:808::1",
   ];
   for (const a of refused) assert.equal(isPublicAddress(parseIp(a)!), false, a);

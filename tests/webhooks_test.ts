@@ -180,6 +180,8 @@ Deno.test("webhooks: non-public URLs are refused unless private URLs are allowed
       "http://[::ffff:169.254.169.254]/x",
       "http://[::ffff:a00:1]/x",
       "http://[64:ff9b::10.0.0.1]/x",
+      "http://[::ffff:0:7f00:1]/x",
+      "http://[64:ff9b:1::7f00:1]/x",
       "http://[2002:a9fe:a9fe::1]/x",
       "http://name-that-does-not-resolve.invalid/x",
     ];
