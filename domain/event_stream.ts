@@ -83,6 +83,8 @@ interface OpenStream {
   fromIndexes: boolean;
   /** When its token expires (ms; Infinity: never): the stream ends then, as at a revocation. */
   expiresAt: number;
+  /** Settles when the server is done with the response (its connection closed, or it ended). */
+  done?: Promise<void>;
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
 }
@@ -97,12 +99,21 @@ interface TeamState {
   again: boolean;
 }
 
+/** Why a stream is cut off (see StreamHub #cutOff): the server logs it as what it is. */
+export class ReaderTooSlow extends Error {
+  constructor() {
+    super("the reader left more than 1 MiB unread");
+  }
+}
+
 /** One process's event streams. */
 export class StreamHub {
   readonly #teams = new Map<string, TeamState>();
   #pollTimer: ReturnType<typeof setTimeout> | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   #tokens: string | null | undefined;
+  /** Streams cut off whose connections the server still holds (see #cutOff). */
+  readonly #lingering = new Set<OpenStream>();
   /** The earliest expiry of an open stream's token (ms). */
   #nextExpiry = Infinity;
   readonly #stopListening: () => void;
@@ -135,6 +146,7 @@ export class StreamHub {
     subject: Subject,
     filter: StreamFilter,
     from: LogPosition | null,
+    done?: Promise<void>,
   ): Promise<ReadableStream<Uint8Array>> {
     if (this.#closing) throw new ApiError(503, "The service is stopping; connect again.");
     const expiresAt = await this.#watchToken(subject);
@@ -175,6 +187,7 @@ export class StreamHub {
           live: !team.round && (!from || !after(team.position, from)),
           fromIndexes: from !== null && isFarBehind(from),
           expiresAt,
+          done,
           controller,
           closed: false,
         };
@@ -242,14 +255,19 @@ export class StreamHub {
   #registration = (s: OpenStream) => ({ tokenId: s.subject.token_id, streamId: s.id });
 
   async #forget(stream: OpenStream) {
+    if (this.#detach(stream)) await this.#drop([this.#registration(stream)]);
+  }
+
+  /** Stops sending to a stream; false when it was stopped already. */
+  #detach(stream: OpenStream): boolean {
     stream.closed = true;
     const { team } = stream;
-    if (!team.streams.delete(stream)) return;
+    if (!team.streams.delete(stream)) return false;
     if (team.streams.size === 0 && this.#teams.get(stream.subject.team_id) === team) {
       this.#teams.delete(stream.subject.team_id);
     }
-    if (this.size === 0) this.#stopTimers();
-    await this.#drop([this.#registration(stream)]);
+    if (this.size === 0 && this.#lingering.size === 0) this.#stopTimers();
+    return true;
   }
 
   /**
@@ -281,6 +299,30 @@ export class StreamHub {
     return this.#forget(stream);
   }
 
+  /**
+   * Ends a stream whose reader left too much unread: an error, not a close, so that the bytes
+   * queued for it are dropped, where a close would keep them for a reader that may never read
+   * them. The reader resumes from its last id.
+   */
+  #cutOff(stream: OpenStream) {
+    if (stream.closed) return;
+    stream.controller.error(new ReaderTooSlow());
+    if (!this.#detach(stream)) return;
+    if (!stream.done) {
+      void this.#drop([this.#registration(stream)]);
+      return;
+    }
+    // The server may hold the connection while its last bytes wait for the reader: it counts
+    // against the token's streams until it is gone, so a token never holds more than its cap.
+    this.#lingering.add(stream);
+    this.#startTimers();
+    void stream.done.finally(() => {
+      this.#lingering.delete(stream);
+      if (this.size === 0 && this.#lingering.size === 0) this.#stopTimers();
+      return this.#drop([this.#registration(stream)]);
+    });
+  }
+
   /** Sends bytes; a reader that leaves too much unread is closed (it resumes from its last id). */
   #send(stream: OpenStream, bytes: Uint8Array) {
     if (stream.closed) return;
@@ -290,9 +332,7 @@ export class StreamHub {
       void this.#forget(stream);
       return;
     }
-    if ((stream.controller.desiredSize ?? 0) < -MAX_UNREAD_BYTES) {
-      void this.#end(stream, `: too slow; resume with Last-Event-ID\n\n`);
-    }
+    if ((stream.controller.desiredSize ?? 0) < -MAX_UNREAD_BYTES) this.#cutOff(stream);
   }
 
   #startTimers() {
@@ -313,7 +353,7 @@ export class StreamHub {
     for (const s of streams) this.#send(s, ping);
     await renewStreams(
       this.ctx.kv,
-      streams.map(this.#registration),
+      [...streams, ...this.#lingering].map(this.#registration),
       Date.now() + REGISTRATION_MS,
     ).catch((e) => log.error("stream: renewing registrations failed", errorFields(e)));
   }
@@ -496,6 +536,8 @@ export interface StreamQuery {
   channelIds: string[] | null;
   /** A stream's SSE id or an event id to resume after (Last-Event-ID, or `after`); null: now. */
   after: string | null;
+  /** Settles when the server is done with the response: what a cut-off stream waits for. */
+  done?: Promise<void>;
 }
 
 /**
@@ -517,7 +559,8 @@ export async function openEventStream(
     }
   }
   const from = query.after === null ? null : await resumeFrom(ctx, subject, query.after);
-  return await hub.open(subject, { types: query.types, channelIds: query.channelIds }, from);
+  const filter = { types: query.types, channelIds: query.channelIds };
+  return await hub.open(subject, filter, from, query.done);
 }
 
 /**

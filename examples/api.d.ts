@@ -635,10 +635,12 @@ export interface paths {
          *     them out). A token holds at most 10 open streams, across all instances (429 beyond).
          *     The stream starts with `retry: 1000` and a `: connected` comment, and sends a
          *     `: ping` comment every 15 seconds. The service ends a stream, with a comment saying
-         *     why, when the token is revoked, rotated or expires; when the reader leaves more than
-         *     1 MiB unread (`: too slow; resume with Last-Event-ID`); and when the instance stops
-         *     (`: the service is stopping`, after `retry: 1000`): reconnect with `Last-Event-ID` and
-         *     nothing is lost. A member taken out of a private channel gets nothing more of it from
+         *     why, when the token is revoked, rotated or expires (within a second of the expiry, on
+         *     every instance), and when the instance stops (`: the service is stopping`, after
+         *     `retry: 1000`): reconnect with `Last-Event-ID` and nothing is lost. A reader that leaves
+         *     more than 1 MiB unread is cut off: the stream ends abruptly, what was queued for it is
+         *     dropped, and it resumes with `Last-Event-ID`; its connection counts against the token's
+         *     10 streams until it is gone. A member taken out of a private channel gets nothing more of it from
          *     then on. Responses are not buffered by the service (`X-Accel-Buffering: no` for nginx).
          */
         get: operations["streamEvents"];

@@ -66,6 +66,7 @@ export function eventRoutes(ctx: Ctx, hub: StreamHub) {
       types: q.types ?? null,
       channelIds: q.channel_ids ?? null,
       after: c.req.header("Last-Event-ID") || q.after || null,
+      done: (c.env as Partial<Deno.ServeHandlerInfo> | undefined)?.completed,
     });
     return c.body(stream, 200, {
       "Content-Type": "text/event-stream; charset=utf-8",

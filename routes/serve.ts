@@ -1,4 +1,5 @@
 import { errorFields, log } from "../core/log.ts";
+import { ReaderTooSlow } from "../domain/event_stream.ts";
 
 /** What `serveForever` hands back: a way to stop listening and finish what is in flight. */
 export interface Serving {
@@ -6,6 +7,20 @@ export interface Serving {
 }
 
 const RELISTEN_AFTER_MS = 100;
+
+/**
+ * What fails after the app answered (the error handler answers everything before): a response
+ * body that errors. An event stream cut off for a slow reader errors on purpose; anything else
+ * is logged as the failure it is.
+ */
+function responseFailed(e: unknown): Response {
+  if (e instanceof ReaderTooSlow) {
+    log.info("stream: a reader too slow was cut off");
+  } else {
+    log.error("http: a response failed", errorFields(e));
+  }
+  return new Response(null, { status: 500 });
+}
 
 /**
  * Deno.serve, listening again whenever its accept loop dies. A flood of slow or idle clients can
@@ -19,6 +34,7 @@ export function serveForever(
   options: Deno.ServeTcpOptions,
   handler: Deno.ServeHandler,
 ): Serving {
+  options = { onError: responseFailed, ...options };
   let server = Deno.serve(options, handler);
   let stopping = false;
   const loop = (async () => {
