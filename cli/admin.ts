@@ -18,6 +18,7 @@ import { demoCommands } from "./demo_command.ts";
 import { incomingCommands } from "./incoming_commands.ts";
 import { loginCommands } from "./login_command.ts";
 import { moveCommands } from "./move_commands.ts";
+import { peopleCommands } from "./people_commands.ts";
 import { tokenCommands } from "./token_commands.ts";
 import { webhookCommands } from "./webhook_commands.ts";
 import { workspaceCommands } from "./workspace_commands.ts";
@@ -45,6 +46,7 @@ const commands = registry(
   loginCommands,
   backupCommands,
   moveCommands,
+  peopleCommands,
 );
 
 const help = () =>

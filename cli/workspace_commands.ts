@@ -5,10 +5,8 @@ import {
   listTeams,
   listUsers,
 } from "../domain/workspace.ts";
-import type { Role } from "../core/types.ts";
+import { ROLES } from "../core/types.ts";
 import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
-
-const ROLES: readonly Role[] = ["member", "admin", "owner"];
 
 /** Teams, their people and their custom emoji. */
 export const workspaceCommands: Record<string, Command> = {

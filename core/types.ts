@@ -1,6 +1,7 @@
 /** Plain records as they are stored. What clients see is shaped from these in domain/views.ts. */
 
-export type Role = "member" | "admin" | "owner";
+export const ROLES = ["member", "admin", "owner"] as const;
+export type Role = typeof ROLES[number];
 export type UserType = "human" | "bot";
 
 export interface Team {
@@ -18,6 +19,8 @@ export interface User {
   /** null for bots. */
   role: Role | null;
   created_at: string;
+  /** When it was deactivated (it can't act or be given tokens); absent or null while active. */
+  deactivated_at?: string | null;
 }
 
 /** The API's Member shape, also embedded in messages and event payloads. */
@@ -69,7 +72,7 @@ export interface Token {
   hash: string;
   user_id: string;
   team_id: string;
-  /** Copied from the user (users never change) so auth costs one read. */
+  /** Copied from the user so auth costs one read; a role change rewrites it (domain/people.ts). */
   user_name: string;
   user_type: UserType;
   role: Role | null;
@@ -171,7 +174,10 @@ export type AuditAction =
   | "webhook.secret_rotated"
   | "webhook.updated"
   | "incoming_webhook.created"
-  | "incoming_webhook.revoked";
+  | "incoming_webhook.revoked"
+  | "user.deactivated"
+  | "user.reactivated"
+  | "user.role_changed";
 
 export interface AuditEntry {
   id: string;
@@ -205,7 +211,7 @@ export interface LoginLink {
 /** A signed-in human's session of the settings screen, stored by the SHA-256 of its cookie. */
 export interface Session {
   id: string;
-  /** Copied at sign-in: users never change. */
+  /** As at sign-in; each page reads the person as they are now (domain/sessions.ts). */
   user: User;
   /** Every form of this session carries it; a POST without it is refused. */
   csrf: string;

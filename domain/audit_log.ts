@@ -14,7 +14,7 @@ export interface AuditPage {
 /**
  * One page of a team's audit log, newest first, each entry naming who acted and what it acted on
  * beside their ids. Entries written before names were kept get their actor's name from the user
- * (users never change), or "system". A malformed cursor starts from the newest.
+ * (as named when it acted), or "system". A malformed cursor starts from the newest.
  */
 export async function readAuditLog(
   ctx: Ctx,

@@ -57,7 +57,8 @@ function hashOfWellFormed(value: string | undefined): string {
 
 /**
  * Tokens seen before, by hash. What never changes on a token (its user, team, scopes, expiry)
- * is taken from here; whether it is still unrevoked is not: see `TokenCheck`.
+ * is taken from here; whether it is still unrevoked, and its user's role, are not: see
+ * `TokenCheck`.
  */
 const known = new RecentMap<string, Token>(10_000);
 
@@ -94,11 +95,17 @@ export function settleTokenCheck(
   const check = subject.token_check;
   if (!check || check.settled) return;
   const hash = check.key[1] as string;
+  let token: Token;
   try {
-    assertLive(entry.value as Token | null);
+    token = assertLive(entry.value as Token | null);
   } catch (e) {
     known.delete(hash);
     throw e;
+  }
+  // A role change rewrites the role the token carries: the request acts with the new one.
+  if (token.role !== subject.role) {
+    subject.role = token.role;
+    known.set(hash, token);
   }
   check.settled = current;
 }

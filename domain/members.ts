@@ -84,6 +84,7 @@ async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): P
   if (!user || user.team_id !== access.channel.team_id) {
     throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
   }
+  if (user.deactivated_at) throw invalid("user_id", "The user is deactivated.");
   if ((await ctx.kv.get(keys.member(access.channel.id, user.id))).versionstamp !== null) {
     throw invalid("user_id", "The user is already a member of this channel.");
   }
@@ -168,6 +169,7 @@ async function operatorAccess(ctx: Ctx, channelId: string, user: User): Promise<
   if (user.team_id !== channel.value.team_id) {
     throw invalid("user", "The user is not in the channel's team.");
   }
+  if (user.deactivated_at) throw invalid("user", "The user is deactivated.");
   if (member.versionstamp !== null) {
     throw invalid("user", "The user is already a member of this channel.");
   }

@@ -87,6 +87,9 @@ export type HolderTarget = { id: string; team_id: string; type: UserType };
 
 export type TeamTarget = { team_id: string };
 
+/** A person or bot of a team, as deactivation and role changes act on it. */
+export type PersonTarget = Pick<User, "id" | "team_id" | "type" | "role">;
+
 /** Each action and the resource it acts on. */
 export interface Targets {
   /** Show a channel, read its messages and members, read its events (feed and stream). */
@@ -119,6 +122,10 @@ export interface Targets {
   "team.administer": TeamTarget;
   /** Point an incoming webhook at this channel. */
   "incoming.target": ChannelTarget;
+  /** Deactivate or reactivate this user. */
+  "user.deactivate": PersonTarget;
+  /** Change this human's role. */
+  "user.role": PersonTarget;
 }
 
 export type Action = keyof Targets;
@@ -242,6 +249,19 @@ const RULES: Rules = {
   "team.administer": (p, t) => adminOf(p, t.team_id) ? null : hidden("Not found."),
   "incoming.target": (p, t) =>
     adminOf(p, t.channel.team_id) && sees(p, t) ? null : hidden("No such channel."),
+  // An admin: members and bots; an owner: anyone; nobody: themselves.
+  "user.deactivate": (p, t) => {
+    if (!adminOf(p, t.team_id)) return hidden("No such user.");
+    if (t.id === p.user_id) return forbidden("You can't deactivate yourself.");
+    if (isAdmin(t) && p.role !== "owner") {
+      return forbidden("Only an owner may deactivate an admin or owner.");
+    }
+    return null;
+  },
+  "user.role": (p, t) => {
+    if (!adminOf(p, t.team_id)) return hidden("No such user.");
+    return p.role === "owner" ? null : forbidden("Only an owner may change roles.");
+  },
 };
 
 /** Why `who` may not do `action` on `target`, or null when it may. The operator always may. */

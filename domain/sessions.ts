@@ -67,7 +67,7 @@ export async function openLoginLink(
   if (link.value.used_at) throw linkUsed();
   if (Date.parse(link.value.expires_at) <= Date.now()) throw linkExpired();
   const user = await getUser(ctx.kv, link.value.user_id);
-  if (!user || user.type !== "human") throw linkUnknown();
+  if (!user || user.type !== "human" || user.deactivated_at) throw linkUnknown();
   return { link, user };
 }
 
@@ -98,11 +98,17 @@ export async function signIn(
   return { cookie, session };
 }
 
-/** The live session a cookie names, or null (none, unknown, expired or malformed). */
+/**
+ * The live session a cookie names, or null (none, unknown, expired or malformed, or its person
+ * deactivated since). It carries the person as they are now: a role changed since sign-in
+ * counts from the next page on.
+ */
 export async function sessionFor(ctx: Ctx, cookie: string | undefined): Promise<Session | null> {
   if (!cookie || !SECRET.test(cookie)) return null;
   const session = await getSession(ctx.kv, sha256Hex(cookie));
-  return session && Date.parse(session.expires_at) > Date.now() ? session : null;
+  if (!session || Date.parse(session.expires_at) <= Date.now()) return null;
+  const user = await getUser(ctx.kv, session.user.id);
+  return user && !user.deactivated_at ? { ...session, user } : null;
 }
 
 /** Ends the session a cookie names; ending an ended one is fine. */

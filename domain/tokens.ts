@@ -78,6 +78,9 @@ export async function createToken(
   },
 ): Promise<NewToken> {
   authorize(whoOf(opts.actor), "token.create", user);
+  if (user.deactivated_at) {
+    throw invalid("user", "The user is deactivated; reactivate it before giving it a token.");
+  }
   const name = tokenName(opts.name);
   if (opts.scopes.length === 0) throw invalid("scopes", "Choose at least one scope.");
   return await retrying("create token", async () => {

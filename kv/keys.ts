@@ -5,7 +5,7 @@
  * | key                                           | value                | notes                                   |
  * |-----------------------------------------------|----------------------|-----------------------------------------|
  * | ["teams", teamId]                             | Team                 |                                         |
- * | ["users", userId]                             | User                 | users never change once created         |
+ * | ["users", userId]                             | User                 | its role and deactivation change (domain/people.ts); its tokens carry the role, rewritten with it |
  * | ["team_users", teamId, userId]                | null                 | index: a team's users                   |
  * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value; read with each request's first resource |
  * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |

@@ -16,7 +16,7 @@ export async function getTokenById(kv: Deno.Kv, id: string): Promise<Deno.KvEntr
   return entry.versionstamp === null ? null : entry;
 }
 
-function put(op: Deno.AtomicOperation, token: Token) {
+export function putToken(op: Deno.AtomicOperation, token: Token) {
   op.set(keys.token(token.hash), token)
     .set(keys.tokenId(token.id), token.hash)
     .set(keys.userToken(token.user_id, token.id), token.hash);
@@ -36,7 +36,7 @@ export async function insertToken(
     .check({ key: keys.token(token.hash), versionstamp: null })
     .check({ key: keys.userTokensVersion(token.user_id), versionstamp: version.versionstamp })
     .set(keys.userTokensVersion(token.user_id), Date.now());
-  put(op, token);
+  putToken(op, token);
   addAudit(op, audit);
   return (await op.commit()).ok;
 }
@@ -50,7 +50,7 @@ export async function revokeToken(
 ): Promise<Token | null> {
   const revoked = { ...entry.value, revoked_at: revokedAt };
   const op = kv.atomic().check(entry).set(keys.tokensVersion(), Date.now());
-  put(op, revoked);
+  putToken(op, revoked);
   addAudit(op, audit);
   return (await op.commit()).ok ? revoked : null;
 }
@@ -67,8 +67,8 @@ export async function replaceToken(
 ): Promise<boolean> {
   const op = kv.atomic().check(old, { key: keys.token(next.hash), versionstamp: null })
     .set(keys.tokensVersion(), Date.now());
-  put(op, { ...old.value, revoked_at: next.created_at });
-  put(op, next);
+  putToken(op, { ...old.value, revoked_at: next.created_at });
+  putToken(op, next);
   addAudit(op, audit);
   return (await op.commit()).ok;
 }

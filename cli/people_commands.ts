@@ -1,0 +1,29 @@
+import { changeRole, deactivateUser, reactivateUser } from "../domain/people.ts";
+import { type Role, ROLES } from "../core/types.ts";
+import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
+
+/** People who leave and roles that change (decisions.md, "Authority over time"). */
+export const peopleCommands: Record<string, Command> = {
+  "user:deactivate": {
+    usage: "user:deactivate --id <user id>",
+    async run(ctx, flags) {
+      const user = await deactivateUser(ctx, null, uuidFlag(flags, "id"));
+      return { id: user.id, deactivated_at: user.deactivated_at };
+    },
+  },
+  "user:reactivate": {
+    usage: "user:reactivate --id <user id>",
+    async run(ctx, flags) {
+      const user = await reactivateUser(ctx, null, uuidFlag(flags, "id"));
+      return { id: user.id };
+    },
+  },
+  "user:role": {
+    usage: "user:role --id <user id> --role member|admin|owner",
+    async run(ctx, flags) {
+      const role = choiceFlag(flags, "role", ROLES, requiredFlag(flags, "role") as Role);
+      const { user, previous } = await changeRole(ctx, null, uuidFlag(flags, "id"), role);
+      return { id: user.id, role: user.role, previous_role: previous };
+    },
+  },
+};

@@ -1,0 +1,153 @@
+/**
+ * People leave and roles change (decisions.md, "Authority over time"). Deactivating a user
+ * revokes its tokens (so every instance answers 401 on the next request and ends its streams),
+ * ends its sessions and sign-in links (read against the user each time), disables its
+ * subscriptions and, for a bot, revokes its incoming webhooks; its messages, reactions and
+ * memberships stay. A role change rewrites the role its tokens carry in the same commit, so the
+ * next request anywhere acts with the new one. The policy decides who may do either.
+ */
+import type { Ctx } from "../core/context.ts";
+import { invalid, notFound } from "../core/errors.ts";
+import { isUuid, nowIso } from "../core/ids.ts";
+import { retrying } from "../core/retry.ts";
+import type { Role, User } from "../core/types.ts";
+import type { Subscription } from "../core/webhook_records.ts";
+import { getIncomingById, listTeamIncoming, revokeIncoming } from "../kv/incoming.ts";
+import { getUserEntry, replaceUser } from "../kv/people.ts";
+import { listUserTokens } from "../kv/tokens.ts";
+import { getSubscription, listTeamSubscriptions, replaceSubscription } from "../kv/webhooks.ts";
+import { listTeamUsers } from "../kv/workspace.ts";
+import { type Actor, auditActor, authorize, whoOf } from "./policy.ts";
+import { isTokenLive } from "./token_format.ts";
+
+export const isActive = (user: Pick<User, "deactivated_at">) => !user.deactivated_at;
+
+const noSuchUser = () => notFound("No such user.");
+
+async function userEntry(ctx: Ctx, id: string): Promise<Deno.KvEntry<User>> {
+  const entry = isUuid(id) ? await getUserEntry(ctx.kv, id.toLowerCase()) : null;
+  if (!entry || entry.versionstamp === null) throw noSuchUser();
+  return entry as Deno.KvEntry<User>;
+}
+
+/** Refuses a change that would leave the team without an active owner. */
+async function keepAnOwner(ctx: Ctx, user: User, what: string) {
+  if (user.role !== "owner" || !isActive(user)) return;
+  const owners = (await listTeamUsers(ctx.kv, user.team_id))
+    .filter((u) => u.role === "owner" && isActive(u));
+  if (owners.length <= 1) {
+    throw invalid("id", `This is the team's last active owner: it can't be ${what}.`);
+  }
+}
+
+/** Deactivates a user and takes back what acted for it; deactivating one again changes nothing. */
+export async function deactivateUser(ctx: Ctx, actor: Actor, id: string): Promise<User> {
+  const user = await retrying("deactivate user", async () => {
+    const entry = await userEntry(ctx, id);
+    authorize(whoOf(actor), "user.deactivate", entry.value);
+    if (!isActive(entry.value)) return entry.value;
+    await keepAnOwner(ctx, entry.value, "deactivated");
+    const now = nowIso();
+    const next: User = { ...entry.value, deactivated_at: now };
+    const tokens = (await listUserTokens(ctx.kv, next.id))
+      .filter((t) => isTokenLive(t, Date.now()))
+      .map((t) => ({ ...t, revoked_at: now }));
+    const done = await replaceUser(ctx.kv, entry, next, tokens, {
+      team_id: next.team_id,
+      action: "user.deactivated",
+      ...auditActor(actor),
+      target_id: next.id,
+      target_name: next.name,
+    });
+    return done ? next : null;
+  });
+  await disableSubscriptionsOf(ctx, actor, user);
+  if (user.type === "bot") await revokeHooksOf(ctx, actor, user);
+  return user;
+}
+
+/** Lets a user sign in and be given tokens again; its old tokens and subscriptions stay off. */
+export async function reactivateUser(ctx: Ctx, actor: Actor, id: string): Promise<User> {
+  return await retrying("reactivate user", async () => {
+    const entry = await userEntry(ctx, id);
+    authorize(whoOf(actor), "user.deactivate", entry.value);
+    if (isActive(entry.value)) return entry.value;
+    const next: User = { ...entry.value, deactivated_at: null };
+    const done = await replaceUser(ctx.kv, entry, next, [], {
+      team_id: next.team_id,
+      action: "user.reactivated",
+      ...auditActor(actor),
+      target_id: next.id,
+      target_name: next.name,
+    });
+    return done ? next : null;
+  });
+}
+
+/** Gives a human another role; its tokens carry it from the same commit on. */
+export async function changeRole(
+  ctx: Ctx,
+  actor: Actor,
+  id: string,
+  role: Role,
+): Promise<{ user: User; previous: Role }> {
+  return await retrying("change role", async () => {
+    const entry = await userEntry(ctx, id);
+    authorize(whoOf(actor), "user.role", entry.value);
+    const previous = entry.value.role;
+    if (entry.value.type !== "human" || previous === null) {
+      throw invalid("id", "A bot has no role.");
+    }
+    if (previous === role) return { user: entry.value, previous };
+    if (previous === "owner") await keepAnOwner(ctx, entry.value, "demoted");
+    const next: User = { ...entry.value, role };
+    const tokens = (await listUserTokens(ctx.kv, next.id))
+      .filter((t) => t.revoked_at === null)
+      .map((t) => ({ ...t, role }));
+    const done = await replaceUser(ctx.kv, entry, next, tokens, {
+      team_id: next.team_id,
+      action: "user.role_changed",
+      ...auditActor(actor),
+      target_id: next.id,
+      target_name: `${next.name}: ${previous} → ${role}`,
+    });
+    return done ? { user: next, previous } : null;
+  });
+}
+
+/** Disables the active subscriptions a deactivated user owns, each with its audit entry. */
+async function disableSubscriptionsOf(ctx: Ctx, actor: Actor, user: User) {
+  const owned = (await listTeamSubscriptions(ctx.kv, user.team_id))
+    .filter((s) => s.created_by === user.id && s.status === "active");
+  for (const { id } of owned) {
+    await retrying("disable webhook", async () => {
+      const entry = await getSubscription(ctx.kv, id);
+      if (entry.versionstamp === null || entry.value.status !== "active") return true;
+      const next: Subscription = { ...entry.value, status: "disabled", disabled_at: nowIso() };
+      return await replaceSubscription(ctx.kv, entry, next, "webhook.disabled", auditActor(actor))
+        ? true
+        : null;
+    });
+  }
+}
+
+/** Revokes a deactivated bot's incoming webhooks: their URLs answer 404 from then on. */
+async function revokeHooksOf(ctx: Ctx, actor: Actor, bot: User) {
+  const hooks = (await listTeamIncoming(ctx.kv, bot.team_id))
+    .filter((h) => h.bot_id === bot.id && !h.revoked_at);
+  for (const { id } of hooks) {
+    await retrying("revoke incoming webhook", async () => {
+      const entry = await getIncomingById(ctx.kv, id);
+      if (!entry || entry.value.revoked_at) return true;
+      return await revokeIncoming(ctx.kv, entry, nowIso(), {
+          team_id: entry.value.team_id,
+          action: "incoming_webhook.revoked",
+          ...auditActor(actor),
+          target_id: entry.value.id,
+          target_name: entry.value.name,
+        })
+        ? true
+        : null;
+    });
+  }
+}

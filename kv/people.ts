@@ -1,0 +1,27 @@
+import type { Token, User } from "../core/types.ts";
+import { addAudit, type AuditDraft } from "./audit.ts";
+import { keys } from "./keys.ts";
+import { putToken } from "./tokens.ts";
+
+/** A user as read, for a change that must not land over another. */
+export const getUserEntry = (kv: Deno.Kv, id: string) => kv.get<User>(keys.user(id));
+
+/**
+ * Replaces a user read as `entry`, with its tokens rewritten as `tokens` (revoked, or carrying
+ * the new role), in one commit with its audit entry. The tokens version moves, so every
+ * process's cached authentications and open streams look at the tokens again. False when the
+ * user changed since it was read.
+ */
+export async function replaceUser(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<User>,
+  next: User,
+  tokens: Token[],
+  audit: AuditDraft,
+): Promise<boolean> {
+  const op = kv.atomic().check(entry).set(keys.user(next.id), next)
+    .set(keys.tokensVersion(), Date.now());
+  for (const t of tokens) putToken(op, t);
+  addAudit(op, audit);
+  return (await op.commit()).ok;
+}
