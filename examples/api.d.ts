@@ -876,6 +876,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings/integrations/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's people and bots, to deactivate, reactivate and change roles (admins and owners)
+         * @description Each person or bot with its role and status, and the actions the viewer may take: an
+         *     admin may deactivate or reactivate members and bots, an owner anyone; nobody themselves;
+         *     only owners change roles. The team's last active owner can't be deactivated or demoted.
+         */
+        get: operations["settingsPeople"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/people/{user}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A person or bot of the team. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate a person or bot
+         * @description At once, on every instance: its tokens answer 401 and its event streams close, its
+         *     sessions and sign-in links end, its subscriptions are disabled (audited
+         *     `webhook.disabled`), a bot's incoming webhooks answer 404. Its messages, reactions and
+         *     memberships stay. Audited `user.deactivated`.
+         */
+        post: operations["settingsDeactivateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/people/{user}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A person or bot of the team. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reactivate a person or bot
+         * @description It may sign in and be given tokens again; its old tokens stay revoked and its
+         *     subscriptions disabled until re-enabled. Audited `user.reactivated`.
+         */
+        post: operations["settingsReactivateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/people/{user}/role": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A person of the team. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a person's role (owners)
+         * @description Honoured on the person's very next request, on every instance. Audited
+         *     `user.role_changed` with the old and new role.
+         */
+        post: operations["settingsChangeRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settings/integrations/bots": {
         parameters: {
             query?: never;
@@ -3143,6 +3239,85 @@ export interface operations {
             cookie?: never;
         };
         requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsPeople: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsDeactivateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A person or bot of the team. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsReactivateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A person or bot of the team. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsChangeRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A person of the team. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    /** @enum {string} */
+                    role: "member" | "admin" | "owner";
+                };
+            };
+        };
         responses: {
             303: components["responses"]["SettingsRedirect"];
             401: components["responses"]["SettingsSignIn"];

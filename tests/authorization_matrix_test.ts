@@ -17,6 +17,7 @@ import { createToken, revokeTokenById } from "../domain/tokens.ts";
 import { authenticate } from "../domain/authenticate.ts";
 import { type Scope, SCOPES, type Subject, type Team, type User } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
+import { deactivateUser } from "../domain/people.ts";
 import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
@@ -24,13 +25,15 @@ import { receiver, waitUntil } from "./webhook_receivers.ts";
 
 const PEOPLE = ["owner", "admin", "member", "botIn", "botOut", "foreign"] as const;
 type Person = typeof PEOPLE[number];
-type ApiSubject = Person | `only:${Scope}` | "revoked" | "expired";
+/** Subjects whose every request is 401: a revoked or expired token, a deactivated user's. */
+const ENDED = ["revoked", "expired", "deactivated", "deactivatedBot"] as const;
+type ApiSubject = Person | `only:${Scope}` | typeof ENDED[number];
 const API_SUBJECTS: ApiSubject[] = [
   ...PEOPLE,
   ...SCOPES.map((s) => `only:${s}` as const),
-  "revoked",
-  "expired",
+  ...ENDED,
 ];
+const ended = (s: ApiSubject) => (ENDED as readonly string[]).includes(s);
 const HUMANS = ["owner", "admin", "member", "foreign"] as const;
 type Human = typeof HUMANS[number];
 type ScreenSubject = Human | "anonymous";
@@ -527,6 +530,10 @@ const teamAdmins = (ok: number) => (p: Human) => p === "owner" || p === "admin" 
 const anyAdmin = (ok: number) => (p: Human) => p === "member" ? 404 : ok;
 const everyone = (ok: number) => () => ok;
 
+/** A member of team A made for a cell that changes it. */
+const newcomer = (w: World) =>
+  createUser(w.s.ctx, { teamId: w.team.id, name: "Newcomer", type: "human", role: "member" });
+
 async function botToken(w: World): Promise<string> {
   return (await createToken(w.s.ctx, w.users.botIn, { scopes: ["channels:read"], actor: null }))
     .token.id;
@@ -564,6 +571,48 @@ const SCREEN: Record<string, ScreenRow> = {
         unknown: `${S}/tokens/${uuid()}/revoke`,
       }),
       teamAdmins(303),
+    ),
+  },
+  "GET /settings/integrations/people": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: `${S}/people` }), anyAdmin(200)),
+  },
+  "POST /settings/integrations/people/{user}/deactivate": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/people/${(await newcomer(w)).id}/deactivate`,
+        form: {},
+        unknown: `${S}/people/${uuid()}/deactivate`,
+      }),
+      teamAdmins(303),
+    ),
+  },
+  "POST /settings/integrations/people/{user}/reactivate": {
+    surface: "screen",
+    cells: screen(
+      async (w) => {
+        const gone = await newcomer(w);
+        await deactivateUser(w.s.ctx, null, gone.id);
+        return {
+          path: `${S}/people/${gone.id}/reactivate`,
+          form: {},
+          unknown: `${S}/people/${uuid()}/reactivate`,
+        };
+      },
+      teamAdmins(303),
+    ),
+  },
+  "POST /settings/integrations/people/{user}/role": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/people/${(await newcomer(w)).id}/role`,
+        form: { role: "admin" },
+        unknown: `${S}/people/${uuid()}/role`,
+      }),
+      // Only owners change roles; an admin is refused, a member doesn't see the page.
+      (p) => p === "owner" ? 303 : p === "admin" ? 403 : 404,
     ),
   },
   "GET /settings/integrations/bots": {
@@ -934,6 +983,13 @@ async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
     actor: null,
   });
   tokens.expired = expired.value;
+  // People who left: their tokens end with them.
+  const leaver = await human(team, "Lee Leaver", "member");
+  const leftBot = await bot("Left Bot");
+  for (const [subject, user] of [["deactivated", leaver], ["deactivatedBot", leftBot]] as const) {
+    tokens[subject] = (await createToken(ctx, user, { scopes: [...SCOPES], actor: null })).value;
+    await deactivateUser(ctx, null, user.id);
+  }
   const subjects = {} as Record<Person, Subject>;
   for (const p of PEOPLE) subjects[p] = await authenticate(ctx, tokens[p]);
   const w: World = {
@@ -1025,12 +1081,11 @@ Deno.test("authorization matrix: every operation × every subject, as decisions.
     for (const [op, row] of Object.entries(ROWS)) {
       if (row.surface === "api") {
         for (const subject of API_SUBJECTS) {
-          const as: Person = subject.startsWith("only:") || subject === "revoked" ||
-              subject === "expired"
+          const as: Person = subject.startsWith("only:") || ended(subject)
             ? "owner"
             : subject as Person;
           for (const cell of await row.cells(w, as)) {
-            if (subject === "revoked" || subject === "expired") cell.expect = 401;
+            if (ended(subject)) cell.expect = 401;
             else if (subject.startsWith("only:") && subject !== `only:${row.scope}`) {
               cell.expect = 403;
             }

@@ -6,7 +6,9 @@
  * last active owner stays.
  */
 import assert from "node:assert/strict";
-import { workspace } from "./harness.ts";
+import type { Ctx } from "../core/context.ts";
+import { createLoginLink } from "../domain/sessions.ts";
+import { api, withWorkspace, workspace } from "./harness.ts";
 import { cli, cliRun, type Service, sharedStore, startService } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { receiver } from "./webhook_receivers.ts";
@@ -189,3 +191,50 @@ Deno.test("people: a demoted admin loses the role on its next request, on every 
     await store.cleanup();
   }
 });
+
+/** Signs a person in over HTTP, as the sign-in page's button does; returns the Cookie header. */
+async function signedInCookie(base: string, ctx: Ctx, userId: string): Promise<string> {
+  const { url } = await createLoginLink(ctx, userId);
+  const res = await fetch(`${base}${new URL(url).pathname}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { Origin: base },
+  });
+  await res.body?.cancel();
+  assert.equal(res.status, 303);
+  return res.headers.get("set-cookie")!.split(";")[0];
+}
+
+Deno.test("people: an admin deactivates a member from the screen, whose own session ends with it", () =>
+  withWorkspace(async (s, w) => {
+    const page = (cookie: string, path = "/settings/integrations/people") =>
+      fetch(`${s.url}${path}`, { headers: { Cookie: cookie } });
+    const admin = await signedInCookie(s.url, s.ctx, w.admin.user.id);
+    const member = await signedInCookie(s.url, s.ctx, w.member.user.id);
+    const before = await page(member, "/settings/integrations");
+    await before.body?.cancel();
+    assert.equal(before.status, 200);
+    const html = await (await page(admin)).text();
+    assert.match(html, new RegExp(`Deactivate ${w.member.user.name}`));
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)![1];
+    const res = await fetch(
+      `${s.url}/settings/integrations/people/${w.member.user.id}/deactivate`,
+      {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          Cookie: admin,
+          Origin: s.url,
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams({ _csrf: csrf }),
+      },
+    );
+    await res.body?.cancel();
+    assert.equal(res.status, 303);
+    const after = await page(member, "/settings/integrations");
+    await after.body?.cancel();
+    assert.equal(after.status, 401, "the member's session ended");
+    assert.equal((await api(s, "GET", "/channels", { token: w.member.token })).status, 401);
+    assert.match(await (await page(admin)).text(), new RegExp(`Reactivate ${w.member.user.name}`));
+  }));

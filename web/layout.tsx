@@ -10,10 +10,11 @@ export interface Viewer {
   admin: boolean;
 }
 
-export type Section = "tokens" | "bots" | "webhooks" | "incoming" | "audit";
+export type Section = "tokens" | "people" | "bots" | "webhooks" | "incoming" | "audit";
 
 const SECTIONS: { id: Section; label: string; href: string; admin: boolean }[] = [
   { id: "tokens", label: "Your tokens", href: SETTINGS, admin: false },
+  { id: "people", label: "People", href: `${SETTINGS}/people`, admin: true },
   { id: "bots", label: "Bots", href: `${SETTINGS}/bots`, admin: true },
   { id: "webhooks", label: "Outgoing webhooks", href: `${SETTINGS}/webhooks`, admin: true },
   { id: "incoming", label: "Incoming webhooks", href: `${SETTINGS}/incoming`, admin: true },

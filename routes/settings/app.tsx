@@ -11,6 +11,7 @@ import { MessagePage, SignInHelp, SignInPage } from "../../web/message.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import { auditPages } from "./audit.tsx";
 import { botPages } from "./bots.tsx";
+import { peoplePages } from "./people.tsx";
 import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
 import type { SettingsEnv } from "./env.ts";
 import { notFoundPage, refused, sameOrigin, signedIn } from "./guard.tsx";
@@ -107,6 +108,7 @@ export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
   const screen = new Hono<SettingsEnv>()
     .use(signedIn(ctx))
     .route("/", tokenPages(ctx))
+    .route("/people", peoplePages(ctx))
     .route("/bots", botPages(ctx))
     .route("/webhooks", webhookPages(ctx))
     .route("/incoming", incomingPages(ctx))
