@@ -7,12 +7,13 @@
  * next request anywhere acts with the new one. The policy decides who may do either.
  */
 import type { Ctx } from "../core/context.ts";
-import { invalid, notFound } from "../core/errors.ts";
+import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
 import type { Role, User } from "../core/types.ts";
 import type { Subscription } from "../core/webhook_records.ts";
-import { getIncomingById, listTeamIncoming, revokeIncoming } from "../kv/incoming.ts";
+import { listTeamIncoming } from "../kv/incoming.ts";
+import { revokeIncomingById } from "./incoming.ts";
 import { getUserEntry, replaceUser } from "../kv/people.ts";
 import { listUserTokens } from "../kv/tokens.ts";
 import { getSubscription, listTeamSubscriptions, replaceSubscription } from "../kv/webhooks.ts";
@@ -136,18 +137,9 @@ async function revokeHooksOf(ctx: Ctx, actor: Actor, bot: User) {
   const hooks = (await listTeamIncoming(ctx.kv, bot.team_id))
     .filter((h) => h.bot_id === bot.id && !h.revoked_at);
   for (const { id } of hooks) {
-    await retrying("revoke incoming webhook", async () => {
-      const entry = await getIncomingById(ctx.kv, id);
-      if (!entry || entry.value.revoked_at) return true;
-      return await revokeIncoming(ctx.kv, entry, nowIso(), {
-          team_id: entry.value.team_id,
-          action: "incoming_webhook.revoked",
-          ...auditActor(actor),
-          target_id: entry.value.id,
-          target_name: entry.value.name,
-        })
-        ? true
-        : null;
+    await revokeIncomingById(ctx, id, actor).catch((e) => {
+      // Revoked meanwhile, by someone else: as good.
+      if (!(e instanceof ApiError && e.status === 422)) throw e;
     });
   }
 }

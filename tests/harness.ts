@@ -6,6 +6,7 @@ import {
   startDeliveryEngine,
 } from "../delivery/engine.ts";
 import type { Ctx } from "../core/context.ts";
+import { createLoginLink } from "../domain/sessions.ts";
 import { configureLog } from "../core/log.ts";
 import { createKeyring, generateAppKey } from "../core/keyring.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
@@ -215,4 +216,17 @@ export async function api(
   const parsed = text ? JSON.parse(text) : null;
   checkResponse(method, `/api/v1${path}`, res.status, parsed);
   return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** Signs a person in over HTTP, as the sign-in page's button does; returns the Cookie header. */
+export async function signedInCookie(base: string, ctx: Ctx, userId: string): Promise<string> {
+  const { url } = await createLoginLink(ctx, userId);
+  const res = await fetch(`${base}${new URL(url).pathname}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { Origin: base },
+  });
+  await res.body?.cancel();
+  assert.equal(res.status, 303);
+  return res.headers.get("set-cookie")!.split(";")[0];
 }

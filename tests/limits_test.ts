@@ -3,9 +3,7 @@
  * each test first does what an attacker did (issue 15's findings 3 to 5), then checks the bound.
  */
 import assert from "node:assert/strict";
-import type { Ctx } from "../core/context.ts";
 import { createIncoming } from "../domain/incoming.ts";
-import { createLoginLink } from "../domain/sessions.ts";
 import { MAX_LIVE_TOKENS } from "../domain/tokens.ts";
 import { createToken, listTokens, revokeTokenById } from "../domain/tokens.ts";
 import { createUser } from "../domain/workspace.ts";
@@ -16,6 +14,7 @@ import {
   assertInvalid,
   assertStatus,
   createChannelAs,
+  signedInCookie,
   startServer,
   withWorkspace,
 } from "./harness.ts";
@@ -261,19 +260,6 @@ Deno.test("limits: the bots page says which private conversations a bot's token 
     assert.match(section(w.bot.user.name), /Private channel: secret-plans/);
     assert.match(section(quiet.user.name), /in no private channel or direct message/);
   }));
-
-/** Signs a person in over HTTP, as the sign-in page's button does; returns the Cookie header. */
-async function signedInCookie(base: string, ctx: Ctx, userId: string): Promise<string> {
-  const { url } = await createLoginLink(ctx, userId);
-  const res = await fetch(`${base}${new URL(url).pathname}`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { Origin: base },
-  });
-  await res.body?.cancel();
-  assert.equal(res.status, 303);
-  return res.headers.get("set-cookie")!.split(";")[0];
-}
 
 Deno.test("limits: a team has at most 100 subscriptions, a user 25, and every commit still fits", () =>
   withWorkspace(async (s, w) => {

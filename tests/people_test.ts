@@ -6,9 +6,7 @@
  * last active owner stays.
  */
 import assert from "node:assert/strict";
-import type { Ctx } from "../core/context.ts";
-import { createLoginLink } from "../domain/sessions.ts";
-import { api, withWorkspace, workspace } from "./harness.ts";
+import { api, signedInCookie, withWorkspace, workspace } from "./harness.ts";
 import { cli, cliRun, type Service, sharedStore, startService } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { receiver } from "./webhook_receivers.ts";
@@ -191,19 +189,6 @@ Deno.test("people: a demoted admin loses the role on its next request, on every 
     await store.cleanup();
   }
 });
-
-/** Signs a person in over HTTP, as the sign-in page's button does; returns the Cookie header. */
-async function signedInCookie(base: string, ctx: Ctx, userId: string): Promise<string> {
-  const { url } = await createLoginLink(ctx, userId);
-  const res = await fetch(`${base}${new URL(url).pathname}`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { Origin: base },
-  });
-  await res.body?.cancel();
-  assert.equal(res.status, 303);
-  return res.headers.get("set-cookie")!.split(";")[0];
-}
 
 Deno.test("people: an admin deactivates a member from the screen, whose own session ends with it", () =>
   withWorkspace(async (s, w) => {
