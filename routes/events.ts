@@ -36,6 +36,14 @@ const feedQuery = z.object({
     .default(50),
 });
 
+/**
+ * Settles when the server is done with the response, sent or not. `completed` rejects when the
+ * client went first, and Deno 2.5 treats a rejection nobody handles as fatal: it is always
+ * handled here.
+ */
+const finished = (info: Partial<Deno.ServeHandlerInfo> | undefined) =>
+  info?.completed?.then(() => {}, () => {});
+
 /** `channel_ids` of a stream: as a subscription's, comma-separated. */
 const channelList = z.string().transform((s, ctx) => {
   const ids = s.split(",").map((t) => t.trim().toLowerCase()).filter(Boolean);
@@ -66,7 +74,7 @@ export function eventRoutes(ctx: Ctx, hub: StreamHub) {
       types: q.types ?? null,
       channelIds: q.channel_ids ?? null,
       after: c.req.header("Last-Event-ID") || q.after || null,
-      done: (c.env as Partial<Deno.ServeHandlerInfo> | undefined)?.completed,
+      done: finished(c.env as Partial<Deno.ServeHandlerInfo> | undefined),
     });
     return c.body(stream, 200, {
       "Content-Type": "text/event-stream; charset=utf-8",

@@ -55,13 +55,18 @@ async function feedOf(s: Service, token: string): Promise<string[]> {
   return ids;
 }
 
-const status = async (s: Service, token: string) =>
-  (await fetch(`${s.url}/api/v1/channels`, { headers: { Authorization: `Bearer ${token}` } }))
-    .status;
+/** The status of a request, its body read to the end. */
+const statusOf = async (res: Promise<Response>) => {
+  const r = await res;
+  await r.body?.cancel();
+  return r.status;
+};
 
-const useLink = async (s: Service, url: string) =>
-  (await fetch(`${s.url}${new URL(url).pathname}`, { method: "POST", redirect: "manual" }))
-    .status;
+const status = (s: Service, token: string) =>
+  statusOf(fetch(`${s.url}/api/v1/channels`, { headers: { Authorization: `Bearer ${token}` } }));
+
+const useLink = (s: Service, url: string) =>
+  statusOf(fetch(`${s.url}${new URL(url).pathname}`, { method: "POST", redirect: "manual" }));
 
 Deno.test(`rolling deploy: ${PREVIOUS.name} and this release on one store lose nothing and undo no rule`, async () => {
   const previous = await unpackPrevious();
