@@ -90,7 +90,7 @@ async function attemptAndRecord(
     await dropIfUnchanged(deps.ctx.kv, pending);
     return;
   }
-  event = await deps.events.asItIsNow(deps.ctx.kv, event);
+  event = await deps.events.asItIsNow(deps.ctx.kv, event, attempt === 1);
   const startedAt = Date.now();
   const outcome = await deliver(deps, sub.value, event, startedAt);
   const id = sub.value.id;

@@ -87,6 +87,9 @@ export class LatestSubscriptions {
   }
 }
 
+/** How old an event's first attempt may be and still be sent as the event was written. */
+const AS_WRITTEN_MS = 2_000;
+
 /**
  * Events read or committed lately, by id: events never change, so a copy is as good. The message
  * one carries may be deleted since, though: `asItIsNow` reads that for each attempt.
@@ -136,11 +139,15 @@ export class RecentEvents {
   /**
    * The event as an attempt starting now must send it: with its message's tombstone if that
    * message has been deleted (domain/erasure.ts). One read of the message, shared by the
-   * attempts that ask while it is under way (an event's subscriptions, together).
+   * attempts that ask while it is under way (an event's subscriptions, together). A first
+   * attempt made as the event is written reads nothing: a delete in those moments races the
+   * send anyway, and it is most of the work (measured: a read per event cost a subscription's
+   * deliveries a quarter of their rate).
    */
-  async asItIsNow(kv: Deno.Kv, event: OutboxEvent): Promise<OutboxEvent> {
+  async asItIsNow(kv: Deno.Kv, event: OutboxEvent, first: boolean): Promise<OutboxEvent> {
     const id = messageIdOf(event);
     if (id === null) return event;
+    if (first && Date.now() - Date.parse(event.created_at) < AS_WRITTEN_MS) return event;
     let reading = this.#messages.get(id);
     if (!reading) {
       reading = kv.get<Message>(keys.message(id)).then((e) => e.value)

@@ -584,7 +584,8 @@ export interface paths {
          *
          *     Deleting erases the text: the `message.created` and `message.updated` events of a message
          *     deleted since carry it as it is now, the tombstone (`body` ""), here, in the stream's
-         *     replay and in every webhook attempt not yet sent. An edit is not an erasure.
+         *     replay and in every webhook retry, redelivery or recover not yet sent (and a first
+         *     attempt still waiting 2 seconds after the event). An edit is not an erasure.
          *
          *     A page reads only the indexes of what the user may see: the team's public channels,
          *     and each private or direct channel the user is in (a bot: each channel it is in), so
