@@ -10,7 +10,8 @@ import type { Ctx } from "../core/context.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
-import type { Role, User } from "../core/types.ts";
+import type { AuditAction, Role, User } from "../core/types.ts";
+import type { AuditDraft } from "../kv/audit.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { listTeamIncoming } from "../kv/incoming.ts";
 import { revokeIncomingById } from "./incoming.ts";
@@ -24,6 +25,15 @@ import { isTokenLive } from "./token_format.ts";
 export const isActive = (user: Pick<User, "deactivated_at">) => !user.deactivated_at;
 
 const noSuchUser = () => notFound("No such user.");
+
+/** The audit entry of a change to `user` by `actor`, naming the user (or `name`). */
+const audit = (user: User, action: AuditAction, actor: Actor, name = user.name): AuditDraft => ({
+  team_id: user.team_id,
+  action,
+  ...auditActor(actor),
+  target_id: user.id,
+  target_name: name,
+});
 
 async function userEntry(ctx: Ctx, id: string): Promise<Deno.KvEntry<User>> {
   const entry = isUuid(id) ? await getUserEntry(ctx.kv, id.toLowerCase()) : null;
@@ -53,13 +63,13 @@ export async function deactivateUser(ctx: Ctx, actor: Actor, id: string): Promis
     const tokens = (await listUserTokens(ctx.kv, next.id))
       .filter((t) => isTokenLive(t, Date.now()))
       .map((t) => ({ ...t, revoked_at: now }));
-    const done = await replaceUser(ctx.kv, entry, next, tokens, {
-      team_id: next.team_id,
-      action: "user.deactivated",
-      ...auditActor(actor),
-      target_id: next.id,
-      target_name: next.name,
-    });
+    const done = await replaceUser(
+      ctx.kv,
+      entry,
+      next,
+      tokens,
+      audit(next, "user.deactivated", actor),
+    );
     return done ? next : null;
   });
   await disableSubscriptionsOf(ctx, actor, user);
@@ -74,13 +84,7 @@ export async function reactivateUser(ctx: Ctx, actor: Actor, id: string): Promis
     authorize(whoOf(actor), "user.deactivate", entry.value);
     if (isActive(entry.value)) return entry.value;
     const next: User = { ...entry.value, deactivated_at: null };
-    const done = await replaceUser(ctx.kv, entry, next, [], {
-      team_id: next.team_id,
-      action: "user.reactivated",
-      ...auditActor(actor),
-      target_id: next.id,
-      target_name: next.name,
-    });
+    const done = await replaceUser(ctx.kv, entry, next, [], audit(next, "user.reactivated", actor));
     return done ? next : null;
   });
 }
@@ -105,13 +109,8 @@ export async function changeRole(
     const tokens = (await listUserTokens(ctx.kv, next.id))
       .filter((t) => t.revoked_at === null)
       .map((t) => ({ ...t, role }));
-    const done = await replaceUser(ctx.kv, entry, next, tokens, {
-      team_id: next.team_id,
-      action: "user.role_changed",
-      ...auditActor(actor),
-      target_id: next.id,
-      target_name: `${next.name}: ${previous} → ${role}`,
-    });
+    const changed = audit(next, "user.role_changed", actor, `${next.name}: ${previous} → ${role}`);
+    const done = await replaceUser(ctx.kv, entry, next, tokens, changed);
     return done ? { user: next, previous } : null;
   });
 }
