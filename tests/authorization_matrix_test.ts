@@ -17,7 +17,7 @@ import { createToken, revokeTokenById } from "../domain/tokens.ts";
 import { authenticate } from "../domain/authenticate.ts";
 import { type Scope, SCOPES, type Subject, type Team, type User } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
-import { deactivateUser } from "../domain/people.ts";
+import { changeRole, deactivateUser } from "../domain/people.ts";
 import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
@@ -961,7 +961,8 @@ async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
   const users: Record<Person, User> = {
     owner: await human(team, "Olga Owner", "owner"),
     admin: await human(team, "Ada Admin", "admin"),
-    member: await human(team, "Mo Member", "member"),
+    // A demoted admin: made an admin, demoted below once the service has its token in memory.
+    member: await human(team, "Mo Member", "admin"),
     botIn: await bot("Bot In"),
     botOut: await bot("Bot Out"),
     foreign: await human(other, "Fay Foreign", "owner"),
@@ -990,6 +991,13 @@ async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
     tokens[subject] = (await createToken(ctx, user, { scopes: [...SCOPES], actor: null })).value;
     await deactivateUser(ctx, null, user.id);
   }
+  // The service learns the member's token while it is an admin's, then the role changes: every
+  // cell of "member" checks that a demoted admin has a member's rights, and no more.
+  const seen = await fetch(`${s.url}/api/v1/channels`, {
+    headers: { Authorization: `Bearer ${tokens.member}` },
+  });
+  await seen.body?.cancel();
+  users.member = (await changeRole(ctx, null, users.member.id, "member")).user;
   const subjects = {} as Record<Person, Subject>;
   for (const p of PEOPLE) subjects[p] = await authenticate(ctx, tokens[p]);
   const w: World = {
