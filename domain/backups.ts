@@ -9,7 +9,8 @@ import { invalid } from "../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { LAYOUT_VERSION, readLayout } from "../kv/migrations.ts";
 import { backupUnsupported, copyStore, integrityOf, whileClosed } from "../kv/store_file.ts";
-import { loadKeyring } from "./app_key.ts";
+import { loadKeyring, opensCheck } from "./app_key.ts";
+import { readAppKeyCheck } from "../kv/app_key_check.ts";
 
 export interface BackupTaken {
   file: string;
@@ -115,13 +116,14 @@ async function checkOpens(settings: Settings, candidate: string, from: string) {
         `--from: ${from} has layout version ${layout}, newer than this release knows (${LAYOUT_VERSION}); restore it with the release that made it. Nothing was changed.`,
       );
     }
-    await loadKeyring(settings, kv, { existing: true }).catch((e) => {
-      if (!(e instanceof SettingsError) || !e.message.startsWith("APP_KEY: not the key")) throw e;
+    const keyring = await loadKeyring(settings, undefined, { existing: true });
+    const sealed = (await readAppKeyCheck(kv)).value;
+    if (sealed && !await opensCheck(keyring, sealed)) {
       throw invalid(
         "from",
         `--from: ${from} was made with another APP_KEY than this one; restore it with that key (APP_KEY, or app.key beside the store). Nothing was changed.`,
       );
-    });
+    }
   } finally {
     kv.close();
   }

@@ -8,11 +8,11 @@ import { requireWithinHorizon } from "./horizon.ts";
 import {
   type FeedEntry,
   type FeedSource,
-  listChannelIds,
   listClosedChannelIds,
   listFeedSource,
   readEvents,
 } from "../kv/event_feed.ts";
+import { listUserChannelIds } from "../kv/channels.ts";
 
 /**
  * Events younger than this are not listed yet. An event's id is made just before its commit, so
@@ -78,7 +78,7 @@ export async function feedSources(
 ): Promise<FeedSource[]> {
   if (channelIds) return channelIds.map((channelId) => ({ channelId }));
   if (subject.type === "bot") {
-    return (await listChannelIds(ctx.kv, subject.user_id)).map((id) => ({ channelId: id }));
+    return (await listUserChannelIds(ctx.kv, subject.user_id)).map((id) => ({ channelId: id }));
   }
   const closed = await listClosedChannelIds(ctx.kv, subject.user_id);
   return [{ openOf: subject.team_id }, ...closed.map((id) => ({ channelId: id }))];

@@ -17,10 +17,10 @@ import { FEED_LAG_MS, feedSources, mergedSources } from "./event_feed.ts";
 import type { StreamFilter } from "./stream_audience.ts";
 
 /** A stream whose cursor is older than this catches up from its reader's indexes. */
-export const FAR_BEHIND_MS = 4 * FEED_LAG_MS;
+const FAR_BEHIND_MS = 4 * FEED_LAG_MS;
 
-export const isFarBehind = (cursor: LogPosition, now = Date.now()) =>
-  cursor.id === "" || idTime(cursor.id) < now - FAR_BEHIND_MS;
+export const isFarBehind = (cursor: LogPosition) =>
+  cursor.id === "" || idTime(cursor.id) < Date.now() - FAR_BEHIND_MS;
 
 export interface CatchUpPage {
   /** The events after the cursor, up to `frontier`, in commit order. */

@@ -47,14 +47,18 @@ export async function updateChannel(
   return (await kv.atomic().check(entry).set(keys.channel(next.id), next).commit()).ok;
 }
 
+/** The ids of the channels a user belongs to. */
+export async function listUserChannelIds(kv: Deno.Kv, userId: string): Promise<string[]> {
+  // Listed in large batches: each is a round trip, and a user may be in thousands.
+  const entries = kv.list({ prefix: keys.userChannels(userId) }, { batchSize: 500 });
+  return (await Array.fromAsync(entries)).map((e) => e.key[2] as string);
+}
+
 /** The channels a user belongs to. */
 export async function listUserChannels(kv: Deno.Kv, userId: string): Promise<Channel[]> {
-  const ids: Deno.KvKey[] = [];
-  // Listed in large batches: each is a round trip, and a user may be in thousands.
-  for await (const e of kv.list({ prefix: keys.userChannels(userId) }, { batchSize: 500 })) {
-    ids.push(keys.channel(e.key[2] as string));
-  }
-  return (await getAll<Channel>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
+  const ids = await listUserChannelIds(kv, userId);
+  return (await getAll<Channel>(kv, ids.map((id) => keys.channel(id))))
+    .flatMap((e) => e.value ? [e.value] : []);
 }
 
 /** A channel's members. */

@@ -45,12 +45,6 @@ export async function listClosedChannelIds(kv: Deno.Kv, userId: string): Promise
   return (await Array.fromAsync(entries)).map((e) => e.key[2] as string);
 }
 
-/** The channels a user belongs to, by id. */
-export async function listChannelIds(kv: Deno.Kv, userId: string): Promise<string[]> {
-  const entries = kv.list({ prefix: keys.userChannels(userId) }, { batchSize: 500 });
-  return (await Array.fromAsync(entries)).map((e) => e.key[2] as string);
-}
-
 /** The events themselves, in the order asked; ones expired meanwhile left out. */
 export async function readEvents(kv: Deno.Kv, ids: string[]): Promise<OutboxEvent[]> {
   const read = await getAll<OutboxEvent>(kv, ids.map((id) => keys.event(id)));
