@@ -1,13 +1,15 @@
 import { createApp } from "./routes/app.ts";
 import { serveForever } from "./routes/serve.ts";
 import { CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
-import { type DeliveryEngine, startDeliveryEngine } from "./delivery/engine.ts";
+import { startDeliveryEngine } from "./delivery/engine.ts";
+import type { DeliveryEngine } from "./delivery/engine_contract.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
 import { loadSettings, SettingsError } from "./core/settings.ts";
-import { commitsSettled, openStore, where } from "./kv/open.ts";
+import { openStore, where } from "./kv/open.ts";
+import { StreamHub } from "./domain/event_stream.ts";
 import { loadKeyring } from "./domain/app_key.ts";
 import { recordBaseUrl } from "./domain/base_url.ts";
-import type { Ctx } from "./core/context.ts";
+import type { Ctx } from "./domain/context.ts";
 import { buildInfo } from "./core/metrics.ts";
 import { build } from "./domain/operations.ts";
 
@@ -43,9 +45,17 @@ if (settings.webhooks.allowPrivateUrls) {
   );
 }
 buildInfo.set({ version: build.version, layout: String(build.layout) }, 1);
-const app = createApp(ctx);
+// What the store commits here, the stream hub and the delivery engine hear at once on its bus;
+// what other processes commit, they find by polling.
+const streams = new StreamHub(ctx);
+kv.committed.subscribe((committed) => streams.heard(committed));
+const app = createApp(ctx, streams);
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
 const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx) : null;
+if (engine) {
+  kv.admitJobs(engine.room);
+  kv.committed.subscribe((committed) => engine.heard(committed));
+}
 engineStarted(engine);
 if (engine && !settings.deliveryTimers) {
   log.info(
@@ -93,7 +103,7 @@ async function shutdown(signal: string) {
   await app.close();
   await serving.shutdown();
   await engine?.stop();
-  await commitsSettled(kv);
+  await kv.settled();
   kv.close();
   log.info("stopped");
   flushLog();

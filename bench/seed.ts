@@ -2,7 +2,7 @@
  * Test data, written straight into a scenario's KV file with the project's own domain and kv
  * functions, from the bench process: the server opens the same file afterwards (or meanwhile).
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { createChannel } from "../domain/channels.ts";
 import { draftMessage } from "../domain/message_draft.ts";
 import { postMessage } from "../domain/messages.ts";
@@ -12,7 +12,7 @@ import { authenticate } from "../domain/authenticate.ts";
 import { type Channel, type EventType, SCOPES, type Subject } from "../core/types.ts";
 import { createWebhook } from "../domain/webhooks.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
-import { appendMessage } from "../kv/appender.ts";
+import { wrapStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/app_key.ts";
 import { sampleBody } from "./baselines/shared.ts";
 
@@ -30,7 +30,7 @@ export function serviceEnv(kvPath: string, port: number): Record<string, string>
 export async function openCtx(kvPath: string): Promise<Ctx> {
   const settings = loadSettings(serviceEnv(kvPath, 0));
   return {
-    kv: await Deno.openKv(kvPath),
+    kv: wrapStore(await Deno.openKv(kvPath), kvPath),
     settings,
     keyring: await loadKeyring(settings),
   };
@@ -70,7 +70,7 @@ export async function seedMessages(ctx: Ctx, seeded: Seeded, count: number, conc
         body: sampleBody(n),
         type: "standard",
       });
-      if (!await appendMessage(ctx.kv, draft, { checks: [] })) {
+      if (!await ctx.kv.append(draft, { checks: [] })) {
         throw new Error("seeding a message failed");
       }
     }

@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { ApiError, ConflictError } from "../core/errors.ts";
 import { loadSettings, SettingsError } from "../core/settings.ts";
 import { openStore } from "../kv/open.ts";

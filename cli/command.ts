@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { isUuid } from "../core/ids.ts";
 import type { Settings } from "../core/settings.ts";
 

@@ -1,5 +1,5 @@
 import { createChannel } from "../domain/channels.ts";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { createToken } from "../domain/tokens.ts";
 import { SCOPES, type Subject, type User } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";

@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { Redelivery, Subscription } from "../core/webhook_records.ts";
 import { dropIfUnchanged } from "../kv/settlement.ts";

@@ -1,5 +1,6 @@
 import { errorFields, log } from "../core/log.ts";
 import { type Backlog, measureBacklog } from "../kv/backlog.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Delivery lag made visible: what waits in KV, and for how long the oldest has. */
 export class BacklogReport {
@@ -7,7 +8,7 @@ export class BacklogReport {
   last: (Backlog & { measuredAt: number }) | null = null;
 
   /** `held`: the jobs this process holds in memory, for the log line. */
-  constructor(private readonly kv: Deno.Kv, private readonly held: () => number) {}
+  constructor(private readonly kv: Store, private readonly held: () => number) {}
 
   /** Measures the backlog, and logs it while there is one. */
   async measure(): Promise<void> {

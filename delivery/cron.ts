@@ -1,5 +1,5 @@
 import { errorFields, log } from "../core/log.ts";
-import type { DeliveryEngine } from "./engine.ts";
+import type { DeliveryEngine } from "./engine_contract.ts";
 
 /** Every minute: on Deno Deploy the finest a cron schedule goes. */
 export const CRON_SCHEDULE = "* * * * *";

@@ -1,19 +1,19 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { errorFields, log } from "../core/log.ts";
 import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { Redelivery } from "../core/webhook_records.ts";
 import { type RedeliveryQueued } from "../kv/redeliveries.ts";
-import { type Backlog, readSignal } from "../kv/backlog.ts";
+import { readSignal } from "../kv/backlog.ts";
 import { type Leasable, unlease } from "../kv/leases.ts";
 import { type RetryQueued } from "../kv/settlement.ts";
 import { keys } from "../kv/keys.ts";
-import { attachDelivery, type LocalDelivery } from "../kv/outbox.ts";
+import type { Handed } from "../kv/plan.ts";
+import type { DeliveryEngine, DueRun, EngineOptions } from "./engine_contract.ts";
 import { type DeliveryJob } from "../core/webhook_records.ts";
-import { forgoQueues, queuesAvailable } from "../kv/queue_support.ts";
 import { type AttemptDeps, runJob, runRedelivery } from "./attempt.ts";
 import { Connector } from "./connector.ts";
-import { Dispatcher } from "./dispatcher.ts";
+import { Dispatcher } from "../core/dispatcher.ts";
 import { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import { Leases } from "./leases.ts";
 import { listenQueue } from "./queue.ts";
@@ -21,67 +21,8 @@ import { Recorder } from "./record.ts";
 import { due, isDue, jobKey, Puller, type PullScope } from "./puller.ts";
 import { SigningKeys } from "./secrets.ts";
 import { BacklogReport } from "./backlog_report.ts";
-import type { Resolver } from "../core/dns.ts";
 import { sweep } from "./sweeper.ts";
 import { StallWatch } from "./stall_watch.ts";
-
-export interface EngineOptions {
-  /**
-   * Attempts running at once, in all and per subscription; a subscription whose receiver keeps
-   * succeeding with a backlog waiting may go up to maxPerSubscription.
-   */
-  concurrency?: number;
-  perSubscription?: number;
-  maxPerSubscription?: number;
-  /** Jobs held in memory at once, in all (default: WEBHOOKS_MAX_IN_MEMORY) and per subscription. */
-  window?: number;
-  laneWindow?: number;
-  /** How often everything pending is looked over, and old Delivery records pruned. */
-  sweepEveryMs?: number;
-  /** How often the delivery signal (work left by other processes) is read. */
-  signalEveryMs?: number;
-  /** How often the backlog in KV is measured, and logged while there is one. */
-  reportEveryMs?: number;
-  /** How often the engine checks that known work is under way (see StallWatch). */
-  stallCheckEveryMs?: number;
-  /** For tests: DNS answers, extra trusted certificate authorities. */
-  resolver?: Resolver;
-  caCerts?: string[];
-  /**
-   * Whether the engine runs timers of its own (default DELIVERY_TIMERS). Without them it only
-   * delivers what this process commits, as it commits it, and what `runDue` finds: the cron
-   * task's work on hosts where timers run only while a request is served.
-   */
-  timers?: boolean;
-}
-
-/** What one `runDue` did. */
-export interface DueRun {
-  /** Attempts made (jobs and redeliveries). */
-  attempted: number;
-  /** Whether it stopped at its time budget with work left, for the next run. */
-  cutShort: boolean;
-}
-
-export interface DeliveryEngine {
-  /** Resolves once no attempt is waiting or running. */
-  idle(): Promise<void>;
-  /** Looks over everything pending now (it also does so at start and every `sweepEveryMs`). */
-  sweep(): Promise<void>;
-  /**
-   * Sends everything due and free now (retries, redeliveries, recovers, work a dead process
-   * left), pulling again as attempts finish until nothing due is left or `budgetMs` has passed,
-   * then prunes and returns: what a cron run does. Leases keep two runs, or a run and a
-   * running instance, from sending anything twice.
-   */
-  runDue(budgetMs: number): Promise<DueRun>;
-  /** Jobs and redeliveries held in memory now. */
-  held(): number;
-  /** The backlog in KV as last measured (once a minute), with when. */
-  backlog(): (Backlog & { measuredAt: number }) | null;
-  /** Stops taking work, lets running attempts finish and record, frees what it held unstarted. */
-  stop(): Promise<void>;
-}
 
 /**
  * Delivers webhooks. KV holds every pending job; this process holds a bounded window of them
@@ -95,7 +36,7 @@ export interface DeliveryEngine {
 export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): DeliveryEngine {
   const { kv } = ctx;
   const timers = opts.timers ?? ctx.settings.deliveryTimers;
-  if (!timers) forgoQueues(kv);
+  if (!timers) kv.forgoQueues();
   const connector = new Connector({ caCerts: opts.caCerts });
   const latest = new LatestSubscriptions();
   const leases = new Leases(kv, ctx.settings.webhooks.timeoutMs);
@@ -143,25 +84,19 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       dropped: () => unstarted.push(entry),
     }, reserved);
 
-  const local: LocalDelivery = {
-    wake: (id) =>
-      void puller.pullRedeliveries(id).catch((e) =>
-        log.error("delivery: a pull failed", errorFields(e))
-      ),
-    claim: (ids) => ids.filter((id) => dispatcher.reserve(id)),
-    release: (ids) => ids.forEach((id) => dispatcher.release(id)),
-    leaseUntil: (now) => leases.until(now),
-    take(handed, versionstamp) {
-      for (const { event, jobs } of handed) {
-        deps.events.add(event);
-        for (const value of jobs) {
-          const entry = { key: keys.job(value.subscription_id, event.id), value, versionstamp };
-          submitJob(entry, event, true);
-        }
+  const take = (handed: Handed[], versionstamp: string) => {
+    for (const { event, jobs } of handed) {
+      deps.events.add(event);
+      for (const value of jobs) {
+        const entry = { key: keys.job(value.subscription_id, event.id), value, versionstamp };
+        submitJob(entry, event, true);
       }
-    },
+    }
   };
-  const detach = attachDelivery(kv, local);
+  const wake = (subscriptionId: string) =>
+    void puller.pullRedeliveries(subscriptionId).catch((e) =>
+      log.error("delivery: a pull failed", errorFields(e))
+    );
 
   const puller = new Puller({
     kv,
@@ -209,7 +144,7 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     }, opts.signalEveryMs ?? 250)
     : undefined;
 
-  if (queuesAvailable(kv)) {
+  if (kv.queues) {
     listenQueue(kv, {
       probe: () => {},
       // Left by earlier versions, which woke engines per event: a pull finds the jobs.
@@ -280,12 +215,18 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     runDue,
     held: () => dispatcher.held,
     backlog: () => report.last,
+    room: { window: dispatcher, leaseMs: leases.duration },
+    heard({ handed, versionstamp, redeliveries }) {
+      // After the writer's own continuation: the answer to a post goes out before its deliveries
+      // start, not after the first steps of each (a hundred of them, for a busy channel).
+      if (handed.length > 0) setTimeout(() => take(handed, versionstamp), 0);
+      for (const id of new Set(redeliveries)) wake(id);
+    },
     async stop() {
       stopped = true;
       clearTimeout(wakeTimer);
       clearInterval(reportTimer);
       clearInterval(watchTimer);
-      detach();
       puller.stop();
       clearInterval(signalTimer);
       clearInterval(sweepTimer);

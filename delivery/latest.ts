@@ -4,6 +4,7 @@ import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { RecentMap } from "../core/recent_map.ts";
 import { getAll } from "../kv/commit.ts";
+import type { Store } from "../kv/store.ts";
 
 /**
  * How old a read of a subscription an attempt may act on: a change made elsewhere (a delete, a
@@ -35,7 +36,7 @@ export class LatestSubscriptions {
    * attempt (on a remote store, a round trip each).
    */
   async fresh(
-    kv: Deno.Kv,
+    kv: Store,
     id: string,
     atLeast?: string,
   ): Promise<Deno.KvEntry<Subscription> | null> {
@@ -50,7 +51,7 @@ export class LatestSubscriptions {
     return entry && this.#newer(entry);
   }
 
-  #read(kv: Deno.Kv, id: string, at: number): Read {
+  #read(kv: Store, id: string, at: number): Read {
     const entry = kv.get<Subscription>(keys.webhook(id)).then((e) => this.freshest(e));
     const read = { at, entry };
     this.#reads.set(id, read);
@@ -104,7 +105,7 @@ export class RecentEvents {
   }
 
   /** The event from the copy, else read, one read shared by all who ask meanwhile. */
-  load(kv: Deno.Kv, id: string): OutboxEvent | Promise<OutboxEvent | null> {
+  load(kv: Store, id: string): OutboxEvent | Promise<OutboxEvent | null> {
     const known = this.#events.get(id);
     if (known) return known;
     return this.#reading.get(id) ?? this.#read(kv, [id])[0];
@@ -114,14 +115,14 @@ export class RecentEvents {
    * Reads the events of a batch of jobs that this process has no copy of, in getMany calls of
    * 10: a batch costs a round trip or two, not one per delivery. Failures are left to `load`.
    */
-  async loadMany(kv: Deno.Kv, ids: string[]): Promise<void> {
+  async loadMany(kv: Store, ids: string[]): Promise<void> {
     const wanted = [...new Set(ids)].filter((id) =>
       !this.#events.has(id) && !this.#reading.has(id)
     );
     await Promise.allSettled(this.#read(kv, wanted));
   }
 
-  #read(kv: Deno.Kv, ids: string[]): Promise<OutboxEvent | null>[] {
+  #read(kv: Store, ids: string[]): Promise<OutboxEvent | null>[] {
     const entries = getAll<OutboxEvent>(kv, ids.map((id) => keys.event(id)));
     return ids.map((id, i) => {
       const reading = entries
@@ -144,7 +145,7 @@ export class RecentEvents {
    * send anyway, and it is most of the work (measured: a read per event cost a subscription's
    * deliveries a quarter of their rate).
    */
-  async asItIsNow(kv: Deno.Kv, event: OutboxEvent, first: boolean): Promise<OutboxEvent> {
+  async asItIsNow(kv: Store, event: OutboxEvent, first: boolean): Promise<OutboxEvent> {
     const id = messageIdOf(event);
     if (id === null) return event;
     if (first && Date.now() - Date.parse(event.created_at) < AS_WRITTEN_MS) return event;

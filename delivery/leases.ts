@@ -1,4 +1,5 @@
 import { isFree, type Leasable, lease } from "../kv/leases.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Beyond the attempt's own timeout, what a lease leaves for waiting in the window and recording. */
 const LEASE_SLACK_MS = 15_000;
@@ -12,11 +13,16 @@ const RENEW_SLACK_MS = 5_000;
  * up by another.
  */
 export class Leases {
-  constructor(private readonly kv: Deno.Kv, private readonly timeoutMs: number) {}
+  constructor(private readonly kv: Store, private readonly timeoutMs: number) {}
+
+  /** How long a lease lasts. */
+  get duration(): number {
+    return this.timeoutMs + LEASE_SLACK_MS;
+  }
 
   /** Until when a lease taken at `now` lasts. */
   until(now: number): number {
-    return now + this.timeoutMs + LEASE_SLACK_MS;
+    return now + this.duration;
   }
 
   /** Leases the free ones of `entries`; returns those won, as they now stand. */

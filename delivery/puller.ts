@@ -3,8 +3,9 @@ import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type JobRange, listJobs, listSubscriptionIds } from "../kv/backlog.ts";
 import { isFree, type Leasable } from "../kv/leases.ts";
 import { listRedeliveries } from "../kv/redeliveries.ts";
-import type { Dispatcher } from "./dispatcher.ts";
+import type { Dispatcher } from "../core/dispatcher.ts";
 import type { Leases } from "./leases.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Entries read past per subscription and pull, looking for due, free jobs. */
 const SCAN_LIMIT = 500;
@@ -25,7 +26,7 @@ const lane = (e: Deno.KvEntry<Leasable>) => e.value.subscription_id;
 export type PullScope = "backlog" | "all";
 
 export interface PullerDeps {
-  kv: Deno.Kv;
+  kv: Store;
   dispatcher: Dispatcher;
   leases: Leases;
   laneWindow: number;

@@ -1,4 +1,5 @@
 import { errorFields, log } from "../core/log.ts";
+import type { Store } from "../kv/store.ts";
 
 /** A queue message handler. Handlers must be idempotent: the queue delivers at least once. */
 // deno-lint-ignore no-explicit-any
@@ -9,7 +10,7 @@ export type QueueHandler = (message: any) => Promise<void> | void;
  * message names its `kind`; a handler that throws is logged, not rethrown, so a bad message
  * is not redelivered forever and the listener keeps running.
  */
-export function listenQueue(kv: Deno.Kv, handlers: Record<string, QueueHandler>): Promise<void> {
+export function listenQueue(kv: Store, handlers: Record<string, QueueHandler>): Promise<void> {
   return kv.listenQueue(async (message: unknown) => {
     const kind = (message as { kind?: unknown } | null)?.kind;
     const handler = typeof kind === "string" ? handlers[kind] : undefined;

@@ -1,6 +1,6 @@
 import { log } from "../core/log.ts";
 import { deliveryStalls } from "../core/metrics.ts";
-import type { Dispatcher } from "./dispatcher.ts";
+import type { Dispatcher } from "../core/dispatcher.ts";
 import type { Puller } from "./puller.ts";
 
 export interface StallWatchDeps {

@@ -1,11 +1,12 @@
 import { pruneDeliveries } from "../kv/deliveries.ts";
 import { clearUndelivered, listSubscriptionIds } from "../kv/backlog.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Delivery records kept per subscription; older ones are pruned. */
 export const KEEP_DELIVERIES = 100;
 
 export interface SweepTarget {
-  kv: Deno.Kv;
+  kv: Store;
   /** Subscriptions with new Delivery records since the last sweep; emptied by the sweep. */
   touched: Set<string>;
 }

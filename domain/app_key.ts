@@ -5,6 +5,7 @@ import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { readAppKeyCheck, writeAppKeyCheck } from "../kv/app_key_check.ts";
 import { where } from "../kv/open.ts";
 import { log } from "../core/log.ts";
+import type { Store } from "../kv/store.ts";
 
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
 
@@ -18,7 +19,7 @@ const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")
  */
 export async function loadKeyring(
   settings: Settings,
-  kv?: Deno.Kv,
+  kv?: Store,
   opts: { existing?: boolean } = {},
 ): Promise<Keyring> {
   const keyring = await keyringFor(settings, opts.existing ?? false);
@@ -89,7 +90,7 @@ export const opensCheck = async (keyring: Keyring, sealed: string): Promise<bool
  * to decrypt, delivery by delivery.
  */
 async function checkAppKey(
-  kv: Deno.Kv,
+  kv: Store,
   keyring: Keyring,
   settings: Settings,
   existing: boolean,

@@ -5,15 +5,16 @@
  * type and, when it named channels, this channel. The store only keeps the routes (kv/routes.ts)
  * and the memberships (kv/roster.ts) this reads.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Channel, EventType, OutboxEvent } from "../core/types.ts";
 import type { RouteOwner, WebhookRoute } from "../core/webhook_records.ts";
 import { permits } from "./policy.ts";
 import { keys } from "../kv/keys.ts";
-import { addEvent, type EventDraft, eventWrites } from "../kv/outbox.ts";
+import { addEvent, type EventDraft } from "../kv/outbox.ts";
 import { routesAt, type RouteTable } from "../kv/routes.ts";
 import { membersAt } from "../kv/roster.ts";
 import { isClosed } from "../kv/workspace.ts";
+import type { Plan } from "../kv/plan.ts";
 
 /**
  * What a write that emits events of a channel reads with its first resource: the team's routes
@@ -101,18 +102,9 @@ const hearing = (audience: Audience, type: EventType, channelId: string) =>
  * Adds an event to a write's commit, with a delivery job for each subscription of `audience`
  * (from `audienceOf`) that wants it: the transactional outbox.
  */
-export function emit(
-  kv: Deno.Kv,
-  op: Deno.AtomicOperation,
-  audience: Audience,
-  draft: EventDraft,
-): OutboxEvent {
-  return addEvent(kv, op, hearing(audience, draft.type, draft.channel_id), {
+export function emit(op: Plan, audience: Audience, draft: EventDraft): OutboxEvent {
+  return addEvent(op, hearing(audience, draft.type, draft.channel_id), {
     ...draft,
     open: audience.open,
   });
 }
-
-/** The mutations `emit` will add for such an event: what a commit that shares its room needs. */
-export const emitWrites = (audience: Audience, type: EventType, channelId: string): number =>
-  eventWrites(hearing(audience, type, channelId).length);

@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { NamedAuditEntry, User } from "../core/types.ts";
 import { isUuid } from "../core/ids.ts";
 import { listAudit } from "../kv/audit.ts";

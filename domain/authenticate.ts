@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { unauthenticated } from "../core/errors.ts";
 import { sha256Hex } from "../core/random.ts";
 import { RecentMap } from "../core/recent_map.ts";

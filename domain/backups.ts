@@ -9,6 +9,7 @@ import { invalid } from "../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { LAYOUT_VERSION, readLayout } from "../kv/migrations.ts";
 import { backupUnsupported, copyStore, integrityOf, whileClosed } from "../kv/store_file.ts";
+import { wrapStore } from "../kv/open.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import { readAppKeyCheck } from "../kv/app_key_check.ts";
 
@@ -107,7 +108,7 @@ function checkedIntegrity(file: string): string {
 
 /** That the copy is a store this release and this APP_KEY can open. */
 async function checkOpens(settings: Settings, candidate: string, from: string) {
-  const kv = await Deno.openKv(candidate);
+  const kv = wrapStore(await Deno.openKv(candidate), candidate, { turns: false });
   try {
     const layout = await readLayout(kv);
     if (layout !== null && layout > LAYOUT_VERSION) {

@@ -3,8 +3,9 @@
  * builds the URLs it prints from (login links, incoming-webhook URLs), so they point where the
  * service answers whatever the CLI's own environment says, unless it sets BASE_URL itself.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { getRecordedBaseUrl, setRecordedBaseUrl } from "../kv/service_record.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Records the service's BASE_URL; a write only when it changed. */
 export async function recordBaseUrl(ctx: Ctx): Promise<void> {
@@ -14,4 +15,4 @@ export async function recordBaseUrl(ctx: Ctx): Promise<void> {
 }
 
 /** The BASE_URL the service last started with, if one ever started on this store. */
-export const recordedBaseUrl = (kv: Deno.Kv): Promise<string | null> => getRecordedBaseUrl(kv);
+export const recordedBaseUrl = (kv: Store): Promise<string | null> => getRecordedBaseUrl(kv);

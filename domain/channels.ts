@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, Team, User } from "../core/types.ts";
 import {
   type Actor,
@@ -19,7 +19,6 @@ import { checkName, checkOptionalName } from "./text.ts";
 import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
-import { readForCheck } from "../kv/checked_reads.ts";
 import { decodeChannelCursor, encodeChannelCursor } from "./paging.ts";
 
 export interface ChannelAccess {
@@ -105,7 +104,7 @@ export async function loadChannelWith<T extends unknown[]>(
   ];
   const [channel, ...read] = reuse === undefined
     ? await ctx.kv.getMany<[Channel, ...unknown[]]>(wantedKeys)
-    : await readForCheck<[Channel, ...unknown[]]>(ctx.kv, wantedKeys, reuse);
+    : await ctx.kv.readForCheck<[Channel, ...unknown[]]>(wantedKeys, reuse);
   const tokensVersion = guardKey ? read.pop()! : null;
   const token = tokenKey ? read.pop()! : null;
   if (token) settleTokenCheck(subject, token, !reuse);

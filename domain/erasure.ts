@@ -8,6 +8,7 @@ import type { Message, OutboxEvent } from "../core/types.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
 import { messageView } from "./views.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Whether the event carries a message's text: the message whose id it names. */
 export function messageIdOf(event: OutboxEvent): string | null {
@@ -17,7 +18,7 @@ export function messageIdOf(event: OutboxEvent): string | null {
 }
 
 /** The events, each carrying its message as it is now where that message has been deleted. */
-export async function asTheyAreNow(kv: Deno.Kv, events: OutboxEvent[]): Promise<OutboxEvent[]> {
+export async function asTheyAreNow(kv: Store, events: OutboxEvent[]): Promise<OutboxEvent[]> {
   const ids = [...new Set(events.map(messageIdOf).filter((id) => id !== null))];
   if (ids.length === 0) return events;
   const read = await getAll<Message>(kv, ids.map((id) => keys.message(id)));

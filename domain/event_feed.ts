@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { mergeSorted } from "../core/merge.ts";
 import type { EventType, OutboxEvent, Subject } from "../core/types.ts";
 import { loadChannel, visibleChannelIds } from "./channels.ts";

@@ -5,7 +5,7 @@
  * busy team's events version every POLL_MS, once for all streams. Every event is sent with its
  * place in the team's log as the SSE id, so a stream resumed from it misses and repeats nothing.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { ApiError, invalid, unauthenticated } from "../core/errors.ts";
 import { idTime, newId } from "../core/ids.ts";
 import { KeyedLock } from "../core/keyed_lock.ts";
@@ -15,15 +15,13 @@ import { readEvents } from "../kv/event_feed.ts";
 import {
   after,
   eventsVersions,
-  logEvents,
-  type LoggedEvent,
   type LogPosition,
-  logSettled,
-  onCommittedEvents,
   positionAt,
   positionOf,
   readLog,
 } from "../kv/stream_log.ts";
+import { logEvents, type LoggedEvent } from "../kv/stream_markers.ts";
+import type { Committed } from "../kv/plan.ts";
 import {
   dropStreams,
   registerStream,
@@ -116,14 +114,17 @@ export class StreamHub {
   readonly #lingering = new Set<OpenStream>();
   /** The earliest expiry of an open stream's token (ms). */
   #nextExpiry = Infinity;
-  readonly #stopListening: () => void;
   #closing = false;
   readonly #registering = new KeyedLock();
   readonly #toDrop: StreamRef[] = [];
   #dropped: Promise<void> = Promise.resolve();
 
-  constructor(private readonly ctx: Ctx) {
-    this.#stopListening = onCommittedEvents(ctx.kv, (teamId) => this.#wake(teamId));
+  constructor(private readonly ctx: Ctx) {}
+
+  /** Events were committed in this process: the streams of their teams read them now. */
+  heard({ teams }: Committed): void {
+    if (this.#closing) return;
+    for (const teamId of teams) this.#wake(teamId);
   }
 
   /** Streams open in this process. */
@@ -208,7 +209,6 @@ export class StreamHub {
   /** Closes every stream, telling clients to come back (to another instance) shortly. */
   async closeAll(): Promise<void> {
     this.#closing = true;
-    this.#stopListening();
     clearTimeout(this.#pollTimer);
     clearInterval(this.#heartbeat);
     const all = this.#allStreams();
@@ -218,7 +218,7 @@ export class StreamHub {
     );
     // Also those of streams whose clients left just before.
     await this.#dropped;
-    await logSettled(this.ctx.kv);
+    await this.ctx.kv.settled();
   }
 
   /**

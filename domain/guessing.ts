@@ -2,6 +2,7 @@ import { ApiError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { rateLimited, secretMisses } from "../core/metrics.ts";
 import { claimRequests } from "../kv/rate_counts.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Misses one client address may make on secret URLs in a minute, across all instances. */
 export const MAX_MISSES_PER_MINUTE = 60;
@@ -25,7 +26,7 @@ export class GuessGuard {
   /** Addresses known to have used up a window, with that window. */
   readonly #blocked = new Map<string, number>();
 
-  constructor(private readonly kv: Deno.Kv) {}
+  constructor(private readonly kv: Store) {}
 
   /**
    * Runs `lookup` for `address` unless it missed too often this minute (429). A 404 from it is a

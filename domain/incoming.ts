@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { IncomingWebhook, Message, Subject } from "../core/types.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";

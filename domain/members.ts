@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, User } from "../core/types.ts";
 import { type ChannelAccess, loadChannel, loadChannelWith } from "./channels.ts";
 import { denialError, membersFrozen } from "./policy.ts";
@@ -10,7 +10,6 @@ import { authorize } from "./policy.ts";
 import { retrying } from "../core/retry.ts";
 import { getChannelFor, listMembers as listChannelMembers } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
-import { appendMessage } from "../kv/appender.ts";
 import { dropMembership, getUser, memberRef, setMembership } from "../kv/workspace.ts";
 import { audienceKeys, audienceOf, emit, type MembershipChange } from "./audience.ts";
 
@@ -36,33 +35,30 @@ export async function commitMemberAdded(
   const { channel, entry } = access;
   const added = memberRef(user);
   const audience = await audienceAfter(ctx, channel, { userId: user.id, member: true });
-  const stored = await appendMessage(
-    ctx.kv,
-    draftMessage({ channel, author: added, body: "", type: "member_joined" }),
-    {
-      checks: [
-        entry,
-        { key: keys.member(channel.id, user.id), versionstamp: null },
-        ...audience.checks,
-      ],
-      alone: true,
-      extend: (op, message) => {
-        setMembership(op, channel, added);
-        emit(ctx.kv, op, audience, {
-          type: "channel.member_added",
-          team_id: channel.team_id,
-          channel_id: channel.id,
-          data: { channel_id: channel.id, user: added },
-        });
-        emit(ctx.kv, op, audience, {
-          type: "message.created",
-          team_id: channel.team_id,
-          channel_id: channel.id,
-          data: messageView(message),
-        });
-      },
-    },
-  );
+  const draft = draftMessage({ channel, author: added, body: "", type: "member_joined" });
+  const joined = ctx.kv.atomic();
+  setMembership(joined, channel, added);
+  emit(joined, audience, {
+    type: "channel.member_added",
+    team_id: channel.team_id,
+    channel_id: channel.id,
+    data: { channel_id: channel.id, user: added },
+  });
+  emit(joined, audience, {
+    type: "message.created",
+    team_id: channel.team_id,
+    channel_id: channel.id,
+    data: messageView(draft),
+  });
+  const stored = await ctx.kv.append(draft, {
+    checks: [
+      entry,
+      { key: keys.member(channel.id, user.id), versionstamp: null },
+      ...audience.checks,
+    ],
+    alone: true,
+    with: joined,
+  });
   return stored ? added : null;
 }
 
@@ -137,23 +133,20 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
   });
   const left = membership.value!;
   const audience = await audienceAfter(ctx, channel, { userId, member: false });
-  const stored = await appendMessage(
-    ctx.kv,
-    draftMessage({ channel, author: left, body: "", type: "member_left" }),
-    {
-      checks: [entry, membership, ...audience.checks],
-      alone: true,
-      extend: (op, message) => {
-        dropMembership(op, channel, userId);
-        emit(ctx.kv, op, audience, {
-          type: "message.created",
-          team_id: channel.team_id,
-          channel_id: channel.id,
-          data: messageView(message),
-        });
-      },
-    },
-  );
+  const draft = draftMessage({ channel, author: left, body: "", type: "member_left" });
+  const leaving = ctx.kv.atomic();
+  dropMembership(leaving, channel, userId);
+  emit(leaving, audience, {
+    type: "message.created",
+    team_id: channel.team_id,
+    channel_id: channel.id,
+    data: messageView(draft),
+  });
+  const stored = await ctx.kv.append(draft, {
+    checks: [entry, membership, ...audience.checks],
+    alone: true,
+    with: leaving,
+  });
   return stored ? true : null;
 }
 

@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Message, Subject } from "../core/types.ts";
 import { invalid } from "../core/errors.ts";
 import { loadChannelWith } from "./channels.ts";

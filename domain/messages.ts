@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Channel, EventType, MemberRef, Message, Subject } from "../core/types.ts";
 import { invalid } from "../core/errors.ts";
 import { nowIso } from "../core/ids.ts";
@@ -12,10 +12,9 @@ import { authorize } from "./policy.ts";
 import { peek, type Settled, unwrap } from "../core/settled.ts";
 import { retrying } from "../core/retry.ts";
 import { keys } from "../kv/keys.ts";
-import { appendMessage } from "../kv/appender.ts";
 import { getMessage, replaceMessage } from "../kv/messages.ts";
 import type { EventDraft } from "../kv/outbox.ts";
-import { audienceKeys, audienceOf, emit, emitWrites } from "./audience.ts";
+import { audienceKeys, audienceOf, emit } from "./audience.ts";
 import { KeyedLock } from "../core/keyed_lock.ts";
 import { clearReactions } from "../kv/reactions.ts";
 
@@ -125,10 +124,11 @@ async function postOnce(
     client_uuid: clientUuid,
   });
   const audience = await audienceOf(ctx, channel, versions);
-  const stored = await appendMessage(ctx.kv, draft, {
+  const created = ctx.kv.atomic();
+  emit(created, audience, messageEvent("message.created", draft));
+  const stored = await ctx.kv.append(draft, {
     checks: [...checksOf(read), ...audience.checks],
-    extend: (op, message) => emit(ctx.kv, op, audience, messageEvent("message.created", message)),
-    writes: emitWrites(audience, "message.created", channel.id),
+    with: created,
     indexClientUuid: given,
   });
   // The commit checked the tokens version: the token, remembered or read, was live when it landed.
@@ -222,9 +222,9 @@ export async function editMessage(
       }
       if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
       const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
-      const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        emit(ctx.kv, op, audience, messageEvent("message.updated", next));
-      });
+      const op = ctx.kv.atomic().check(...checks);
+      emit(op, audience, messageEvent("message.updated", next));
+      const done = await replaceMessage(op, next);
       return done ? next : null;
     }));
 }
@@ -250,9 +250,9 @@ export async function deleteMessage(
       );
       if (message.deleted_at) return true;
       const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
-      const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-        emit(ctx.kv, op, audience, messageEvent("message.deleted", next));
-      });
+      const op = ctx.kv.atomic().check(...checks);
+      emit(op, audience, messageEvent("message.deleted", next));
+      const done = await replaceMessage(op, next);
       if (!done) return null;
       await clearReactions(ctx.kv, message.id);
       return true;

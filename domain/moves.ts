@@ -10,10 +10,11 @@ import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { VERSION } from "../core/version.ts";
 import { keys } from "../kv/keys.ts";
 import { LAYOUT_VERSION } from "../kv/migrations.ts";
-import { openStore } from "../kv/open.ts";
+import { openStore, wrapStore } from "../kv/open.ts";
 import { type ExportRecord, exportRecords, importRecords } from "../kv/store_export.ts";
 import { backupUnsupported, copyStore } from "../kv/store_file.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
+import type { Store } from "../kv/store.ts";
 
 export const EXPORT_FORMAT = "teamchat-export";
 export const EXPORT_VERSION = 1;
@@ -80,7 +81,7 @@ export async function exportStore(
 }
 
 /** The store to export: a local one through a copy of it as of now, a remote one as it is. */
-async function openSource(settings: Settings): Promise<{ kv: Deno.Kv; close(): Promise<void> }> {
+async function openSource(settings: Settings): Promise<{ kv: Store; close(): Promise<void> }> {
   if (!isFilePath(settings.kvPath)) {
     const kv = await openStore(settings, { existing: true });
     return { kv, close: () => Promise.resolve(kv.close()) };
@@ -91,7 +92,8 @@ async function openSource(settings: Settings): Promise<{ kv: Deno.Kv; close(): P
   kv.close();
   const dir = await Deno.makeTempDir({ prefix: "export-" });
   await copyStore(settings.kvPath, `${dir}/copy.sqlite3`);
-  const copy = await Deno.openKv(`${dir}/copy.sqlite3`);
+  const copyPath = `${dir}/copy.sqlite3`;
+  const copy = wrapStore(await Deno.openKv(copyPath), copyPath, { turns: false });
   return {
     kv: copy,
     close: async () => {
@@ -210,7 +212,7 @@ const parseJson = (line: string): unknown => {
 };
 
 /** The target, opened as it is: an import writes the source's layout, and migrates nothing. */
-async function openTarget(settings: Settings): Promise<Deno.Kv> {
+async function openTarget(settings: Settings): Promise<Store> {
   if (isFilePath(settings.kvPath) && !await exists(settings.kvPath)) {
     const folder = settings.kvPath.replace(/\/[^/]*$/, "") || ".";
     if (!await exists(folder)) {
@@ -218,14 +220,14 @@ async function openTarget(settings: Settings): Promise<Deno.Kv> {
     }
   }
   if (!isFilePath(settings.kvPath)) return await openStore(settings, { existing: true });
-  return await Deno.openKv(settings.kvPath);
+  return wrapStore(await Deno.openKv(settings.kvPath), settings.kvPath, { turns: false });
 }
 
 /**
  * Refuses a store that holds data, unless an import of this export was cut short in it: then
  * whether it resumes that one.
  */
-async function startImport(kv: Deno.Kv, settings: Settings, header: Header): Promise<boolean> {
+async function startImport(kv: Store, settings: Settings, header: Header): Promise<boolean> {
   const state = await kv.get<ImportState>(keys.importState());
   if (state.value?.export_id === header.export_id && state.value.finished_at === null) return true;
   for await (const _ of kv.list({ prefix: [] }, { limit: 1 })) {

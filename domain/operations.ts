@@ -2,7 +2,7 @@
  * What an operator's probes read: whether the store answers (GET /up), and the store-wide
  * delivery figures /metrics reports. Read when asked, so an idle service pays nothing for them.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { jobsPending, oldestJobAge, subscriptions } from "../core/metrics.ts";
 import { measureBacklog } from "../kv/backlog.ts";
 import { keys } from "../kv/keys.ts";

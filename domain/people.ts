@@ -6,7 +6,7 @@
  * memberships stay. A role change rewrites the role its tokens carry in the same commit, so the
  * next request anywhere acts with the new one. The policy decides who may do either.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";

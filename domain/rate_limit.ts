@@ -1,4 +1,5 @@
 import { claimRequests } from "../kv/rate_counts.ts";
+import type { Store } from "../kv/store.ts";
 
 const WINDOW_MS = 60_000;
 
@@ -32,7 +33,7 @@ export interface Verdict {
 export class RateLimiter {
   readonly #counts = new Map<string, Count>();
 
-  constructor(private readonly kv: Deno.Kv, readonly limit: number) {}
+  constructor(private readonly kv: Store, readonly limit: number) {}
 
   /** Counts one request of `name` if the window allows it. */
   async hit(name: string, now = Date.now()): Promise<Verdict> {

@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Message, ReactionSummary, Subject } from "../core/types.ts";
 import { type Emoji, parseEmoji, unknownCustomEmoji } from "./emoji.ts";
 import { invalid } from "../core/errors.ts";
@@ -102,10 +102,9 @@ async function reactOnce(
   const next = { ...message, reactions };
   const audience = present ? await audienceOf(ctx, read.channel, read.extra.slice(3)) : NOBODY;
   const checks = [entry, read.entry, mine, ...audience.checks];
-  const done = await replaceMessage(ctx.kv, checks, next, (op) => {
-    if (!present) return void op.delete(key);
-    op.set(key, null);
-    emit(ctx.kv, op, audience, reactionAdded(message, text, subject));
-  });
+  const op = ctx.kv.atomic().check(...checks);
+  if (present) emit(op.set(key, null), audience, reactionAdded(message, text, subject));
+  else op.delete(key);
+  const done = await replaceMessage(op, next);
   return done || null;
 }

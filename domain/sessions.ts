@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { LoginLink, Session, User } from "../core/types.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";

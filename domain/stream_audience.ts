@@ -5,13 +5,13 @@
  * each channel's members version, so a member taken out of a channel gets nothing more of it
  * from the next event on, in every process.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { RecentMap } from "../core/recent_map.ts";
 import type { Channel, EventType, Subject } from "../core/types.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
 import { membersAt } from "../kv/roster.ts";
-import type { LoggedEvent } from "../kv/stream_log.ts";
+import type { LoggedEvent } from "../kv/stream_markers.ts";
 import { permits } from "./policy.ts";
 
 /** What a stream asked for. */

@@ -6,13 +6,14 @@
  * ids up to I are read, every event the reader may see that committed before one of them whose
  * id is FEED_LAG_MS older than I has been read too: those, in commit order, are a page.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import { idsFrom, idTime } from "../core/ids.ts";
 import type { Subject } from "../core/types.ts";
 import { getAll } from "../kv/commit.ts";
 import type { FeedEntry } from "../kv/event_feed.ts";
 import { keys } from "../kv/keys.ts";
-import { after, type LoggedEvent, type LogPosition } from "../kv/stream_log.ts";
+import { after, type LogPosition } from "../kv/stream_log.ts";
+import type { LoggedEvent } from "../kv/stream_markers.ts";
 import { FEED_LAG_MS, feedSources, mergedSources } from "./event_feed.ts";
 import type { StreamFilter } from "./stream_audience.ts";
 

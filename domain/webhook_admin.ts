@@ -3,7 +3,7 @@
  * it and rotate its signing secret. The policy's "subscription.manage" decides who may.
  */
 import { mintSigningSecret } from "./webhooks.ts";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { invalid, notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";

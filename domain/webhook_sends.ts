@@ -4,7 +4,7 @@
  * other and never retried, to the owner's URL only.
  */
 import { loadWebhook } from "./webhooks.ts";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { OutboxEvent, Subject } from "../core/types.ts";
 import type { Redelivery, Subscription } from "../core/webhook_records.ts";
 import { invalid, notFound } from "../core/errors.ts";

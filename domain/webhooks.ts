@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { EventType, Subject } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
 import { visibleChannelIds } from "./channels.ts";

@@ -1,4 +1,4 @@
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "./context.ts";
 import type { Role, Team, User } from "../core/types.ts";
 import { generalChannelFor } from "./channels.ts";
 import { invalid, notFound } from "../core/errors.ts";

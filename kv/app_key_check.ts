@@ -1,11 +1,12 @@
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
 
 /** The known text sealed with the APP_KEY the store was first opened with (domain/app_key.ts). */
-export const readAppKeyCheck = (kv: Deno.Kv) => kv.get<string>(keys.appKeyCheck());
+export const readAppKeyCheck = (kv: Store) => kv.get<string>(keys.appKeyCheck());
 
 /** Seals the check, unless another process did first. */
 export async function writeAppKeyCheck(
-  kv: Deno.Kv,
+  kv: Store,
   read: Deno.KvEntryMaybe<string>,
   sealed: string,
 ): Promise<void> {

@@ -3,28 +3,19 @@ import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
 import { ConflictError } from "../core/errors.ts";
 import type { Message } from "../core/types.ts";
 import { keyId, keys } from "./keys.ts";
-import { inTimeline, putMessage } from "./messages.ts";
-import { MAX_MUTATIONS, maxChecks } from "./limits.ts";
-import { getAll } from "./commit.ts";
-import { takesTurns } from "./write_turns.ts";
+import { inTimeline, putMessage } from "./message_copies.ts";
+import { getAll, type ManyReader, type Planner } from "./commit.ts";
+import type { Plan } from "./plan.ts";
+import {
+  type AppendOptions,
+  checksOf,
+  distinctChecks,
+  listsOf,
+  type Request,
+  takeable,
+} from "./append_batch.ts";
 import { appendBatchesSplit } from "../core/metrics.ts";
 import { errorFields, log } from "../core/log.ts";
-
-export interface AppendOptions {
-  /** The caller's preconditions (channel unchanged, still a member, ...), re-checked at commit. */
-  checks: Deno.AtomicCheck[];
-  /** The change's other writes (membership, events), in the same commit as the message. */
-  extend?: (op: Deno.AtomicOperation, stored: Message) => void;
-  /** How many mutations `extend` adds at most, so that a shared commit stays within its limit. */
-  writes?: number;
-  /**
-   * Index the draft's client_uuid, so that a resend finds this message. Only for a key the client
-   * chose: one the service generated can never come back, and the index costs every post.
-   */
-  indexClientUuid?: boolean;
-  /** Commit on its own: `extend` writes keys that other appends may check (membership). */
-  alone?: boolean;
-}
 
 /** After this many lost commits in a row, a process claims a turn at the channel's lists. */
 const CLAIM_AFTER = 3;
@@ -37,49 +28,10 @@ interface Turn {
   until: number;
 }
 
-/**
- * What a commit may hold: the store's checks and mutations (kv/limits.ts), 800 KiB, and a bound
- * on waiting.
- */
-const MAX_BATCH = 64;
-const MAX_BYTES = 400_000;
-/**
- * An append's own mutations at most, besides `writes`: its copies (message, timeline, thread),
- * its client_uuid, the lengths of its lists, and its share of the stream markers.
- */
-const APPEND_WRITES = 8;
-
-interface Request {
-  draft: Message;
-  opts: AppendOptions;
-  tries: number;
-  /** Past this, losing the list again gives up with a ConflictError (503, nothing written). */
-  deadline: number;
-  resolve(stored: Message | null): void;
-  reject(error: unknown): void;
-}
-
 /** A list's length as this process last committed or read it, with its key's versionstamp. */
 interface Cursor {
   length: number;
   versionstamp: string | null;
-}
-
-/** The length keys of the lists a draft goes into. */
-function listsOf(draft: Message): Deno.KvKey[] {
-  const out: Deno.KvKey[] = [];
-  if (inTimeline(draft)) out.push(keys.timelineLen(draft.channel_id));
-  if (draft.thread_root_id) out.push(keys.threadLen(draft.thread_root_id));
-  return out;
-}
-
-function checksOf(r: Request): { check: Deno.AtomicCheck; exclusive: boolean }[] {
-  const out = r.opts.checks.map((check) => ({ check, exclusive: false }));
-  if (r.opts.indexClientUuid && r.draft.client_uuid) {
-    const key = keys.clientUuid(r.draft.author.id, r.draft.client_uuid);
-    out.push({ check: { key, versionstamp: null }, exclusive: true });
-  }
-  return out;
 }
 
 /**
@@ -100,14 +52,14 @@ function checksOf(r: Request): { check: Deno.AtomicCheck; exclusive: boolean }[]
  * writers take turns already (a local file, kv/write_turns.ts), a lost batch goes again at once
  * instead, without waiting and without claiming: the others can't commit until their turn.
  */
-class Appender {
+export class Appender {
   #queues = new Map<string, Request[]>();
   #cursors = new RecentMap<string, Cursor>(10_000);
   /** Turns other processes claimed, by channel, as last read. */
   #turns = new RecentMap<string, number>(1_000);
   readonly #id = crypto.randomUUID();
 
-  constructor(private kv: Deno.Kv) {}
+  constructor(private kv: AppendStore) {}
 
   append(draft: Message, opts: AppendOptions): Promise<Message | null> {
     return new Promise((resolve, reject) => {
@@ -126,7 +78,7 @@ class Appender {
   async #drain(channelId: string): Promise<void> {
     const queue = this.#queues.get(channelId)!;
     while (queue.length > 0) {
-      const batch = queue.splice(0, takeable(queue, maxChecks(this.kv)));
+      const batch = queue.splice(0, takeable(queue, this.kv.maxChecks));
       try {
         const retry = await this.#commit(batch);
         queue.unshift(...retry);
@@ -150,7 +102,7 @@ class Appender {
     }
     // The writer this one lost to had the store's turn before it (kv/write_turns.ts): in this
     // process's turn, going again at once wins.
-    if (takesTurns(this.kv)) return;
+    if (this.kv.takesTurns) return;
     const tries = Math.max(...retry.map((r) => r.tries));
     if (tries >= CLAIM_AFTER) await this.#claim(channelId, retry);
     else await backoff(tries);
@@ -195,7 +147,7 @@ class Appender {
       if (r.opts.indexClientUuid && m.client_uuid) {
         op.set(keys.clientUuid(m.author.id, m.client_uuid), m.id);
       }
-      r.opts.extend?.(op, m);
+      if (r.opts.with) op.include(r.opts.with);
       return m;
     });
     const checks = distinctChecks(batch);
@@ -204,7 +156,7 @@ class Appender {
       op.check({ key, versionstamp: this.#cursors.get(keyId(key))!.versionstamp });
       op.set(key, new Deno.KvU64(BigInt(next.get(keyId(key))!)));
     }
-    let result: Deno.KvCommitResult | Deno.KvCommitError;
+    let result: Awaited<ReturnType<Plan["commit"]>>;
     try {
       result = await op.commit();
     } catch (e) {
@@ -279,66 +231,9 @@ class Appender {
 const lengthOf = (e: Deno.KvEntryMaybe<unknown>) =>
   Number((e.value as Deno.KvU64 | null)?.value ?? 0n);
 
-/** The caller checks of a batch, each key once (takeable saw to it that they agree). */
-function distinctChecks(batch: Request[]): Deno.AtomicCheck[] {
-  const out = new Map<string, Deno.AtomicCheck>();
-  for (const r of batch) for (const { check } of checksOf(r)) out.set(keyId(check.key), check);
-  return [...out.values()];
-}
-
-/** Rough size of what an append writes: the message about three times over, and its event. */
-const bytesOf = (r: Request) => 4 * (r.draft.body.length * 3 + 1_000);
-const writesOf = (r: Request) => APPEND_WRITES + (r.opts.writes ?? 0);
-
-/**
- * How many requests from the head of `queue` one commit can take: within `maxChecks`, the
- * mutations and the size limit, `alone` ones by themselves, and no key checked twice at
- * different versionstamps or checked after an earlier request in the batch writes it.
- */
-function takeable(queue: Request[], maxChecks: number): number {
-  const seen = new Map<string, { versionstamp: string | null; exclusive: boolean }>();
-  const lists = new Set<string>();
-  let bytes = 0;
-  let writes = 0;
-  let n = 0;
-  for (const r of queue) {
-    if (n > 0 && (r.opts.alone || queue[0].opts.alone)) break;
-    if (n >= MAX_BATCH || (n > 0 && bytes + bytesOf(r) > MAX_BYTES)) break;
-    if (n > 0 && writes + writesOf(r) > MAX_MUTATIONS) break;
-    const mine = checksOf(r);
-    const clash = mine.some(({ check, exclusive }) => {
-      const other = seen.get(keyId(check.key));
-      return other && (exclusive || other.exclusive || other.versionstamp !== check.versionstamp);
-    });
-    const newLists = listsOf(r.draft).map(keyId).filter((k) => !lists.has(k));
-    const newChecks = mine.filter(({ check }) => !seen.has(keyId(check.key))).length;
-    if (n > 0 && (clash || seen.size + lists.size + newChecks + newLists.length > maxChecks)) {
-      break;
-    }
-    for (const { check, exclusive } of mine) {
-      seen.set(keyId(check.key), { versionstamp: check.versionstamp, exclusive });
-    }
-    for (const k of newLists) lists.add(k);
-    bytes += bytesOf(r);
-    writes += writesOf(r);
-    n++;
-  }
-  return n;
-}
-
-const appenders = new WeakMap<Deno.Kv, Appender>();
-
-/**
- * Appends a new message to its timeline and/or thread in one commit with `opts.extend`'s writes
- * (shared with other appends to the same channel). Returns the stored message, or null when one
- * of the caller's checks failed: it should read again and decide.
- */
-export function appendMessage(
-  kv: Deno.Kv,
-  draft: Message,
-  opts: AppendOptions,
-): Promise<Message | null> {
-  let appender = appenders.get(kv);
-  if (!appender) appenders.set(kv, appender = new Appender(kv));
-  return appender.append(draft, opts);
+/** The store as an appender needs it (kv/store.ts). */
+export interface AppendStore extends Planner, ManyReader {
+  get<T = unknown>(key: Deno.KvKey): Promise<Deno.KvEntryMaybe<T>>;
+  readonly maxChecks: number;
+  readonly takesTurns: boolean;
 }

@@ -1,6 +1,8 @@
 import type { AuditAction, AuditEntry } from "../core/types.ts";
 import { newId, nowIso } from "../core/ids.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 export interface AuditDraft {
   team_id: string;
@@ -18,7 +20,7 @@ export interface AuditDraft {
 export type AuditBy = Pick<AuditDraft, "actor_id" | "actor_name">;
 
 /** Adds an audit entry to a commit, so the entry exists exactly when the change does. */
-export function addAudit(op: Deno.AtomicOperation, draft: AuditDraft): AuditEntry {
+export function addAudit(op: Plan, draft: AuditDraft): AuditEntry {
   const entry: AuditEntry = {
     id: newId(),
     ...draft,
@@ -31,7 +33,7 @@ export function addAudit(op: Deno.AtomicOperation, draft: AuditDraft): AuditEntr
 
 /** A team's audit log, newest first; `before` (an entry id) starts after that entry. */
 export async function listAudit(
-  kv: Deno.Kv,
+  kv: Store,
   teamId: string,
   limit: number,
   before?: string,

@@ -1,5 +1,6 @@
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
 
 /** Where a scan of a subscription's jobs starts (just after `after`) or ends (at `through`). */
 export type JobRange = { after: Deno.KvKey } | { through: Deno.KvKey } | Record<never, never>;
@@ -9,7 +10,7 @@ export type JobRange = { after: Deno.KvKey } | { through: Deno.KvKey } | Record<
  * decoded) `batchSize` at a time.
  */
 export function listJobs(
-  kv: Deno.Kv,
+  kv: Store,
   subscriptionId: string,
   range: JobRange,
   { limit, batchSize }: { limit: number; batchSize: number },
@@ -38,7 +39,7 @@ const countOf = (e: Deno.KvEntryMaybe<Deno.KvU64>) => e.value?.value ?? 0n;
  * in the commits that make and settle them), and its first job, the oldest (ids sort by time).
  * A few reads per subscription, whatever the backlog.
  */
-export async function measureBacklog(kv: Deno.Kv): Promise<Backlog> {
+export async function measureBacklog(kv: Store): Promise<Backlog> {
   let pending = 0n;
   let oldest: string | null = null;
   for (const id of await listSubscriptionIds(kv)) {
@@ -56,10 +57,10 @@ export async function measureBacklog(kv: Deno.Kv): Promise<Backlog> {
 }
 
 /** The delivery signal's entry: its versionstamp moves whenever work is left for any engine. */
-export const readSignal = (kv: Deno.Kv) => kv.get(keys.deliverySignal());
+export const readSignal = (kv: Store) => kv.get(keys.deliverySignal());
 
 /** Forgets queue messages the queue gave up on: the sweeper finds their jobs by itself. */
-export async function clearUndelivered(kv: Deno.Kv): Promise<void> {
+export async function clearUndelivered(kv: Store): Promise<void> {
   const op = kv.atomic();
   let n = 0;
   for await (const e of kv.list({ prefix: keys.undeliveredAll() }, { limit: 500 })) {
@@ -70,7 +71,7 @@ export async function clearUndelivered(kv: Deno.Kv): Promise<void> {
 }
 
 /** Every subscription id, for pruning at start. */
-export async function listSubscriptionIds(kv: Deno.Kv): Promise<string[]> {
+export async function listSubscriptionIds(kv: Store): Promise<string[]> {
   const ids: string[] = [];
   for await (const e of kv.list({ prefix: keys.webhooks() })) ids.push(e.key[1] as string);
   return ids;
@@ -81,7 +82,7 @@ export async function listSubscriptionIds(kv: Deno.Kv): Promise<string[]> {
  * counts (or whose counts drifted) read fewer pending than wait. A job made or settled
  * meanwhile moves a count this checks, and the subscription is counted again.
  */
-export async function recountPendingJobs(kv: Deno.Kv): Promise<void> {
+export async function recountPendingJobs(kv: Store): Promise<void> {
   for (const id of await listSubscriptionIds(kv)) {
     for (let done = false; !done;) {
       const [created, settled] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([

@@ -2,10 +2,11 @@ import type { Channel, MemberRef } from "../core/types.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import { setMembership } from "./workspace.ts";
+import type { Store } from "./store.ts";
 
 /** A channel and whether `userId` (and `otherId`) belong to it, in one read. */
 export async function getChannelFor(
-  kv: Deno.Kv,
+  kv: Store,
   channelId: string,
   userId: string,
   otherId = userId,
@@ -23,7 +24,7 @@ export async function getChannelFor(
  * the team (the unique index is checked in the same commit, so two creators can't both win).
  */
 export async function insertChannel(
-  kv: Deno.Kv,
+  kv: Store,
   channel: Channel,
   members: MemberRef[],
 ): Promise<boolean> {
@@ -40,7 +41,7 @@ export async function insertChannel(
 
 /** Replaces a channel record read as `entry`. Returns false when it changed since. */
 export async function updateChannel(
-  kv: Deno.Kv,
+  kv: Store,
   entry: Deno.KvEntry<Channel>,
   next: Channel,
 ): Promise<boolean> {
@@ -48,21 +49,21 @@ export async function updateChannel(
 }
 
 /** The ids of the channels a user belongs to. */
-export async function listUserChannelIds(kv: Deno.Kv, userId: string): Promise<string[]> {
+export async function listUserChannelIds(kv: Store, userId: string): Promise<string[]> {
   // Listed in large batches: each is a round trip, and a user may be in thousands.
   const entries = kv.list({ prefix: keys.userChannels(userId) }, { batchSize: 500 });
   return (await Array.fromAsync(entries)).map((e) => e.key[2] as string);
 }
 
 /** The channels a user belongs to. */
-export async function listUserChannels(kv: Deno.Kv, userId: string): Promise<Channel[]> {
+export async function listUserChannels(kv: Store, userId: string): Promise<Channel[]> {
   const ids = await listUserChannelIds(kv, userId);
   return (await getAll<Channel>(kv, ids.map((id) => keys.channel(id))))
     .flatMap((e) => e.value ? [e.value] : []);
 }
 
 /** A channel's members. */
-export async function listMembers(kv: Deno.Kv, channelId: string): Promise<MemberRef[]> {
+export async function listMembers(kv: Store, channelId: string): Promise<MemberRef[]> {
   const out: MemberRef[] = [];
   for await (const e of kv.list<MemberRef>({ prefix: keys.members(channelId) })) out.push(e.value);
   return out;

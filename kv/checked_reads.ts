@@ -1,6 +1,8 @@
 import { RecentMap } from "../core/recent_map.ts";
 import { keyId } from "./keys.ts";
 
+type GetMany = (keys: Deno.KvKey[]) => Promise<Deno.KvEntryMaybe<unknown>[]>;
+
 /**
  * Entries as this process last read them for a write that checks each one in its commit. Such a
  * write may start from these instead of reading: if any of them changed since, here or in
@@ -8,31 +10,24 @@ import { keyId } from "./keys.ts";
  * and never decides anything. Nothing else may answer from here: a read that commits nothing
  * has no check to catch a stale entry.
  */
-const remembered = new WeakMap<Deno.Kv, RecentMap<string, Deno.KvEntryMaybe<unknown>>>();
+export class CheckedReads {
+  readonly #memory = new RecentMap<string, Deno.KvEntryMaybe<unknown>>(20_000);
 
-function memoryOf(kv: Deno.Kv) {
-  let memory = remembered.get(kv);
-  if (!memory) remembered.set(kv, memory = new RecentMap(20_000));
-  return memory;
-}
+  constructor(private readonly getMany: GetMany) {}
 
-/**
- * Reads `keys` for a write that will check every entry at commit; with `reuse`, answers from the
- * entries last read when it has them all. Values are shared between writes: never change one.
- */
-export async function readForCheck<T extends readonly unknown[]>(
-  kv: Deno.Kv,
-  keys: Deno.KvKey[],
-  reuse: boolean,
-): Promise<{ [K in keyof T]: Deno.KvEntryMaybe<T[K]> }> {
-  type Entries = { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
-  const memory = memoryOf(kv);
-  const ids = keys.map(keyId);
-  if (reuse) {
-    const known = ids.map((id) => memory.get(id));
-    if (known.every((e) => e !== undefined)) return known as unknown as Entries;
+  /**
+   * Reads `keys` for a write that will check every entry at commit; with `reuse`, answers from
+   * the entries last read when it has them all. Values are shared between writes: never change
+   * one.
+   */
+  async read(keys: Deno.KvKey[], reuse: boolean): Promise<Deno.KvEntryMaybe<unknown>[]> {
+    const ids = keys.map(keyId);
+    if (reuse) {
+      const known = ids.map((id) => this.#memory.get(id));
+      if (known.every((e) => e !== undefined)) return known as Deno.KvEntryMaybe<unknown>[];
+    }
+    const entries = await this.getMany(keys);
+    entries.forEach((e, i) => this.#memory.set(ids[i], e));
+    return entries;
   }
-  const entries = await kv.getMany(keys);
-  entries.forEach((e, i) => memory.set(ids[i], e));
-  return entries as unknown as Entries;
 }

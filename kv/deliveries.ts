@@ -1,10 +1,11 @@
 import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
 import { commitInBatches } from "./commit.ts";
+import type { Store } from "./store.ts";
 
 /** A subscription's most recent attempts, newest first. */
 export async function recentDeliveries(
-  kv: Deno.Kv,
+  kv: Store,
   subscriptionId: string,
   limit: number,
 ): Promise<Delivery[]> {
@@ -17,13 +18,13 @@ export async function recentDeliveries(
   return out;
 }
 
-export async function getDelivery(kv: Deno.Kv, subscriptionId: string, deliveryId: string) {
+export async function getDelivery(kv: Store, subscriptionId: string, deliveryId: string) {
   return (await kv.get<Delivery>(keys.delivery(subscriptionId, deliveryId))).value;
 }
 
 /** Deletes a subscription's attempts beyond the `keep` most recent. Returns how many. */
 export async function pruneDeliveries(
-  kv: Deno.Kv,
+  kv: Store,
   subscriptionId: string,
   keep: number,
 ): Promise<number> {

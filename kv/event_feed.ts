@@ -2,6 +2,7 @@ import type { EventType, OutboxEvent } from "../core/types.ts";
 import { idsFrom } from "../core/ids.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
 
 /** What the feed's indexes keep per event: enough to filter without reading the event. */
 export interface FeedEntry {
@@ -18,7 +19,7 @@ export type FeedSource = { openOf: string } | { channelId: string };
  * `untilMs` left out, read `batch` index entries a round trip.
  */
 export async function* listFeedSource(
-  kv: Deno.Kv,
+  kv: Store,
   source: FeedSource,
   { after, untilMs, batch }: { after: string | null; untilMs: number; batch: number },
 ): AsyncGenerator<FeedEntry> {
@@ -40,13 +41,13 @@ export async function* listFeedSource(
 }
 
 /** The private and direct channels a user belongs to: the sources of its feed beyond the open. */
-export async function listClosedChannelIds(kv: Deno.Kv, userId: string): Promise<string[]> {
+export async function listClosedChannelIds(kv: Store, userId: string): Promise<string[]> {
   const entries = kv.list({ prefix: keys.userClosedChannels(userId) }, { batchSize: 500 });
   return (await Array.fromAsync(entries)).map((e) => e.key[2] as string);
 }
 
 /** The events themselves, in the order asked; ones expired meanwhile left out. */
-export async function readEvents(kv: Deno.Kv, ids: string[]): Promise<OutboxEvent[]> {
+export async function readEvents(kv: Store, ids: string[]): Promise<OutboxEvent[]> {
   const read = await getAll<OutboxEvent>(kv, ids.map((id) => keys.event(id)));
   return read.flatMap((e) => e.value ? [e.value] : []);
 }

@@ -10,11 +10,13 @@ import { chunks } from "../core/chunks.ts";
 import { commitInBatches, getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { isClosed } from "./workspace.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** Index entries a commit writes: two mutations each, well inside every commit limit. */
 const PER_COMMIT = 250;
 
-export async function backfillFeedIndexes(kv: Deno.Kv): Promise<void> {
+export async function backfillFeedIndexes(kv: Store): Promise<void> {
   await indexClosedMemberships(kv);
   await indexTeamEvents(kv);
 }
@@ -23,7 +25,7 @@ export async function backfillFeedIndexes(kv: Deno.Kv): Promise<void> {
  * Each membership of a private or direct channel, indexed by its user. A membership ended
  * meanwhile is not brought back: each commit checks the memberships it indexes.
  */
-async function indexClosedMemberships(kv: Deno.Kv) {
+async function indexClosedMemberships(kv: Store) {
   for await (const c of kv.list<Channel>({ prefix: keys.channels() }, { batchSize: 500 })) {
     if (!isClosed(c.value)) continue;
     const members = await Array.fromAsync(kv.list({ prefix: keys.members(c.value.id) }));
@@ -45,7 +47,7 @@ interface TeamEvent {
 }
 
 /** Every event the feed still keeps, indexed by its channel, and by its team where all see it. */
-async function indexTeamEvents(kv: Deno.Kv) {
+async function indexTeamEvents(kv: Store) {
   const open = new Map<string, boolean>();
   let batch: TeamEvent[] = [];
   const flush = async () => {
@@ -75,7 +77,7 @@ async function indexTeamEvents(kv: Deno.Kv) {
   await flush();
 }
 
-function indexEvent(op: Deno.AtomicOperation, e: TeamEvent, open: boolean) {
+function indexEvent(op: Plan, e: TeamEvent, open: boolean) {
   const kept = { expireIn: Math.max(1, idTime(e.id) + EVENT_TTL_MS - Date.now()) };
   op.set(keys.channelEvent(e.channelId, e.id), { type: e.type }, kept);
   if (open) op.set(keys.openEvent(e.teamId, e.id), { type: e.type, channel_id: e.channelId }, kept);

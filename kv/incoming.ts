@@ -2,8 +2,10 @@ import type { IncomingWebhook } from "../core/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
-function put(op: Deno.AtomicOperation, hook: IncomingWebhook) {
+function put(op: Plan, hook: IncomingWebhook) {
   op.set(keys.incoming(hook.hash), hook)
     .set(keys.incomingId(hook.id), hook.hash)
     .set(keys.teamIncomingHook(hook.team_id, hook.id), hook.hash);
@@ -11,7 +13,7 @@ function put(op: Deno.AtomicOperation, hook: IncomingWebhook) {
 
 /** Stores a new incoming webhook with its audit entry. */
 export async function insertIncoming(
-  kv: Deno.Kv,
+  kv: Store,
   hook: IncomingWebhook,
   audit: AuditDraft,
 ): Promise<void> {
@@ -22,13 +24,13 @@ export async function insertIncoming(
 }
 
 /** The hook whose secret hashes to `hash`: the one read a post through it costs. */
-export async function getIncomingByHash(kv: Deno.Kv, hash: string) {
+export async function getIncomingByHash(kv: Store, hash: string) {
   return (await kv.get<IncomingWebhook>(keys.incoming(hash))).value;
 }
 
 /** The hook's entry by id, whose versionstamp lets a revoke check nothing moved since. */
 export async function getIncomingById(
-  kv: Deno.Kv,
+  kv: Store,
   id: string,
 ): Promise<Deno.KvEntry<IncomingWebhook> | null> {
   const hash = (await kv.get<string>(keys.incomingId(id))).value;
@@ -39,7 +41,7 @@ export async function getIncomingById(
 
 /** Marks a hook revoked, with its audit entry. Null when it changed since `entry`. */
 export async function revokeIncoming(
-  kv: Deno.Kv,
+  kv: Store,
   entry: Deno.KvEntry<IncomingWebhook>,
   revokedAt: string,
   audit: AuditDraft,
@@ -52,7 +54,7 @@ export async function revokeIncoming(
 }
 
 /** A team's incoming webhooks, oldest first. */
-export async function listTeamIncoming(kv: Deno.Kv, teamId: string): Promise<IncomingWebhook[]> {
+export async function listTeamIncoming(kv: Store, teamId: string): Promise<IncomingWebhook[]> {
   const hashes: Deno.KvKey[] = [];
   for await (const e of kv.list<string>({ prefix: keys.teamIncoming(teamId) })) {
     hashes.push(keys.incoming(e.value));

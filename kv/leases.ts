@@ -1,6 +1,7 @@
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { chunks } from "../core/chunks.ts";
 import { commitInBatches } from "./commit.ts";
+import type { Store } from "./store.ts";
 
 /** A job or a redelivery: work one process at a time may hold under a lease. */
 export type Leasable = DeliveryJob | Redelivery;
@@ -19,7 +20,7 @@ const LEASE_BATCH = 10;
  * once, not one after another: on a remote store each is a round trip.
  */
 export async function lease(
-  kv: Deno.Kv,
+  kv: Store,
   entries: Deno.KvEntry<Leasable>[],
   until: number,
 ): Promise<Deno.KvEntry<Leasable>[]> {
@@ -35,7 +36,7 @@ export async function lease(
   return won.flat();
 }
 
-async function leaseTogether(kv: Deno.Kv, batch: Deno.KvEntry<Leasable>[], until: number) {
+async function leaseTogether(kv: Store, batch: Deno.KvEntry<Leasable>[], until: number) {
   const op = kv.atomic();
   const next = batch.map((e) => ({ ...e.value, lease_until: until }));
   batch.forEach((e, i) => op.check(e).set(e.key, next[i]));
@@ -45,7 +46,7 @@ async function leaseTogether(kv: Deno.Kv, batch: Deno.KvEntry<Leasable>[], until
 }
 
 /** Frees leased entries this process will not attempt after all (it is stopping). */
-export function unlease(kv: Deno.Kv, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
+export function unlease(kv: Store, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
   return commitInBatches(
     kv,
     entries,

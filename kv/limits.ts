@@ -2,22 +2,23 @@
  * What kind of store the service runs on, and what follows from it. The embedded store (a file or
  * :memory:) allows 100 checks per commit and answers through one worker thread in well under a
  * millisecond. A remote one (KV Connect, Deno Deploy) is a round trip away: KV Connect allows 10
- * checks (denokv, proto/limits.rs) and Deno Deploy publishes no figure, so 10 there too, as for
- * any store opened elsewhere than through `declareStore`.
+ * checks (denokv, proto/limits.rs) and Deno Deploy publishes no figure, so 10 there too.
  */
 import { isFilePath } from "../core/settings.ts";
 
-interface StoreKind {
+export interface StoreKind {
   /** Checks one commit may carry. */
   maxChecks: number;
-  /** Waves of shared reads in flight at once (kv/read_coalescer.ts). */
+  /**
+   * Waves of shared reads in flight at once (kv/read_coalescer.ts). On the embedded store every
+   * read goes through its one worker, so reads wait for the wave in flight and share the next:
+   * far fewer calls. On a remote store that wait would double every read's latency.
+   */
   readWaves: number;
 }
 
 const EMBEDDED: StoreKind = { maxChecks: 100, readWaves: 1 };
 const REMOTE: StoreKind = { maxChecks: 10, readWaves: 8 };
-
-const kinds = new WeakMap<Deno.Kv, StoreKind>();
 
 /** Keys one getMany may name, on every store. */
 export const GET_MANY_MAX = 10;
@@ -25,17 +26,6 @@ export const GET_MANY_MAX = 10;
 /** Mutations one commit may carry, on every store. */
 export const MAX_MUTATIONS = 1_000;
 
-/** Records what `kv`, opened at `path` (a KV_PATH; unset on Deno Deploy), is. */
-export function declareStore(kv: Deno.Kv, path: string | undefined): void {
-  kinds.set(kv, path === ":memory:" || isFilePath(path) ? EMBEDDED : REMOTE);
-}
-
-/** How many checks one commit to `kv` may carry. */
-export const maxChecks = (kv: Deno.Kv): number => (kinds.get(kv) ?? REMOTE).maxChecks;
-
-/**
- * How many waves of reads may be in flight on `kv`. On the embedded store every read goes
- * through its one worker, so reads wait for the wave in flight and share the next: far fewer
- * calls. On a remote store that wait would double every read's latency.
- */
-export const readWaves = (kv: Deno.Kv): number => (kinds.get(kv) ?? REMOTE).readWaves;
+/** What a store opened at `path` (a KV_PATH; unset on Deno Deploy) is. */
+export const kindOf = (path: string | undefined): StoreKind =>
+  path === ":memory:" || isFilePath(path) ? EMBEDDED : REMOTE;

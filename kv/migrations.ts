@@ -3,13 +3,14 @@ import { indexUserTokens } from "./tokens.ts";
 import { keys } from "./keys.ts";
 import { backfillFeedIndexes } from "./feed_backfill.ts";
 import { recountPendingJobs } from "./backlog.ts";
+import type { Store } from "./store.ts";
 
 /** One step of the store's key layout: what it changes, and the data migration that does it. */
 interface Step {
   to: number;
   what: string;
   /** Idempotent: several processes starting together may all run it. */
-  run(kv: Deno.Kv): Promise<void>;
+  run(kv: Store): Promise<void>;
 }
 
 const STEPS: Step[] = [
@@ -44,7 +45,7 @@ interface Layout {
  * The store's layout version; null for a store nothing has been written to yet. Stores made
  * before the version was recorded have none: version 1 if their one migration ran, else 0.
  */
-export async function readLayout(kv: Deno.Kv): Promise<number | null> {
+export async function readLayout(kv: Store): Promise<number | null> {
   const [layout, legacy] = await kv.getMany<[Layout, unknown]>([
     keys.layout(),
     keys.migration("user_tokens"),
@@ -60,7 +61,7 @@ export async function readLayout(kv: Deno.Kv): Promise<number | null> {
  * store of a newer layout than this release knows is refused (a SettingsError naming both).
  * Returns the layout it found (null: a new store).
  */
-export async function migrate(kv: Deno.Kv): Promise<number | null> {
+export async function migrate(kv: Store): Promise<number | null> {
   const found = await readLayout(kv);
   if (found !== null && found > LAYOUT_VERSION) throw newer(found);
   if (found === LAYOUT_VERSION) return found;
@@ -73,7 +74,7 @@ export async function migrate(kv: Deno.Kv): Promise<number | null> {
  * For the admin CLI, which never migrates: a store of another layout than this release's is
  * refused, in one line, before anything is written.
  */
-export async function requireLayout(kv: Deno.Kv): Promise<void> {
+export async function requireLayout(kv: Store): Promise<void> {
   const found = await readLayout(kv) ?? LAYOUT_VERSION;
   if (found > LAYOUT_VERSION) throw newer(found);
   if (found < LAYOUT_VERSION) {
@@ -89,7 +90,7 @@ const newer = (found: number) =>
   );
 
 /** Records LAYOUT_VERSION, unless a process of a newer release has recorded a higher one. */
-async function recordLayout(kv: Deno.Kv): Promise<void> {
+async function recordLayout(kv: Store): Promise<void> {
   for (;;) {
     const current = await kv.get<Layout>(keys.layout());
     if ((current.value?.version ?? -1) >= LAYOUT_VERSION) return;

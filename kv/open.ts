@@ -1,20 +1,16 @@
 import { exists, keepPrivate } from "../core/files.ts";
 import { dirname } from "node:path";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
-import { ConflictError } from "../core/errors.ts";
-import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
-import { forgoQueues, probeQueues } from "./queue_support.ts";
 import { LAYOUT_VERSION, migrate, requireLayout } from "./migrations.ts";
-import { coalesceReads } from "./read_coalescer.ts";
-import { declareStore } from "./limits.ts";
-import { takeTurns, type WriteTurns } from "./write_turns.ts";
+import { Store } from "./store.ts";
+import { WriteTurns } from "./write_turns.ts";
 import { log } from "../core/log.ts";
 
 /** The KV location used when KV_PATH is unset: its folder is made on first start. */
 const DEFAULT_KV_PATH = "./data/kv.sqlite3";
 
 /**
- * Opens the KV the settings name, and finds out whether it has queues (kv/queue_support.ts).
+ * Opens the store the settings name, and finds out whether it has queues (kv/queue_support.ts).
  * What can't work ends here, in one line naming the setting: a folder that does not exist (only
  * the default ./data is made), a KV Connect URL without its access token, a store that won't open.
  * `existing`: for the admin CLI, which never makes a store: a file that isn't there is refused,
@@ -23,7 +19,7 @@ const DEFAULT_KV_PATH = "./data/kv.sqlite3";
 export async function openStore(
   settings: Settings,
   opts: { existing?: boolean } = {},
-): Promise<Deno.Kv> {
+): Promise<Store> {
   const path = settings.kvPath;
   if (opts.existing && isFilePath(path) && !await exists(path)) {
     throw new SettingsError(
@@ -46,13 +42,13 @@ export async function openStore(
       "DENO_KV_ACCESS_TOKEN: required to open the KV Connect URL in KV_PATH; set it to an access token of that database.",
     );
   }
-  let kv: Deno.Kv;
+  let raw: Deno.Kv;
   try {
-    kv = await Deno.openKv(path);
+    raw = await Deno.openKv(path);
   } catch (e) {
     throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
   }
-  kv = wrapStore(kv, path);
+  const kv = wrapStore(raw, path);
   if (isFilePath(path)) await keepStorePrivate(kv, path);
   try {
     // The CLI never migrates: the service does, at start, and the CLI works on what it made.
@@ -62,23 +58,21 @@ export async function openStore(
     kv.close();
     throw e;
   }
-  if (settings.deliveryTimers && !opts.existing) await probeQueues(kv, path);
-  else forgoQueues(kv);
+  if (settings.deliveryTimers && !opts.existing) await kv.probeQueues(path);
+  else kv.forgoQueues();
   return kv;
 }
 
 /**
- * The store as the service uses it, whoever opened it at `path`: commits made in turns with the
- * other processes on the same file and retried while SQLite is locked, reads sharing round trips,
- * and its per-commit limits known (kv/limits.ts).
+ * The store as the service uses it (kv/store.ts), whoever opened it at `path`: on a local file,
+ * its writers take turns (kv/write_turns.ts) unless `turns` is false.
  */
-export function wrapStore(kv: Deno.Kv, path: string | undefined): Deno.Kv {
-  declareStore(kv, path);
-  return coalesceReads(retryLockedCommits(kv, isFilePath(path) ? turnsFor(kv, path) : undefined));
+export function wrapStore(kv: Deno.Kv, path: string | undefined, { turns = true } = {}): Store {
+  return new Store(kv, { path, turns: turns && isFilePath(path) ? turnsFor(path) : undefined });
 }
 
 /** Migrates the store to this release's layout, saying so when it did. */
-async function upgrade(kv: Deno.Kv): Promise<void> {
+async function upgrade(kv: Store): Promise<void> {
   const found = await migrate(kv);
   if (found !== null && found < LAYOUT_VERSION) {
     log.info(`KV: the store's layout was upgraded from version ${found} to ${LAYOUT_VERSION}`);
@@ -88,9 +82,9 @@ async function upgrade(kv: Deno.Kv): Promise<void> {
 /** The file beside a local store whose lock its writers take turns with (kv/write_turns.ts). */
 export const turnsFile = (path: string) => `${path}-writer.lock`;
 
-function turnsFor(kv: Deno.Kv, path: string): WriteTurns | undefined {
+function turnsFor(path: string): WriteTurns | undefined {
   try {
-    return takeTurns(kv, turnsFile(path));
+    return new WriteTurns(turnsFile(path));
   } catch (e) {
     log.warn("KV: writers on this store can't take turns; commits may wait on each other", {
       lock_file: turnsFile(path),
@@ -127,7 +121,7 @@ async function ensureFolder(path: string) {
  * The store's files are the service's alone (0600): a store made by an older release, or
  * copied in, is tightened at start; one this process can't change is refused in one line.
  */
-async function keepStorePrivate(kv: Deno.Kv, path: string) {
+async function keepStorePrivate(kv: Store, path: string) {
   for (const file of [path, `${path}-wal`, `${path}-shm`, turnsFile(path)]) {
     if (await keepPrivate(file)) continue;
     kv.close();
@@ -135,51 +129,4 @@ async function keepStorePrivate(kv: Deno.Kv, path: string) {
       `KV_PATH: ${file} can be read by other users, and this process can't change that; run \`chmod 600 ${file}\` as its owner.`,
     );
   }
-}
-
-const committing = new WeakMap<Deno.Kv, Set<Promise<unknown>>>();
-
-/**
- * Settles once the commits under way on `kv` are done, retries included: before closing it, so
- * that a write made off a request's path (a token's last use) is not cut off, nor left waiting.
- */
-export async function commitsSettled(kv: Deno.Kv): Promise<void> {
-  const underWay = committing.get(kv);
-  while (underWay && underWay.size > 0) await Promise.allSettled([...underWay]);
-}
-
-/**
- * Makes every `kv.atomic()` commit try again when SQLite answers "database is locked". It does
- * so at once, without waiting out its busy timeout, when another process on the same file (the
- * CLI, an instance restarting after a crash) would otherwise deadlock with this one; SQLite's
- * advice is to retry the transaction. A commit that failed this way wrote nothing, so one that
- * still fails after CONTENTION_DEADLINE_MS is a ConflictError: 503 with Retry-After, not 500.
- */
-export function retryLockedCommits(kv: Deno.Kv, turns?: WriteTurns): Deno.Kv {
-  const atomic = kv.atomic.bind(kv);
-  const underWay = new Set<Promise<unknown>>();
-  committing.set(kv, underWay);
-  kv.atomic = () => {
-    const op = atomic();
-    const commit = op.commit.bind(op);
-    op.commit = () => {
-      const done = (async () => {
-        const deadline = Date.now() + CONTENTION_DEADLINE_MS;
-        for (let tries = 1;; tries++) {
-          try {
-            return await (turns ? turns.run(commit) : commit());
-          } catch (e) {
-            if (!/database is locked/.test(String(e))) throw e;
-            if (Date.now() >= deadline) throw new ConflictError("commit");
-            await backoff(tries);
-          }
-        }
-      })();
-      underWay.add(done);
-      done.finally(() => underWay.delete(done)).catch(() => {});
-      return done;
-    };
-    return op;
-  };
-  return kv;
 }

@@ -1,15 +1,9 @@
 import type { EventType, OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
+import type { Dispatcher } from "../core/dispatcher.ts";
 import { newId } from "../core/ids.ts";
-import { afterCommit } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { markPending } from "./stream_log.ts";
-
-/** A subscription that hears an event, with its route's versionstamp as the write saw it. */
-export interface Heard {
-  id: string;
-  version: string;
-}
+import type { Handed, Heard, Plan, PlannedEvent } from "./plan.ts";
 
 export interface EventDraft {
   type: EventType;
@@ -25,90 +19,94 @@ export interface EventPlace {
 }
 
 /**
- * This process's delivery engine, as the outbox sees it: the engine takes the jobs of the
- * process's own commits at once, without a read, while its window has room.
+ * The room this process's delivery engine has for the jobs of its own commits: the store leases
+ * such jobs to it in the same commit, without a read, while its window has room.
  */
-export interface LocalDelivery {
-  /** Promises room for a job of each subscription; the ids it could take (possibly none). */
-  claim(subscriptionIds: string[]): string[];
-  /** The claimed jobs of a commit that landed; `versionstamp` is the commit's (so theirs). */
-  take(handed: Handed[], versionstamp: string): void;
-  /** Gives back the room of claimed jobs whose commit failed. */
-  release(subscriptionIds: string[]): void;
-  /** Until when a claimed job is leased to this process, from `now`. */
-  leaseUntil(now: number): number;
-  /** Redeliveries of the subscription were committed here: take them now. */
-  wake(subscriptionId: string): void;
-}
-
-const engines = new WeakMap<Deno.Kv, LocalDelivery>();
-
-/** This process's engine on `kv`, if it runs one. */
-export const localDelivery = (kv: Deno.Kv): LocalDelivery | undefined => engines.get(kv);
-
-/** Lets this process's engine take the jobs of events committed to `kv` here. */
-export function attachDelivery(kv: Deno.Kv, engine: LocalDelivery): () => void {
-  engines.set(kv, engine);
-  return () => engines.get(kv) === engine && engines.delete(kv);
+export interface JobRoom {
+  window: Pick<Dispatcher, "reserve" | "release">;
+  /** How long a lease taken now lasts. */
+  leaseMs: number;
 }
 
 /**
- * The mutations `addEvent` puts into a commit for an event `subscriptions` hear, at most: the
+ * The mutations an event puts into a commit for `subscriptions` that hear it, at most: the
  * event, its team, channel and open indexes and the delivery signal, and per subscription its
  * job and job count. The team's stream markers are shared by the commit's events (a batch's
- * few, see stream_log).
+ * few, see kv/stream_markers.ts).
  */
 export const eventWrites = (subscriptions: number): number => 5 + 2 * subscriptions;
 
 /**
- * Adds an event to a commit (the transactional outbox): the event itself, its indexes (the
- * team's, the channel's, and the open events' when every human of the team sees it), and one
- * delivery job per subscription that hears it (domain/audience.ts decides which). Jobs this
- * process's engine claims are written leased to it and handed over once the commit lands; the
- * rest are written free, with the delivery signal that engines of every process watch
- * (kv/backlog.ts). The change, its event and its jobs then exist together or not at all.
+ * Adds an event to a plan (the transactional outbox), with the subscriptions that hear it
+ * (domain/audience.ts decides which): the store writes it, its indexes and one delivery job per
+ * subscription in the same commit (`writePlannedEvents`). The change, its event and its jobs
+ * then exist together or not at all.
  */
 export function addEvent(
-  kv: Deno.Kv,
-  op: Deno.AtomicOperation,
+  op: Plan,
   heard: Heard[],
   { open, ...draft }: EventDraft & EventPlace,
 ): OutboxEvent {
-  const subscription_ids = heard.map((h) => h.id);
   const now = Date.now();
-  const created_at = new Date(now).toISOString();
-  const event: OutboxEvent = { id: newId(now), ...draft, created_at, subscription_ids };
-  writeEvent(kv, op, event, { open, expireIn: EVENT_TTL_MS });
-  if (subscription_ids.length === 0) return event;
-  const engine = engines.get(kv);
-  const claimed = new Set(engine?.claim(subscription_ids) ?? []);
-  const jobs: Record<string, DeliveryJob> = {};
-  for (const { id, version } of heard) {
-    jobs[id] = firstJob(event, id, claimed.has(id) ? engine!.leaseUntil(now) : null, version);
-    op.set(keys.job(id, event.id), jobs[id]).sum(keys.jobsCreated(id), 1n);
-  }
-  if (claimed.size > 0) handOver(op, engine!, { event, jobs: [...claimed].map((id) => jobs[id]) });
-  if (claimed.size < subscription_ids.length) op.set(keys.deliverySignal(), now);
+  const event: OutboxEvent = {
+    id: newId(now),
+    ...draft,
+    created_at: new Date(now).toISOString(),
+    subscription_ids: heard.map((h) => h.id),
+  };
+  op.event({ event, open, expireIn: EVENT_TTL_MS, heard });
   return event;
 }
 
-/**
- * An event, its indexes (the team's, the channel's, and the open events' when every human of
- * the team sees it) and its place in the team's stream log, into a commit.
- */
+/** An event written again as it was (a move between stores): no jobs. */
 export function writeEvent(
-  kv: Deno.Kv,
-  op: Deno.AtomicOperation,
+  op: Plan,
   event: OutboxEvent,
   { open, expireIn }: EventPlace & { expireIn: number },
 ): void {
-  const kept = { expireIn };
-  const entry = { type: event.type, channel_id: event.channel_id };
-  op.set(keys.event(event.id), event, kept)
-    .set(keys.teamEvent(event.team_id, event.id), entry, kept)
-    .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
-  if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
-  markPending(kv, op, event.team_id, event);
+  op.event({ event, open, expireIn, heard: [] });
+}
+
+/**
+ * Writes a plan's events into the commit about to be made: each event, its indexes (the team's,
+ * the channel's, and the open events' when every human of the team sees it), and a job per
+ * subscription that hears it. Jobs this process's engine has room for are written leased to it,
+ * to be handed over once the commit lands; the rest are written free, with the delivery signal
+ * that engines of every process watch (kv/backlog.ts). Returns the jobs leased here.
+ */
+export function writePlannedEvents(
+  op: Deno.AtomicOperation,
+  planned: PlannedEvent[],
+  room: JobRoom | undefined,
+): Handed[] {
+  const handed: Handed[] = [];
+  const now = Date.now();
+  for (const { event, open, expireIn, heard } of planned) {
+    const kept = { expireIn };
+    const entry = { type: event.type, channel_id: event.channel_id };
+    op.set(keys.event(event.id), event, kept)
+      .set(keys.teamEvent(event.team_id, event.id), entry, kept)
+      .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
+    if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
+    if (heard.length === 0) continue;
+    const jobs: DeliveryJob[] = [];
+    let free = false;
+    for (const { id, version } of heard) {
+      const leased = room?.window.reserve(id) ?? false;
+      const job = firstJob(event, id, leased ? now + room!.leaseMs : null, version);
+      op.set(keys.job(id, event.id), job).sum(keys.jobsCreated(id), 1n);
+      if (leased) jobs.push(job);
+      else free = true;
+    }
+    if (jobs.length > 0) handed.push({ event, jobs });
+    if (free) op.set(keys.deliverySignal(), now);
+  }
+  return handed;
+}
+
+/** Gives back the room of jobs leased in a commit that did not land. */
+export function releaseHanded(room: JobRoom | undefined, handed: Handed[]): void {
+  for (const { jobs } of handed) for (const job of jobs) room?.window.release(job.subscription_id);
 }
 
 /** The job an event starts with for a matching subscription. */
@@ -126,23 +124,3 @@ export const firstJob = (
   lease_until: leaseUntil,
   subscription_version: subscriptionVersion,
 });
-
-/** An event's jobs written leased to this process's engine. */
-export interface Handed {
-  event: OutboxEvent;
-  jobs: DeliveryJob[];
-}
-
-/**
- * Hands an event's claimed jobs to the engine when the commit lands, or gives their room back
- * when it does not. Nothing is lost if the process dies in between: the
- * jobs are committed, and their lease runs out for another engine to take them.
- */
-function handOver(op: Deno.AtomicOperation, engine: LocalDelivery, handed: Handed) {
-  afterCommit(op, (versionstamp) => {
-    if (!versionstamp) return engine.release(handed.jobs.map((j) => j.subscription_id));
-    // After the writer's own continuation: the answer to a post goes out before its deliveries
-    // start, not after the first steps of each (a hundred of them, for a busy channel).
-    setTimeout(() => engine.take([handed], versionstamp), 0);
-  });
-}

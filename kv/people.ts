@@ -2,9 +2,10 @@ import type { Token, User } from "../core/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { keys } from "./keys.ts";
 import { putToken } from "./tokens.ts";
+import type { Store } from "./store.ts";
 
 /** A user as read, for a change that must not land over another. */
-export const getUserEntry = (kv: Deno.Kv, id: string) => kv.get<User>(keys.user(id));
+export const getUserEntry = (kv: Store, id: string) => kv.get<User>(keys.user(id));
 
 /**
  * Replaces a user read as `entry`, with its tokens rewritten as `tokens` (revoked, or carrying
@@ -13,7 +14,7 @@ export const getUserEntry = (kv: Deno.Kv, id: string) => kv.get<User>(keys.user(
  * user changed since it was read.
  */
 export async function replaceUser(
-  kv: Deno.Kv,
+  kv: Store,
   entry: Deno.KvEntry<User>,
   next: User,
   tokens: Token[],

@@ -5,21 +5,11 @@
  * find due jobs themselves. A service without timers (DELIVERY_TIMERS=false) uses none either:
  * its retries are the every-minute cron task's to send.
  */
-const without = new WeakSet<Deno.Kv>();
-
-export const queuesAvailable = (kv: Deno.Kv): boolean => !without.has(kv);
-
-/** No queue messages on `kv` from now on. */
-export const forgoQueues = (kv: Deno.Kv): void => void without.add(kv);
-
 const PROBE_TIMEOUT_MS = 2_000;
 
 /** Finds out by enqueueing a no-op message (the engine's listener drops it). */
 export async function probeQueues(kv: Deno.Kv, kvPath: string | undefined): Promise<boolean> {
-  if (kvPath && /^https?:\/\//.test(kvPath)) {
-    forgoQueues(kv);
-    return false;
-  }
+  if (kvPath && /^https?:\/\//.test(kvPath)) return false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([
@@ -28,11 +18,10 @@ export async function probeQueues(kv: Deno.Kv, kvPath: string | undefined): Prom
         timer = setTimeout(reject, PROBE_TIMEOUT_MS, new Error("no answer"));
       }),
     ]);
-    without.delete(kv);
+    return true;
   } catch {
-    forgoQueues(kv);
+    return false;
   } finally {
     clearTimeout(timer);
   }
-  return queuesAvailable(kv);
 }

@@ -1,5 +1,6 @@
 import { ConflictError } from "../core/errors.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
 
 /** A window's count is kept this long: past its minute nobody reads it. */
 const KEEP_MS = 120_000;
@@ -11,7 +12,7 @@ const MAX_TRIES = 20;
  * processes never claim the same part of the limit. Returns the new total and how many were won.
  */
 export async function claimRequests(
-  kv: Deno.Kv,
+  kv: Store,
   window: number,
   name: string,
   want: (claimed: number) => number,

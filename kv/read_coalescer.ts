@@ -1,5 +1,5 @@
 import { keyId } from "./keys.ts";
-import { GET_MANY_MAX, readWaves } from "./limits.ts";
+import { GET_MANY_MAX } from "./limits.ts";
 
 interface Waiting {
   keys: Deno.KvKey[];
@@ -58,22 +58,47 @@ function share(value: unknown) {
   for (const inner of Object.values(value)) share(inner);
 }
 
-/**
- * Makes `kv.get` and `kv.getMany` share round trips: reads asked for while a wave is in flight
- * wait for it and then go together, each key once, in as few `getMany` calls as fit. On the
- * embedded store every KV op is a round trip through its one worker, so under load this is most
- * of what a read costs; a remote store allows several waves in flight (kv/limits.ts). A read is
- * never answered from one that started before it was asked, so it sees every commit that
- * finished before it; each caller's keys stay in one `getMany`, one snapshot. A lone read goes
- * at once.
- */
-export function coalesceReads(kv: Deno.Kv): Deno.Kv {
-  const getMany = kv.getMany.bind(kv);
-  let waiting: Waiting[] = [];
+type GetMany = (keys: Deno.KvKey[]) => Promise<Deno.KvEntryMaybe<unknown>[]>;
 
-  async function read({ keys, members }: Group) {
+/**
+ * Shares round trips between reads: reads asked for while a wave is in flight wait for it and
+ * then go together, each key once, in as few `getMany` calls as fit. On the embedded store every
+ * KV op is a round trip through its one worker, so under load this is most of what a read costs;
+ * a remote store allows several waves in flight (kv/limits.ts). A read is never answered from one
+ * that started before it was asked, so it sees every commit that finished before it; each
+ * caller's keys stay in one `getMany`, one snapshot. A lone read goes at once.
+ */
+export class ReadCoalescer {
+  #waiting: Waiting[] = [];
+  #inFlight = 0;
+
+  /** `getMany` reads the store itself; `waves` may be in flight at once. */
+  constructor(private readonly getMany: GetMany, private readonly waves: number) {}
+
+  /** Reads `keys` (at most GET_MANY_MAX) with the reads asked for meanwhile. */
+  read(keys: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<unknown>[]> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ keys, ids: keys.map(keyId), resolve, reject });
+      this.#pump();
+    });
+  }
+
+  /** Sends what waits as one wave of reads, while the store allows another wave in flight. */
+  #pump() {
+    while (this.#waiting.length > 0 && this.#inFlight < this.waves) {
+      const batch = this.#waiting;
+      this.#waiting = [];
+      this.#inFlight++;
+      void Promise.all(pack(batch).map((g) => this.#readGroup(g))).finally(() => {
+        this.#inFlight--;
+        this.#pump();
+      });
+    }
+  }
+
+  async #readGroup({ keys, members }: Group) {
     try {
-      const entries = await getMany([...keys.values()]);
+      const entries = await this.getMany([...keys.values()]);
       if (members.length === 1 && members[0].keys.length === entries.length) {
         return members[0].resolve(entries);
       }
@@ -92,42 +117,7 @@ export function coalesceReads(kv: Deno.Kv): Deno.Kv {
     } catch (e) {
       // One caller's bad key must not fail the others: each goes again on its own.
       if (members.length === 1) members[0].reject(e);
-      else for (const w of members) getMany(w.keys).then(w.resolve, w.reject);
+      else for (const w of members) this.getMany(w.keys).then(w.resolve, w.reject);
     }
   }
-
-  const waves = readWaves(kv);
-  let inFlight = 0;
-
-  /** Sends what waits as one wave of reads, while the store allows another wave in flight. */
-  function pump() {
-    while (waiting.length > 0 && inFlight < waves) {
-      const batch = waiting;
-      waiting = [];
-      inFlight++;
-      void Promise.all(pack(batch).map(read)).finally(() => {
-        inFlight--;
-        pump();
-      });
-    }
-  }
-
-  const coalesced = (keys: Deno.KvKey[]) =>
-    new Promise<Deno.KvEntryMaybe<unknown>[]>((resolve, reject) => {
-      waiting.push({ keys, ids: keys.map(keyId), resolve, reject });
-      pump();
-    });
-
-  kv.getMany =
-    ((keys: Deno.KvKey[], opts?: { consistency?: Deno.KvConsistencyLevel }) =>
-      opts?.consistency === "eventual" || keys.length === 0 || keys.length > GET_MANY_MAX
-        ? getMany(keys, opts)
-        : coalesced(keys)) as Deno.Kv["getMany"];
-  const get = kv.get.bind(kv);
-  kv.get =
-    ((key: Deno.KvKey, opts?: { consistency?: Deno.KvConsistencyLevel }) =>
-      opts?.consistency === "eventual"
-        ? get(key, opts)
-        : coalesced([key]).then(([entry]) => entry)) as Deno.Kv["get"];
-  return kv;
 }

@@ -2,8 +2,7 @@ import type { OutboxEvent } from "../core/types.ts";
 import type { Redelivery, Subscription } from "../core/webhook_records.ts";
 import { commitOrThrow } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { localDelivery } from "./outbox.ts";
-import { queuesAvailable } from "./queue_support.ts";
+import type { Store } from "./store.ts";
 
 /** Wakes the engine for a redelivery asked for by hand. */
 export interface RedeliveryQueued {
@@ -17,7 +16,7 @@ export interface RedeliveryQueued {
  * as read (active). False when it changed since.
  */
 export async function insertRedelivery(
-  kv: Deno.Kv,
+  kv: Store,
   subscription: Deno.KvEntry<Subscription>,
   redelivery: Redelivery,
   /** An event made for this one attempt (a test ping), written with it. */
@@ -30,14 +29,12 @@ export async function insertRedelivery(
     redelivery_id: redelivery.id,
   };
   const op = kv.atomic().check(subscription).set(key, redelivery)
-    .set(keys.deliverySignal(), Date.now());
+    .set(keys.deliverySignal(), Date.now()).wake(redelivery.subscription_id);
   if (event) op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
-  if (queuesAvailable(kv)) {
+  if (kv.queues) {
     op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(redelivery.id)] });
   }
-  const { ok } = await op.commit();
-  if (ok) localDelivery(kv)?.wake(redelivery.subscription_id);
-  return ok;
+  return (await op.commit()).ok;
 }
 
 /**
@@ -45,17 +42,16 @@ export async function insertRedelivery(
  * checked against the subscription: one deleted or disabled meanwhile drops them unattempted.
  */
 export async function insertRedeliveries(
-  kv: Deno.Kv,
+  kv: Store,
   subscriptionId: string,
   redeliveries: Redelivery[],
 ): Promise<void> {
-  const op = kv.atomic().set(keys.deliverySignal(), Date.now());
+  const op = kv.atomic().set(keys.deliverySignal(), Date.now()).wake(subscriptionId);
   for (const r of redeliveries) op.set(keys.redelivery(subscriptionId, r.id), r);
   await commitOrThrow(op, "recover");
-  localDelivery(kv)?.wake(subscriptionId);
 }
 
 /** A subscription's pending redeliveries. */
-export function listRedeliveries(kv: Deno.Kv, subscriptionId: string) {
+export function listRedeliveries(kv: Store, subscriptionId: string) {
   return kv.list<Redelivery>({ prefix: keys.redeliveries(subscriptionId) });
 }

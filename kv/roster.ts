@@ -1,6 +1,7 @@
 import { RecentMap } from "../core/recent_map.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
 
 /** What this process last read of a channel's membership, under one members version. */
 interface Known {
@@ -17,7 +18,7 @@ const rosters = new RecentMap<string, Known>(10_000);
  * since cost a read. A write that routes by the answer checks `version` in its commit.
  */
 export async function membersAt(
-  kv: Deno.Kv,
+  kv: Store,
   channelId: string,
   version: Deno.KvEntryMaybe<unknown>,
   userIds: Iterable<string>,

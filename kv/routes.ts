@@ -8,6 +8,8 @@ import type { User } from "../core/types.ts";
 import type { Subscription, WebhookRoute } from "../core/webhook_records.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** The routing copy kept in the team index, read by every write that emits events. */
 const routeOf = (s: Subscription): WebhookRoute => ({
@@ -19,12 +21,12 @@ const routeOf = (s: Subscription): WebhookRoute => ({
 });
 
 /** Writes a subscription's route, and bumps its team's routes version (see routesAt). */
-export function putRoute(op: Deno.AtomicOperation, s: Subscription): void {
+export function putRoute(op: Plan, s: Subscription): void {
   op.set(keys.teamWebhook(s.team_id, s.id), routeOf(s));
   op.set(keys.routesVersion(s.team_id), Date.now());
 }
 
-export function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
+export function dropRoute(op: Plan, s: Subscription): void {
   op.delete(keys.teamWebhook(s.team_id, s.id));
   op.set(keys.routesVersion(s.team_id), Date.now());
 }
@@ -33,7 +35,7 @@ export function dropRoute(op: Deno.AtomicOperation, s: Subscription): void {
 export type RouteTable = { id: string; route: WebhookRoute; version: string }[];
 
 /** The team's subscriptions and their routes: read once before a write that emits events. */
-export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTable> {
+export async function loadRoutes(kv: Store, teamId: string): Promise<RouteTable> {
   const out: RouteTable = [];
   for await (const e of kv.list<WebhookRoute>({ prefix: keys.teamWebhooks(teamId) })) {
     out.push({ id: e.key[2] as string, route: e.value, version: e.versionstamp });
@@ -47,7 +49,7 @@ export async function loadRoutes(kv: Deno.Kv, teamId: string): Promise<RouteTabl
  * subscriptions made before then follow the same visibility rule. A subscription without a
  * creator hears nothing.
  */
-async function fillOwners(kv: Deno.Kv, routes: RouteTable): Promise<void> {
+async function fillOwners(kv: Store, routes: RouteTable): Promise<void> {
   if (routes.length === 0) return;
   const subs = await getAll<Subscription>(kv, routes.map((r) => keys.webhook(r.id)));
   const ownerIds = subs.map((e) => e.value?.created_by ?? null);
@@ -70,7 +72,7 @@ const routeCache = new RecentMap<string, { versionstamp: string | null; routes: 
  * Every route change in any process rewrites that entry, so a stale table is never used.
  */
 export async function routesAt(
-  kv: Deno.Kv,
+  kv: Store,
   teamId: string,
   version: Deno.KvEntryMaybe<unknown>,
 ): Promise<RouteTable> {

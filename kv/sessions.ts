@@ -1,12 +1,13 @@
 import type { LoginLink, Session } from "../core/types.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
 
 /** How long a used or expired link is kept after its expiry, so opening it says which it was. */
 export const LINK_KEPT_MS = 24 * 3_600_000;
 
 /** Stores a sign-in link. `expireIn` only tidies: expiry is checked against `expires_at`. */
 export async function insertLoginLink(
-  kv: Deno.Kv,
+  kv: Store,
   hash: string,
   link: LoginLink,
   ttlMs: number,
@@ -14,7 +15,7 @@ export async function insertLoginLink(
   await kv.set(keys.loginLink(hash), link, { expireIn: ttlMs });
 }
 
-export const getLoginLink = (kv: Deno.Kv, hash: string) => kv.get<LoginLink>(keys.loginLink(hash));
+export const getLoginLink = (kv: Store, hash: string) => kv.get<LoginLink>(keys.loginLink(hash));
 
 /**
  * Marks a link used (`used`, kept `keptMs` to say so when opened again) and starts its session
@@ -22,7 +23,7 @@ export const getLoginLink = (kv: Deno.Kv, hash: string) => kv.get<LoginLink>(key
  * used (or changed) since it was read.
  */
 export async function exchangeLink(
-  kv: Deno.Kv,
+  kv: Store,
   link: Deno.KvEntry<LoginLink>,
   used: LoginLink,
   keptMs: number,
@@ -38,7 +39,7 @@ export async function exchangeLink(
   return ok;
 }
 
-export const getSession = async (kv: Deno.Kv, hash: string) =>
+export const getSession = async (kv: Store, hash: string) =>
   (await kv.get<Session>(keys.session(hash))).value;
 
-export const deleteSession = (kv: Deno.Kv, hash: string) => kv.delete(keys.session(hash));
+export const deleteSession = (kv: Store, hash: string) => kv.delete(keys.session(hash));

@@ -2,8 +2,9 @@ import type { Delivery, DeliveryJob, Redelivery, Subscription } from "../core/we
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
-import { queuesAvailable } from "./queue_support.ts";
 import { putRoute } from "./routes.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** Wakes the engine when a job's next attempt is due. */
 export interface RetryQueued {
@@ -44,7 +45,7 @@ export interface AttemptCommit {
  * its next attempt with the queue message that will wake it. Null on a conflict: re-read and try
  * again.
  */
-export async function commitAttempts(kv: Deno.Kv, cs: AttemptCommit[]): Promise<string | null> {
+export async function commitAttempts(kv: Store, cs: AttemptCommit[]): Promise<string | null> {
   const op = kv.atomic();
   for (const c of cs) addAttempt(kv, op, c);
   const res = await op.commit();
@@ -52,7 +53,7 @@ export async function commitAttempts(kv: Deno.Kv, cs: AttemptCommit[]): Promise<
 }
 
 /** One subscription's part of `commitAttempts`. */
-function addAttempt(kv: Deno.Kv, op: Deno.AtomicOperation, c: AttemptCommit): void {
+function addAttempt(kv: Store, op: Plan, c: AttemptCommit): void {
   const sub = c.next;
   op.check(c.subscription).set(keys.webhook(sub.id), sub);
   if (sub.status !== c.subscription.value.status) {
@@ -77,7 +78,7 @@ function addAttempt(kv: Deno.Kv, op: Deno.AtomicOperation, c: AttemptCommit): vo
       attempt: retry.job.attempt,
     };
     op.set(pending.key, retry.job);
-    if (queuesAvailable(kv)) {
+    if (kv.queues) {
       const lost = keys.undelivered(`${retry.job.subscription_id}/${retry.job.event_id}`);
       op.enqueue(wake, { delay: retry.delayMs, keysIfUndelivered: [lost] });
     }
@@ -89,7 +90,7 @@ function addAttempt(kv: Deno.Kv, op: Deno.AtomicOperation, c: AttemptCommit): vo
 const isJob = (entry: Deno.KvEntry<unknown>) => entry.key[0] === keys.jobs()[0];
 
 /** Deletes a job or redelivery that can no longer be attempted, if it is still as read. */
-export async function dropIfUnchanged(kv: Deno.Kv, entry: Deno.KvEntry<unknown>): Promise<void> {
+export async function dropIfUnchanged(kv: Store, entry: Deno.KvEntry<unknown>): Promise<void> {
   const op = kv.atomic().check(entry).delete(entry.key);
   if (isJob(entry)) op.sum(keys.jobsSettled(entry.key[1] as string), 1n);
   await op.commit();

@@ -13,6 +13,7 @@ import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { writeEvent } from "./outbox.ts";
 import { LINK_KEPT_MS } from "./sessions.ts";
 import { isClosed } from "./workspace.ts";
+import type { Store } from "./store.ts";
 
 /** One stored entry: its key and value as JSON, and when the target lets it expire. */
 export interface ExportRecord {
@@ -67,7 +68,7 @@ function expiryOf(key: Deno.KvKey, value: unknown): number | null {
  * Every record an export moves: the events last, oldest first, so that the target writes each
  * after the channel it happened in. Ones expired already are left out.
  */
-export async function* exportRecords(kv: Deno.Kv): AsyncGenerator<ExportRecord> {
+export async function* exportRecords(kv: Store): AsyncGenerator<ExportRecord> {
   const now = Date.now();
   const pass = async function* (selector: Deno.KvListSelector, events: boolean) {
     for await (const e of kv.list(selector, { batchSize: 500 })) {
@@ -99,7 +100,7 @@ const EVENT_MUTATIONS = 6;
  * to the stream's log, is not written again where it is already.
  */
 export async function importRecords(
-  kv: Deno.Kv,
+  kv: Store,
   records: AsyncIterable<ExportRecord>,
   { resuming = false }: { resuming?: boolean } = {},
 ): Promise<number> {
@@ -126,7 +127,7 @@ export async function importRecords(
         continue;
       }
       const isOpen = await openness(kv, open, event.channel_id);
-      writeEvent(kv, op, event, { open: isOpen, expireIn: expireIn ?? EVENT_TTL_MS });
+      writeEvent(op, event, { open: isOpen, expireIn: expireIn ?? EVENT_TTL_MS });
     } else {
       if (key[0] === "channels") open.set(key[1] as string, !isClosed(value as Channel));
       op.set(key, value, expireIn === undefined ? undefined : { expireIn });
@@ -138,7 +139,7 @@ export async function importRecords(
 }
 
 /** Whether every human of the team sees the channel, from the records written or the store. */
-async function openness(kv: Deno.Kv, known: Map<string, boolean>, channelId: string) {
+async function openness(kv: Store, known: Map<string, boolean>, channelId: string) {
   let isOpen = known.get(channelId);
   if (isOpen === undefined) {
     const channel = (await kv.get<Channel>(keys.channel(channelId))).value;

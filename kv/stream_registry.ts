@@ -5,6 +5,7 @@
  */
 import { keys } from "./keys.ts";
 import { commitInBatches } from "./commit.ts";
+import type { Store } from "./store.ts";
 
 interface Registration {
   expires_at: number;
@@ -15,7 +16,7 @@ interface Registration {
  * registration beat this one (count again); false when the token holds `max`.
  */
 export async function registerStream(
-  kv: Deno.Kv,
+  kv: Store,
   tokenId: string,
   streamId: string,
   expiresAt: number,
@@ -48,7 +49,7 @@ export interface StreamRef {
 const BATCH = 500;
 
 /** Renews registrations until `expiresAt`. */
-export function renewStreams(kv: Deno.Kv, streams: StreamRef[], expiresAt: number) {
+export function renewStreams(kv: Store, streams: StreamRef[], expiresAt: number) {
   const expireIn = expiresAt - Date.now() + 60_000;
   return commitInBatches(
     kv,
@@ -59,5 +60,5 @@ export function renewStreams(kv: Deno.Kv, streams: StreamRef[], expiresAt: numbe
 }
 
 /** Ends registrations: their streams count no more. */
-export const dropStreams = (kv: Deno.Kv, streams: StreamRef[]) =>
+export const dropStreams = (kv: Store, streams: StreamRef[]) =>
   commitInBatches(kv, streams, BATCH, (op, s) => op.delete(keys.stream(s.tokenId, s.streamId)));

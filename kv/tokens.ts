@@ -2,21 +2,23 @@ import type { Token } from "../core/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** The token whose value hashes to `hash`: the one read every authenticated request costs. */
-export async function getTokenByHash(kv: Deno.Kv, hash: string): Promise<Token | null> {
+export async function getTokenByHash(kv: Store, hash: string): Promise<Token | null> {
   return (await kv.get<Token>(keys.token(hash))).value;
 }
 
 /** The token's entry, whose versionstamp lets a lifecycle change check nothing moved since. */
-export async function getTokenById(kv: Deno.Kv, id: string): Promise<Deno.KvEntry<Token> | null> {
+export async function getTokenById(kv: Store, id: string): Promise<Deno.KvEntry<Token> | null> {
   const hash = (await kv.get<string>(keys.tokenId(id))).value;
   if (!hash) return null;
   const entry = await kv.get<Token>(keys.token(hash));
   return entry.versionstamp === null ? null : entry;
 }
 
-export function putToken(op: Deno.AtomicOperation, token: Token) {
+export function putToken(op: Plan, token: Token) {
   op.set(keys.token(token.hash), token)
     .set(keys.tokenId(token.id), token.hash)
     .set(keys.userToken(token.user_id, token.id), token.hash);
@@ -27,7 +29,7 @@ export function putToken(op: Deno.AtomicOperation, token: Token) {
  * with them (see `userTokens`): two creations counted against one bound can't both pass it.
  */
 export async function insertToken(
-  kv: Deno.Kv,
+  kv: Store,
   token: Token,
   version: Deno.KvEntryMaybe<unknown>,
   audit: AuditDraft,
@@ -43,7 +45,7 @@ export async function insertToken(
 
 /** Marks a token revoked, with its audit entry. Null when the token changed since `entry`. */
 export async function revokeToken(
-  kv: Deno.Kv,
+  kv: Store,
   entry: Deno.KvEntry<Token>,
   revokedAt: string,
   audit: AuditDraft,
@@ -60,7 +62,7 @@ export async function revokeToken(
  * `old` changed since it was read, so two rotations can't both leave a live successor.
  */
 export async function replaceToken(
-  kv: Deno.Kv,
+  kv: Store,
   old: Deno.KvEntry<Token>,
   next: Token,
   audit: AuditDraft,
@@ -74,7 +76,7 @@ export async function replaceToken(
 }
 
 /** A user's tokens, oldest first, revoked ones included: through the user's index. */
-export async function listUserTokens(kv: Deno.Kv, userId: string): Promise<Token[]> {
+export async function listUserTokens(kv: Store, userId: string): Promise<Token[]> {
   return (await userTokens(kv, userId)).tokens;
 }
 
@@ -82,7 +84,7 @@ export async function listUserTokens(kv: Deno.Kv, userId: string): Promise<Token
  * A user's tokens, with the version of the set as read first: a creation checks it, so a count
  * taken from these tokens still holds when the creation commits.
  */
-export async function userTokens(kv: Deno.Kv, userId: string) {
+export async function userTokens(kv: Store, userId: string) {
   const version = await kv.get(keys.userTokensVersion(userId));
   const hashes: string[] = [];
   for await (const e of kv.list<string>({ prefix: keys.userTokens(userId) })) hashes.push(e.value);
@@ -94,7 +96,7 @@ export async function userTokens(kv: Deno.Kv, userId: string) {
  * Indexes tokens stored before `["user_tokens", ...]` existed. Idempotent, and harmless beside a
  * process creating tokens meanwhile (both write the same index entries).
  */
-export async function indexUserTokens(kv: Deno.Kv): Promise<void> {
+export async function indexUserTokens(kv: Store): Promise<void> {
   let op = kv.atomic();
   let pending = 0;
   for await (const e of kv.list<Token>({ prefix: keys.tokens() })) {
@@ -112,7 +114,7 @@ export async function indexUserTokens(kv: Deno.Kv): Promise<void> {
  * Records last use. Not guarded by a check: a concurrent revoke must win, so this only
  * writes when the stored token is still unrevoked, and never resurrects one.
  */
-export async function touchToken(kv: Deno.Kv, hash: string, at: string): Promise<void> {
+export async function touchToken(kv: Store, hash: string, at: string): Promise<void> {
   const entry = await kv.get<Token>(keys.token(hash));
   if (!entry.value || entry.value.revoked_at) return;
   await kv.atomic().check(entry).set(keys.token(hash), { ...entry.value, last_used_at: at })
@@ -120,9 +122,8 @@ export async function touchToken(kv: Deno.Kv, hash: string, at: string): Promise
 }
 
 /** The version every revocation and rotation rewrites: a change means tokens must be read again. */
-export const tokensVersion = async (kv: Deno.Kv) =>
-  (await kv.get(keys.tokensVersion())).versionstamp;
+export const tokensVersion = async (kv: Store) => (await kv.get(keys.tokensVersion())).versionstamp;
 
 /** Tokens by hash, as they are now (10 a read). */
-export const tokensByHash = (kv: Deno.Kv, hashes: string[]) =>
+export const tokensByHash = (kv: Store, hashes: string[]) =>
   getAll<Token>(kv, hashes.map((h) => keys.token(h)));

@@ -5,6 +5,7 @@ import { getAll } from "./commit.ts";
 import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
 import { dropRoute, putRoute } from "./routes.ts";
+import type { Store } from "./store.ts";
 
 /** Deletes per commit when clearing a subscription's leftovers (the KV limit is 1000). */
 const DELETE_BATCH = 500;
@@ -14,7 +15,7 @@ const DELETE_BATCH = 500;
  * still as `routesVersion` was read with them: a count of them (the team's bound) still holds.
  */
 export async function insertSubscription(
-  kv: Deno.Kv,
+  kv: Store,
   sub: Subscription,
   routesVersion: Deno.KvEntryMaybe<unknown>,
   audit: AuditDraft,
@@ -28,12 +29,12 @@ export async function insertSubscription(
   return (await op.commit()).ok;
 }
 
-export async function getSubscription(kv: Deno.Kv, id: string) {
+export async function getSubscription(kv: Store, id: string) {
   return await kv.get<Subscription>(keys.webhook(id));
 }
 
 /** A team's subscriptions, newest first (ids are UUIDv7). */
-export async function listTeamSubscriptions(kv: Deno.Kv, teamId: string): Promise<Subscription[]> {
+export async function listTeamSubscriptions(kv: Store, teamId: string): Promise<Subscription[]> {
   const ids: Deno.KvKey[] = [];
   for await (const e of kv.list({ prefix: keys.teamWebhooks(teamId) }, { reverse: true })) {
     ids.push(keys.webhook(e.key[2] as string));
@@ -42,7 +43,7 @@ export async function listTeamSubscriptions(kv: Deno.Kv, teamId: string): Promis
 }
 
 /** How many subscriptions there are of each status, in every team. */
-export async function countSubscriptionsByStatus(kv: Deno.Kv): Promise<Record<string, number>> {
+export async function countSubscriptionsByStatus(kv: Store): Promise<Record<string, number>> {
   const out: Record<string, number> = { active: 0, disabled: 0 };
   for await (const e of kv.list<Subscription>({ prefix: keys.webhooks() })) {
     out[e.value.status] = (out[e.value.status] ?? 0) + 1;
@@ -64,7 +65,7 @@ const auditOf = (s: Subscription, action: AuditAction, by: AuditBy): AuditDraft 
  * `by`. False when it changed since: read again and decide again.
  */
 export async function replaceSubscription(
-  kv: Deno.Kv,
+  kv: Store,
   entry: Deno.KvEntry<Subscription>,
   next: Subscription,
   action: AuditAction,
@@ -80,7 +81,7 @@ export async function replaceSubscription(
 
 /** Deletes a subscription and its route, audited as deleted by `by`. False when it changed since. */
 export async function removeSubscription(
-  kv: Deno.Kv,
+  kv: Store,
   entry: Deno.KvEntry<Subscription>,
   by: AuditBy,
 ): Promise<boolean> {
@@ -97,7 +98,7 @@ export async function removeSubscription(
  * deleted or disabled: an attempt re-reads the subscription first, so one that runs before the
  * cleanup finishes drops its job instead of sending.
  */
-export async function deleteAll(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
+export async function deleteAll(kv: Store, prefix: Deno.KvKey): Promise<number> {
   let deleted = 0;
   let batch: Deno.KvKey[] = [];
   const flush = async () => {
@@ -116,7 +117,7 @@ export async function deleteAll(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number
 }
 
 /** Deletes a subscription's jobs, each marked failed for good (recover can send it again). */
-async function dropJobs(kv: Deno.Kv, subscriptionId: string): Promise<void> {
+async function dropJobs(kv: Store, subscriptionId: string): Promise<void> {
   let batch: Deno.KvEntry<DeliveryJob>[] = [];
   const flush = async () => {
     const op = kv.atomic();
@@ -138,7 +139,7 @@ async function dropJobs(kv: Deno.Kv, subscriptionId: string): Promise<void> {
  * Drops a subscription's pending jobs and redeliveries: nothing more will be attempted. Its job
  * counts then say none is pending (settled as many as were made), whatever raced the deletes.
  */
-export async function dropPending(kv: Deno.Kv, subscriptionId: string): Promise<void> {
+export async function dropPending(kv: Store, subscriptionId: string): Promise<void> {
   await dropJobs(kv, subscriptionId);
   await deleteAll(kv, keys.redeliveries(subscriptionId));
   for (let i = 0; i < 10; i++) {

@@ -1,6 +1,8 @@
 import type { Channel, MemberRef, Team, User } from "../core/types.ts";
 import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** A team's general channel, as memberships see it: public, never direct. */
 const generalOf = (team: Pick<Team, "general_channel_id">): MembershipOf => ({
@@ -26,7 +28,7 @@ export const isClosed = (channel: Pick<Channel, "visibility" | "is_direct">): bo
  * Sets a membership and its reverse indexes in a commit, and bumps the channel's members version:
  * a commit that routed events by the old membership checks it, so it can't land after this.
  */
-export function setMembership(op: Deno.AtomicOperation, channel: MembershipOf, user: MemberRef) {
+export function setMembership(op: Plan, channel: MembershipOf, user: MemberRef) {
   op.set(keys.member(channel.id, user.id), memberRef(user))
     .set(keys.userChannel(user.id, channel.id), null)
     .set(keys.membersVersion(channel.id), Date.now());
@@ -34,7 +36,7 @@ export function setMembership(op: Deno.AtomicOperation, channel: MembershipOf, u
 }
 
 /** Ends a membership: the reverse of setMembership. */
-export function dropMembership(op: Deno.AtomicOperation, channel: MembershipOf, userId: string) {
+export function dropMembership(op: Plan, channel: MembershipOf, userId: string) {
   op.delete(keys.member(channel.id, userId))
     .delete(keys.userChannel(userId, channel.id))
     .set(keys.membersVersion(channel.id), Date.now());
@@ -42,7 +44,7 @@ export function dropMembership(op: Deno.AtomicOperation, channel: MembershipOf, 
 }
 
 /** Creates a team with its general channel in one commit. */
-export async function insertTeam(kv: Deno.Kv, team: Team, general: Channel): Promise<void> {
+export async function insertTeam(kv: Store, team: Team, general: Channel): Promise<void> {
   await commitOrThrow(
     kv.atomic()
       .check({ key: keys.team(team.id), versionstamp: null })
@@ -54,7 +56,7 @@ export async function insertTeam(kv: Deno.Kv, team: Team, general: Channel): Pro
 }
 
 /** Creates a user; a human also joins the team's general channel, in the same commit. */
-export async function insertUser(kv: Deno.Kv, user: User, team: Team): Promise<void> {
+export async function insertUser(kv: Store, user: User, team: Team): Promise<void> {
   const op = kv.atomic()
     .check({ key: keys.user(user.id), versionstamp: null })
     .set(keys.user(user.id), user)
@@ -64,14 +66,14 @@ export async function insertUser(kv: Deno.Kv, user: User, team: Team): Promise<v
 }
 
 /** Every team, oldest first (ids are UUIDv7). */
-export async function listTeams(kv: Deno.Kv): Promise<Team[]> {
+export async function listTeams(kv: Store): Promise<Team[]> {
   const out: Team[] = [];
   for await (const e of kv.list<Team>({ prefix: keys.teams() })) out.push(e.value);
   return out;
 }
 
 /** A team's users, oldest first. */
-export async function listTeamUsers(kv: Deno.Kv, teamId: string): Promise<User[]> {
+export async function listTeamUsers(kv: Store, teamId: string): Promise<User[]> {
   const ids: Deno.KvKey[] = [];
   for await (const e of kv.list({ prefix: keys.teamUsers(teamId) })) {
     ids.push(keys.user(e.key[2] as string));
@@ -79,10 +81,10 @@ export async function listTeamUsers(kv: Deno.Kv, teamId: string): Promise<User[]
   return (await getAll<User>(kv, ids)).flatMap((e) => e.value ? [e.value] : []);
 }
 
-export const getTeam = async (kv: Deno.Kv, id: string) => (await kv.get<Team>(keys.team(id))).value;
+export const getTeam = async (kv: Store, id: string) => (await kv.get<Team>(keys.team(id))).value;
 
-export const getUser = async (kv: Deno.Kv, id: string) => (await kv.get<User>(keys.user(id))).value;
+export const getUser = async (kv: Store, id: string) => (await kv.get<User>(keys.user(id))).value;
 
-export async function insertCustomEmoji(kv: Deno.Kv, teamId: string, name: string) {
+export async function insertCustomEmoji(kv: Store, teamId: string, name: string) {
   await kv.set(keys.emoji(teamId, name), { name });
 }

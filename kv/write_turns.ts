@@ -21,23 +21,6 @@ const WITHOUT_TURNS_MS = 10_000;
  */
 const IDLE_MS = 2;
 
-const taking = new WeakSet<Deno.Kv>();
-
-/** Whether the writers of `kv` take turns (a local file opened by kv/open.ts). */
-export const takesTurns = (kv: Deno.Kv): boolean => taking.has(kv);
-
-/** Makes `kv`'s commits, run through the result, take turns by the lock on `file`. */
-export function takeTurns(kv: Deno.Kv, file: string): WriteTurns {
-  const turns = new WriteTurns(file);
-  const close = kv.close.bind(kv);
-  kv.close = () => {
-    turns.close();
-    close();
-  };
-  taking.add(kv);
-  return turns;
-}
-
 /**
  * Writers of one local store file take turns, across processes. SQLite lets one process write at
  * a time, and one that finds the file locked sleeps and polls, in naps growing to 100 ms, while

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { channelRoutes } from "./channels.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
@@ -15,7 +15,7 @@ import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
 import { GuessGuard } from "../domain/guessing.ts";
-import { StreamHub } from "../domain/event_stream.ts";
+import type { StreamHub } from "../domain/event_stream.ts";
 import { RateLimiter } from "../domain/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
@@ -41,12 +41,12 @@ const indexOf = (base: string) => ({
  * The whole HTTP surface: /up, /api/v1, the webhook endpoints and the settings screen. `close`
  * ends its event streams (their clients come back elsewhere) and stops its background work
  * (the rate limit's count syncing): call it before the server's shutdown, which waits for
- * every open response.
+ * every open response. `streams` serves GET /events/stream: it hears of this process's commits
+ * through the store's bus (main.ts subscribes it).
  */
-export function createApp(ctx: Ctx) {
+export function createApp(ctx: Ctx, streams: StreamHub) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const guard = new GuessGuard(ctx.kv);
-  const streams = new StreamHub(ctx);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .use(bearerAuth(ctx), rateLimit(ctx, limiter))

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { listEvents } from "../domain/event_feed.ts";
 import { openEventStream, type StreamHub } from "../domain/event_stream.ts";
 import { MAX_CHANNEL_IDS } from "../domain/webhooks.ts";

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { ApiError, invalid } from "../core/errors.ts";
 import { hookFor, postThroughHook } from "../domain/incoming.ts";
 import { messageView } from "../domain/views.ts";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { addMember, listMembers, removeMember } from "../domain/members.ts";
 import { readJsonObject } from "./body.ts";
 import type { ApiEnv } from "./env.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { isUuid } from "../core/ids.ts";
 import { listMessages } from "../domain/message_list.ts";
 import { messageView } from "../domain/views.ts";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { timingSafeEqual } from "node:crypto";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { notFound, unauthenticated } from "../core/errors.ts";
 import { registry } from "../core/metrics.ts";
 import { sha256Hex } from "../core/random.ts";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { setReaction } from "../domain/reactions.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { storeAnswers } from "../domain/operations.ts";
 
 /** GET /up: 200 when the service and its KV answer, 503 when KV does not. */

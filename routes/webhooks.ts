@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { isUuid } from "../core/ids.ts";
 import { EVENT_TYPES } from "../core/types.ts";
 import { deliveryView, subscriptionView } from "../domain/views.ts";

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { draftMessage } from "../domain/message_draft.ts";
 import type { Channel, Message } from "../core/types.ts";
-import { appendMessage } from "../kv/appender.ts";
 import { keys } from "../kv/keys.ts";
-import { retryLockedCommits, wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/open.ts";
 import { countKeys, startServer, workspace } from "./harness.ts";
+import type { Store } from "../kv/store.ts";
 
 /** A workspace's general channel on a KV file, and the ways to write messages into it. */
-async function withChannel(fn: (kv: Deno.Kv, path: string, channel: Channel) => Promise<void>) {
+async function withChannel(fn: (kv: Store, path: string, channel: Channel) => Promise<void>) {
   const dir = await Deno.makeTempDir();
   const s = await startServer({ KV_PATH: `${dir}/kv.sqlite3` });
   try {
@@ -28,7 +28,7 @@ const draft = (channel: Channel, body: string) =>
     type: "standard",
   });
 
-async function timeline(kv: Deno.Kv, channelId: string): Promise<Message[]> {
+async function timeline(kv: Store, channelId: string): Promise<Message[]> {
   const out: Message[] = [];
   for await (const e of kv.list<Message>({ prefix: keys.timeline(channelId) })) out.push(e.value);
   return out;
@@ -41,13 +41,13 @@ function assertDense(list: Message[]) {
 Deno.test("appender: two writers on one KV file share a timeline without gaps or doubles", async () => {
   await withChannel(async (kv, path, channel) => {
     // Two handles, as two instances would have, each with its own appender.
-    const one = retryLockedCommits(await Deno.openKv(path));
-    const other = retryLockedCommits(await Deno.openKv(path));
+    const one = wrapStore(await Deno.openKv(path), path, { turns: false });
+    const other = wrapStore(await Deno.openKv(path), path, { turns: false });
     try {
       const before = (await timeline(kv, channel.id)).length;
       const writes = Array.from(
         { length: 300 },
-        (_, i) => appendMessage(i % 2 ? one : other, draft(channel, `m${i}`), { checks: [] }),
+        (_, i) => (i % 2 ? one : other).append(draft(channel, `m${i}`), { checks: [] }),
       );
       const stored = await Promise.all(writes);
       assert.ok(stored.every((m) => m !== null));
@@ -69,7 +69,7 @@ Deno.test("appender: a failed precondition refuses that append only", async () =
     const stale = await kv.get<Channel>(keys.channel(channel.id));
     await kv.set(keys.channel(channel.id), { ...channel, topic: "changed" });
     const writes = Array.from({ length: 40 }, (_, i) =>
-      appendMessage(kv, draft(channel, `m${i}`), {
+      kv.append(draft(channel, `m${i}`), {
         checks: i === 20 ? [stale] : [],
       }));
     const stored = await Promise.all(writes);
@@ -83,17 +83,18 @@ Deno.test("appender: a failed precondition refuses that append only", async () =
 Deno.test("appender: appends that overflow one commit's limits still all land", async () => {
   await withChannel(async (kv, _path, channel) => {
     const before = (await timeline(kv, channel.id)).length;
-    const extra = (n: number) => (op: Deno.AtomicOperation, m: Message) => {
+    const extra = (n: number, m: Message) => {
+      const op = kv.atomic();
       for (let i = 0; i < n; i++) op.set(["test_fanout", m.id, i], i);
+      return op;
     };
     const big = "é".repeat(4_000);
     const writes = Array.from(
       { length: 30 },
-      (_, i) =>
-        appendMessage(kv, draft(channel, i % 2 ? big : `m${i}`), {
-          checks: [],
-          extend: extra(200),
-        }),
+      (_, i) => {
+        const d = draft(channel, i % 2 ? big : `m${i}`);
+        return kv.append(d, { checks: [], with: extra(200, d) });
+      },
     );
     assert.ok((await Promise.all(writes)).every((m) => m !== null));
     const list = await timeline(kv, channel.id);
@@ -104,7 +105,7 @@ Deno.test("appender: appends that overflow one commit's limits still all land", 
 });
 
 /** Posts 40 messages with client_uuids at once through `kv`; returns how many commits carried them. */
-async function commitsFor40ClientUuids(kv: Deno.Kv, channel: Channel): Promise<number> {
+async function commitsFor40ClientUuids(kv: Store, channel: Channel): Promise<number> {
   const atomic = kv.atomic.bind(kv);
   let commits = 0;
   // Counts commits only; each goes to the real store.
@@ -113,7 +114,7 @@ async function commitsFor40ClientUuids(kv: Deno.Kv, channel: Channel): Promise<n
     const writes = Array.from(
       { length: 40 },
       (_, i) =>
-        appendMessage(kv, { ...draft(channel, `m${i}`), client_uuid: crypto.randomUUID() }, {
+        kv.append({ ...draft(channel, `m${i}`), client_uuid: crypto.randomUUID() }, {
           checks: [],
           indexClientUuid: true,
         }),

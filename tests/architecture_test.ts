@@ -91,20 +91,46 @@ export function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
-async function serviceModules(): Promise<Map<string, string[]>> {
-  const graph = new Map<string, string[]>();
+/** Every module of the service (the floors and main.ts), by path, with its text. */
+async function serviceSources(): Promise<Map<string, string>> {
+  const sources = new Map<string, string>();
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(new URL(dir, ROOT))) {
       const path = `${dir}/${e.name}`;
       if (e.isDirectory) await walk(path);
       else if (/\.tsx?$/.test(e.name) && !e.name.endsWith(".d.ts")) {
-        graph.set(path, importsOf(path, await Deno.readTextFile(new URL(path, ROOT))));
+        sources.set(path, await Deno.readTextFile(new URL(path, ROOT)));
       }
     }
   };
   for (const floor of Object.keys(FLOORS)) await walk(floor);
-  graph.set("main.ts", importsOf("main.ts", await Deno.readTextFile(new URL("main.ts", ROOT))));
+  sources.set("main.ts", await Deno.readTextFile(new URL("main.ts", ROOT)));
+  return sources;
+}
+
+async function serviceModules(): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  for (const [path, source] of await serviceSources()) graph.set(path, importsOf(path, source));
   return graph;
+}
+
+/** An assignment to a method of a Deno KV or of a commit: patching an object the runtime owns. */
+const PATCH =
+  /\b\w+\.(?:atomic|commit|close|get|getMany|list|set|delete|enqueue|listenQueue)\s*=(?![=>])/;
+/** A registry that hangs state on a store or a commit, instead of the Store holding it. */
+const WEAK_KEYED = /new\s+Weak(?:Map|Set)\s*<\s*(?:Deno\.Kv|Deno\.AtomicOperation|Store|Plan)\b/;
+/** Where state about the store lives: the Store itself (kv/store.ts). */
+const STORE_MODULE = "kv/store.ts";
+/** The lines of `sources` that patch a store or a commit, or key a registry by one. */
+export function hiddenState(sources: Map<string, string>): string[] {
+  const found: string[] = [];
+  for (const [path, source] of sources) {
+    if (path === STORE_MODULE) continue;
+    source.split("\n").forEach((line, i) => {
+      if (PATCH.test(line) || WEAK_KEYED.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return found;
 }
 
 Deno.test("architecture: every import runs downward, and none runs in a circle", async () => {
@@ -112,6 +138,24 @@ Deno.test("architecture: every import runs downward, and none runs in a circle",
   assert.ok(graph.size > 100, `read ${graph.size} modules`);
   assert.deepEqual(upwardImports(graph), [], "imports that run upward (see ARCHITECTURE.md)");
   assert.deepEqual(circles(graph), [], "modules that import each other");
+});
+
+Deno.test("architecture: nothing patches the store or a commit, or hangs state on one", async () => {
+  assert.deepEqual(hiddenState(await serviceSources()), [], "the Store (kv/store.ts) holds it");
+});
+
+Deno.test("architecture: the checks catch a patched commit and a registry keyed by a store", () => {
+  const sources = new Map([
+    ["kv/a.ts", "  op.commit = () => commit();\n  kv.atomic = wrapped;\n"],
+    ["kv/b.ts", "const kinds = new WeakMap<Deno.Kv, Kind>();\nconst x = a.get(k);\n"],
+    ["domain/c.ts", "const seen = new WeakSet<Plan>();\nif (op.commit === c) return;\n"],
+  ]);
+  assert.deepEqual(hiddenState(sources), [
+    "kv/a.ts:1: op.commit = () => commit();",
+    "kv/a.ts:2: kv.atomic = wrapped;",
+    "kv/b.ts:1: const kinds = new WeakMap<Deno.Kv, Kind>();",
+    "domain/c.ts:1: const seen = new WeakSet<Plan>();",
+  ]);
 });
 
 Deno.test("architecture: the check itself catches an upward import, a type-only one, a circle", () => {

@@ -4,11 +4,12 @@ import type { OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { LatestSubscriptions, RecentEvents } from "../delivery/latest.ts";
 import { countReads } from "./harness.ts";
+import { wrapStore } from "../kv/open.ts";
 
 const sub = (id: string, url: string) => ({ id, team_id: "team", url }) as Subscription;
 
 Deno.test("attempt reads: one read of a subscription serves a burst, never one older than the work", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     await kv.set(keys.webhook("s"), sub("s", "https://old.example.test/"));
     const reads = countReads(kv);
@@ -34,7 +35,7 @@ Deno.test("attempt reads: one read of a subscription serves a burst, never one o
 });
 
 Deno.test("attempt reads: a batch's events are read ten to a call, once each", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     const ids = Array.from({ length: 25 }, (_, i) => `event-${i}`);
     for (const id of ids) await kv.set(keys.event(id), { id } as OutboxEvent);

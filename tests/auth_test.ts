@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { ApiError } from "../core/errors.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
-import { logSettled } from "../kv/stream_log.ts";
 import { migrate } from "../kv/migrations.ts";
 import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
 import { isWellFormedToken, mintTokenValue } from "../domain/token_format.ts";
@@ -21,6 +20,7 @@ import {
   workspace,
 } from "./harness.ts";
 import { post, subscribe } from "./webhook_receivers.ts";
+import type { Store } from "../kv/store.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,8 +30,8 @@ async function tokenRecord(s: TestServer, value: string) {
 
 /** Every key and value in the store, as text. */
 /** The store as a string, once the event log writes that follow a commit have landed. */
-async function dumpKv(kv: Deno.Kv): Promise<string> {
-  await logSettled(kv);
+async function dumpKv(kv: Store): Promise<string> {
+  await kv.settled();
   const parts: string[] = [];
   for await (const e of storeEntries(kv)) {
     parts.push(JSON.stringify([e.key, e.value], (_k, v) => typeof v === "bigint" ? `${v}` : v));

@@ -10,6 +10,7 @@ import { keys } from "../kv/keys.ts";
 import type { Message } from "../core/types.ts";
 import { countKeys, createChannelAs, withWorkspace } from "./harness.ts";
 import { postCounted, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
+import type { Store } from "../kv/store.ts";
 
 const WINDOW = 100;
 const POSTING_MS = 30_000;
@@ -38,7 +39,7 @@ function collector(delayMs = 0) {
   };
 }
 
-async function timeline(kv: Deno.Kv, channelId: string): Promise<string[]> {
+async function timeline(kv: Store, channelId: string): Promise<string[]> {
   const ids: string[] = [];
   for await (const e of kv.list<Message>({ prefix: keys.timeline(channelId) })) {
     ids.push(e.value.id);

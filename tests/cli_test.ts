@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { loadSettings } from "../core/settings.ts";
 import { SCOPES } from "../core/types.ts";
 import { openStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/app_key.ts";
 import { createApp } from "../routes/app.ts";
-import { api, type TestServer } from "./harness.ts";
+import { api, startStreams, type TestServer } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -20,7 +20,7 @@ async function startFileServer(): Promise<TestServer & { kvPath: string }> {
   const settings = loadSettings({ KV_PATH: kvPath, INTEGRATIONS_API_RATE_LIMIT: "100000" });
   const kv = await openStore(settings);
   const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings, kv) };
-  const app = createApp(ctx);
+  const app = createApp(ctx, startStreams(ctx));
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;

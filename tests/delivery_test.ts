@@ -1,7 +1,7 @@
 /** The delivery engine against real receivers on loopback and a real KV. */
 import assert from "node:assert/strict";
 import { Connector } from "../delivery/connector.ts";
-import { type EngineOptions, startDeliveryEngine } from "../delivery/engine.ts";
+import type { EngineOptions } from "../delivery/engine_contract.ts";
 import { retryDelayMs } from "../delivery/schedule.ts";
 import { SigningKeys } from "../delivery/secrets.ts";
 import { signatureHeader } from "../delivery/sign.ts";
@@ -20,6 +20,7 @@ import { loadRoutes } from "../kv/routes.ts";
 import {
   api,
   countKeys,
+  startEngine,
   startServer,
   type TestServer,
   withWorkspace,
@@ -393,7 +394,7 @@ Deno.test("delivery: the sweeper delivers jobs whose queue message never came, a
       };
       await s.ctx.kv.set(keys.delivery(sub.id, id), d);
     }
-    const engine = startDeliveryEngine(s.ctx, { sweepEveryMs: 60_000 });
+    const engine = startEngine(s.ctx, { sweepEveryMs: 60_000 });
     try {
       const [hit] = await r.waitFor(1);
       assert.equal(JSON.parse(hit.body).id, event.id);
@@ -424,15 +425,15 @@ Deno.test("delivery: repeated and unknown queue messages change nothing", async 
     const [hit] = await r.waitFor(1);
     const eventId = JSON.parse(hit.body).id;
     await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
-    await s.ctx.kv.enqueue({ kind: "event", event_id: eventId });
-    await s.ctx.kv.enqueue({
+    await s.ctx.kv.atomic().enqueue({ kind: "event", event_id: eventId }).commit();
+    await s.ctx.kv.atomic().enqueue({
       kind: "retry",
       subscription_id: sub.id,
       event_id: eventId,
       attempt: 2,
-    });
-    await s.ctx.kv.enqueue({ kind: "mystery" });
-    await s.ctx.kv.enqueue("not even an object");
+    }).commit();
+    await s.ctx.kv.atomic().enqueue({ kind: "mystery" }).commit();
+    await s.ctx.kv.atomic().enqueue("not even an object").commit();
     await sleep(400);
     assert.equal(r.hits.length, 1);
     assert.equal(JSON.parse(hit.body).data.id, m.id);

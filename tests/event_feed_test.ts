@@ -26,6 +26,7 @@ import {
   withWorkspace,
 } from "./harness.ts";
 import { post, sleep } from "./webhook_receivers.ts";
+import type { Store } from "../kv/store.ts";
 
 interface Walked {
   messages: string[];
@@ -86,7 +87,7 @@ async function postEverywhere(
   return { general, secret, dm, botRoom };
 }
 
-const eventIdsIn = async (kv: Deno.Kv, channelId: string) =>
+const eventIdsIn = async (kv: Store, channelId: string) =>
   (await Array.fromAsync(storeEntries(kv, keys.channelEvents(channelId)))).map((e) =>
     e.key.at(-1) as string
   );

@@ -16,6 +16,9 @@ import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { receiver, sleep, waitUntil } from "./webhook_receivers.ts";
 import { createHmac } from "node:crypto";
+import { wrapStore } from "../kv/open.ts";
+import type { Plan } from "../kv/plan.ts";
+import type { Store } from "../kv/store.ts";
 
 const unsupported = backupUnsupported();
 
@@ -113,7 +116,9 @@ Deno.test({
 
       // An import cut short: its first records written, then the run stopped.
       const [headerLine, ...recordLines] = await linesOf(exported.file);
-      const partial = await Deno.openKv(target.KV_PATH);
+      const partial = wrapStore(await Deno.openKv(target.KV_PATH), target.KV_PATH, {
+        turns: false,
+      });
       const header = JSON.parse(headerLine);
       await partial.set(keys.importState(), {
         export_id: header.export_id,
@@ -211,13 +216,13 @@ async function exists(path: string) {
 }
 
 /** A store that refuses any commit KV Connect would refuse: 10 checks, 1,000 mutations, 800 KiB. */
-function kvConnectShaped(kv: Deno.Kv, commits: { mutations: number; bytes: number }[]): Deno.Kv {
+function kvConnectShaped(kv: Store, commits: { mutations: number; bytes: number }[]): Store {
   const size = (x: unknown) =>
     JSON.stringify(x, (_, v) => typeof v === "bigint" ? String(v) : v)?.length ?? 0;
   const atomic = () => {
     const op = kv.atomic();
     const seen = { checks: 0, mutations: 0, bytes: 0 };
-    const shaped: Deno.AtomicOperation = new Proxy(op, {
+    const shaped: Plan = new Proxy(op, {
       get(o, p) {
         const f = Reflect.get(o, p);
         if (typeof f !== "function") return f;
@@ -246,7 +251,7 @@ function kvConnectShaped(kv: Deno.Kv, commits: { mutations: number; bytes: numbe
 }
 
 Deno.test("import: every commit within KV Connect's limits; cut short, it finishes without duplicates", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   const commits: { mutations: number; bytes: number }[] = [];
   try {
     const big = "x".repeat(30_000);

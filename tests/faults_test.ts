@@ -21,6 +21,7 @@ import {
   waitUntil,
 } from "./webhook_receivers.ts";
 import { freePort, type Service, sharedStore, startService } from "./processes.ts";
+import type { Store } from "../kv/store.ts";
 
 const withEngine = (fn: (s: TestServer, w: Workspace) => Promise<void>) =>
   withWorkspace(fn, FAST, { engine: true });
@@ -176,7 +177,7 @@ function received(hits: Hit[]): Map<string, number> {
   return out;
 }
 
-async function deliveries(kv: Deno.Kv, subscriptionId: string): Promise<Delivery[]> {
+async function deliveries(kv: Store, subscriptionId: string): Promise<Delivery[]> {
   const out: Delivery[] = [];
   for await (const e of kv.list<Delivery>({ prefix: keys.deliveries(subscriptionId) })) {
     out.push(e.value);

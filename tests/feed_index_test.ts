@@ -10,8 +10,9 @@ import type { User } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { api, assertStatus, createChannelAs, storeEntries, withWorkspace } from "./harness.ts";
 import { post } from "./webhook_receivers.ts";
+import type { Store } from "../kv/store.ts";
 
-const idsUnder = async (kv: Deno.Kv, prefix: Deno.KvKey) =>
+const idsUnder = async (kv: Store, prefix: Deno.KvKey) =>
   (await Array.fromAsync(storeEntries(kv, prefix))).map((e) => e.key.at(-1));
 
 Deno.test("feed indexes: an event is indexed by its channel, and by its team where all humans see it", async () => {

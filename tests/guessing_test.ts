@@ -10,7 +10,13 @@ import { createLoginLink } from "../domain/sessions.ts";
 import { createApp } from "../routes/app.ts";
 import { clientAddress } from "../routes/client_address.ts";
 import { addMemberAsOperator } from "../domain/members.ts";
-import { clearOfWindowEdge, createChannelAs, type TestServer, withWorkspace } from "./harness.ts";
+import {
+  clearOfWindowEdge,
+  createChannelAs,
+  startStreams,
+  type TestServer,
+  withWorkspace,
+} from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
 
 const guess = () => "Gg".repeat(20).slice(0, 39) + crypto.randomUUID().slice(0, 1);
@@ -30,7 +36,7 @@ async function send(base: string, path: string, address: string, body = '{"text"
 
 /** A second instance of the service on the same store, as a rolling deploy would run. */
 function secondInstance(s: TestServer) {
-  const app = createApp(s.ctx);
+  const app = createApp(s.ctx, startStreams(s.ctx));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
   return {
     url: `http://127.0.0.1:${server.addr.port}`,

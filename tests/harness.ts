@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
-import {
-  type DeliveryEngine,
-  type EngineOptions,
-  startDeliveryEngine,
-} from "../delivery/engine.ts";
-import type { Ctx } from "../core/context.ts";
+import { startDeliveryEngine } from "../delivery/engine.ts";
+import type { DeliveryEngine, EngineOptions } from "../delivery/engine_contract.ts";
+import type { Ctx } from "../domain/context.ts";
 import { createLoginLink } from "../domain/sessions.ts";
 import { configureLog } from "../core/log.ts";
 import { createKeyring, generateAppKey } from "../core/keyring.ts";
@@ -15,8 +12,10 @@ import type { Role, Scope, Team, User } from "../core/types.ts";
 import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
 import { keys } from "../kv/keys.ts";
-import { commitsSettled, wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/open.ts";
+import { StreamHub } from "../domain/event_stream.ts";
 import { checkResponse } from "./openapi_check.ts";
+import type { Store } from "../kv/store.ts";
 
 // The suite's servers run in this process: their request and delivery lines would bury its output.
 configureLog({ level: "error", format: "auto" });
@@ -47,12 +46,12 @@ export async function startServer(
   // Wrapped as openStore wraps it, so the suite runs what production runs.
   const kv = wrapStore(await Deno.openKv(settings.kvPath), settings.kvPath);
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(generateAppKey()) };
-  const app = createApp(ctx);
+  const app = createApp(ctx, startStreams(ctx));
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;
   const engine = opts.engine
-    ? startDeliveryEngine(ctx, opts.engine === true ? {} : opts.engine)
+    ? startEngine(ctx, opts.engine === true ? {} : opts.engine)
     : undefined;
   return {
     ctx,
@@ -62,8 +61,33 @@ export async function startServer(
       await engine?.stop();
       await app.close();
       await server.shutdown();
-      await commitsSettled(kv);
+      await kv.settled();
       kv.close();
+    },
+  };
+}
+
+/** A stream hub hearing the store's commits, as main.ts makes it. */
+export function startStreams(ctx: Ctx): StreamHub {
+  const streams = new StreamHub(ctx);
+  ctx.kv.committed.subscribe((committed) => streams.heard(committed));
+  return streams;
+}
+
+/**
+ * A delivery engine taking the jobs of the store's commits, as main.ts starts it; it stops
+ * hearing them when it stops.
+ */
+export function startEngine(ctx: Ctx, opts: EngineOptions = {}): DeliveryEngine {
+  const engine = startDeliveryEngine(ctx, opts);
+  const unadmit = ctx.kv.admitJobs(engine.room);
+  const unsubscribe = ctx.kv.committed.subscribe((committed) => engine.heard(committed));
+  return {
+    ...engine,
+    async stop() {
+      unadmit();
+      unsubscribe();
+      await engine.stop();
     },
   };
 }
@@ -129,13 +153,13 @@ export async function withWorkspace(
 }
 
 /** `kv` with its reads counted: every call still goes to the real store. */
-export function countReads(kv: Deno.Kv) {
+export function countReads(kv: Store) {
   const reads = { get: 0, getMany: 0 };
   const get = kv.get.bind(kv);
   const getMany = kv.getMany.bind(kv);
-  kv.get = ((...args: Parameters<Deno.Kv["get"]>) => (reads.get++, get(...args))) as Deno.Kv["get"];
+  kv.get = ((...args: Parameters<Store["get"]>) => (reads.get++, get(...args))) as Store["get"];
   kv.getMany =
-    ((...args: Parameters<Deno.Kv["getMany"]>) => (reads.getMany++, getMany(...args))) as Deno.Kv[
+    ((...args: Parameters<Store["getMany"]>) => (reads.getMany++, getMany(...args))) as Deno.Kv[
       "getMany"
     ];
   return reads;
@@ -148,12 +172,12 @@ export function countReads(kv: Deno.Kv) {
 const isRateCount = (key: Deno.KvKey) => key[0] === keys.rateCounts()[0];
 
 /** The store's entries under `prefix`, the rate limit's counts left out. */
-export async function* storeEntries(kv: Deno.Kv, prefix: Deno.KvKey = []) {
+export async function* storeEntries(kv: Store, prefix: Deno.KvKey = []) {
   for await (const e of kv.list({ prefix })) if (!isRateCount(e.key)) yield e;
 }
 
 /** How many keys start with `prefix`; the whole store by default (rate counts left out). */
-export async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey = []): Promise<number> {
+export async function countKeys(kv: Store, prefix: Deno.KvKey = []): Promise<number> {
   let n = 0;
   for await (const _ of storeEntries(kv, prefix)) n++;
   return n;

@@ -14,8 +14,10 @@ import { withWorkspace } from "./harness.ts";
 import { measureBacklog } from "../kv/backlog.ts";
 import { post, receiver, subscribe } from "./webhook_receivers.ts";
 import { runToExit, sharedStore, startService } from "./processes.ts";
+import { wrapStore } from "../kv/open.ts";
+import type { Store } from "../kv/store.ts";
 
-const layoutOf = async (kv: Deno.Kv) => (await kv.get<{ version: number }>(keys.layout())).value;
+const layoutOf = async (kv: Store) => (await kv.get<{ version: number }>(keys.layout())).value;
 
 Deno.test("layout: a store made before the version was kept is upgraded once, in order", async () => {
   await withWorkspace(async (s) => {
@@ -29,7 +31,7 @@ Deno.test("layout: a store made before the version was kept is upgraded once, in
 });
 
 Deno.test("layout: a store whose tokens migration ran is at 1; a new one starts at the latest", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     assert.equal(await readLayout(kv), null, "nothing written yet");
     assert.equal(await migrate(kv), null);
@@ -51,7 +53,7 @@ Deno.test("layout: processes starting together all upgrade, and agree", async ()
 });
 
 Deno.test("layout: a newer layout is refused, naming both versions, and left as it is", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     const newer = { version: LAYOUT_VERSION + 1, upgraded_at: new Date().toISOString() };
     await kv.set(keys.layout(), newer);
@@ -130,7 +132,7 @@ Deno.test("layout: GET / and /metrics say the version and the store layout", asy
 });
 
 /** Every key of the store, as text: what a refusal must leave as it was. */
-async function storeDump(kv: Deno.Kv): Promise<string[]> {
+async function storeDump(kv: Store): Promise<string[]> {
   const out: string[] = [];
   for await (const e of kv.list({ prefix: [] })) out.push(e.key.join("/"));
   return out;

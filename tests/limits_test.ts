@@ -19,11 +19,12 @@ import {
   withWorkspace,
 } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
+import type { Store } from "../kv/store.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
 
 /** Counts the keys the store is asked for while `fn` runs (a counting wrapper, not a mock). */
-async function keysRead(kv: Deno.Kv, fn: () => Promise<void>): Promise<number> {
+async function keysRead(kv: Store, fn: () => Promise<void>): Promise<number> {
   let n = 0;
   const { get, getMany } = kv;
   kv.get = ((key: Deno.KvKey, o?: { consistency?: Deno.KvConsistencyLevel }) => {

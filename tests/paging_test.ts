@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { draftMessage } from "../domain/message_draft.ts";
 import type { Channel } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
-import { appendMessage } from "../kv/appender.ts";
 import { type Actor, api, type TestServer, workspace } from "./harness.ts";
 import { assertInvalid, newChannel, posted, withServer } from "./message_fixtures.ts";
 
@@ -279,7 +278,7 @@ Deno.test("paging: deep pages of 10,000 messages read exactly their range", asyn
     const writes = [];
     for (let i = 1; i <= 10_000; i++) {
       const draft = draftMessage({ channel, author, body: `m${i}`, type: "standard" });
-      writes.push(appendMessage(s.ctx.kv, draft, { checks: [] }));
+      writes.push(s.ctx.kv.append(draft, { checks: [] }));
       if (writes.length === 500) await Promise.all(writes.splice(0));
     }
     await Promise.all(writes);

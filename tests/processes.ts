@@ -2,7 +2,7 @@
  * The service and the admin CLI as real processes on one KV file, as in production: a second
  * instance, a rolling deploy, the CLI while the server runs.
  */
-import type { Ctx } from "../core/context.ts";
+import type { Ctx } from "../domain/context.ts";
 import { createKeyring, generateAppKey } from "../core/keyring.ts";
 import { loadSettings } from "../core/settings.ts";
 import { wrapStore } from "../kv/open.ts";

@@ -4,7 +4,7 @@
  * never runs (the stall of issue 33, where delivery waited for the cron).
  */
 import assert from "node:assert/strict";
-import { Dispatcher } from "../delivery/dispatcher.ts";
+import { Dispatcher } from "../core/dispatcher.ts";
 import { Leases } from "../delivery/leases.ts";
 import { jobKey, Puller } from "../delivery/puller.ts";
 import { StallWatch } from "../delivery/stall_watch.ts";
@@ -12,10 +12,12 @@ import { deliveryStalls } from "../core/metrics.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { newId } from "../core/ids.ts";
 import { keys } from "../kv/keys.ts";
+import { wrapStore } from "../kv/open.ts";
+import type { Store } from "../kv/store.ts";
 
 const SUB = "0190c0de-0000-7000-8000-000000000001";
 
-async function writeJobs(kv: Deno.Kv, n: number): Promise<void> {
+async function writeJobs(kv: Store, n: number): Promise<void> {
   const at = new Date(Date.now() - 1_000).toISOString();
   for (let i = 0; i < n; i++) {
     const job: DeliveryJob = {
@@ -32,7 +34,7 @@ async function writeJobs(kv: Deno.Kv, n: number): Promise<void> {
 }
 
 /** A dispatcher and puller whose tasks settle (delete) their job, counting attempts per job. */
-function engine(kv: Deno.Kv, laneWindow: number) {
+function engine(kv: Store, laneWindow: number) {
   const dispatcher = new Dispatcher({
     global: 8,
     perLane: 4,
@@ -68,7 +70,7 @@ async function withEngine(
   { jobs, laneWindow }: { jobs: number; laneWindow: number },
   fn: (e: ReturnType<typeof engine> & { watch: StallWatch }) => Promise<void>,
 ) {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   const e = engine(kv, laneWindow);
   try {
     await kv.set(keys.webhook(SUB), { id: SUB });

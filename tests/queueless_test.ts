@@ -3,7 +3,7 @@
  * enqueue fails the commit it rides in, and the sweeper alone wakes retries and redeliveries.
  */
 import assert from "node:assert/strict";
-import { forgoQueues, probeQueues, queuesAvailable } from "../kv/queue_support.ts";
+import { probeQueues } from "../kv/queue_support.ts";
 import { api, startServer, workspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 
@@ -23,10 +23,10 @@ Deno.test("queueless: retries and redeliveries still happen, woken by the sweepe
     { engine: { sweepEveryMs: 50 } },
   );
   // As a KV Connect store's probe would find: nothing is enqueued from here on.
-  forgoQueues(s.ctx.kv);
+  s.ctx.kv.forgoQueues();
   const hook = receiver((n) => new Response(null, { status: n === 0 ? 500 : 204 }));
   try {
-    assert.equal(queuesAvailable(s.ctx.kv), false);
+    assert.equal(s.ctx.kv.queues, false);
     const w = await workspace(s.ctx);
     const { id } = await subscribe(s, w.admin.token, hook.url);
     const message = await post(s, w.admin.token, w.team.general_channel_id, "hello");

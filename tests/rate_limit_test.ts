@@ -1,14 +1,18 @@
 /** The rate limit held across instances: two limiters on two handles of one KV file. */
 import assert from "node:assert/strict";
 import { RateLimiter } from "../domain/rate_limit.ts";
-import { retryLockedCommits } from "../kv/open.ts";
+import { wrapStore } from "../kv/open.ts";
 import { clearOfWindowEdge } from "./harness.ts";
 
 async function twoHandles() {
   const dir = await Deno.makeTempDir({ prefix: "rate_limit_" });
   // Wrapped as openStore wraps them: two handles on one file meet SQLite's lock as processes do.
-  const a = retryLockedCommits(await Deno.openKv(`${dir}/kv.sqlite3`));
-  const b = retryLockedCommits(await Deno.openKv(`${dir}/kv.sqlite3`));
+  const a = wrapStore(await Deno.openKv(`${dir}/kv.sqlite3`), `${dir}/kv.sqlite3`, {
+    turns: false,
+  });
+  const b = wrapStore(await Deno.openKv(`${dir}/kv.sqlite3`), `${dir}/kv.sqlite3`, {
+    turns: false,
+  });
   return {
     a,
     b,
@@ -22,7 +26,7 @@ async function twoHandles() {
 
 Deno.test("rate limit: a single instance admits exactly the limit", async () => {
   await clearOfWindowEdge();
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   const limiter = new RateLimiter(kv, 60);
   try {
     const verdicts = [];

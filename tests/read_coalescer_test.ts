@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { coalesceReads } from "../kv/read_coalescer.ts";
-import { declareStore } from "../kv/limits.ts";
+import { wrapStore } from "../kv/open.ts";
+import type { Store } from "../kv/store.ts";
 
-async function withKv(fn: (kv: Deno.Kv) => Promise<void>) {
-  const raw = await Deno.openKv(":memory:");
-  declareStore(raw, ":memory:");
-  const kv = coalesceReads(raw);
+async function withKv(fn: (kv: Store) => Promise<void>) {
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     await fn(kv);
   } finally {
@@ -61,12 +59,12 @@ Deno.test("read coalescer: packs a wave of reads into full getMany calls, identi
   const raw = await Deno.openKv(":memory:");
   const calls: number[] = [];
   const getMany = raw.getMany.bind(raw);
+  // Counts the store's own reads of the Deno KV it wraps; every one still goes to it.
   raw.getMany = ((keys: Deno.KvKey[]) => {
     calls.push(keys.length);
     return getMany(keys);
   }) as Deno.Kv["getMany"];
-  declareStore(raw, ":memory:");
-  const kv = coalesceReads(raw);
+  const kv = wrapStore(raw, ":memory:");
   try {
     for (let i = 0; i < 50; i++) await raw.set(["k", i], i);
     const first = kv.get(["k", 0]);
@@ -114,11 +112,10 @@ Deno.test("read coalescer: a bad key fails only the read that asked for it", asy
   });
 });
 
-/** Reads through a coalescer on `kv` declared at `path`; the most getMany calls at once. */
+/** Reads through a store of the kind `path` names; the most getMany calls at once. */
 async function mostAtOnce(path: string): Promise<number> {
   const raw = await Deno.openKv(":memory:");
   try {
-    declareStore(raw, path);
     const getMany = raw.getMany.bind(raw);
     let now = 0;
     let most = 0;
@@ -132,7 +129,7 @@ async function mostAtOnce(path: string): Promise<number> {
         now--;
       }
     }) as Deno.Kv["getMany"];
-    const kv = coalesceReads(raw);
+    const kv = wrapStore(raw, path);
     for (let i = 0; i < 4; i++) {
       await Promise.all([
         kv.get(["a", i]),

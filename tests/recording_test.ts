@@ -4,9 +4,11 @@ import type { DeliveryJob, Subscription } from "../core/webhook_records.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { LatestSubscriptions } from "../delivery/latest.ts";
-import { type Attempted, Recorder } from "../delivery/record.ts";
+import { Recorder } from "../delivery/record.ts";
+import type { Attempted } from "../delivery/attempt_plan.ts";
 import { countKeys, storeEntries } from "./harness.ts";
-import { declareStore } from "../kv/limits.ts";
+import { wrapStore } from "../kv/open.ts";
+import type { Store } from "../kv/store.ts";
 
 const webhooks = loadSettings({}).webhooks;
 
@@ -43,7 +45,7 @@ function eventOf(n: number): OutboxEvent {
 }
 
 /** Writes a job leased to this process until `leaseUntil`, and returns it as read. */
-async function leasedJob(kv: Deno.Kv, subId: string, event: OutboxEvent, leaseUntil: number) {
+async function leasedJob(kv: Store, subId: string, event: OutboxEvent, leaseUntil: number) {
   const job: DeliveryJob = {
     subscription_id: subId,
     event_id: event.id,
@@ -68,7 +70,7 @@ const succeeded = (subId: string, event: OutboxEvent, pending: Deno.KvEntry<Deli
   }) satisfies Attempted;
 
 Deno.test("recording: a busy subscription's attempts share commits beyond the 10 checks a commit allows", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     const id = "sub-busy";
     await kv.set(keys.webhook(id), subscription(id));
@@ -100,7 +102,7 @@ Deno.test("recording: a busy subscription's attempts share commits beyond the 10
 });
 
 Deno.test("recording: a job whose lease ran out is checked, and left alone when another process took it", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     const id = "sub-lapsed";
     await kv.set(keys.webhook(id), subscription(id));
@@ -125,7 +127,7 @@ Deno.test("recording: a job whose lease ran out is checked, and left alone when 
 });
 
 /** `count` subscriptions, each with one job leased to this process for a minute. */
-async function subscriptionsWithAJob(kv: Deno.Kv, count: number) {
+async function subscriptionsWithAJob(kv: Store, count: number) {
   const event = eventOf(0);
   const out: Attempted[] = [];
   for (let i = 0; i < count; i++) {
@@ -137,10 +139,12 @@ async function subscriptionsWithAJob(kv: Deno.Kv, count: number) {
 }
 
 /** A fresh in-memory store, declared embedded (100 checks a commit) unless `remote`. */
-async function withStore(fn: (kv: Deno.Kv) => Promise<void>, { remote = false } = {}) {
-  const kv = await Deno.openKv(":memory:");
+async function withStore(fn: (kv: Store) => Promise<void>, { remote = false } = {}) {
+  const kv = wrapStore(
+    await Deno.openKv(":memory:"),
+    remote ? "https://kv.example.test/db" : ":memory:",
+  );
   try {
-    if (!remote) declareStore(kv, ":memory:");
     await fn(kv);
   } finally {
     kv.close();
@@ -148,7 +152,7 @@ async function withStore(fn: (kv: Deno.Kv) => Promise<void>, { remote = false } 
 }
 
 /** Counts the commits made on `kv`; every one still goes to the real store. */
-function countCommits(kv: Deno.Kv): number[] {
+function countCommits(kv: Store): number[] {
   const commits: number[] = [];
   const atomic = kv.atomic.bind(kv);
   kv.atomic = () => {

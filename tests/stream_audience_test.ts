@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { authenticate } from "../domain/authenticate.ts";
 import { selectFor } from "../domain/stream_audience.ts";
-import type { LoggedEvent } from "../kv/stream_log.ts";
+import type { LoggedEvent } from "../kv/stream_markers.ts";
 import { countReads, createChannelAs, withWorkspace } from "./harness.ts";
 
 Deno.test("stream audience: a round no stream's filter takes reads nothing", () =>

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { newId } from "../core/ids.ts";
 import { keys } from "../kv/keys.ts";
-import {
-  eventsVersions,
-  logEvents,
-  type LogPosition,
-  logSettled,
-  markPending,
-  readLog,
-} from "../kv/stream_log.ts";
+import { eventsVersions, type LogPosition, readLog } from "../kv/stream_log.ts";
+import { logEvents } from "../kv/stream_markers.ts";
+import { writeEvent } from "../kv/outbox.ts";
+import { wrapStore } from "../kv/open.ts";
+import type { Store } from "../kv/store.ts";
 
 const TEAM = "team";
 const START: LogPosition = { versionstamp: "", id: "" };
@@ -19,36 +16,39 @@ const eventOf = (n: number) => ({
   channel_id: `channel-${n}`,
 });
 
-async function countUnder(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
+async function countUnder(kv: Store, prefix: Deno.KvKey): Promise<number> {
   let n = 0;
   for await (const _ of kv.list({ prefix })) n++;
   return n;
 }
 
-async function withKv(run: (kv: Deno.Kv) => Promise<void>) {
-  const kv = await Deno.openKv(":memory:");
+async function withKv(run: (kv: Store) => Promise<void>) {
+  const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");
   try {
     await run(kv);
   } finally {
-    await logSettled(kv);
+    await kv.settled();
     kv.close();
   }
 }
 
-const versionOf = async (kv: Deno.Kv) => (await eventsVersions(kv, [TEAM])).get(TEAM)!;
+const versionOf = async (kv: Store) => (await eventsVersions(kv, [TEAM])).get(TEAM)!;
 
 Deno.test("stream log: a commit's events share one marker and one entry, read in order from any of them", () =>
   withKv(async (kv) => {
     const events = [1, 2, 3, 4, 5].map(eventOf);
     const op = kv.atomic();
-    for (const e of events.toReversed()) markPending(kv, op, TEAM, e);
+    for (const e of events.toReversed()) {
+      const event = { ...e, team_id: TEAM, data: {}, created_at: "", subscription_ids: [] };
+      writeEvent(op, event, { open: false, expireIn: 60_000 });
+    }
     await op.commit();
     assert.equal(await countUnder(kv, keys.streamPendingAll(TEAM)), 1);
 
     const pending = await readLog(kv, TEAM, START, await versionOf(kv), 100);
     assert.deepEqual(pending.events.map((e) => e.id), events.map((e) => e.id));
 
-    await logSettled(kv);
+    await kv.settled();
     assert.equal(await countUnder(kv, keys.streamPendingAll(TEAM)), 0);
     assert.equal(await countUnder(kv, keys.teamStream(TEAM)), 1);
     const version = await versionOf(kv);

@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { deliverDue } from "../delivery/cron.ts";
-import { type DeliveryEngine, startDeliveryEngine } from "../delivery/engine.ts";
-import type { Ctx } from "../core/context.ts";
+import type { DeliveryEngine } from "../delivery/engine_contract.ts";
+import type { Ctx } from "../domain/context.ts";
 import { authenticate } from "../domain/authenticate.ts";
 import { recoverWebhook, redeliver } from "../domain/webhook_sends.ts";
 import { keys } from "../kv/keys.ts";
 import { wrapStore } from "../kv/open.ts";
-import { api, countKeys, startServer, type TestServer, workspace } from "./harness.ts";
+import { api, countKeys, startEngine, startServer, type TestServer, workspace } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
 import { post, receiver, show, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 
@@ -21,7 +21,7 @@ const TIMERLESS = { DELIVERY_TIMERS: "false", WEBHOOKS_BACKOFF: "1500ms", WEBHOO
 async function secondProcess(s: TestServer): Promise<{ ctx: Ctx; engine: DeliveryEngine }> {
   const kv = wrapStore(await Deno.openKv(s.ctx.settings.kvPath), s.ctx.settings.kvPath);
   const ctx: Ctx = { ...s.ctx, kv };
-  return { ctx, engine: startDeliveryEngine(ctx) };
+  return { ctx, engine: startEngine(ctx) };
 }
 
 async function withTimerless(
@@ -130,7 +130,7 @@ Deno.test("timerless: work a SIGKILLed instance left goes out with the cron task
     await r.waitFor(1);
     await service.kill();
     hold.resolve();
-    engine = startDeliveryEngine(store.ctx, { timers: false });
+    engine = startEngine(store.ctx, { timers: false });
     await deliverDue(engine);
     assert.equal(r.hits.length, 1, "the dead instance's lease still holds");
     // Its lease: WEBHOOKS_TIMEOUT (1 s) + 15 s.

@@ -11,6 +11,7 @@ import { createHmac } from "node:crypto";
 import { measureBacklog } from "../kv/backlog.ts";
 import { keys } from "../kv/keys.ts";
 import { LAYOUT_VERSION, migrate } from "../kv/migrations.ts";
+import { wrapStore } from "../kv/open.ts";
 import {
   FIXTURE_APP_KEY,
   FIXTURE_RECEIVER_PORT,
@@ -19,6 +20,7 @@ import {
 } from "./fixtures/make_fixtures.ts";
 import { cli, startService } from "./processes.ts";
 import { waitUntil } from "./webhook_receivers.ts";
+import type { Store } from "../kv/store.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;
 /** Events are kept 30 days: a fixture's pending deliveries go out only while their event is. */
@@ -48,7 +50,7 @@ for (const release of RELEASES) {
     };
     try {
       // The pending jobs, as the metric counts them once the store is upgraded.
-      const kv = await Deno.openKv(kvPath);
+      const kv = wrapStore(await Deno.openKv(kvPath), kvPath, { turns: false });
       await migrate(kv);
       const waiting = await countJobs(kv, manifest.subscription.id);
       assert.equal((await measureBacklog(kv)).pending, waiting);
@@ -78,7 +80,7 @@ for (const release of RELEASES) {
   });
 }
 
-async function countJobs(kv: Deno.Kv, subscriptionId: string) {
+async function countJobs(kv: Store, subscriptionId: string) {
   let n = 0;
   for await (const _ of kv.list({ prefix: keys.jobs(subscriptionId) })) n++;
   return n;

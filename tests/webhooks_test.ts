@@ -8,6 +8,7 @@ import { keys } from "../kv/keys.ts";
 import { loadRoutes } from "../kv/routes.ts";
 import { actor, api, assertInvalid, startServer, withWorkspace, workspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
+import type { Store } from "../kv/store.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
 const valid = { name: "CI", url: HOOK, events: ["message.created"] };
@@ -222,7 +223,7 @@ Deno.test("webhooks: delete stops everything and is audited", async () => {
   });
 });
 
-async function count(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
+async function count(kv: Store, prefix: Deno.KvKey): Promise<number> {
   let n = 0;
   for await (const _ of kv.list({ prefix })) n++;
   return n;

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { turnsFile, wrapStore } from "../kv/open.ts";
+import type { Store } from "../kv/store.ts";
 
 /** Two handles on one KV file, as two instances have them, each taking turns. */
-async function withTwoWriters(fn: (path: string, one: Deno.Kv, other: Deno.Kv) => Promise<void>) {
+async function withTwoWriters(fn: (path: string, one: Store, other: Store) => Promise<void>) {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/kv.sqlite3`;
   const one = wrapStore(await Deno.openKv(path), path);
@@ -19,7 +20,7 @@ async function withTwoWriters(fn: (path: string, one: Deno.Kv, other: Deno.Kv) =
 Deno.test("write turns: two writers on one file, committing at once, lose nothing", async () => {
   await withTwoWriters(async (path, one, other) => {
     const each = 400;
-    const writer = (kv: Deno.Kv, name: string) =>
+    const writer = (kv: Store, name: string) =>
       Promise.all(Array.from({ length: 8 }, async (_, lane) => {
         for (let i = lane; i < each; i += 8) {
           const res = await kv.atomic()

@@ -9,8 +9,7 @@ import { createChannel } from "../../domain/channels.ts";
 import { draftMessage } from "../../domain/message_draft.ts";
 import { messageView } from "../../domain/views.ts";
 import type { Channel } from "../../core/types.ts";
-import type { Ctx } from "../../core/context.ts";
-import { appendMessage } from "../../kv/appender.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { addEvent } from "../../kv/outbox.ts";
 import { FEED_LAG_MS } from "../../domain/event_feed.ts";
 import { idsFrom } from "../../core/ids.ts";
@@ -122,17 +121,15 @@ async function postWithEvent(ctx: Ctx, channel: Channel, authorId: string, n: nu
     body: `event ${n}`,
     type: "standard",
   });
-  const stored = await appendMessage(ctx.kv, draft, {
-    checks: [],
-    extend: (op, m) =>
-      addEvent(ctx.kv, op, [], {
-        type: "message.created",
-        team_id: channel.team_id,
-        channel_id: channel.id,
-        data: messageView(m),
-        open: channel.visibility === "public",
-      }),
+  const created = ctx.kv.atomic();
+  addEvent(created, [], {
+    type: "message.created",
+    team_id: channel.team_id,
+    channel_id: channel.id,
+    data: messageView(draft),
+    open: channel.visibility === "public",
   });
+  const stored = await ctx.kv.append(draft, { checks: [], with: created });
   if (!stored) throw new Error("seeding an event failed");
 }
 

@@ -7,7 +7,7 @@
  * them all and is sent to none) against posting with none; and, for context, with 1,000 streams
  * that hear every post.
  */
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { createChannel } from "../../domain/channels.ts";
 import { createToken } from "../../domain/tokens.ts";
 import { createUser } from "../../domain/workspace.ts";

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { identify, verifySubject } from "../../domain/authenticate.ts";
 import type { ApiEnv } from "../env.ts";
 

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { ApiError } from "../../core/errors.ts";
 import { errorFields, log } from "../../core/log.ts";
 import type { GuessGuard } from "../../domain/guessing.ts";

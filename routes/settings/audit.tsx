@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { readAuditLog } from "../../domain/audit_log.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { AuditPage } from "../../web/audit.tsx";
 import type { SettingsEnv } from "./env.ts";
 import { adminsOnly } from "./guard.tsx";

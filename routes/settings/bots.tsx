@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { privateReach } from "../../domain/channels.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { notFound } from "../../core/errors.ts";
 import { createToken, listTokens } from "../../domain/tokens.ts";
 import { isUuid } from "../../core/ids.ts";

@@ -1,5 +1,5 @@
 import type { CookieOptions } from "hono/utils/cookie";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { SESSION_TTL_MS } from "../../domain/sessions.ts";
 
 export const SESSION_COOKIE = "tc_session";

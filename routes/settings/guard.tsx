@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { csrfMatches, sessionFor } from "../../domain/sessions.ts";
 import { permits, subjectOfPerson } from "../../domain/policy.ts";
 import { MessagePage, SignInHelp } from "../../web/message.tsx";

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { listChannels, visibleChannels } from "../../domain/channels.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
 import { subjectOfPerson } from "../../domain/policy.ts";
 import { listUsers } from "../../domain/workspace.ts";

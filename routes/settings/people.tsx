@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { type Role, ROLES, type User } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
 import { changeRole, deactivateUser, reactivateUser } from "../../domain/people.ts";

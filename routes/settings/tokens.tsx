@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../../domain/tokens.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { TokensPage, type TokensPageProps } from "../../web/tokens.tsx";

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { visibleChannels } from "../../domain/channels.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { Ctx } from "../../domain/context.ts";
 import { userById } from "../../domain/workspace.ts";
 import { subjectOfPerson } from "../../domain/policy.ts";
 import { deleteWebhook, listWebhooks, showWebhook, updateWebhook } from "../../domain/webhooks.ts";

@@ -1,4 +1,4 @@
-import { errorFields, log } from "../core/log.ts";
+import { errorFields, log } from "./log.ts";
 
 /** One unit of work: `key` makes it unique, `lane` is what it shares a concurrency bound with. */
 export interface Task {

@@ -1,0 +1,115 @@
+import type { OutboxEvent } from "../core/types.ts";
+import type { DeliveryJob } from "../core/webhook_records.ts";
+
+/** A subscription that hears an event, with its route's versionstamp as the write saw it. */
+export interface Heard {
+  id: string;
+  version: string;
+}
+
+/** An event a plan writes: the outbox's record, where it happened, and who hears it. */
+export interface PlannedEvent {
+  event: OutboxEvent;
+  /** Whether every human of the team sees its channel: it then goes into the open index too. */
+  open: boolean;
+  expireIn: number;
+  /** The subscriptions it makes a delivery job for (none when it is restored from an export). */
+  heard: Heard[];
+}
+
+/** An event's jobs written leased to this process, handed to its engine once they landed. */
+export interface Handed {
+  event: OutboxEvent;
+  jobs: DeliveryJob[];
+}
+
+/** What the store publishes on its bus when a plan landed (kv/store.ts). */
+export interface Committed {
+  versionstamp: string;
+  events: OutboxEvent[];
+  /** Teams whose event log the commit added to. */
+  teams: string[];
+  /** Jobs leased to this process's engine in the commit. */
+  handed: Handed[];
+  /** Subscriptions whose redeliveries the commit wrote: an engine here takes them now. */
+  redeliveries: string[];
+}
+
+/** What a commit returns: as Deno KV's, and the events that landed with it. */
+export type Landed = (Deno.KvCommitResult & { events: OutboxEvent[] }) | Deno.KvCommitError;
+
+/** Whoever commits a plan: the store. */
+export interface Committer {
+  commit(plan: Plan): Promise<Landed>;
+}
+
+/**
+ * One commit, as a value: its checks, its mutations, its queue messages, and the outbox's
+ * events with who hears them. The domain builds it; the store commits it whole (kv/store.ts),
+ * writing the events' indexes, jobs and stream-log markers into the same commit, and says what
+ * landed. Nothing runs inside the commit but what the plan holds.
+ */
+export class Plan {
+  readonly checks: Deno.AtomicCheck[] = [];
+  readonly mutations: Deno.KvMutation[] = [];
+  readonly messages: {
+    value: unknown;
+    options?: Parameters<Deno.AtomicOperation["enqueue"]>[1];
+  }[] = [];
+  readonly events: PlannedEvent[] = [];
+  readonly redeliveries: string[] = [];
+
+  constructor(private readonly committer: Committer) {}
+
+  check(...checks: Deno.AtomicCheck[]): this {
+    this.checks.push(...checks);
+    return this;
+  }
+
+  set(key: Deno.KvKey, value: unknown, options?: { expireIn?: number }): this {
+    this.mutations.push({ type: "set", key, value, expireIn: options?.expireIn });
+    return this;
+  }
+
+  delete(key: Deno.KvKey): this {
+    this.mutations.push({ type: "delete", key });
+    return this;
+  }
+
+  sum(key: Deno.KvKey, n: bigint): this {
+    this.mutations.push({ type: "sum", key, value: new Deno.KvU64(n) });
+    return this;
+  }
+
+  enqueue(value: unknown, options?: Parameters<Deno.AtomicOperation["enqueue"]>[1]): this {
+    this.messages.push({ value, options });
+    return this;
+  }
+
+  /** An event of the outbox, with the jobs of the subscriptions that hear it (kv/outbox.ts). */
+  event(planned: PlannedEvent): this {
+    this.events.push(planned);
+    return this;
+  }
+
+  /** Redeliveries of the subscription are written: an engine of this process takes them now. */
+  wake(subscriptionId: string): this {
+    this.redeliveries.push(subscriptionId);
+    return this;
+  }
+
+  /** Adds another plan's checks, writes and events to this one. */
+  include(other: Plan): this {
+    this.checks.push(...other.checks);
+    this.mutations.push(...other.mutations);
+    this.messages.push(...other.messages);
+    this.events.push(...other.events);
+    this.redeliveries.push(...other.redeliveries);
+    return this;
+  }
+
+  /** Hands the plan to the store, which commits it. */
+  commit(): Promise<Landed> {
+    return this.committer.commit(this);
+  }
+}
