@@ -7,7 +7,7 @@ import type { Connector } from "./connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import type { Recorder } from "./record.ts";
 import type { SigningKeys } from "./secrets.ts";
-import { deliveryHeaders, envelope, type Signer } from "./sign.ts";
+import { deliveryHeaders, type Signer } from "./sign.ts";
 import { type AttemptOutcome, send } from "./send.ts";
 import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
@@ -127,7 +127,7 @@ async function deliver(
   event: OutboxEvent,
   nowMs: number,
 ): Promise<AttemptOutcome> {
-  const body = envelope(event);
+  const body = deps.events.body(event);
   let signers: Signer[];
   try {
     signers = await deps.signingKeys.for(sub, nowMs);

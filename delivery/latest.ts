@@ -1,3 +1,4 @@
+import { envelope } from "./sign.ts";
 import type { Message, OutboxEvent } from "../core/types.ts";
 import { erasedBy, messageIdOf } from "../domain/erasure.ts";
 import type { Subscription } from "../core/webhook_records.ts";
@@ -99,9 +100,23 @@ export class RecentEvents {
   readonly #events: RecentMap<string, OutboxEvent>;
   readonly #reading = new Map<string, Promise<OutboxEvent | null>>();
   readonly #messages = new Map<string, Promise<Message | null>>();
+  readonly #bodies: RecentMap<string, { event: OutboxEvent; body: string }>;
 
   constructor(max = 4_096) {
     this.#events = new RecentMap(max);
+    this.#bodies = new RecentMap(max);
+  }
+
+  /**
+   * The JSON body of a delivery of `event`, as it stands (erased or not): the same bytes for
+   * every attempt and subscription of that copy, made once.
+   */
+  body(event: OutboxEvent): string {
+    const known = this.#bodies.get(event.id);
+    if (known?.event === event) return known.body;
+    const body = envelope(event);
+    this.#bodies.set(event.id, { event, body });
+    return body;
   }
 
   /** The event from the copy, else read, one read shared by all who ask meanwhile. */

@@ -2,18 +2,8 @@ import { createHmac } from "node:crypto";
 import type { OutboxEvent } from "../core/types.ts";
 import { envelopeOf } from "../domain/views.ts";
 
-/** Bodies by event: the subscriptions of one event share its copy (delivery/latest.ts). */
-const bodies = new WeakMap<OutboxEvent, string>();
-
-/** The JSON body of a delivery: the same bytes for every attempt and subscription. */
-export function envelope(event: OutboxEvent): string {
-  let body = bodies.get(event);
-  if (body === undefined) {
-    body = JSON.stringify(envelopeOf(event));
-    bodies.set(event, body);
-  }
-  return body;
-}
+/** The JSON body of a delivery. */
+export const envelope = (event: OutboxEvent): string => JSON.stringify(envelopeOf(event));
 
 /**
  * HMAC-SHA256 keyed by the whole `whsec_…` string. node:crypto rather than Web Crypto: it signs

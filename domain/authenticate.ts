@@ -1,14 +1,15 @@
 import type { Ctx } from "./context.ts";
 import { unauthenticated } from "../core/errors.ts";
 import { sha256Hex } from "../core/random.ts";
-import { RecentMap } from "../core/recent_map.ts";
+import { CacheKind } from "../core/memory.ts";
 import type { Subject, Token, TokenCheck } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { getTokenByHash, touchToken } from "../kv/tokens.ts";
 import { isTokenLive, isWellFormedToken } from "./token_format.ts";
 
 const TOUCH_EVERY_MS = 60_000;
-const lastTouched = new Map<string, number>();
+/** When this process last recorded each token's use. */
+const TOUCHED = new CacheKind<number>("token uses", 10_000);
 
 /** Throws the 401 unless the token exists, is unrevoked and unexpired. */
 function assertLive(token: Token | null | undefined, now = Date.now()): Token {
@@ -19,6 +20,7 @@ function assertLive(token: Token | null | undefined, now = Date.now()): Token {
 }
 
 function touch(ctx: Ctx, token: Token, now: number) {
+  const lastTouched = ctx.kv.cache(TOUCHED);
   if ((lastTouched.get(token.id) ?? 0) + TOUCH_EVERY_MS > now) return;
   lastTouched.set(token.id, now);
   touchToken(ctx.kv, token.hash, new Date(now).toISOString())
@@ -60,7 +62,7 @@ function hashOfWellFormed(value: string | undefined): string {
  * is taken from here; whether it is still unrevoked, and its user's role, are not: see
  * `TokenCheck`.
  */
-const known = new RecentMap<string, Token>(10_000);
+const TOKENS = new CacheKind<Token>("tokens", 10_000);
 
 /**
  * `authenticate` without its read when the token was seen before: the subject then carries a
@@ -71,6 +73,7 @@ const known = new RecentMap<string, Token>(10_000);
 export async function identify(ctx: Ctx, value: string | undefined): Promise<Subject> {
   const hash = hashOfWellFormed(value);
   const now = Date.now();
+  const known = ctx.kv.cache(TOKENS);
   const cached = known.get(hash);
   if (cached) {
     touch(ctx, assertLive(cached, now), now);
@@ -88,6 +91,7 @@ export async function identify(ctx: Ctx, value: string | undefined): Promise<Sub
  * the check stays pending, so that a fresh attempt reads the token again.
  */
 export function settleTokenCheck(
+  ctx: Ctx,
   subject: Subject,
   entry: Deno.KvEntryMaybe<unknown>,
   current = true,
@@ -95,6 +99,7 @@ export function settleTokenCheck(
   const check = subject.token_check;
   if (!check || check.settled) return;
   const hash = check.key[1] as string;
+  const known = ctx.kv.cache(TOKENS);
   let token: Token;
   try {
     token = assertLive(entry.value as Token | null);
@@ -113,7 +118,7 @@ export function settleTokenCheck(
 /** Settles the subject's pending token check, if any, with a read of its own. */
 export async function verifySubject(ctx: Ctx, subject: Subject): Promise<void> {
   if (subject.token_check && !subject.token_check.settled) {
-    settleTokenCheck(subject, await ctx.kv.get(subject.token_check.key));
+    settleTokenCheck(ctx, subject, await ctx.kv.get(subject.token_check.key));
   }
 }
 

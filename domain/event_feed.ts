@@ -1,7 +1,7 @@
 import type { Ctx } from "./context.ts";
 import { mergeSorted } from "../core/merge.ts";
 import type { EventType, OutboxEvent, Subject } from "../core/types.ts";
-import { loadChannel, visibleChannelIds } from "./channels.ts";
+import { loadChannel, visibleChannelIds } from "./channel_access.ts";
 import { verifySubject } from "./authenticate.ts";
 import { asTheyAreNow } from "./erasure.ts";
 import { requireWithinHorizon } from "./horizon.ts";

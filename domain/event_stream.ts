@@ -33,7 +33,7 @@ import { retrying } from "../core/retry.ts";
 import { decodeCursor, encodeCursor } from "./stream_cursor.ts";
 import { verifySubject } from "./authenticate.ts";
 import { isTokenLive } from "./token_format.ts";
-import { visibleChannelIds } from "./channels.ts";
+import { visibleChannelIds } from "./channel_access.ts";
 import { selectFor, type StreamFilter } from "./stream_audience.ts";
 import { isFarBehind, visiblePage } from "./stream_catch_up.ts";
 import { envelopeOf } from "./views.ts";

@@ -1,6 +1,6 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, User } from "../core/types.ts";
-import { type ChannelAccess, loadChannel, loadChannelWith } from "./channels.ts";
+import { type ChannelAccess, loadChannel, loadChannelWith } from "./channel_access.ts";
 import { denialError, membersFrozen } from "./policy.ts";
 import { invalid, notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
@@ -121,8 +121,10 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
     ctx,
     subject,
     channelId,
-    [isUuid(userId) ? keys.member(channelId, userId) : null],
-    "member.manage",
+    {
+      extraKeys: [isUuid(userId) ? keys.member(channelId, userId) : null],
+      action: "member.manage",
+    },
   );
   const { channel, entry } = read;
   const [membership] = read.extra;

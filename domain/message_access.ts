@@ -2,14 +2,14 @@ import type { Channel, Message } from "../core/types.ts";
 import { notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
 import { keys } from "../kv/keys.ts";
-import { KeyedLock } from "../core/keyed_lock.ts";
+import { LockKind } from "../core/memory.ts";
 
 /**
  * Changes to one message (edit, delete, reactions) queue up in this process instead of racing
  * each other's versionstamp checks: a popular message gets many reactions at once, and
  * optimistic retries alone would starve some of them. Other processes still meet the checks.
  */
-export const messageLocks = new KeyedLock();
+export const MESSAGE_LOCKS = new LockKind("messages");
 
 /** The key of the message an id names, or null when the id can't name one (not a uuid). */
 export const messageKeyFor = (id: string | null | undefined) =>

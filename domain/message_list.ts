@@ -1,7 +1,7 @@
 import type { Ctx } from "./context.ts";
 import type { Message, Subject } from "../core/types.ts";
 import { invalid } from "../core/errors.ts";
-import { loadChannelWith } from "./channels.ts";
+import { loadChannelWith } from "./channel_access.ts";
 import { messageKeyFor } from "./message_access.ts";
 import {
   decodeCursor,
@@ -43,10 +43,9 @@ export async function listMessages(
   const rootId = query.thread_root_id?.toLowerCase() ?? null;
   const rootKey = messageKeyFor(rootId);
   const listKeys = rootId === null ? timelineKeys(channelId) : threadKeys(rootId);
-  const read = await loadChannelWith<[Deno.KvU64, Message]>(ctx, subject, channelId, [
-    rootId === null || rootKey ? listKeys.length : null,
-    rootKey,
-  ]);
+  const read = await loadChannelWith<[Deno.KvU64, Message]>(ctx, subject, channelId, {
+    extraKeys: [rootId === null || rootKey ? listKeys.length : null, rootKey],
+  });
   const [length, root] = read.extra;
   if (rootId !== null && root.value?.channel_id !== read.channel.id) {
     throw invalid(

@@ -2,9 +2,9 @@ import type { Ctx } from "./context.ts";
 import type { Channel, EventType, MemberRef, Message, Subject } from "../core/types.ts";
 import { invalid } from "../core/errors.ts";
 import { nowIso } from "../core/ids.ts";
-import { checksOf, loadChannelWith, reusingFirst } from "./channels.ts";
+import { checksOf, loadChannelWith, reusingFirst } from "./channel_access.ts";
 import { settleTokenCheck } from "./authenticate.ts";
-import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
+import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./message_access.ts";
 import { cleanBody } from "./message_body.ts";
 import { draftMessage } from "./message_draft.ts";
 import { messageView } from "./views.ts";
@@ -15,7 +15,7 @@ import { keys } from "../kv/keys.ts";
 import { getMessage, replaceMessage } from "../kv/messages.ts";
 import type { EventDraft } from "../kv/outbox.ts";
 import { audienceKeys, audienceOf, emit } from "./audience.ts";
-import { KeyedLock } from "../core/keyed_lock.ts";
+import { LockKind } from "../core/memory.ts";
 import { clearReactions } from "../kv/reactions.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
@@ -47,7 +47,7 @@ const authorOf = (s: Subject): MemberRef => ({ id: s.user_id, name: s.name, type
  * first's key instead of racing it for a position. Across processes the key's check in the
  * commit still lets exactly one win; the loser re-reads and replays.
  */
-const postLocks = new KeyedLock();
+const POST_LOCKS = new LockKind("posts by client_uuid");
 
 /**
  * POST /channels/{channel}/messages: one commit holds the message, its list copies, its
@@ -70,7 +70,7 @@ export async function postMessage(
   const replies = early?.reply_to_id || early?.thread_root_id;
   const post = () => retrying("post message", replies ? () => once() : reusingFirst(once));
   if (!given) return await post();
-  return await postLocks.run(`${subject.user_id}:${given}`, post);
+  return await ctx.kv.lock(POST_LOCKS).run(`${subject.user_id}:${given}`, post);
 }
 
 async function postOnce(
@@ -88,15 +88,17 @@ async function postOnce(
     ctx,
     subject,
     channelId,
-    [
-      // Reusing assumes the key unused: the commit requires it absent, so a resend reads again.
-      given && !reuse ? keys.clientUuid(subject.user_id, clientUuid) : null,
-      messageKeyFor(early?.reply_to_id),
-      messageKeyFor(early?.thread_root_id),
-      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-    ],
-    "channel.post",
-    reuse,
+    {
+      extraKeys: [
+        // Reusing assumes the key unused: the commit requires it absent, so a resend reads again.
+        given && !reuse ? keys.clientUuid(subject.user_id, clientUuid) : null,
+        messageKeyFor(early?.reply_to_id),
+        messageKeyFor(early?.thread_root_id),
+        ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+      ],
+      action: "channel.post",
+      reads: reuse ? "reused" : "fresh",
+    },
   );
   const { channel } = read;
   const fields = unwrap(input);
@@ -132,7 +134,7 @@ async function postOnce(
     indexClientUuid: given,
   });
   // The commit checked the tokens version: the token, remembered or read, was live when it landed.
-  if (stored && read.token) settleTokenCheck(subject, read.token);
+  if (stored && read.token) settleTokenCheck(ctx, subject, read.token);
   return stored && { message: stored, replayed: false };
 }
 
@@ -163,9 +165,9 @@ export async function showMessage(
   channelId: string,
   messageId: string,
 ): Promise<Message> {
-  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, [
-    messageKeyFor(messageId),
-  ]);
+  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, {
+    extraKeys: [messageKeyFor(messageId)],
+  });
   return messageIn(read.channel, read.extra[0]).value;
 }
 
@@ -177,10 +179,12 @@ async function loadOwn(
   messageId: string,
   action: "message.edit" | "message.delete",
 ) {
-  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, [
-    messageKeyFor(messageId),
-    ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-  ]);
+  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, {
+    extraKeys: [
+      messageKeyFor(messageId),
+      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+    ],
+  });
   const [found, ...versions] = read.extra;
   const entry = messageIn(read.channel, found);
   authorize(subject, action, {
@@ -208,25 +212,28 @@ export async function editMessage(
   messageId: string,
   input: Settled<string>,
 ): Promise<Message> {
-  return await messageLocks.run(messageId, () =>
-    retrying("edit message", async () => {
-      const { message, checks, audience } = await loadOwn(
-        ctx,
-        subject,
-        channelId,
-        messageId,
-        "message.edit",
-      );
-      if (message.type !== "standard") {
-        throw invalid("message", "Only a standard message can be edited.");
-      }
-      if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
-      const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
-      const op = ctx.kv.atomic().check(...checks);
-      emit(op, audience, messageEvent("message.updated", next));
-      const done = await replaceMessage(op, next);
-      return done ? next : null;
-    }));
+  return await ctx.kv.lock(MESSAGE_LOCKS).run(
+    messageId,
+    () =>
+      retrying("edit message", async () => {
+        const { message, checks, audience } = await loadOwn(
+          ctx,
+          subject,
+          channelId,
+          messageId,
+          "message.edit",
+        );
+        if (message.type !== "standard") {
+          throw invalid("message", "Only a standard message can be edited.");
+        }
+        if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
+        const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
+        const op = ctx.kv.atomic().check(...checks);
+        emit(op, audience, messageEvent("message.updated", next));
+        const done = await replaceMessage(op, next);
+        return done ? next : null;
+      }),
+  );
 }
 
 /**
@@ -239,7 +246,7 @@ export async function deleteMessage(
   channelId: string,
   messageId: string,
 ): Promise<void> {
-  await messageLocks.run(messageId, () =>
+  await ctx.kv.lock(MESSAGE_LOCKS).run(messageId, () =>
     retrying("delete message", async () => {
       const { message, checks, audience } = await loadOwn(
         ctx,

@@ -64,6 +64,9 @@ export const auditActor = (actor: Actor) => ({
 export const isAdmin = (p: { type: UserType; role: Role | null }) =>
   p.type === "human" && (p.role === "admin" || p.role === "owner");
 
+/** What never changes about a channel once made, and decides who sees it. */
+export type ChannelShape = Pick<Channel, "team_id" | "visibility" | "is_direct">;
+
 /** A channel as a rule sees it: the record, and whether the subject is a member. */
 export interface ChannelTarget {
   channel: Channel;
@@ -154,12 +157,23 @@ export const ARCHIVED = "The channel is archived; it is read-only until it is un
  * admin acts on a private channel of its team without being in it (archive, unarchive, adding
  * and removing members).
  */
-function sees(p: Principal, { channel, isMember }: ChannelTarget, adminOverride = false): boolean {
+function sees(
+  p: Principal,
+  { channel, isMember }: { channel: ChannelShape; isMember: boolean },
+  adminOverride = false,
+): boolean {
   if (channel.team_id !== p.team_id) return false;
   if (isMember) return true;
   if (p.type === "bot" || channel.is_direct) return false;
   return channel.visibility === "public" || (adminOverride && isAdmin(p));
 }
+
+/**
+ * Whether membership can change what the rules let `p` do in a channel of this shape (unknown:
+ * it may): not for a human in a public channel of its own team, who sees it anyway.
+ */
+export const membershipDecides = (p: Principal, shape: ChannelShape | undefined): boolean =>
+  !shape || !sees(p, { channel: shape, isMember: false });
 
 /** Read it, else the 404 that hides it. */
 const readable = (p: Principal, t: ChannelTarget) => sees(p, t) ? null : hidden(CHANNEL_NOT_FOUND);

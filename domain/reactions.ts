@@ -3,8 +3,8 @@ import type { Message, ReactionSummary, Subject } from "../core/types.ts";
 import { type Emoji, parseEmoji, unknownCustomEmoji } from "./emoji.ts";
 import { invalid } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
-import { loadChannelWith } from "./channels.ts";
-import { messageIn, messageKeyFor, messageLocks } from "./message_access.ts";
+import { loadChannelWith } from "./channel_access.ts";
+import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./message_access.ts";
 import { isSystem } from "./message_draft.ts";
 import { authorize } from "./policy.ts";
 import { attempt, peek, type Settled, unwrap } from "../core/settled.ts";
@@ -60,7 +60,7 @@ export async function setReaction(
   present: boolean,
 ): Promise<void> {
   const emoji = attempt(() => parseEmoji(segment));
-  await messageLocks.run(
+  await ctx.kv.lock(MESSAGE_LOCKS).run(
     messageId,
     () => retrying("reaction", () => reactOnce(ctx, subject, channelId, messageId, emoji, present)),
   );
@@ -79,12 +79,14 @@ async function reactOnce(
     ctx,
     subject,
     channelId,
-    [
-      messageKeyFor(messageId),
-      early && isUuid(messageId) ? keys.reaction(messageId, early.text, subject.user_id) : null,
-      early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
-      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-    ],
+    {
+      extraKeys: [
+        messageKeyFor(messageId),
+        early && isUuid(messageId) ? keys.reaction(messageId, early.text, subject.user_id) : null,
+        early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
+        ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+      ],
+    },
   );
   const entry = messageIn(read.channel, read.extra[0]);
   authorize(subject, "reaction.set", read);

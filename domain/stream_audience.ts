@@ -6,7 +6,7 @@
  * from the next event on, in every process.
  */
 import type { Ctx } from "./context.ts";
-import { RecentMap } from "../core/recent_map.ts";
+import { CacheKind } from "../core/memory.ts";
 import type { Channel, EventType, Subject } from "../core/types.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
@@ -21,7 +21,7 @@ export interface StreamFilter {
 }
 
 /** What never changes about a channel: who may read it depends on it and on membership. */
-const channels = new RecentMap<string, Channel>(50_000);
+const CHANNELS = new CacheKind<Channel>("channels heard", 50_000);
 
 const wants = (f: StreamFilter, e: LoggedEvent) =>
   (!f.types || (f.types as string[]).includes(e.type)) &&
@@ -53,6 +53,7 @@ export async function selectFor(
   for (const indexes of taken) for (const i of indexes) wanted.add(events[i].channel_id);
   const channelIds = [...wanted];
   if (channelIds.length === 0) return taken;
+  const channels = ctx.kv.cache(CHANNELS);
   const unknown = channelIds.filter((id) => !channels.has(id));
   for (const entry of await getAll<Channel>(ctx.kv, unknown.map((id) => keys.channel(id)))) {
     if (entry.value) channels.set(entry.value.id, entry.value);

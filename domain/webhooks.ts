@@ -1,7 +1,7 @@
 import type { Ctx } from "./context.ts";
 import type { EventType, Subject } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
-import { visibleChannelIds } from "./channels.ts";
+import { visibleChannelIds } from "./channel_access.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";

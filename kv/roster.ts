@@ -1,4 +1,4 @@
-import { RecentMap } from "../core/recent_map.ts";
+import { CacheKind } from "../core/memory.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
@@ -9,7 +9,7 @@ interface Known {
   members: Map<string, boolean>;
 }
 
-const rosters = new RecentMap<string, Known>(10_000);
+const ROSTERS = new CacheKind<Known>("rosters", 10_000);
 
 /**
  * Which of `userIds` belong to the channel, as of `version`: the channel's members-version entry,
@@ -23,6 +23,7 @@ export async function membersAt(
   version: Deno.KvEntryMaybe<unknown>,
   userIds: Iterable<string>,
 ): Promise<Set<string>> {
+  const rosters = kv.cache(ROSTERS);
   let known = rosters.get(channelId);
   if (!known || known.versionstamp !== version.versionstamp) {
     known = { versionstamp: version.versionstamp, members: new Map() };

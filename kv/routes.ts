@@ -3,7 +3,7 @@
  * owner) beside a routes version that every change rewrites, so a write that emits events reads
  * its team's routes once, cached for as long as that version shows no change anywhere.
  */
-import { RecentMap } from "../core/recent_map.ts";
+import { CacheKind } from "../core/memory.ts";
 import type { User } from "../core/types.ts";
 import type { Subscription, WebhookRoute } from "../core/webhook_records.ts";
 import { getAll } from "./commit.ts";
@@ -62,7 +62,8 @@ async function fillOwners(kv: Store, routes: RouteTable): Promise<void> {
 }
 
 /** Teams' routes as last listed, by the versionstamp of the team's routes version then. */
-const routeCache = new RecentMap<string, { versionstamp: string | null; routes: RouteTable }>(
+const ROUTES = new CacheKind<{ versionstamp: string | null; routes: RouteTable }>(
+  "routes",
   10_000,
 );
 
@@ -76,6 +77,7 @@ export async function routesAt(
   teamId: string,
   version: Deno.KvEntryMaybe<unknown>,
 ): Promise<RouteTable> {
+  const routeCache = kv.cache(ROUTES);
   const hit = routeCache.get(teamId);
   if (hit && hit.versionstamp === version.versionstamp) return hit.routes;
   const routes = await loadRoutes(kv, teamId);

@@ -1,4 +1,7 @@
 import { Bus } from "../core/bus.ts";
+import { KeyedLock } from "../core/keyed_lock.ts";
+import type { CacheKind, LockKind } from "../core/memory.ts";
+import { RecentMap } from "../core/recent_map.ts";
 import { ConflictError } from "../core/errors.ts";
 import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
 import type { Message } from "../core/types.ts";
@@ -41,6 +44,8 @@ export class Store {
   readonly #appender: Appender;
   readonly #mover = new LogMover(this);
   readonly #underWay = new Set<Promise<unknown>>();
+  readonly #caches = new Map<CacheKind<unknown>, RecentMap<string, unknown>>();
+  readonly #locks = new Map<LockKind, KeyedLock>();
   #room: JobRoom | undefined;
   #queues = true;
 
@@ -109,6 +114,23 @@ export class Store {
     reuse: boolean,
   ): Promise<{ [K in keyof T]: Deno.KvEntryMaybe<T[K]> }> {
     return this.#checked.read(keys, reuse) as Promise<{ [K in keyof T]: Deno.KvEntryMaybe<T[K]> }>;
+  }
+
+  /**
+   * This process's cache of `kind` for this store. What it holds may be stale: a cache is only
+   * ever a starting point that a versionstamp or a commit's check confirms.
+   */
+  cache<V>(kind: CacheKind<V>): RecentMap<string, V> {
+    let cache = this.#caches.get(kind);
+    if (!cache) this.#caches.set(kind, cache = new RecentMap(kind.max));
+    return cache as RecentMap<string, V>;
+  }
+
+  /** This process's locks of `kind` on this store's records. */
+  lock(kind: LockKind): KeyedLock {
+    let lock = this.#locks.get(kind);
+    if (!lock) this.#locks.set(kind, lock = new KeyedLock());
+    return lock;
   }
 
   /** A new, empty plan for one commit to this store. */

@@ -5,10 +5,10 @@ import {
   archiveChannel,
   createChannel,
   listChannels,
-  loadChannel,
   pageChannels,
   unarchiveChannel,
 } from "../domain/channels.ts";
+import { loadChannel } from "../domain/channel_access.ts";
 import { cleanChannelName } from "../domain/slug.ts";
 import { longerThan, MAX_NAME_CHARS } from "../domain/text.ts";
 import { readBody, validate } from "./body.ts";

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
-import { listChannels, visibleChannels } from "../../domain/channels.ts";
+import { listChannels } from "../../domain/channels.ts";
+import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
 import { subjectOfPerson } from "../../domain/policy.ts";

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { visibleChannels } from "../../domain/channels.ts";
+import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { userById } from "../../domain/workspace.ts";
 import { subjectOfPerson } from "../../domain/policy.ts";
