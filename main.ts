@@ -6,7 +6,7 @@ import type { DeliveryEngine } from "./delivery/engine_contract.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
 import { loadSettings, SettingsError } from "./core/settings.ts";
 import { openStore, where } from "./kv/open.ts";
-import { StreamHub } from "./domain/event_stream.ts";
+import { StreamHub } from "./domain/stream_hub.ts";
 import { loadKeyring } from "./domain/app_key.ts";
 import { recordBaseUrl } from "./domain/base_url.ts";
 import type { Ctx } from "./domain/context.ts";

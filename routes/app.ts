@@ -15,7 +15,7 @@ import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
 import { GuessGuard } from "../domain/guessing.ts";
-import type { StreamHub } from "../domain/event_stream.ts";
+import type { StreamHub } from "../domain/stream_hub.ts";
 import { RateLimiter } from "../domain/rate_limit.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";

@@ -2,7 +2,10 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { Ctx } from "../domain/context.ts";
 import { listEvents } from "../domain/event_feed.ts";
-import { openEventStream, type StreamHub } from "../domain/event_stream.ts";
+import { openEventStream } from "../domain/event_stream.ts";
+import type { StreamHub } from "../domain/stream_hub.ts";
+import { streamSSE } from "hono/streaming";
+import { SseSink } from "./event_stream_sse.ts";
 import { MAX_CHANNEL_IDS } from "../domain/webhooks.ts";
 import { isUuid } from "../core/ids.ts";
 import { EVENT_TYPES, type EventType } from "../core/types.ts";
@@ -70,18 +73,24 @@ const streamQuery = z.object({
 export function eventRoutes(ctx: Ctx, hub: StreamHub) {
   return new Hono<ApiEnv>().get("/stream", requireScope("messages:read"), async (c) => {
     const q = validate(streamQuery, c.req.query());
-    const stream = await openEventStream(ctx, hub, c.var.subject, {
+    const opened = await openEventStream(ctx, hub, c.var.subject, {
       types: q.types ?? null,
       channelIds: q.channel_ids ?? null,
       after: c.req.header("Last-Event-ID") || q.after || null,
       done: finished(c.env as Partial<Deno.ServeHandlerInfo> | undefined),
     });
-    return c.body(stream, 200, {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      // Proxies that buffer (nginx) would hold events back.
-      "X-Accel-Buffering": "no",
+    const res = streamSSE(c, (sse) => {
+      sse.onAbort(() => opened.gone());
+      return opened.run(new SseSink(sse));
     });
+    res.headers.set("Content-Type", "text/event-stream; charset=utf-8");
+    res.headers.set("Cache-Control", "no-store");
+    // Proxies that buffer (nginx) would hold events back.
+    res.headers.set("X-Accel-Buffering", "no");
+    // The server chooses how the body goes (chunks on HTTP/1.1, frames on HTTP/2).
+    res.headers.delete("Transfer-Encoding");
+    res.headers.delete("Connection");
+    return res;
   }).get("/", requireScope("messages:read"), async (c) => {
     const q = validate(feedQuery, c.req.query());
     const page = await listEvents(ctx, c.var.subject, {

@@ -1,5 +1,4 @@
 import { errorFields, log } from "../core/log.ts";
-import { ReaderTooSlow } from "../domain/event_stream.ts";
 
 /** What `serveForever` hands back: a way to stop listening and finish what is in flight. */
 export interface Serving {
@@ -10,15 +9,10 @@ const RELISTEN_AFTER_MS = 100;
 
 /**
  * What fails after the app answered (the error handler answers everything before): a response
- * body that errors. An event stream cut off for a slow reader errors on purpose; anything else
- * is logged as the failure it is.
+ * body that errors.
  */
 function responseFailed(e: unknown): Response {
-  if (e instanceof ReaderTooSlow) {
-    log.info("stream: a reader too slow was cut off");
-  } else {
-    log.error("http: a response failed", errorFields(e));
-  }
+  log.error("http: a response failed", errorFields(e));
   return new Response(null, { status: 500 });
 }
 

@@ -13,7 +13,7 @@ import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { wrapStore } from "../kv/open.ts";
-import { StreamHub } from "../domain/event_stream.ts";
+import { StreamHub } from "../domain/stream_hub.ts";
 import { checkResponse } from "./openapi_check.ts";
 import type { Store } from "../kv/store.ts";
 
