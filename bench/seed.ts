@@ -50,7 +50,7 @@ export async function seedWorkspace(ctx: Ctx): Promise<Seeded> {
     name: "Bench Admin",
     type: "human",
     role: "admin",
-  });
+  }, null);
   const { value } = await createToken(ctx, user, { scopes: [...SCOPES], actor: null });
   const subject = await authenticate(ctx, value);
   const channel = await createChannel(ctx, subject, { name: "bench", visibility: "public" });
@@ -133,7 +133,7 @@ export async function seedMemberOf(
     name: `Member of ${count}`,
     type: "human",
     role: "member",
-  });
+  }, null);
   const { value } = await createToken(ctx, user, { scopes: [...SCOPES], actor: null });
   const subject = await authenticate(ctx, value);
   let next = 0;

@@ -11,7 +11,7 @@ export const auditCommands: Record<string, Command> = {
     async run(ctx, flags) {
       const limit = positiveIntFlag(flags, "limit", DEFAULT_LIMIT);
       const team = await findTeam(ctx, uuidFlag(flags, "team"));
-      return (await readAuditLog(ctx, team.id, { limit })).entries;
+      return (await readAuditLog(ctx, team.id, { limit, actor: null })).entries;
     },
   },
 };

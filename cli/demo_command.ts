@@ -32,11 +32,15 @@ export const demoCommands: Record<string, Command> = {
       const team = await createTeam(ctx, "Demo");
       const admin = await withToken(
         ctx,
-        await createUser(ctx, { teamId: team.id, name: "Ada Admin", type: "human", role: "admin" }),
+        await createUser(
+          ctx,
+          { teamId: team.id, name: "Ada Admin", type: "human", role: "admin" },
+          null,
+        ),
       );
       const bot = await withToken(
         ctx,
-        await createUser(ctx, { teamId: team.id, name: "Demo Bot", type: "bot" }),
+        await createUser(ctx, { teamId: team.id, name: "Demo Bot", type: "bot" }, null),
       );
       const demo = await createChannel(ctx, admin.subject, { name: "demo", visibility: "public" });
       await addMemberAsOperator(ctx, demo.id, bot.user);

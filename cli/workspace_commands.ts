@@ -31,7 +31,7 @@ export const workspaceCommands: Record<string, Command> = {
   "user:list": {
     usage: "user:list --team <team id>",
     async run(ctx, flags) {
-      return (await listUsers(ctx, uuidFlag(flags, "team"))).map((u) => ({
+      return (await listUsers(ctx, uuidFlag(flags, "team"), null)).map((u) => ({
         id: u.id,
         name: u.name,
         type: u.type,
@@ -48,7 +48,7 @@ export const workspaceCommands: Record<string, Command> = {
         name: requiredFlag(flags, "name"),
         type: "human",
         role: choiceFlag(flags, "role", ROLES, "member"),
-      });
+      }, null);
       return { id: user.id, name: user.name, type: user.type, role: user.role };
     },
   },
@@ -59,7 +59,7 @@ export const workspaceCommands: Record<string, Command> = {
         teamId: uuidFlag(flags, "team"),
         name: requiredFlag(flags, "name"),
         type: "bot",
-      });
+      }, null);
       return { id: bot.id, name: bot.name, type: bot.type };
     },
   },

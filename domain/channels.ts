@@ -1,6 +1,7 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, Team, User } from "../core/types.ts";
-import { type Actor, authorize, subjectOfPerson, whoOf } from "./policy.ts";
+import { authorize } from "./policy.ts";
+import { type Actor, subjectOfPerson, whoOf } from "./principals.ts";
 import { ApiError, invalid } from "../core/errors.ts";
 import { newId, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";

@@ -19,7 +19,8 @@ import { getUserEntry, replaceUser } from "../kv/people.ts";
 import { listUserTokens } from "../kv/tokens.ts";
 import { getSubscription, listTeamSubscriptions, replaceSubscription } from "../kv/webhooks.ts";
 import { listTeamUsers } from "../kv/workspace.ts";
-import { type Actor, auditActor, authorize, whoOf } from "./policy.ts";
+import { authorize } from "./policy.ts";
+import { type Actor, auditActor, whoOf } from "./principals.ts";
 import { isTokenLive } from "./token_format.ts";
 
 export const isActive = (user: Pick<User, "deactivated_at">) => !user.deactivated_at;

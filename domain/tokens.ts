@@ -9,11 +9,13 @@ import {
 } from "../kv/tokens.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
-import { type Actor, auditActor, authorize, whoOf } from "./policy.ts";
+import { authorize } from "./policy.ts";
+import { type Actor, auditActor, whoOf } from "./principals.ts";
 import { checkName } from "./text.ts";
 import { retrying } from "../core/retry.ts";
 import type { Scope, Token, User } from "../core/types.ts";
 import { sha256Hex } from "../core/random.ts";
+import { getUser } from "../kv/workspace.ts";
 import { isTokenLive, mintTokenValue } from "./token_format.ts";
 
 export interface NewToken {
@@ -62,6 +64,22 @@ export const MAX_LIVE_TOKENS = 25;
 
 /** A token's name: the rule for names, 1 to 255 characters; none given is "token". */
 const tokenName = (name: string | undefined) => checkName("name", (name ?? "").trim()) || "token";
+
+/**
+ * The user `userId` names, whose tokens the actor may manage (the policy's "token.create"); else
+ * the 404 of `hiddenAs`, alike for an id that names nobody and one the actor may not act on.
+ */
+export async function tokenHolder(
+  ctx: Ctx,
+  userId: string,
+  actor: Actor,
+  hiddenAs: string,
+): Promise<User> {
+  const user = isUuid(userId) ? await getUser(ctx.kv, userId.toLowerCase()) : null;
+  if (!user) throw notFound(hiddenAs);
+  authorize(whoOf(actor), "token.create", user, hiddenAs);
+  return user;
+}
 
 /**
  * Creates a token for `user`, whose tokens the actor must manage (the policy's "token.create";

@@ -8,7 +8,8 @@ import type { Subscription } from "../core/webhook_records.ts";
 import { invalid, notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
-import { type Actor, auditActor, authorize, SUBSCRIPTION_NOT_FOUND, whoOf } from "./policy.ts";
+import { authorize, SUBSCRIPTION_NOT_FOUND } from "./policy.ts";
+import { type Actor, auditActor, whoOf } from "./principals.ts";
 import { getSubscription, replaceSubscription } from "../kv/webhooks.ts";
 
 const subscriptionNotFound = () => notFound(SUBSCRIPTION_NOT_FOUND);

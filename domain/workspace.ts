@@ -1,4 +1,6 @@
 import type { Ctx } from "./context.ts";
+import { authorize } from "./policy.ts";
+import { type Actor, whoOf } from "./principals.ts";
 import type { Role, Team, User } from "../core/types.ts";
 import { generalChannelFor } from "./channels.ts";
 import { invalid, notFound } from "../core/errors.ts";
@@ -29,8 +31,9 @@ export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
 
 export const listTeams = (ctx: Ctx) => listAllTeams(ctx.kv);
 
-/** A team's people and bots, oldest first. */
-export async function listUsers(ctx: Ctx, teamId: string): Promise<User[]> {
+/** A team's people and bots, oldest first: for its admins and owners, and the operator. */
+export async function listUsers(ctx: Ctx, teamId: string, actor: Actor): Promise<User[]> {
+  authorize(whoOf(actor), "team.administer", { team_id: teamId });
   return await listTeamUsers(ctx.kv, (await findTeam(ctx, teamId)).id);
 }
 
@@ -48,7 +51,10 @@ export async function findUser(ctx: Ctx, userId: string): Promise<User> {
   return user;
 }
 
-/** Creates a human (who joins the general channel) or a bot (who joins nothing). */
+/**
+ * Creates a human (who joins the general channel) or a bot (who joins nothing): the team's
+ * admins and owners, and the operator, may.
+ */
 export async function createUser(
   ctx: Ctx,
   input: { teamId: string; name: string; type: "human"; role: Role } | {
@@ -56,7 +62,9 @@ export async function createUser(
     name: string;
     type: "bot";
   },
+  actor: Actor,
 ): Promise<User> {
+  authorize(whoOf(actor), "team.administer", { team_id: input.teamId });
   const team = await findTeam(ctx, input.teamId);
   if (!checkName("name", input.name).trim()) throw invalid("name", "The name is required.");
   const user: User = {

@@ -121,6 +121,9 @@ const PATCH =
 const WEAK_KEYED = /new\s+Weak(?:Map|Set)\s*<\s*(?:Deno\.Kv|Deno\.AtomicOperation|Store|Plan)\b/;
 /** Where state about the store lives: the Store itself (kv/store.ts). */
 const STORE_MODULE = "kv/store.ts";
+/** A module longer than this holds more than one thing. */
+const MAX_LINES = 300;
+
 /** The lines of `sources` that patch a store or a commit, or key a registry by one. */
 export function hiddenState(sources: Map<string, string>): string[] {
   const found: string[] = [];
@@ -133,6 +136,14 @@ export function hiddenState(sources: Map<string, string>): string[] {
   return found;
 }
 
+/** The modules of `sources` longer than MAX_LINES, with their length. */
+export function longModules(sources: Map<string, string>): string[] {
+  return [...sources]
+    .map(([path, source]) => [path, source.split("\n").length - 1] as const)
+    .filter(([, lines]) => lines > MAX_LINES)
+    .map(([path, lines]) => `${path}: ${lines} lines`);
+}
+
 Deno.test("architecture: every import runs downward, and none runs in a circle", async () => {
   const graph = await serviceModules();
   assert.ok(graph.size > 100, `read ${graph.size} modules`);
@@ -142,6 +153,10 @@ Deno.test("architecture: every import runs downward, and none runs in a circle",
 
 Deno.test("architecture: nothing patches the store or a commit, or hangs state on one", async () => {
   assert.deepEqual(hiddenState(await serviceSources()), [], "the Store (kv/store.ts) holds it");
+});
+
+Deno.test(`architecture: no module is longer than ${MAX_LINES} lines`, async () => {
+  assert.deepEqual(longModules(await serviceSources()), [], "split them by concern");
 });
 
 Deno.test("architecture: the checks catch a patched commit and a registry keyed by a store", () => {

@@ -532,7 +532,7 @@ const everyone = (ok: number) => () => ok;
 
 /** A member of team A made for a cell that changes it. */
 const newcomer = (w: World) =>
-  createUser(w.s.ctx, { teamId: w.team.id, name: "Newcomer", type: "human", role: "member" });
+  createUser(w.s.ctx, { teamId: w.team.id, name: "Newcomer", type: "human", role: "member" }, null);
 
 async function botToken(w: World): Promise<string> {
   return (await createToken(w.s.ctx, w.users.botIn, { scopes: ["channels:read"], actor: null }))
@@ -956,8 +956,8 @@ async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
   const team = await createTeam(ctx, "Matrix");
   const other = await createTeam(ctx, "Elsewhere");
   const human = (t: Team, name: string, role: "owner" | "admin" | "member") =>
-    createUser(ctx, { teamId: t.id, name, type: "human", role });
-  const bot = (name: string) => createUser(ctx, { teamId: team.id, name, type: "bot" });
+    createUser(ctx, { teamId: t.id, name, type: "human", role }, null);
+  const bot = (name: string) => createUser(ctx, { teamId: team.id, name, type: "bot" }, null);
   const users: Record<Person, User> = {
     owner: await human(team, "Olga Owner", "owner"),
     admin: await human(team, "Ada Admin", "admin"),

@@ -113,8 +113,8 @@ export async function actor(
   scopes: readonly Scope[] = SCOPES,
 ): Promise<Actor> {
   const user = kind === "bot"
-    ? await createUser(ctx, { teamId: team.id, name, type: "bot" })
-    : await createUser(ctx, { teamId: team.id, name, type: "human", role: kind });
+    ? await createUser(ctx, { teamId: team.id, name, type: "bot" }, null)
+    : await createUser(ctx, { teamId: team.id, name, type: "human", role: kind }, null);
   const { value } = await createToken(ctx, user, { scopes: [...scopes], actor: null });
   return { user, token: value };
 }

@@ -162,7 +162,11 @@ Deno.test("limits: a user holds at most 25 live tokens, also when they are made 
     assert.equal(live.length, MAX_LIVE_TOKENS);
     await revokeTokenById(s.ctx, live[0].id, user);
     await make();
-    const expiring = await createUser(s.ctx, { teamId: w.team.id, name: "Temp Bot", type: "bot" });
+    const expiring = await createUser(
+      s.ctx,
+      { teamId: w.team.id, name: "Temp Bot", type: "bot" },
+      null,
+    );
     for (let i = 0; i < MAX_LIVE_TOKENS; i++) {
       await createToken(s.ctx, expiring, {
         scopes: ["channels:read"],
@@ -196,7 +200,7 @@ Deno.test("limits: names refuse invisible format characters; message bodies keep
         "name",
       );
       await assert.rejects(
-        createUser(s.ctx, { teamId: w.team.id, name, type: "bot" }),
+        createUser(s.ctx, { teamId: w.team.id, name, type: "bot" }, null),
         (e: { status: number }) => e.status === 422,
       );
       await assert.rejects(

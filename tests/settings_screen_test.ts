@@ -405,7 +405,11 @@ Deno.test(
   async () => {
     await withScreen(async (s, w, browser, watch) => {
       // Spread over three holders: nobody may hold more than 25 live tokens.
-      const bot2 = await createUser(s.ctx, { teamId: w.team.id, name: "Second Bot", type: "bot" });
+      const bot2 = await createUser(
+        s.ctx,
+        { teamId: w.team.id, name: "Second Bot", type: "bot" },
+        null,
+      );
       const holders = [w.admin.user, w.bot.user, bot2];
       for (let i = 0; i < 55; i++) {
         await createToken(s.ctx, holders[i % 3], {

@@ -99,6 +99,8 @@ export interface WebhookPageProps {
   edit?: FormState;
   /** Who made it: it hears only what that user can see. */
   owner: string | null;
+  /** Whether the viewer may change where it delivers (the policy's "subscription.retarget"). */
+  canRetarget: boolean;
   /** Names of its channels that the viewer can see. */
   channelNames: Map<string, string>;
   deliveries: Delivery[];
@@ -209,15 +211,13 @@ export function WebhookPage(p: WebhookPageProps) {
         />
       </div>
       <h2>Where it delivers</h2>
-      {sub.created_by === viewer.user.id
-        ? <EditForm sub={sub} csrf={viewer.csrf} form={p.edit} />
-        : (
-          <p class="muted">
-            Only its owner{p.owner ? `, ${p.owner},` : ""}{" "}
-            can change its URL and events: it delivers what the owner can see, so it goes where the
-            owner chose.
-          </p>
-        )}
+      {p.canRetarget ? <EditForm sub={sub} csrf={viewer.csrf} form={p.edit} /> : (
+        <p class="muted">
+          Only its owner{p.owner ? `, ${p.owner},` : ""}{" "}
+          can change its URL and events: it delivers what the owner can see, so it goes where the
+          owner chose.
+        </p>
+      )}
       <h2>Latest deliveries</h2>
       {sub.status === "disabled" && p.deliveries.length > 0 && (
         <p class="muted">

@@ -51,7 +51,7 @@ async function seedReaders(ctx: Ctx, seeded: Seeded, count: number): Promise<str
       name: `Reader ${u}`,
       type: "human",
       role: "member",
-    });
+    }, null);
     for (let t = 0; t < TOKENS_PER_USER && tokens.length < count; t++) {
       tokens.push((await createToken(ctx, user, { scopes: ["messages:read"], actor: null })).value);
     }

@@ -33,7 +33,11 @@ async function seed(root: string): Promise<Targets> {
   const ctx = await openCtx(kvPath);
   ctx.settings.baseUrl = `http://127.0.0.1:${port}`;
   const seeded = await seedWorkspace(ctx);
-  const bot = await createUser(ctx, { teamId: seeded.subject.team_id, name: "CI", type: "bot" });
+  const bot = await createUser(
+    ctx,
+    { teamId: seeded.subject.team_id, name: "CI", type: "bot" },
+    null,
+  );
   await addMemberAsOperator(ctx, seeded.channel.id, bot);
   const { value } = await createToken(ctx, bot, { scopes: ["messages:write"], actor: null });
   const { url } = await createIncoming(ctx, { channelId: seeded.channel.id, botId: bot.id }, null);

@@ -18,6 +18,7 @@ export function auditPages(ctx: Ctx) {
       const log = await readAuditLog(ctx, viewer.user.team_id, {
         limit: AUDIT_PAGE_SIZE,
         before,
+        actor: viewer.user,
       });
       return page(
         c,

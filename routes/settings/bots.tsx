@@ -1,11 +1,10 @@
 import { type Context, Hono } from "hono";
 import { privateReach } from "../../domain/channels.ts";
 import type { Ctx } from "../../domain/context.ts";
+import type { User } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
-import { createToken, listTokens } from "../../domain/tokens.ts";
-import { isUuid } from "../../core/ids.ts";
-import { authorize, whoOf } from "../../domain/policy.ts";
-import { createUser, listUsers, userById } from "../../domain/workspace.ts";
+import { createToken, listTokens, tokenHolder } from "../../domain/tokens.ts";
+import { createUser, listUsers } from "../../domain/workspace.ts";
 import { BotsPage, type BotsPageProps } from "../../web/bots.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import type { SettingsEnv } from "./env.ts";
@@ -20,8 +19,8 @@ const NOTICES = {
   "bot-created": "The bot is created. Give it a token, and add it to channels through the API.",
 };
 
-const teamBots = async (ctx: Ctx, teamId: string) =>
-  (await listUsers(ctx, teamId)).filter((u) => u.type === "bot");
+const teamBots = async (ctx: Ctx, viewer: User) =>
+  (await listUsers(ctx, viewer.team_id, viewer)).filter((u) => u.type === "bot");
 
 /** The bots page, with their tokens. */
 export async function showBots(
@@ -32,7 +31,7 @@ export async function showBots(
 ) {
   const { viewer } = c.var;
   const bots = await Promise.all(
-    (await teamBots(ctx, viewer.user.team_id)).map(async (bot) => ({
+    (await teamBots(ctx, viewer.user)).map(async (bot) => ({
       bot,
       tokens: await listTokens(ctx, bot.id),
       reach: await privateReach(ctx, viewer.user, bot),
@@ -53,7 +52,7 @@ export function botPages(ctx: Ctx) {
           teamId: viewer.user.team_id,
           name: typeof form.name === "string" ? form.name : "",
           type: "bot",
-        });
+        }, viewer.user);
         return c.redirect(`${SETTINGS}/bots?done=bot-created`, 303);
       } catch (e) {
         const state = formStateOf(e, form);
@@ -63,9 +62,8 @@ export function botPages(ctx: Ctx) {
     .post("/:id/tokens", async (c) => {
       const { viewer, form } = c.var;
       const botId = c.req.param("id");
-      const bot = isUuid(botId) ? await userById(ctx, botId.toLowerCase()) : null;
-      if (!bot || bot.type !== "bot") throw notFound(NO_SUCH_BOT);
-      authorize(whoOf(viewer.user), "token.create", bot, NO_SUCH_BOT);
+      const bot = await tokenHolder(ctx, botId, viewer.user, NO_SUCH_BOT);
+      if (bot.type !== "bot") throw notFound(NO_SUCH_BOT);
       try {
         const made = await createToken(ctx, bot, { ...tokenInput(form), actor: viewer.user });
         return await showBots(ctx, c, {

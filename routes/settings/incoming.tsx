@@ -3,7 +3,7 @@ import { listChannels } from "../../domain/channels.ts";
 import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
-import { subjectOfPerson } from "../../domain/policy.ts";
+import { subjectOfPerson } from "../../domain/principals.ts";
 import { listUsers } from "../../domain/workspace.ts";
 import { IncomingPage, type IncomingPageProps } from "../../web/incoming.tsx";
 import { SETTINGS } from "../../web/paths.ts";
@@ -24,7 +24,7 @@ async function showIncoming(
   const [hooks, mine, users] = await Promise.all([
     listIncoming(ctx, viewer.user.team_id),
     listChannels(ctx, subject),
-    listUsers(ctx, viewer.user.team_id),
+    listUsers(ctx, viewer.user.team_id, viewer.user),
   ]);
   const named = await visibleChannels(ctx, subject, [...new Set(hooks.map((h) => h.channel_id))]);
   return page(

@@ -3,7 +3,8 @@ import type { Ctx } from "../../domain/context.ts";
 import { type Role, ROLES, type User } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
 import { changeRole, deactivateUser, reactivateUser } from "../../domain/people.ts";
-import { permits, whoOf } from "../../domain/policy.ts";
+import { permits } from "../../domain/policy.ts";
+import { whoOf } from "../../domain/principals.ts";
 import { listUsers } from "../../domain/workspace.ts";
 import { PeoplePage, type PeoplePageProps } from "../../web/people.tsx";
 import { SETTINGS } from "../../web/paths.ts";
@@ -25,7 +26,7 @@ async function showPeople(
   status: 200 | 403 | 404 | 422 = 200,
 ) {
   const { viewer } = c.var;
-  const people = await listUsers(ctx, viewer.user.team_id);
+  const people = await listUsers(ctx, viewer.user.team_id, viewer.user);
   const who = whoOf(viewer.user);
   const may = Object.fromEntries(people.map((u: User) => [u.id, {
     deactivate: permits(who, "user.deactivate", u),

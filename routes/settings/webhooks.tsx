@@ -2,7 +2,8 @@ import { type Context, Hono } from "hono";
 import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { userById } from "../../domain/workspace.ts";
-import { subjectOfPerson } from "../../domain/policy.ts";
+import { subjectOfPerson } from "../../domain/principals.ts";
+import { permits } from "../../domain/policy.ts";
 import { deleteWebhook, listWebhooks, showWebhook, updateWebhook } from "../../domain/webhooks.ts";
 import { attempt } from "../../core/settled.ts";
 import { validate } from "../body.ts";
@@ -42,6 +43,7 @@ async function showOne(
       viewer={viewer}
       sub={sub}
       owner={owner?.name ?? null}
+      canRetarget={permits(subject, "subscription.retarget", sub)}
       channelNames={new Map(channels.map((ch) => [ch.id, ch.name]))}
       deliveries={deliveries}
       {...extra}
