@@ -5,7 +5,7 @@ import { denialError, membersFrozen } from "./policy.ts";
 import { invalid, notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
 import { draftMessage } from "./message_draft.ts";
-import { messageView } from "./views.ts";
+import { messageEvent } from "./messages.ts";
 import { authorize } from "./policy.ts";
 import { retrying } from "../core/retry.ts";
 import { getChannelFor, listMembers as listChannelMembers } from "../kv/channels.ts";
@@ -44,12 +44,7 @@ export async function commitMemberAdded(
     channel_id: channel.id,
     data: { channel_id: channel.id, user: added },
   });
-  emit(joined, audience, {
-    type: "message.created",
-    team_id: channel.team_id,
-    channel_id: channel.id,
-    data: messageView(draft),
-  });
+  emit(joined, audience, messageEvent("message.created", draft));
   const stored = await ctx.kv.append(draft, {
     checks: [
       entry,
@@ -138,12 +133,7 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId:
   const draft = draftMessage({ channel, author: left, body: "", type: "member_left" });
   const leaving = ctx.kv.atomic();
   dropMembership(leaving, channel, userId);
-  emit(leaving, audience, {
-    type: "message.created",
-    team_id: channel.team_id,
-    channel_id: channel.id,
-    data: messageView(draft),
-  });
+  emit(leaving, audience, messageEvent("message.created", draft));
   const stored = await ctx.kv.append(draft, {
     checks: [entry, membership, ...audience.checks],
     alone: true,

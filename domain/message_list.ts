@@ -63,6 +63,12 @@ export async function listMessages(
     : { page: parsePage(query.page) };
   const window = pageWindow(list, start);
   const messages = await readRange(ctx.kv, listKeys, window.lo, window.hi, rootId === null);
-  const paging = pagingObjects(ctx.keyring, list, path, start, window, messages.length);
+  const paging = pagingObjects(ctx.keyring, {
+    list,
+    path,
+    start,
+    window,
+    count: messages.length,
+  });
   return { messages, ...paging };
 }

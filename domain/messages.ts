@@ -65,7 +65,7 @@ export async function postMessage(
   const given = early?.client_uuid;
   const clientUuid = given || crypto.randomUUID();
   const once = (reuse?: boolean) =>
-    postOnce(ctx, subject, channelId, input, clientUuid, !!given, bodyField, reuse);
+    postOnce(ctx, { subject, channelId, input, clientUuid, given: !!given, bodyField, reuse });
   // Only a commit that checks all a post read lets it reuse: a reply's target is read, unchecked.
   const replies = early?.reply_to_id || early?.thread_root_id;
   const post = () => retrying("post message", replies ? () => once() : reusingFirst(once));
@@ -73,15 +73,22 @@ export async function postMessage(
   return await ctx.kv.lock(POST_LOCKS).run(`${subject.user_id}:${given}`, post);
 }
 
+/** One try at a post, as `postMessage` asked for it. */
+interface PostTry {
+  subject: Subject;
+  channelId: string;
+  input: Settled<NewMessage>;
+  clientUuid: string;
+  /** Whether the client chose the client_uuid. */
+  given: boolean;
+  bodyField: string;
+  /** Whether it may start from the reads last made for a post (see loadChannelWith). */
+  reuse: boolean | undefined;
+}
+
 async function postOnce(
   ctx: Ctx,
-  subject: Subject,
-  channelId: string,
-  input: Settled<NewMessage>,
-  clientUuid: string,
-  given: boolean,
-  bodyField: string,
-  reuse: boolean | undefined,
+  { subject, channelId, input, clientUuid, given, bodyField, reuse }: PostTry,
 ): Promise<Posted | null> {
   const early = peek(input);
   const read = await loadChannelWith<[string, Message, Message, unknown, unknown]>(

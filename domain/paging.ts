@@ -122,11 +122,14 @@ export interface PageMeta {
  */
 export function pagingObjects(
   keyring: Keyring,
-  list: PagedList,
-  path: string,
-  start: PageStart,
-  window: Window,
-  count: number,
+  { list, path, start, window, count }: {
+    list: PagedList;
+    path: string;
+    start: PageStart;
+    window: Window;
+    /** How many messages the page holds. */
+    count: number;
+  },
 ): { links: PageLinks; meta: PageMeta } {
   const lastPage = Math.max(1, Math.ceil(list.total / PER_PAGE));
   const currentPage = "page" in start ? start.page : Math.ceil(window.startRank / PER_PAGE);

@@ -54,25 +54,28 @@ const reactionAdded = (m: Message, emoji: string, s: Subject): EventDraft => ({
 export async function setReaction(
   ctx: Ctx,
   subject: Subject,
-  channelId: string,
-  messageId: string,
-  segment: string,
-  present: boolean,
+  { channelId, messageId, segment, present }: ReactionChange & { segment: string },
 ): Promise<void> {
   const emoji = attempt(() => parseEmoji(segment));
+  const change = { channelId, messageId, present };
   await ctx.kv.lock(MESSAGE_LOCKS).run(
     messageId,
-    () => retrying("reaction", () => reactOnce(ctx, subject, channelId, messageId, emoji, present)),
+    () => retrying("reaction", () => reactOnce(ctx, subject, change, emoji)),
   );
+}
+
+/** A reaction set or cleared: `present` false clears it. */
+export interface ReactionChange {
+  channelId: string;
+  messageId: string;
+  present: boolean;
 }
 
 async function reactOnce(
   ctx: Ctx,
   subject: Subject,
-  channelId: string,
-  messageId: string,
+  { channelId, messageId, present }: ReactionChange,
   emoji: Settled<Emoji>,
-  present: boolean,
 ): Promise<true | null> {
   const early = peek(emoji);
   const read = await loadChannelWith<[Message, null, unknown, unknown, unknown]>(

@@ -92,7 +92,8 @@ export async function signIn(
   };
   const used = { ...link.value, used_at: new Date(now).toISOString() };
   const keptMs = Date.parse(link.value.expires_at) + LINK_KEPT_MS - now;
-  if (!await exchangeLink(ctx.kv, link, used, keptMs, sha256Hex(cookie), session, SESSION_TTL_MS)) {
+  const sessionHash = sha256Hex(cookie);
+  if (!await exchangeLink(ctx.kv, { link, used, keptMs, sessionHash, session, ttlMs: SESSION_TTL_MS })) {
     throw linkUsed();
   }
   return { cookie, session };

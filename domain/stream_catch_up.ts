@@ -37,9 +37,7 @@ export interface CatchUpPage {
  */
 export async function visiblePage(
   ctx: Ctx,
-  subject: Subject,
-  filter: StreamFilter,
-  from: LogPosition,
+  { subject, filter, cursor: from }: { subject: Subject; filter: StreamFilter; cursor: LogPosition },
   limit: number,
 ): Promise<CatchUpPage | null> {
   const now = Date.now();

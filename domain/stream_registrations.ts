@@ -44,13 +44,10 @@ export class StreamRegistrations {
       ref.tokenId,
       () =>
         retrying("open event stream", () =>
-          registerStream(
-            this.ctx.kv,
-            ref.tokenId,
-            ref.streamId,
-            Date.now() + REGISTRATION_MS,
-            MAX_STREAMS_PER_TOKEN,
-          )),
+          registerStream(this.ctx.kv, ref, {
+            expiresAt: Date.now() + REGISTRATION_MS,
+            max: MAX_STREAMS_PER_TOKEN,
+          })),
     );
     if (registered) return;
     throw new ApiError(

@@ -25,7 +25,11 @@ export async function round(ctx: Ctx, teamId: string, team: TeamState, send: Sen
   const version = (await eventsVersions(ctx.kv, [teamId])).get(teamId) ?? null;
   if (version === null) return;
   for (;;) {
-    const page = await readLog(ctx.kv, teamId, team.position, version, PAGE);
+    const page = await readLog(ctx.kv, teamId, {
+      from: team.position,
+      frontier: version,
+      limit: PAGE,
+    });
     logStale(ctx, teamId, page.pending);
     const live = [...team.streams].filter((s) => s.live && !s.closed);
     await deliver(ctx, page.events, live, send);
@@ -44,7 +48,7 @@ export async function round(ctx: Ctx, teamId: string, team: TeamState, send: Sen
  */
 export async function catchUp(ctx: Ctx, stream: OpenStream, send: Send): Promise<void> {
   if (stream.fromIndexes) {
-    const page = await visiblePage(ctx, stream.subject, stream.filter, stream.cursor, PAGE);
+    const page = await visiblePage(ctx, stream, PAGE);
     if (page) {
       await Promise.all(await deliver(ctx, page.events, [stream], send));
       if (after(page.frontier, stream.cursor)) stream.cursor = page.frontier;
@@ -54,7 +58,11 @@ export async function catchUp(ctx: Ctx, stream: OpenStream, send: Send): Promise
   }
   const teamId = stream.subject.team_id;
   const version = (await eventsVersions(ctx.kv, [teamId])).get(teamId) ?? null;
-  const page = await readLog(ctx.kv, teamId, stream.cursor, version ?? "", PAGE);
+  const page = await readLog(ctx.kv, teamId, {
+    from: stream.cursor,
+    frontier: version ?? "",
+    limit: PAGE,
+  });
   await Promise.all(await deliver(ctx, page.events, [stream], send));
   if (page.more) return;
   const read = frontierPosition(version);

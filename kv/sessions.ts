@@ -24,12 +24,15 @@ export const getLoginLink = (kv: Store, hash: string) => kv.get<LoginLink>(keys.
  */
 export async function exchangeLink(
   kv: Store,
-  link: Deno.KvEntry<LoginLink>,
-  used: LoginLink,
-  keptMs: number,
-  sessionHash: string,
-  session: Session,
-  ttlMs: number,
+  { link, used, keptMs, sessionHash, session, ttlMs }: {
+    link: Deno.KvEntry<LoginLink>;
+    /** The link as used, kept `keptMs` so that a second use is told it was. */
+    used: LoginLink;
+    keptMs: number;
+    sessionHash: string;
+    session: Session;
+    ttlMs: number;
+  },
 ): Promise<boolean> {
   const { ok } = await kv.atomic()
     .check(link)

@@ -40,9 +40,7 @@ export async function eventsVersions(
 export async function readLog(
   kv: Store,
   teamId: string,
-  from: LogPosition,
-  frontier: string,
-  limit: number,
+  { from, frontier, limit }: { from: LogPosition; frontier: string; limit: number },
 ): Promise<{ events: LoggedEvent[]; pending: LoggedEvent[]; more: boolean }> {
   const pending: LoggedEvent[] = [];
   for await (const e of kv.list<Stored>({ prefix: keys.streamPendingAll(teamId) })) {

@@ -17,10 +17,8 @@ interface Registration {
  */
 export async function registerStream(
   kv: Store,
-  tokenId: string,
-  streamId: string,
-  expiresAt: number,
-  max: number,
+  { tokenId, streamId }: StreamRef,
+  { expiresAt, max }: { expiresAt: number; max: number },
 ): Promise<boolean | null> {
   const version = await kv.get(keys.streamsVersion(tokenId));
   let live = 0;

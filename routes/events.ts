@@ -4,10 +4,10 @@ import type { Ctx } from "../domain/context.ts";
 import { listEvents } from "../domain/event_feed.ts";
 import { openEventStream } from "../domain/event_stream.ts";
 import type { StreamHub } from "../domain/stream_hub.ts";
-import { streamSSE } from "hono/streaming";
 import { SseSink } from "./event_stream_sse.ts";
 import { MAX_CHANNEL_IDS } from "../domain/webhooks.ts";
 import { isUuid } from "../core/ids.ts";
+import { errorFields, log } from "../core/log.ts";
 import { EVENT_TYPES, type EventType } from "../core/types.ts";
 import { envelopeOf } from "../domain/views.ts";
 import { validate } from "./body.ts";
@@ -79,18 +79,14 @@ export function eventRoutes(ctx: Ctx, hub: StreamHub) {
       after: c.req.header("Last-Event-ID") || q.after || null,
       done: finished(c.env as Partial<Deno.ServeHandlerInfo> | undefined),
     });
-    const res = streamSSE(c, (sse) => {
-      sse.onAbort(() => opened.gone());
-      return opened.run(new SseSink(sse));
+    const sink = new SseSink(() => opened.gone());
+    opened.run(sink).catch((e) => log.error("stream: serving a stream failed", errorFields(e)));
+    return c.body(sink.body, 200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      // Proxies that buffer (nginx) would hold events back.
+      "X-Accel-Buffering": "no",
     });
-    res.headers.set("Content-Type", "text/event-stream; charset=utf-8");
-    res.headers.set("Cache-Control", "no-store");
-    // Proxies that buffer (nginx) would hold events back.
-    res.headers.set("X-Accel-Buffering", "no");
-    // The server chooses how the body goes (chunks on HTTP/1.1, frames on HTTP/2).
-    res.headers.delete("Transfer-Encoding");
-    res.headers.delete("Connection");
-    return res;
   }).get("/", requireScope("messages:read"), async (c) => {
     const q = validate(feedQuery, c.req.query());
     const page = await listEvents(ctx, c.var.subject, {

@@ -16,12 +16,22 @@ export function reactionRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
     .put(route, requireScope("reactions:write"), async (c) => {
       const { channel, message } = c.req.param();
-      await setReaction(ctx, c.var.subject, channel, message, rawLastSegment(c.req.url), true);
+      await setReaction(ctx, c.var.subject, {
+        channelId: channel,
+        messageId: message,
+        segment: rawLastSegment(c.req.url),
+        present: true,
+      });
       return c.body(null, 204);
     })
     .delete(route, requireScope("reactions:write"), async (c) => {
       const { channel, message } = c.req.param();
-      await setReaction(ctx, c.var.subject, channel, message, rawLastSegment(c.req.url), false);
+      await setReaction(ctx, c.var.subject, {
+        channelId: channel,
+        messageId: message,
+        segment: rawLastSegment(c.req.url),
+        present: false,
+      });
       return c.body(null, 204);
     });
 }

@@ -1,4 +1,5 @@
 import { errorFields, log } from "../core/log.ts";
+import { ReaderCutOff } from "./event_stream_sse.ts";
 
 /** What `serveForever` hands back: a way to stop listening and finish what is in flight. */
 export interface Serving {
@@ -9,10 +10,11 @@ const RELISTEN_AFTER_MS = 100;
 
 /**
  * What fails after the app answered (the error handler answers everything before): a response
- * body that errors.
+ * body that errors. An event stream cut off for a slow reader errors on purpose (the stream hub
+ * logged it); anything else is logged as the failure it is.
  */
 function responseFailed(e: unknown): Response {
-  log.error("http: a response failed", errorFields(e));
+  if (!(e instanceof ReaderCutOff)) log.error("http: a response failed", errorFields(e));
   return new Response(null, { status: 500 });
 }
 

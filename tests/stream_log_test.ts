@@ -45,21 +45,21 @@ Deno.test("stream log: a commit's events share one marker and one entry, read in
     await op.commit();
     assert.equal(await countUnder(kv, keys.streamPendingAll(TEAM)), 1);
 
-    const pending = await readLog(kv, TEAM, START, await versionOf(kv), 100);
+    const pending = await readLog(kv, TEAM, { from: START, frontier: await versionOf(kv), limit: 100 });
     assert.deepEqual(pending.events.map((e) => e.id), events.map((e) => e.id));
 
     await kv.settled();
     assert.equal(await countUnder(kv, keys.streamPendingAll(TEAM)), 0);
     assert.equal(await countUnder(kv, keys.teamStream(TEAM)), 1);
     const version = await versionOf(kv);
-    const all = await readLog(kv, TEAM, START, version, 100);
+    const all = await readLog(kv, TEAM, { from: START, frontier: version, limit: 100 });
     assert.deepEqual(all.events.map((e) => e.id), events.map((e) => e.id));
     assert.deepEqual(all.events.map((e) => e.channel_id), events.map((e) => e.channel_id));
 
-    const first = await readLog(kv, TEAM, all.events[1], version, 2);
+    const first = await readLog(kv, TEAM, { from: all.events[1], frontier: version, limit: 2 });
     assert.deepEqual(first.events.map((e) => e.id), [events[2].id, events[3].id]);
     assert.equal(first.more, true);
-    const rest = await readLog(kv, TEAM, first.events[1], version, 2);
+    const rest = await readLog(kv, TEAM, { from: first.events[1], frontier: version, limit: 2 });
     assert.deepEqual(rest.events.map((e) => e.id), [events[4].id]);
     assert.equal(rest.more, false);
   }));
@@ -73,13 +73,13 @@ Deno.test("stream log: a marker its process never moved is read, and a reader mo
       .set(keys.teamEventsVersion(TEAM), events[0].id)
       .commit();
     const version = await versionOf(kv);
-    const found = await readLog(kv, TEAM, START, version, 100);
+    const found = await readLog(kv, TEAM, { from: START, frontier: version, limit: 100 });
     assert.deepEqual(found.events.map((e) => e.id), events.map((e) => e.id));
     assert.deepEqual(found.pending.map((e) => e.marker), events.map(() => events[0].id));
 
     await logEvents(kv, TEAM, found.pending);
     assert.equal(await countUnder(kv, keys.streamPendingAll(TEAM)), 0);
-    const logged = await readLog(kv, TEAM, START, version, 100);
+    const logged = await readLog(kv, TEAM, { from: START, frontier: version, limit: 100 });
     assert.deepEqual(logged.events, found.events);
   }));
 
@@ -98,7 +98,7 @@ Deno.test("stream log: entries of one event each, as earlier versions wrote them
       })
       .set(keys.teamEventsVersion(TEAM), pending.id)
       .commit();
-    const read = await readLog(kv, TEAM, START, await versionOf(kv), 100);
+    const read = await readLog(kv, TEAM, { from: START, frontier: await versionOf(kv), limit: 100 });
     assert.deepEqual(read.events.map((e) => [e.id, e.channel_id]), [
       [old.id, old.channel_id],
       [pending.id, pending.channel_id],
