@@ -2,7 +2,10 @@ import { z } from "zod";
 import type { LogFormat, LogLevel } from "./log.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
-const positiveInt = z.coerce.number().int().positive();
+/** A number setting, each of whose failures says what it must be, not what zod expected. */
+const number = (what: string) => z.coerce.number({ error: `must be ${what}` });
+const positiveInt = number("a whole number above 0").int("must be a whole number above 0")
+  .positive("must be a whole number above 0");
 const durationPattern = /^(\d+)(ms|s|m|h|d)$/;
 const unitMs = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -24,7 +27,12 @@ export function parseDurations(list: string): number[] {
 }
 
 const schema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: number("a port number from 0 to 65535").int("must be a port number from 0 to 65535")
+    .min(0, "must be a port number from 0 to 65535").max(
+      65535,
+      "must be a port number from 0 to 65535",
+    )
+    .default(8080),
   HOST: z.string().min(1).optional(),
   KV_PATH: z.string().min(1).optional(),
   BASE_URL: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
@@ -41,7 +49,10 @@ const schema = z.object({
       return z.NEVER;
     }
   }),
-  WEBHOOKS_TIMEOUT: z.coerce.number().positive().default(10),
+  WEBHOOKS_TIMEOUT: number("a number of seconds above 0").positive(
+    "must be a number of seconds above 0",
+  )
+    .default(10),
   WEBHOOKS_ALLOW_PRIVATE_URLS: bool.default(false),
   WEBHOOKS_MAX_IN_MEMORY: positiveInt.default(1000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),

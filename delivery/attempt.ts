@@ -98,7 +98,8 @@ async function attemptAndRecord(
   log[outcome.succeeded ? "info" : "warn"]("delivery attempt", {
     subscription_id: id,
     event_id: event.id,
-    attempt: attempt ?? "redelivery",
+    // A test ping is sent as a redelivery of an event made for it alone.
+    attempt: attempt ?? (event.type === "ping" ? "test" : "redelivery"),
     status: outcome.response_status,
     error: outcome.error,
     duration_ms: durationMs,

@@ -103,7 +103,9 @@ export interface Denial {
 const hidden = (message: string): Denial => ({ status: 404, message });
 const forbidden = (message: string): Denial => ({ status: 403, message });
 
-export const CHANNEL_NOT_FOUND = "Channel not found.";
+/** Said alike to every caller, so it tells nobody whether the channel exists. */
+export const CHANNEL_NOT_FOUND =
+  "Channel not found. (A bot sees only the channels it has been added to.)";
 export const SUBSCRIPTION_NOT_FOUND = "Webhook subscription not found.";
 export const ARCHIVED = "The channel is archived; it is read-only until it is unarchived.";
 

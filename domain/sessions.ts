@@ -23,7 +23,8 @@ const SECRET = /^[0-9A-Za-z]{40}$/;
 /** Where a sign-in link leads; its last segment is the link's secret. */
 export const LOGIN_PATH = "/settings/login";
 
-const NEW_LINK = "Ask for a new one: deno task admin login-link --user <your user id>.";
+const NEW_LINK =
+  "Ask whoever runs this service for a new one (they make it with deno task admin login-link).";
 
 /** A link that matches nothing (or is not shaped like one): a guess, as far as anyone can tell. */
 const linkUnknown = () => notFound(`This sign-in link is not known here. ${NEW_LINK}`);
@@ -93,7 +94,9 @@ export async function signIn(
   const used = { ...link.value, used_at: new Date(now).toISOString() };
   const keptMs = Date.parse(link.value.expires_at) + LINK_KEPT_MS - now;
   const sessionHash = sha256Hex(cookie);
-  if (!await exchangeLink(ctx.kv, { link, used, keptMs, sessionHash, session, ttlMs: SESSION_TTL_MS })) {
+  if (
+    !await exchangeLink(ctx.kv, { link, used, keptMs, sessionHash, session, ttlMs: SESSION_TTL_MS })
+  ) {
     throw linkUsed();
   }
   return { cookie, session };

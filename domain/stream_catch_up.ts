@@ -37,7 +37,11 @@ export interface CatchUpPage {
  */
 export async function visiblePage(
   ctx: Ctx,
-  { subject, filter, cursor: from }: { subject: Subject; filter: StreamFilter; cursor: LogPosition },
+  { subject, filter, cursor: from }: {
+    subject: Subject;
+    filter: StreamFilter;
+    cursor: LogPosition;
+  },
   limit: number,
 ): Promise<CatchUpPage | null> {
   const now = Date.now();

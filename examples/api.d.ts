@@ -1869,6 +1869,11 @@ export interface components {
         /** @description The token is missing, malformed, unknown, revoked or expired. */
         Unauthorized: {
             headers: {
+                /**
+                 * @description The challenge (RFC 6750): `Bearer` when the request carried no credentials,
+                 *     `Bearer error="invalid_token"` when the token it carried does not hold.
+                 */
+                "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2139,6 +2144,8 @@ export interface operations {
             /** @description The metrics token is missing or wrong. */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750), as for the API. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -15,6 +15,13 @@ export function httpErrorOf(err: Error): Error {
   return new ApiError(503, err.message, undefined, { "Retry-After": String(BUSY_RETRY_AFTER_S) });
 }
 
+/**
+ * The challenge of a 401 (RFC 6750): the scheme, and `invalid_token` when the request carried
+ * credentials that did not hold.
+ */
+const challenge = (c: Context) =>
+  c.req.header("Authorization") ? 'Bearer error="invalid_token"' : "Bearer";
+
 /** The one place an error becomes a response: JSON with `message`, and `errors` on a 422. */
 export function errorResponse(thrown: Error, c: Context): Response {
   const err = httpErrorOf(thrown);
@@ -23,6 +30,7 @@ export function errorResponse(thrown: Error, c: Context): Response {
       ? { message: err.message, errors: err.errors }
       : { message: err.message };
     for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+    if (err.status === 401) c.header("WWW-Authenticate", challenge(c));
     return c.json(body, err.status);
   }
   if (err instanceof HTTPException && err.status === 413) {

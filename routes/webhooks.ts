@@ -113,7 +113,12 @@ export function webhookRoutes(ctx: Ctx) {
         c.req.param("webhookSubscription"),
         since,
       );
-      return c.json({ message: "The failed events will be sent again.", events }, 202);
+      const message = events === 0
+        ? "No failed deliveries since then: nothing to send again."
+        : `${
+          events === 1 ? "The failed event" : `The ${events} failed events`
+        } will be sent again.`;
+      return c.json({ message, events }, 202);
     })
     .post("/:webhookSubscription/test", requireScope("webhooks:write"), async (c) => {
       const { event_id } = await pingWebhook(

@@ -79,6 +79,12 @@ Deno.test("auth: missing, malformed and unknown tokens get 401 JSON", async () =
       assert.equal(res.status, 401, `${header}`);
       assert.equal(typeof res.body.message, "string");
       assert.equal(res.headers.get("X-RateLimit-Limit"), null, "no valid token, no rate headers");
+      // RFC 6750: the scheme, and invalid_token where credentials were sent.
+      assert.equal(
+        res.headers.get("WWW-Authenticate"),
+        header ? 'Bearer error="invalid_token"' : "Bearer",
+        `${header}`,
+      );
     }
   });
 });

@@ -113,6 +113,27 @@ Deno.test("settings: a bad value is refused with the variable's name", () => {
   assert.match(both, /WEBHOOKS_TIMEOUT/);
 });
 
+Deno.test("settings: a number that isn't one is told what it must be, not how zod read it", () => {
+  assert.match(refusal({ PORT: "abc" }), /PORT: must be a port number from 0 to 65535/);
+  assert.match(refusal({ PORT: "80.5" }), /PORT: must be a port number from 0 to 65535/);
+  assert.match(
+    refusal({ INTEGRATIONS_API_RATE_LIMIT: "lots" }),
+    /INTEGRATIONS_API_RATE_LIMIT: must be a whole number above 0/,
+  );
+  assert.match(
+    refusal({ WEBHOOKS_TIMEOUT: "ten" }),
+    /WEBHOOKS_TIMEOUT: must be a number of seconds/,
+  );
+  for (const value of ["abc", "lots", "ten"]) {
+    const text = refusal({
+      PORT: value,
+      INTEGRATIONS_API_RATE_LIMIT: value,
+      WEBHOOKS_TIMEOUT: value,
+    });
+    assert.doesNotMatch(text, /NaN|expected number/);
+  }
+});
+
 function denoArgs(script: string): string[] {
   return ["run", "-A", "--config", `${ROOT}deno.json`, script];
 }

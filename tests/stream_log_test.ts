@@ -45,7 +45,11 @@ Deno.test("stream log: a commit's events share one marker and one entry, read in
     await op.commit();
     assert.equal(await countUnder(kv, keys.streamPendingAll(TEAM)), 1);
 
-    const pending = await readLog(kv, TEAM, { from: START, frontier: await versionOf(kv), limit: 100 });
+    const pending = await readLog(kv, TEAM, {
+      from: START,
+      frontier: await versionOf(kv),
+      limit: 100,
+    });
     assert.deepEqual(pending.events.map((e) => e.id), events.map((e) => e.id));
 
     await kv.settled();
@@ -98,7 +102,11 @@ Deno.test("stream log: entries of one event each, as earlier versions wrote them
       })
       .set(keys.teamEventsVersion(TEAM), pending.id)
       .commit();
-    const read = await readLog(kv, TEAM, { from: START, frontier: await versionOf(kv), limit: 100 });
+    const read = await readLog(kv, TEAM, {
+      from: START,
+      frontier: await versionOf(kv),
+      limit: 100,
+    });
     assert.deepEqual(read.events.map((e) => [e.id, e.channel_id]), [
       [old.id, old.channel_id],
       [pending.id, pending.channel_id],
