@@ -49,9 +49,23 @@ const commands = registry(
   peopleCommands,
 );
 
+/** The settings the CLI reads, as the service does: it works on the service's store. */
+const SETTINGS_HELP = `Settings (the environment, as for the service):
+  KV_PATH   the store to work on (default ./data/kv.sqlite3); the CLI never makes one
+  APP_KEY   the key the service's secrets are sealed with (default: app.key beside the store)
+  BASE_URL  the service's public address, for the URLs printed (default: the one the service
+            recorded when it last started)`;
+
 const help = () =>
-  "Usage: deno task admin <command> [--flag value ...]\n\nCommands:\n" +
-  Object.values(commands).map((c) => `  ${c.usage}`).join("\n");
+  "Usage: deno task admin <command> [--flag value ...]\n" +
+  "Prints one JSON value (an object, or an array for lists) on stdout; errors go to stderr.\n\n" +
+  "Commands:\n" +
+  Object.entries(commands).map(([name, c]) => `  ${name.padEnd(22)}${c.summary}`).join("\n") +
+  `\n\n${SETTINGS_HELP}\n\nMore on one command: deno task admin help <command>`;
+
+/** `help <command>`: what it does, its flags, what it prints. */
+const helpFor = (name: string, command: AnyCommand) =>
+  `${name}: ${command.summary}\n\nUsage: deno task admin ${command.usage}\n\n${SETTINGS_HELP}`;
 
 /**
  * The same store, settings and keys the server uses (KV_PATH, APP_KEY, ...). The CLI never makes
@@ -111,7 +125,16 @@ async function run(command: AnyCommand, args: string[]): Promise<number> {
 
 async function main([name, ...args]: string[]): Promise<number> {
   if (name === "help" || name === "--help" || name === "-h") {
-    console.log(help());
+    const asked = args[0];
+    if (asked === undefined) {
+      console.log(help());
+      return 0;
+    }
+    if (!(asked in commands)) {
+      console.error(`Unknown command "${asked}".\n\n${help()}`);
+      return 2;
+    }
+    console.log(helpFor(asked, commands[asked]));
     return 0;
   }
   const command = name === undefined ? undefined : commands[name];

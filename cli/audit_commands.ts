@@ -8,6 +8,8 @@ const DEFAULT_LIMIT = 50;
 export const auditCommands: Record<string, Command> = {
   "audit:list": {
     usage: "audit:list --team <team id> [--limit <n, default 50>]",
+    summary:
+      "The team's audit log, newest first: who did what to which token, bot, webhook or person.",
     async run(ctx, flags) {
       const limit = positiveIntFlag(flags, "limit", DEFAULT_LIMIT);
       const team = await findTeam(ctx, uuidFlag(flags, "team"));

@@ -1,4 +1,4 @@
-import { createDirectChannel } from "../domain/channels.ts";
+import { createDirectChannel, listTeamChannels } from "../domain/channels.ts";
 import { isUuid } from "../core/ids.ts";
 import { addMemberAsOperator } from "../domain/members.ts";
 import { type Command, listFlag, UsageError, uuidFlag } from "./command.ts";
@@ -6,8 +6,23 @@ import { findUser } from "../domain/workspace.ts";
 
 /** Direct messages and channel membership, as an operator. */
 export const channelCommands: Record<string, Command> = {
+  "channel:list": {
+    usage: "channel:list --team <team id>",
+    summary: "A team's channels, direct messages included, by name.",
+    async run(ctx, flags) {
+      const channels = await listTeamChannels(ctx, uuidFlag(flags, "team"), null);
+      return channels.map(({ id, name, visibility, is_direct, is_archived }) => ({
+        id,
+        name,
+        visibility,
+        is_direct,
+        is_archived,
+      }));
+    },
+  },
   "dm:create": {
     usage: "dm:create --users <user id>,<user id>[,...]",
+    summary: "Opens a direct message between two or more people of one team.",
     async run(ctx, flags) {
       const ids = [...new Set(listFlag(flags, "users").map((id) => id.toLowerCase()))];
       if (ids.length < 2) throw new UsageError("--users must name at least two different users.");
@@ -19,6 +34,7 @@ export const channelCommands: Record<string, Command> = {
   },
   "member:add": {
     usage: "member:add --channel <channel id> --user <user id>",
+    summary: "Adds a person or a bot to a channel (an operator's way past the channel's rules).",
     async run(ctx, flags) {
       const channelId = uuidFlag(flags, "channel");
       const user = await findUser(ctx, uuidFlag(flags, "user"));

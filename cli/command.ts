@@ -12,6 +12,8 @@ export type Flags = Record<string, string>;
  */
 export interface Command {
   usage: string;
+  /** What it does, in one line, for `help`. */
+  summary: string;
   run(ctx: Ctx, flags: Flags): Promise<unknown>;
 }
 
@@ -21,6 +23,8 @@ export interface Command {
  */
 export interface FileCommand {
   usage: string;
+  /** What it does, in one line, for `help`. */
+  summary: string;
   onFile(settings: Settings, flags: Flags): Promise<unknown>;
 }
 

@@ -28,6 +28,8 @@ async function withToken(ctx: Ctx, user: User) {
 export const demoCommands: Record<string, Command> = {
   demo: {
     usage: "demo",
+    summary:
+      "Makes a demo team with an admin, a bot, their tokens and a sign-in link, and prints them.",
     async run(ctx) {
       const team = await createTeam(ctx, "Demo");
       const admin = await withToken(

@@ -7,6 +7,8 @@ import { findTeam } from "../domain/workspace.ts";
 export const incomingCommands: Record<string, Command> = {
   "incoming:create": {
     usage: "incoming:create --channel <channel id> --bot <bot id> [--name <name>]",
+    summary:
+      "Makes an incoming webhook that posts into a channel as a bot; prints its secret URL once.",
     async run(ctx, flags) {
       const { hook, url } = await createIncoming(ctx, {
         channelId: uuidFlag(flags, "channel"),
@@ -18,6 +20,7 @@ export const incomingCommands: Record<string, Command> = {
   },
   "incoming:revoke": {
     usage: "incoming:revoke --id <incoming webhook id>",
+    summary: "Revokes an incoming webhook: its URL stops working.",
     async run(ctx, flags) {
       const hook = await revokeIncomingById(ctx, uuidFlag(flags, "id"), null);
       return { id: hook.id, revoked_at: hook.revoked_at };
@@ -25,6 +28,7 @@ export const incomingCommands: Record<string, Command> = {
   },
   "incoming:list": {
     usage: "incoming:list --team <team id>",
+    summary: "The team's incoming webhooks, without their secret URLs.",
     async run(ctx, flags) {
       const team = await findTeam(ctx, uuidFlag(flags, "team"));
       return (await listIncoming(ctx, team.id)).map(incomingView);

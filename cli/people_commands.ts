@@ -6,6 +6,8 @@ import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
 export const peopleCommands: Record<string, Command> = {
   "user:deactivate": {
     usage: "user:deactivate --id <user id>",
+    summary:
+      "Stops a person or bot: its tokens, sessions and webhooks stop working; memberships stay.",
     async run(ctx, flags) {
       const user = await deactivateUser(ctx, null, uuidFlag(flags, "id"));
       return { id: user.id, deactivated_at: user.deactivated_at };
@@ -13,6 +15,7 @@ export const peopleCommands: Record<string, Command> = {
   },
   "user:reactivate": {
     usage: "user:reactivate --id <user id>",
+    summary: "Lets a deactivated person or bot back in (its old tokens stay revoked).",
     async run(ctx, flags) {
       const user = await reactivateUser(ctx, null, uuidFlag(flags, "id"));
       return { id: user.id };
@@ -20,6 +23,7 @@ export const peopleCommands: Record<string, Command> = {
   },
   "user:role": {
     usage: "user:role --id <user id> --role member|admin|owner",
+    summary: "Changes a person's role; the change holds on every instance at once.",
     async run(ctx, flags) {
       const role = choiceFlag(flags, "role", ROLES, requiredFlag(flags, "role") as Role);
       const { user, previous } = await changeRole(ctx, null, uuidFlag(flags, "id"), role);

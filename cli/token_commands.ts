@@ -27,6 +27,7 @@ function scopesFlag(flags: Flags): Scope[] {
 export const tokenCommands: Record<string, Command> = {
   "token:list": {
     usage: "token:list --user <user id>",
+    summary: "A user's tokens, without their values.",
     async run(ctx, flags) {
       const user = await findUser(ctx, uuidFlag(flags, "user"));
       return (await listTokens(ctx, user.id)).map(tokenView);
@@ -35,6 +36,7 @@ export const tokenCommands: Record<string, Command> = {
   "token:create": {
     usage:
       "token:create --user <user id> --scopes <a,b,...|all> [--name <name>] [--expires-in <seconds>]",
+    summary: "Makes a token for a person or bot with the given scopes; prints its value once.",
     async run(ctx, flags) {
       const scopes = scopesFlag(flags);
       const expiresInSeconds = positiveIntFlag(flags, "expires-in", null);
@@ -50,6 +52,7 @@ export const tokenCommands: Record<string, Command> = {
   },
   "token:revoke": {
     usage: "token:revoke --id <token id>",
+    summary: "Revokes a token: it stops working at once, everywhere.",
     async run(ctx, flags) {
       const token = await revokeTokenById(ctx, uuidFlag(flags, "id"), null);
       return { id: token.id, revoked_at: token.revoked_at };
@@ -57,6 +60,7 @@ export const tokenCommands: Record<string, Command> = {
   },
   "token:rotate": {
     usage: "token:rotate --id <token id>",
+    summary: "Replaces a token with a new value; the old one stops working.",
     async run(ctx, flags) {
       const { token, value } = await rotateTokenById(ctx, uuidFlag(flags, "id"), null);
       return { id: token.id, token: value };

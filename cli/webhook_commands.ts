@@ -8,6 +8,7 @@ import { findTeam } from "../domain/workspace.ts";
 export const webhookCommands: Record<string, Command> = {
   "webhook:list": {
     usage: "webhook:list --team <team id>",
+    summary: "The team's outgoing webhook subscriptions.",
     async run(ctx, flags) {
       const team = await findTeam(ctx, uuidFlag(flags, "team"));
       return (await listTeamWebhooks(ctx, team.id)).map(subscriptionView);
@@ -15,12 +16,14 @@ export const webhookCommands: Record<string, Command> = {
   },
   "webhook:enable": {
     usage: "webhook:enable --id <subscription id>",
+    summary: "Re-enables a subscription disabled after failing too often.",
     async run(ctx, flags) {
       return subscriptionView(await enableWebhook(ctx, uuidFlag(flags, "id"), null));
     },
   },
   "webhook:rotate-secret": {
     usage: "webhook:rotate-secret --id <subscription id>",
+    summary: "Gives a subscription a new signing secret; the old one also signs for 24 hours.",
     async run(ctx, flags) {
       const { subscription, secret } = await rotateWebhookSecret(ctx, uuidFlag(flags, "id"), null);
       return { id: subscription.id, secret };

@@ -12,6 +12,7 @@ import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
 export const workspaceCommands: Record<string, Command> = {
   "team:create": {
     usage: "team:create --name <name>",
+    summary: "Makes a team with its #general channel.",
     async run(ctx, flags) {
       const team = await createTeam(ctx, requiredFlag(flags, "name"));
       return { id: team.id, name: team.name, general_channel_id: team.general_channel_id };
@@ -19,6 +20,7 @@ export const workspaceCommands: Record<string, Command> = {
   },
   "team:list": {
     usage: "team:list",
+    summary: "Every team of this service.",
     async run(ctx) {
       return (await listTeams(ctx)).map((t) => ({
         id: t.id,
@@ -30,6 +32,7 @@ export const workspaceCommands: Record<string, Command> = {
   },
   "user:list": {
     usage: "user:list --team <team id>",
+    summary: "A team's people and bots, oldest first.",
     async run(ctx, flags) {
       return (await listUsers(ctx, uuidFlag(flags, "team"), null)).map((u) => ({
         id: u.id,
@@ -42,6 +45,7 @@ export const workspaceCommands: Record<string, Command> = {
   },
   "user:create": {
     usage: "user:create --team <team id> --name <name> [--role member|admin|owner]",
+    summary: "Adds a person to a team (role member unless told), who joins #general.",
     async run(ctx, flags) {
       const user = await createUser(ctx, {
         teamId: uuidFlag(flags, "team"),
@@ -54,6 +58,7 @@ export const workspaceCommands: Record<string, Command> = {
   },
   "bot:create": {
     usage: "bot:create --team <team id> --name <name>",
+    summary: "Adds a bot to a team; give it a token and add it to channels.",
     async run(ctx, flags) {
       const bot = await createUser(ctx, {
         teamId: uuidFlag(flags, "team"),
@@ -65,6 +70,7 @@ export const workspaceCommands: Record<string, Command> = {
   },
   "emoji:create": {
     usage: "emoji:create --team <team id> --name <name>",
+    summary: "Adds a custom emoji (:name:) that the team can react with.",
     async run(ctx, flags) {
       const name = await createCustomEmoji(
         ctx,

@@ -2,14 +2,20 @@ import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, Team, User } from "../core/types.ts";
 import { authorize } from "./policy.ts";
 import { type Actor, subjectOfPerson, whoOf } from "./principals.ts";
-import { ApiError, invalid } from "../core/errors.ts";
+import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { newId, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
 import { verifySubject } from "./authenticate.ts";
 import { loadChannel } from "./channel_access.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
 import { checkName, checkOptionalName } from "./text.ts";
-import { insertChannel, listUserChannels, updateChannel } from "../kv/channels.ts";
+import {
+  insertChannel,
+  listTeamChannels as listTeamChannelRecords,
+  listUserChannels,
+  updateChannel,
+} from "../kv/channels.ts";
+import { getTeam, listTeamUsers } from "../kv/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { decodeChannelCursor, encodeChannelCursor } from "./paging.ts";
 
@@ -22,6 +28,19 @@ const byName = (a: Channel, b: Channel) =>
 /** The channels the subject belongs to, archived ones included, by name. */
 export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {
   return (await listUserChannels(ctx.kv, subject.user_id)).sort(byName);
+}
+
+/**
+ * Every channel of a team, direct messages included, by name: for its admins and owners, and
+ * the operator (the CLI's channel:list), who see them all whatever their membership.
+ */
+export async function listTeamChannels(ctx: Ctx, teamId: string, actor: Actor): Promise<Channel[]> {
+  authorize(whoOf(actor), "team.administer", { team_id: teamId });
+  const team = await getTeam(ctx.kv, teamId);
+  if (!team) throw notFound(`No team ${teamId}.`);
+  const people = (await listTeamUsers(ctx.kv, team.id)).filter((u) => u.type === "human");
+  const channels = await listTeamChannelRecords(ctx.kv, team.id, people.map((u) => u.id));
+  return channels.sort(byName);
 }
 
 /** A page of the subject's channels, and the cursor of the next page (null on the last). */

@@ -62,6 +62,26 @@ export async function listUserChannels(kv: Store, userId: string): Promise<Chann
     .flatMap((e) => e.value ? [e.value] : []);
 }
 
+/**
+ * A team's channels: those with a name, by the team's slugs, and the direct messages of
+ * `userIds` (the team's people: a direct message has no slug, only members).
+ */
+export async function listTeamChannels(
+  kv: Store,
+  teamId: string,
+  userIds: string[],
+): Promise<Channel[]> {
+  const named = kv.list<string>({ prefix: keys.channelSlugs(teamId) }, { batchSize: 500 });
+  const ids = new Set((await Array.fromAsync(named)).map((e) => e.value));
+  for (const userId of userIds) {
+    for await (const e of kv.list({ prefix: keys.userClosedChannels(userId) })) {
+      ids.add(e.key[2] as string);
+    }
+  }
+  return (await getAll<Channel>(kv, [...ids].map((id) => keys.channel(id))))
+    .flatMap((e) => e.value?.team_id === teamId ? [e.value] : []);
+}
+
 /** A channel's members. */
 export async function listMembers(kv: Store, channelId: string): Promise<MemberRef[]> {
   const out: MemberRef[] = [];

@@ -90,6 +90,7 @@ export const keys = {
   migration: (name: string) => ["migrations", name],
   channels: () => ["channels"],
   channel: (channelId: string) => ["channels", channelId],
+  channelSlugs: (teamId: string) => ["channel_slugs", teamId],
   channelSlug: (teamId: string, slug: string) => ["channel_slugs", teamId, slug],
   members: (channelId: string) => ["members", channelId],
   member: (channelId: string, userId: string) => ["members", channelId, userId],

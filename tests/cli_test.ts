@@ -347,7 +347,56 @@ Deno.test("cli: help lists every command on stdout", async () => {
   for (const name of ["team:create", "token:rotate", "member:add", "audit:list", "demo"]) {
     assert.ok(text.includes(name), name);
   }
+  // Each command with what it does, and the settings the CLI reads.
+  assert.match(text, /channel:list +A team's channels, direct messages included, by name\./);
+  assert.match(text, /token:create +Makes a token/);
+  for (const setting of ["KV_PATH", "APP_KEY", "BASE_URL"]) assert.match(text, new RegExp(setting));
+  assert.match(text, /an array for lists/);
+  const one = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "admin", "help", "token:create"],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(one.code, 0);
+  const about = new TextDecoder().decode(one.stdout);
+  assert.match(about, /^token:create: Makes a token/);
+  assert.match(about, /--scopes <a,b,\.\.\.\|all>/);
 });
+
+Deno.test("cli: the README names every command the CLI has", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "admin", "help"],
+    cwd: root,
+    stdout: "piped",
+  }).output();
+  const listed = new TextDecoder().decode(out.stdout).split("Commands:\n")[1].split("\n\n")[0];
+  const names = [...listed.matchAll(/^  (\S+) /gm)].map((m) => m[1]);
+  assert.ok(names.length > 25, `${names.length} commands`);
+  const readme = await Deno.readTextFile(`${root}README.md`);
+  const named = (n: string) =>
+    [`admin ${n}`, `\`${n} `, `\`${n}\``].some((t) => readme.includes(t));
+  assert.deepEqual(names.filter((n) => !named(n)), [], "commands the README leaves out");
+});
+
+Deno.test("cli: channel:list shows a team's channels, direct messages included", () =>
+  withServer(async (_s, kv) => {
+    const demo = await ok(kv, "demo");
+    const person = await ok(kv, "user:create", "--team", demo.team.id, "--name", "Bo");
+    const dm = await ok(kv, "dm:create", "--users", `${demo.admin.id},${person.id}`);
+    const channels = await ok(kv, "channel:list", "--team", demo.team.id);
+    assert.deepEqual(
+      channels.map((c: { id: string; is_direct: boolean }) => [c.id, c.is_direct]).sort(),
+      [...demo.channels.map((c: { id: string }) => [c.id, false]), [dm.id, true]].sort(),
+    );
+    assert.deepEqual(Object.keys(channels[0]).sort(), [
+      "id",
+      "is_archived",
+      "is_direct",
+      "name",
+      "visibility",
+    ]);
+  }));
 
 /** Runs the CLI with exactly `env` (and nothing of this process's), without a server of ours. */
 async function bareAdmin(env: Record<string, string>, ...args: string[]) {
