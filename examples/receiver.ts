@@ -4,6 +4,8 @@
  *
  *   WEBHOOK_SECRET=whsec_... deno run --allow-net --allow-env --allow-read --allow-write \
  *     --unstable-kv examples/receiver.ts
+ *
+ * It listens on 127.0.0.1, port RECEIVER_PORT (8000 unless set).
  */
 const TOLERANCE_SECONDS = 300;
 const encoder = new TextEncoder();
@@ -25,31 +27,47 @@ function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | null {
 }
 
 /**
- * True when `header` (X-Service-Signature) carries a valid v1 signature of `rawBody` made
- * within TOLERANCE_SECONDS of `nowMs`. Any one v1 may match: during a secret rotation there
- * are two, one per secret.
+ * Why `header` (X-Service-Signature) does not carry a valid v1 signature of `rawBody` made
+ * within TOLERANCE_SECONDS of `nowMs`, or null when it does. Any one v1 may match: during a
+ * secret rotation there are two, one per secret.
  */
-async function verifySignature(
+async function signatureProblem(
   key: CryptoKey,
   header: string | null,
   rawBody: string,
   nowMs = Date.now(),
-): Promise<boolean> {
+): Promise<string | null> {
+  if (!header) return "no X-Service-Signature header";
   let timestamp: string | undefined;
   const candidates: string[] = [];
-  for (const part of (header ?? "").split(",")) {
+  for (const part of header.split(",")) {
     const [name, value] = part.split("=", 2);
     if (name === "t") timestamp = value;
     if (name === "v1" && value) candidates.push(value);
   }
-  if (!timestamp || !/^\d+$/.test(timestamp)) return false;
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) return false;
+  if (!timestamp || !/^\d+$/.test(timestamp)) return "the signature header has no t= timestamp";
+  const age = Math.round(nowMs / 1000 - Number(timestamp));
+  if (Math.abs(age) > TOLERANCE_SECONDS) {
+    return `the signature is ${age} s old, more than ${TOLERANCE_SECONDS} s: a replay, or a clock off`;
+  }
   const signed = encoder.encode(`${timestamp}.${rawBody}`);
   for (const hex of candidates) {
     const mac = hexToBytes(hex);
-    if (mac && await crypto.subtle.verify("HMAC", key, mac, signed)) return true;
+    if (mac && await crypto.subtle.verify("HMAC", key, mac, signed)) return null;
   }
-  return false;
+  return "no v1 signature matches: WEBHOOK_SECRET is not this subscription's, or the body changed";
+}
+
+/** The signing secret, or one line saying what to set, and exit. */
+function signingSecret(): string {
+  const secret = Deno.env.get("WEBHOOK_SECRET") ?? "";
+  if (/^whsec_[0-9A-Za-z+/=]{16,}$/.test(secret)) return secret;
+  console.error(
+    secret
+      ? "WEBHOOK_SECRET is not a signing secret: set it to the subscription's secret, whsec_ and then its key."
+      : "WEBHOOK_SECRET is not set: set it to the subscription's signing secret (whsec_...), as creating it printed.",
+  );
+  Deno.exit(1);
 }
 
 /** Your code: what an event should do (it may be async). Keep it well under WEBHOOKS_TIMEOUT. */
@@ -57,17 +75,19 @@ function handle(event: { id: string; type: string; data: unknown }): void | Prom
   console.log(`${event.type} ${event.id}`, JSON.stringify(event.data));
 }
 
-const key = await importSecret(Deno.env.get("WEBHOOK_SECRET")!);
+const key = await importSecret(signingSecret());
 // Event ids handled so far, in ./data beside the service's own store (git ignores it).
 const seenPath = Deno.env.get("SEEN_KV_PATH") ?? "./data/receiver-seen.sqlite3";
 await Deno.mkdir(seenPath.replace(/[^/]*$/, "") || ".", { recursive: true });
 const seen = await Deno.openKv(seenPath);
-const port = Number(Deno.env.get("PORT") ?? 8000);
+const port = Number(Deno.env.get("RECEIVER_PORT") ?? 8000);
 
 Deno.serve({ hostname: "127.0.0.1", port }, async (req) => {
   const raw = await req.text();
-  if (!await verifySignature(key, req.headers.get("X-Service-Signature"), raw)) {
-    return new Response("bad signature", { status: 400 });
+  const problem = await signatureProblem(key, req.headers.get("X-Service-Signature"), raw);
+  if (problem) {
+    console.error(`refused a delivery: ${problem}`);
+    return new Response(problem, { status: 400 });
   }
   const event = JSON.parse(raw);
   // At least once: handle each event id once; a repeat is acknowledged and ignored.

@@ -49,7 +49,7 @@ export function startExampleReceiver(secret: string, port: number, dir: string):
     "--allow-write",
     "--unstable-kv",
     EXAMPLE_RECEIVER,
-  ], { WEBHOOK_SECRET: secret, PORT: String(port), SEEN_KV_PATH: `${dir}/seen.sqlite3` });
+  ], { WEBHOOK_SECRET: secret, RECEIVER_PORT: String(port), SEEN_KV_PATH: `${dir}/seen.sqlite3` });
 }
 
 /** Starts `command` with `env` (and NO_COLOR), gathering what it prints. */

@@ -71,3 +71,78 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Runs the example receiver with `env` until it exits; its code and what it printed. */
+async function receiverExit(env: Record<string, string>) {
+  const dir = await Deno.makeTempDir({ prefix: "readme-receiver-" });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-net",
+        "--allow-env",
+        "--allow-read",
+        "--allow-write",
+        "--unstable-kv",
+        EXAMPLE.pathname,
+      ],
+      env: { SEEN_KV_PATH: `${dir}/seen.sqlite3`, RECEIVER_PORT: String(freePort()), ...env },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr).trim() };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("readme: the receiver says in one line what to set when its secret is missing or wrong", async () => {
+  const missing = await receiverExit({});
+  assert.equal(missing.code, 1);
+  assert.match(
+    missing.stderr,
+    /^WEBHOOK_SECRET is not set: set it to the subscription's signing secret/,
+  );
+  assert.equal(missing.stderr.split("\n").length, 1, "one line");
+  // "null" is what a failed `jq -r` hands over.
+  for (const value of ["null", "secret", "whsec_"]) {
+    const wrong = await receiverExit({ WEBHOOK_SECRET: value });
+    assert.equal(wrong.code, 1, value);
+    assert.match(wrong.stderr, /^WEBHOOK_SECRET is not a signing secret/, value);
+    assert.equal(wrong.stderr.split("\n").length, 1, "one line");
+  }
+});
+
+Deno.test("readme: the receiver says why it refuses a delivery", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "readme-receiver-" });
+  const port = freePort();
+  const child = startExampleReceiver("whsec_localdevelopmentsecret0000000000", port, dir);
+  try {
+    await waitUntil(
+      () => child.output().includes("Listening on"),
+      20_000,
+      "the receiver to listen",
+    );
+    const url = `http://127.0.0.1:${port}/`;
+    const send = async (headers: Record<string, string>) => {
+      const res = await fetch(url, { method: "POST", headers, body: '{"id":"x"}' });
+      return { status: res.status, text: await res.text() };
+    };
+    const none = await send({});
+    assert.deepEqual(none, { status: 400, text: "no X-Service-Signature header" });
+    const now = Math.floor(Date.now() / 1000);
+    const stale = await send({ "X-Service-Signature": `t=${now - 600},v1=${"0".repeat(64)}` });
+    assert.match(stale.text, /is 60\d s old, more than 300 s/);
+    const wrong = await send({ "X-Service-Signature": `t=${now},v1=${"0".repeat(64)}` });
+    assert.match(wrong.text, /no v1 signature matches: WEBHOOK_SECRET is not this subscription's/);
+    await waitUntil(
+      () => child.output().split("refused a delivery: ").length === 4,
+      5_000,
+      "a line for each",
+    );
+  } finally {
+    await child.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -30,33 +30,41 @@ function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | null {
 }
 
 /**
- * True when `header` (X-Service-Signature) carries a valid v1 signature of `rawBody` made
- * within TOLERANCE_SECONDS of `nowMs`. Any one v1 may match: during a secret rotation there
- * are two, one per secret.
+ * Why `header` (X-Service-Signature) does not carry a valid v1 signature of `rawBody` made
+ * within TOLERANCE_SECONDS of `nowMs`, or null when it does. Any one v1 may match: during a
+ * secret rotation there are two, one per secret.
  */
-async function verifySignature(
+async function signatureProblem(
   key: CryptoKey,
   header: string | null,
   rawBody: string,
   nowMs = Date.now(),
-): Promise<boolean> {
+): Promise<string | null> {
+  if (!header) return "no X-Service-Signature header";
   let timestamp: string | undefined;
   const candidates: string[] = [];
-  for (const part of (header ?? "").split(",")) {
+  for (const part of header.split(",")) {
     const [name, value] = part.split("=", 2);
     if (name === "t") timestamp = value;
     if (name === "v1" && value) candidates.push(value);
   }
-  if (!timestamp || !/^\d+$/.test(timestamp)) return false;
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) return false;
+  if (!timestamp || !/^\d+$/.test(timestamp)) return "the signature header has no t= timestamp";
+  const age = Math.round(nowMs / 1000 - Number(timestamp));
+  if (Math.abs(age) > TOLERANCE_SECONDS) {
+    return `the signature is ${age} s old, more than ${TOLERANCE_SECONDS} s: a replay, or a clock off`;
+  }
   const signed = encoder.encode(`${timestamp}.${rawBody}`);
   for (const hex of candidates) {
     const mac = hexToBytes(hex);
-    if (mac && await crypto.subtle.verify("HMAC", key, mac, signed)) return true;
+    if (mac && await crypto.subtle.verify("HMAC", key, mac, signed)) return null;
   }
-  return false;
+  return "no v1 signature matches: WEBHOOK_SECRET is not this subscription's, or the body changed";
 }
+
 // ------------------------------------------------------------------------------------------
+
+const verifySignature = async (...args: Parameters<typeof signatureProblem>) =>
+  (await signatureProblem(...args)) === null;
 
 interface Received {
   signature: string | null;
