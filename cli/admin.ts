@@ -12,6 +12,7 @@ import {
   declaredFlags,
   type FileCommand,
   parseFlags,
+  PlainText,
   UsageError,
 } from "./command.ts";
 import { demoCommands } from "./demo_command.ts";
@@ -113,7 +114,8 @@ async function run(command: AnyCommand, args: string[]): Promise<number> {
     }
     const ctx = await openCtx();
     try {
-      console.log(JSON.stringify(await command.run(ctx, flags), null, 2));
+      const result = await command.run(ctx, flags);
+      console.log(result instanceof PlainText ? result.text : JSON.stringify(result, null, 2));
     } finally {
       ctx.kv.close();
     }

@@ -28,6 +28,11 @@ export interface FileCommand {
   onFile(settings: Settings, flags: Flags): Promise<unknown>;
 }
 
+/** What a command prints as it is, instead of as JSON (`demo --format shell`). */
+export class PlainText {
+  constructor(readonly text: string) {}
+}
+
 /** A mistake in the command line itself: the dispatcher shows the command's usage with it. */
 export class UsageError extends Error {}
 

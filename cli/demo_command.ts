@@ -2,9 +2,10 @@ import { createChannel } from "../domain/channels.ts";
 import type { Ctx } from "../domain/context.ts";
 import { createToken } from "../domain/tokens.ts";
 import { SCOPES, type Subject, type User } from "../core/types.ts";
-import { createTeam, createUser } from "../domain/workspace.ts";
+import { createTeam, createUser, listTeams, listUsers } from "../domain/workspace.ts";
 import { addMemberAsOperator } from "../domain/members.ts";
-import type { Command } from "./command.ts";
+import { ApiError } from "../core/errors.ts";
+import { choiceFlag, type Command, PlainText } from "./command.ts";
 
 async function withToken(ctx: Ctx, user: User) {
   const { token, value } = await createToken(ctx, user, {
@@ -24,14 +25,39 @@ async function withToken(ctx: Ctx, user: User) {
   return { user, value, subject };
 }
 
+/**
+ * A second demo would be a second team silently: the newcomer's shell keeps the first one's
+ * tokens. It is refused, naming the team and how to go on.
+ */
+async function refuseSecond(ctx: Ctx, name: string) {
+  const team = (await listTeams(ctx)).find((t) => t.name === name);
+  if (!team) return;
+  const admin = (await listUsers(ctx, team.id, null)).find((u) => u.type === "human");
+  throw new ApiError(
+    409,
+    `A team named "${name}" exists already (${team.id}); its tokens were printed when it was made. ` +
+      `For a new token: deno task admin token:create --user ${
+        admin?.id ?? "<user id>"
+      } --scopes all. ` +
+      `For another demo team: deno task admin demo --name <another name>.`,
+  );
+}
+
+/** The demo as shell lines that set what the README's next commands use. */
+const shellLines = (made: Record<string, string>) =>
+  Object.entries(made).map(([name, value]) => `export ${name}='${value}'`).join("\n");
+
 /** A ready-to-try workspace for a newcomer. */
 export const demoCommands: Record<string, Command> = {
   demo: {
-    usage: "demo",
+    usage: "demo [--name <team name, default Demo>] [--format json|shell]",
     summary:
-      "Makes a demo team with an admin, a bot, their tokens and a sign-in link, and prints them.",
-    async run(ctx) {
-      const team = await createTeam(ctx, "Demo");
+      "Makes a demo team with an admin, a bot and their tokens, and prints them (as export lines with --format shell).",
+    async run(ctx, flags) {
+      const name = flags.name?.trim() || "Demo";
+      const format = choiceFlag(flags, "format", ["json", "shell"] as const, "json");
+      await refuseSecond(ctx, name);
+      const team = await createTeam(ctx, name);
       const admin = await withToken(
         ctx,
         await createUser(
@@ -52,6 +78,16 @@ export const demoCommands: Record<string, Command> = {
         token: a.value,
         token_id: a.subject.token_id,
       });
+      if (format === "shell") {
+        return new PlainText(shellLines({
+          TEAM: team.id,
+          ADA: admin.user.id,
+          TOKEN: admin.value,
+          BOT: bot.user.id,
+          BOT_TOKEN: bot.value,
+          CHANNEL: demo.id,
+        }));
+      }
       return {
         team: { id: team.id, name: team.name },
         admin: actor(admin),

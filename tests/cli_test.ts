@@ -56,7 +56,8 @@ async function admin(kvPath: string, ...args: string[]): Promise<CliResult> {
   }).output();
   const stdout = new TextDecoder().decode(out.stdout);
   const stderr = new TextDecoder().decode(out.stderr);
-  return { code: out.code, stdout, stderr, json: out.code === 0 ? JSON.parse(stdout) : null };
+  const json = out.code === 0 && /^[[{]/.test(stdout) ? JSON.parse(stdout) : null;
+  return { code: out.code, stdout, stderr, json };
 }
 
 /** Runs a command that must succeed and returns its JSON. */
@@ -276,6 +277,34 @@ Deno.test("cli: demo prints a workspace whose tokens work", () =>
         demo.bot.id,
       ].sort(),
     );
+  }));
+
+Deno.test("cli: a second demo says so instead of making another team; --format shell sets the README's names", () =>
+  withServer(async (s, kv) => {
+    const first = await ok(kv, "demo");
+    const again = await admin(kv, "demo");
+    assert.equal(again.code, 1);
+    assert.equal(again.stdout, "");
+    assert.match(
+      again.stderr,
+      new RegExp(`A team named "Demo" exists already \\(${first.team.id}\\)`),
+    );
+    assert.match(again.stderr, new RegExp(`token:create --user ${first.admin.id}`));
+    assert.equal((await ok(kv, "team:list")).length, 1, "no second team");
+
+    const shell = await admin(kv, "demo", "--name", "Second", "--format", "shell");
+    assert.equal(shell.code, 0, shell.stderr);
+    const names = [...shell.stdout.matchAll(/^export ([A-Z_]+)=/gm)].map((m) => m[1]);
+    assert.deepEqual(names, ["TEAM", "ADA", "TOKEN", "BOT", "BOT_TOKEN", "CHANNEL"]);
+    // As the README uses them: eval'd, then $TOKEN and $CHANNEL in the next command.
+    const script =
+      `eval "$1"; curl -s "$2/api/v1/channels/$CHANNEL" -H "Authorization: Bearer $TOKEN"`;
+    const out = await new Deno.Command("bash", {
+      args: ["-c", script, "demo", shell.stdout, s.url],
+      stdout: "piped",
+    }).output();
+    const channel = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(channel.data.name, "demo");
   }));
 
 Deno.test("cli: lost ids can be found again: teams, users, tokens, subscriptions", () =>
