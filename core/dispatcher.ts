@@ -55,6 +55,7 @@ export class Dispatcher {
   #active = 0;
   #held = 0;
   #freed = 0;
+  #refusing = false;
   #stopped = false;
 
   constructor(readonly limits: DispatcherLimits) {}
@@ -88,7 +89,7 @@ export class Dispatcher {
 
   /** How many more tasks of `lane` fit now. */
   room(lane: string): number {
-    if (this.#stopped) return 0;
+    if (this.#stopped || this.#refusing) return 0;
     const l = this.#lanes.get(lane);
     const inLane = l ? l.waiting.length + l.running + l.reserved : 0;
     return Math.max(0, Math.min(this.limits.window - this.#held, this.limits.laneWindow - inLane));
@@ -129,6 +130,11 @@ export class Dispatcher {
     this.#markReady(task.lane, lane);
     this.#pump();
     return true;
+  }
+
+  /** Takes no more reservations or new tasks; what is held still runs (the owner is stopping). */
+  refuse(): void {
+    this.#refusing = true;
   }
 
   /** Calls `listener` whenever a task leaves the window. Returns the unsubscribe function. */

@@ -84,15 +84,21 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
       dropped: () => unstarted.push(entry),
     }, reserved);
 
+  /**
+   * Takes the jobs a commit here leased to this engine. One the dispatcher no longer takes (it
+   * stopped meanwhile) is freed with the unstarted ones at stop, not left leased.
+   */
   const take = (handed: Handed[], versionstamp: string) => {
     for (const { event, jobs } of handed) {
       deps.events.add(event);
       for (const value of jobs) {
         const entry = { key: keys.job(value.subscription_id, event.id), value, versionstamp };
-        submitJob(entry, event, true);
+        if (!submitJob(entry, event, true)) unstarted.push(entry);
       }
     }
   };
+  /** Handovers of this process's commits not yet taken (see `heard`): stop waits for them. */
+  const handing = new Set<Promise<void>>();
   const wake = (subscriptionId: string) =>
     void puller.pullRedeliveries(subscriptionId).catch((e) =>
       log.error("delivery: a pull failed", errorFields(e))
@@ -219,11 +225,20 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
     heard({ handed, versionstamp, redeliveries }) {
       // After the writer's own continuation: the answer to a post goes out before its deliveries
       // start, not after the first steps of each (a hundred of them, for a busy channel).
-      if (handed.length > 0) setTimeout(() => take(handed, versionstamp), 0);
       for (const id of new Set(redeliveries)) wake(id);
+      if (handed.length === 0) return;
+      const handover = new Promise<void>((resolve) =>
+        setTimeout(() => resolve(take(handed, versionstamp)), 0)
+      );
+      handing.add(handover);
+      void handover.finally(() => handing.delete(handover));
     },
     async stop() {
       stopped = true;
+      // No job of a commit from now on is leased to this engine; those leased before are taken
+      // (or freed below).
+      dispatcher.refuse();
+      await Promise.all(handing);
       clearTimeout(wakeTimer);
       clearInterval(reportTimer);
       clearInterval(watchTimer);

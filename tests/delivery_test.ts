@@ -625,3 +625,30 @@ Deno.test("schedule: backoff with up to 10% jitter, Retry-After honoured within 
   const schedule = [1, 2, 3, 4, 5, 6, 7].map((n) => retryDelayMs(defaults, n, null, () => 0));
   assert.deepEqual(schedule, [10e3, 60e3, 300e3, 1800e3, 7200e3, 21600e3, 43200e3]);
 });
+
+Deno.test("delivery: jobs a commit leased to an engine that stops before taking them are freed", () =>
+  withWorkspace(
+    async (s, w) => {
+      const hook = receiver();
+      try {
+        await subscribe(s, w.admin.token, hook.url);
+        const subject = await authenticate(s.ctx, w.admin.token);
+        const general = w.team.general_channel_id;
+        // The commit leases its job to this engine, which takes it a moment later (after the
+        // answer): stopped in between, it must free it, not leave it leased for its lease's time.
+        await postMessage(s.ctx, subject, general, { ok: true, value: { body: "last one" } });
+        await s.engine!.stop();
+        const jobs = await Array.fromAsync(s.ctx.kv.list<{ lease_until: number | null }>({
+          prefix: keys.jobs(),
+        }));
+        assert.ok(
+          jobs.every((j) => j.value.lease_until === null),
+          `still leased: ${JSON.stringify(jobs.map((j) => j.value.lease_until))}`,
+        );
+      } finally {
+        await hook.close();
+      }
+    },
+    {},
+    { engine: true },
+  ));
