@@ -1,4 +1,5 @@
 import { invalid } from "../core/errors.ts";
+import { standardEmoji } from "./emoji_names.ts";
 
 export const MAX_EMOJI_CHARS = 32;
 
@@ -14,8 +15,9 @@ export interface Emoji {
 }
 
 /**
- * Reads the `{emoji}` path segment as it came over the wire (still percent-encoded). Whether a
- * custom emoji exists is the caller's question: it needs a KV read.
+ * Reads the `{emoji}` path segment as it came over the wire (still percent-encoded). A standard
+ * shortcode (`:thumbsup:`) is its Unicode emoji, so `:thumbsup:` and 👍 are one reaction. Whether
+ * a custom emoji exists is the caller's question: it needs a KV read.
  */
 export function parseEmoji(segment: string): Emoji {
   let text: string;
@@ -30,6 +32,8 @@ export function parseEmoji(segment: string): Emoji {
   }
   if (ONE_EMOJI.test(text)) return { text, customName: null };
   const custom = CUSTOM.exec(text);
+  const standard = custom && standardEmoji(custom[1]);
+  if (standard) return { text: standard, customName: null };
   if (custom) return { text, customName: custom[1] };
   throw invalid(
     "emoji",

@@ -6,6 +6,7 @@ import { generalChannelFor } from "./channels.ts";
 import { invalid, notFound } from "../core/errors.ts";
 import { newId, nowIso } from "../core/ids.ts";
 import { checkName } from "./text.ts";
+import { standardEmoji } from "./emoji_names.ts";
 import {
   getTeam,
   getUser,
@@ -86,6 +87,10 @@ export async function createCustomEmoji(ctx: Ctx, teamId: string, name: string):
   await findTeam(ctx, teamId);
   if (!EMOJI_NAME.test(name)) {
     throw invalid("name", "An emoji name is 1 to 30 characters of a-z, 0-9, _, + and -.");
+  }
+  const standard = standardEmoji(name);
+  if (standard) {
+    throw invalid("name", `:${name}: is the standard emoji ${standard}; choose another name.`);
   }
   await insertCustomEmoji(ctx.kv, teamId, name);
   return name;

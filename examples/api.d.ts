@@ -297,7 +297,9 @@ export interface paths {
                 message: components["parameters"]["message"];
                 /**
                  * @description URL-encoded. After decoding, 1–32 characters: exactly one Unicode emoji (an RGI emoji
-                 *     sequence; skin tones and ZWJ sequences included) or `:name:` of a custom emoji of the
+                 *     sequence; skin tones and ZWJ sequences included), a standard shortcode as Slack and
+                 *     GitHub spell it (`:thumbsup:`, `:+1:`, `:tada:`), which is its Unicode emoji (`:thumbsup:`
+                 *     and 👍 are one reaction, summarised and sent as 👍), or `:name:` of a custom emoji of the
                  *     team. Anything else is 422 on `emoji`.
                  */
                 emoji: components["parameters"]["emoji"];
@@ -1964,7 +1966,9 @@ export interface components {
         message: string;
         /**
          * @description URL-encoded. After decoding, 1–32 characters: exactly one Unicode emoji (an RGI emoji
-         *     sequence; skin tones and ZWJ sequences included) or `:name:` of a custom emoji of the
+         *     sequence; skin tones and ZWJ sequences included), a standard shortcode as Slack and
+         *     GitHub spell it (`:thumbsup:`, `:+1:`, `:tada:`), which is its Unicode emoji (`:thumbsup:`
+         *     and 👍 are one reaction, summarised and sent as 👍), or `:name:` of a custom emoji of the
          *     team. Anything else is 422 on `emoji`.
          */
         emoji: string;
@@ -2563,7 +2567,9 @@ export interface operations {
                 message: components["parameters"]["message"];
                 /**
                  * @description URL-encoded. After decoding, 1–32 characters: exactly one Unicode emoji (an RGI emoji
-                 *     sequence; skin tones and ZWJ sequences included) or `:name:` of a custom emoji of the
+                 *     sequence; skin tones and ZWJ sequences included), a standard shortcode as Slack and
+                 *     GitHub spell it (`:thumbsup:`, `:+1:`, `:tada:`), which is its Unicode emoji (`:thumbsup:`
+                 *     and 👍 are one reaction, summarised and sent as 👍), or `:name:` of a custom emoji of the
                  *     team. Anything else is 422 on `emoji`.
                  */
                 emoji: components["parameters"]["emoji"];
@@ -2592,7 +2598,9 @@ export interface operations {
                 message: components["parameters"]["message"];
                 /**
                  * @description URL-encoded. After decoding, 1–32 characters: exactly one Unicode emoji (an RGI emoji
-                 *     sequence; skin tones and ZWJ sequences included) or `:name:` of a custom emoji of the
+                 *     sequence; skin tones and ZWJ sequences included), a standard shortcode as Slack and
+                 *     GitHub spell it (`:thumbsup:`, `:+1:`, `:tada:`), which is its Unicode emoji (`:thumbsup:`
+                 *     and 👍 are one reaction, summarised and sent as 👍), or `:name:` of a custom emoji of the
                  *     team. Anything else is 422 on `emoji`.
                  */
                 emoji: components["parameters"]["emoji"];

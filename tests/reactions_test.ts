@@ -147,6 +147,33 @@ Deno.test("reactions: which emoji are accepted", async () => {
   });
 });
 
+Deno.test("reactions: standard shortcodes are their Unicode emoji, and no custom emoji takes one's name", async () => {
+  await withServer(async (s) => {
+    const w = await workspace(s.ctx);
+    const ch = w.team.general_channel_id;
+    const m = await posted(s, w.member, ch, { body: "shortcodes" });
+    for (const code of [":thumbsup:", ":+1:", enc("👍"), ":tada:"]) {
+      const res = await api(s, "PUT", reactionPath(ch, m.id, code), { token: w.member.token });
+      assert.equal(res.status, 204, `${code}: ${JSON.stringify(res.body)}`);
+    }
+    const reactions = await summary(s, w.member.token, ch, m.id);
+    assert.deepEqual(reactions.map((r: { emoji: string }) => r.emoji), ["👍", "🎉"]);
+    const added = (await outbox(s)).filter((e) => e.type === "reaction.added");
+    assert.deepEqual(added.map((e) => (e.data as { emoji: string }).emoji), ["👍", "🎉"]);
+    const gone = await api(s, "DELETE", reactionPath(ch, m.id, ":+1:"), { token: w.member.token });
+    assert.equal(gone.status, 204);
+    assert.deepEqual(
+      (await summary(s, w.member.token, ch, m.id)).map((r: { emoji: string }) => r.emoji),
+      ["🎉"],
+    );
+    await assert.rejects(
+      () => createCustomEmoji(s.ctx, w.team.id, "thumbsup"),
+      (e: { status?: number; message?: string }) =>
+        e.status === 422 && /is the standard emoji 👍; choose another name/.test(e.message ?? ""),
+    );
+  });
+});
+
 Deno.test("reactions: 404, 403 and 422 before anything is written", async () => {
   await withServer(async (s) => {
     const w = await workspace(s.ctx);
