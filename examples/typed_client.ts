@@ -3,8 +3,8 @@
  * openapi-fetch: every path, parameter, body and answer is checked by the compiler. The README
  * shows this file.
  *
- *   API_URL=http://localhost:8080/api/v1 API_TOKEN=tcp_... \
- *     deno run --allow-net --allow-env examples/typed_client.ts
+ *   API_URL=http://localhost:8080/api/v1 API_TOKEN=tcp_... deno run \
+ *     --lock=tests/deno.lock --frozen --allow-net --allow-env examples/typed_client.ts
  */
 import createClient from "npm:openapi-fetch@0.17.0";
 import type { paths } from "./api.d.ts";

@@ -49,6 +49,32 @@ Deno.test("typed client: the README shows examples/typed_client.ts as it is", as
   );
 });
 
+Deno.test("typed client: the README's command runs it and leaves the tree as it was", async () => {
+  const readme = await Deno.readTextFile(`${root}/README.md`);
+  const after = readme.indexOf("Run it against the service with a token");
+  const start = readme.indexOf("```sh\n", after) + "```sh\n".length;
+  const command = readme.slice(start, readme.indexOf("```", start));
+  const locks = () =>
+    Promise.all(["deno.lock", "tests/deno.lock"].map((f) => Deno.readTextFile(`${root}/${f}`)));
+  const before = await locks();
+  const s = await startServer();
+  try {
+    const w = await workspace(s.ctx);
+    const run = await new Deno.Command("bash", {
+      args: ["-c", command.replaceAll("http://localhost:8080", s.url)],
+      cwd: root,
+      env: { TOKEN: w.admin.token, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(run.success, new TextDecoder().decode(run.stderr));
+    assert.match(new TextDecoder().decode(run.stdout), /^posting into #general\n/);
+    assert.deepEqual(await locks(), before, "neither lock changed");
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("typed client: the example type-checks and runs against a live service", async () => {
   const s = await startServer();
   try {
