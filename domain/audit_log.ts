@@ -1,6 +1,6 @@
 import type { Ctx } from "./context.ts";
 import { authorize } from "./policy.ts";
-import { type Actor, whoOf } from "./principals.ts";
+import { type Actor } from "./principals.ts";
 import type { NamedAuditEntry, User } from "../core/types.ts";
 import { isUuid } from "../core/ids.ts";
 import { listAudit } from "../kv/audit.ts";
@@ -23,7 +23,7 @@ export async function readAuditLog(
   teamId: string,
   opts: { limit: number; before?: string; actor: Actor },
 ): Promise<AuditPage> {
-  authorize(whoOf(opts.actor), "team.administer", { team_id: teamId });
+  authorize(opts.actor, "team.administer", { team_id: teamId });
   const before = opts.before && isUuid(opts.before) ? opts.before.toLowerCase() : undefined;
   const page = await listAudit(ctx.kv, teamId, opts.limit + 1, before);
   const entries = page.slice(0, opts.limit);

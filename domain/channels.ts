@@ -1,7 +1,7 @@
 import type { Ctx } from "./context.ts";
 import type { Channel, MemberRef, Subject, Team, User } from "../core/types.ts";
 import { authorize } from "./policy.ts";
-import { type Actor, subjectOfPerson, whoOf } from "./principals.ts";
+import { type Actor, subjectOfPerson } from "./principals.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { newId, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
@@ -35,7 +35,7 @@ export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[
  * the operator (the CLI's channel:list), who see them all whatever their membership.
  */
 export async function listTeamChannels(ctx: Ctx, teamId: string, actor: Actor): Promise<Channel[]> {
-  authorize(whoOf(actor), "team.administer", { team_id: teamId });
+  authorize(actor, "team.administer", { team_id: teamId });
   const team = await getTeam(ctx.kv, teamId);
   if (!team) throw notFound(`No team ${teamId}.`);
   const people = (await listTeamUsers(ctx.kv, team.id)).filter((u) => u.type === "human");
@@ -94,7 +94,7 @@ function firstAfter(sorted: Channel[], mark: Channel): number {
  * "team.administer"), so it knows what that token will read.
  */
 export async function privateReach(ctx: Ctx, actor: Actor, user: User): Promise<Channel[]> {
-  authorize(whoOf(actor), "team.administer", user);
+  authorize(actor, "team.administer", user);
   const channels = await listChannels(ctx, subjectOfPerson(user));
   return channels.filter((c) => c.visibility === "private" || c.is_direct);
 }

@@ -3,7 +3,7 @@ import type { IncomingWebhook, Message, Subject } from "../core/types.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { authorize } from "./policy.ts";
-import { type Actor, auditActor, whoOf } from "./principals.ts";
+import { type Actor, auditActor } from "./principals.ts";
 import { postMessage } from "./messages.ts";
 import type { Settled } from "../core/settled.ts";
 import { retrying } from "../core/retry.ts";
@@ -49,11 +49,11 @@ export async function createIncoming(
 ): Promise<{ hook: IncomingWebhook; url: string }> {
   const name = checkName("name", input.name?.trim() || "Incoming webhook");
   const [{ channel, member, other: actorMember }, bot] = await Promise.all([
-    getChannelFor(ctx.kv, input.channelId, input.botId, actor?.id),
+    getChannelFor(ctx.kv, input.channelId, input.botId, actor?.user_id),
     getUser(ctx.kv, input.botId),
   ]);
   if (channel.versionstamp === null) throw noSuchChannel();
-  authorize(whoOf(actor), "incoming.target", {
+  authorize(actor, "incoming.target", {
     channel: channel.value,
     isMember: actorMember.versionstamp !== null,
   });
@@ -95,7 +95,7 @@ export function revokeIncomingById(
   return retrying("revoke incoming webhook", async () => {
     const entry = isUuid(id) ? await getIncomingById(ctx.kv, id.toLowerCase()) : null;
     if (!entry) throw hookNotFound();
-    authorize(whoOf(actor), "team.administer", entry.value, HOOK_NOT_FOUND);
+    authorize(actor, "team.administer", entry.value, HOOK_NOT_FOUND);
     if (entry.value.revoked_at) {
       throw invalid("id", "The incoming webhook is already revoked.");
     }

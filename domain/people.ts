@@ -20,7 +20,7 @@ import { listUserTokens } from "../kv/tokens.ts";
 import { getSubscription, listTeamSubscriptions, replaceSubscription } from "../kv/webhooks.ts";
 import { listTeamUsers } from "../kv/workspace.ts";
 import { authorize } from "./policy.ts";
-import { type Actor, auditActor, whoOf } from "./principals.ts";
+import { type Actor, auditActor } from "./principals.ts";
 import { isTokenLive } from "./token_format.ts";
 
 export const isActive = (user: Pick<User, "deactivated_at">) => !user.deactivated_at;
@@ -56,7 +56,7 @@ async function keepAnOwner(ctx: Ctx, user: User, what: string) {
 export async function deactivateUser(ctx: Ctx, actor: Actor, id: string): Promise<User> {
   const user = await retrying("deactivate user", async () => {
     const entry = await userEntry(ctx, id);
-    authorize(whoOf(actor), "user.deactivate", entry.value);
+    authorize(actor, "user.deactivate", entry.value);
     if (!isActive(entry.value)) return entry.value;
     await keepAnOwner(ctx, entry.value, "deactivated");
     const now = nowIso();
@@ -82,7 +82,7 @@ export async function deactivateUser(ctx: Ctx, actor: Actor, id: string): Promis
 export async function reactivateUser(ctx: Ctx, actor: Actor, id: string): Promise<User> {
   return await retrying("reactivate user", async () => {
     const entry = await userEntry(ctx, id);
-    authorize(whoOf(actor), "user.deactivate", entry.value);
+    authorize(actor, "user.deactivate", entry.value);
     if (isActive(entry.value)) return entry.value;
     const next: User = { ...entry.value, deactivated_at: null };
     const done = await replaceUser(ctx.kv, entry, next, [], audit(next, "user.reactivated", actor));
@@ -99,7 +99,7 @@ export async function changeRole(
 ): Promise<{ user: User; previous: Role }> {
   return await retrying("change role", async () => {
     const entry = await userEntry(ctx, id);
-    authorize(whoOf(actor), "user.role", entry.value);
+    authorize(actor, "user.role", entry.value);
     const previous = entry.value.role;
     if (entry.value.type !== "human" || previous === null) {
       throw invalid("id", "A bot has no role.");

@@ -1,20 +1,18 @@
 /**
- * Who acts: a token's subject (the API), a person signed in to the settings screen, or the
- * operator at the admin CLI; and how the policy and the audit log name each.
+ * Who acts: one type, the `Subject`, for a token's user (the API) and a person signed in to the
+ * settings screen (`subjectOfPerson`); null is the operator at the admin CLI. The policy reads a
+ * subject's `Principal` part, and the audit log names each.
  */
 import { SCOPES, type Subject, type User } from "../core/types.ts";
 
-/** Who acts, as far as the rules care: a token's user, or a person signed in to the screen. */
+/** Who acts, as far as the rules care: the part of a subject they read. */
 export type Principal = Pick<Subject, "user_id" | "team_id" | "type" | "role">;
 
 /** A principal, or null: the operator at the admin CLI. */
 export type Who = Principal | null;
 
-/** The acting person of the settings screen's and CLI's functions; null is the operator. */
-export type Actor = User | null;
-
-export const whoOf = (actor: Actor): Who =>
-  actor && { user_id: actor.id, team_id: actor.team_id, type: actor.type, role: actor.role };
+/** Whoever acts through a domain function: a subject, or null for the operator at the CLI. */
+export type Actor = Subject | null;
 
 /**
  * A signed-in person as the subject of the domain functions the API also calls: the screen is
@@ -30,14 +28,11 @@ export const subjectOfPerson = (user: User): Subject => ({
   scopes: [...SCOPES],
 });
 
-/** The audit log's actor of what a token (or a person on the screen) did. */
-export const auditSubject = (s: Subject) => ({ actor_id: s.user_id, actor_name: s.name });
-
 /** How the audit log names the operator at the admin CLI. */
 export const OPERATOR_NAME = "operator (CLI)";
 
-/** The audit log's actor of an action: the person, or the operator at the CLI. */
+/** The audit log's actor of an action: the subject, or the operator at the CLI. */
 export const auditActor = (actor: Actor) => ({
-  actor_id: actor?.id ?? null,
+  actor_id: actor?.user_id ?? null,
   actor_name: actor?.name ?? OPERATOR_NAME,
 });

@@ -10,7 +10,7 @@ import {
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { authorize } from "./policy.ts";
-import { type Actor, auditActor, whoOf } from "./principals.ts";
+import { type Actor, auditActor } from "./principals.ts";
 import { checkName } from "./text.ts";
 import { retrying } from "../core/retry.ts";
 import type { Scope, Token, User } from "../core/types.ts";
@@ -77,7 +77,7 @@ export async function tokenHolder(
 ): Promise<User> {
   const user = isUuid(userId) ? await getUser(ctx.kv, userId.toLowerCase()) : null;
   if (!user) throw notFound(hiddenAs);
-  authorize(whoOf(actor), "token.create", user, hiddenAs);
+  authorize(actor, "token.create", user, hiddenAs);
   return user;
 }
 
@@ -95,7 +95,7 @@ export async function createToken(
     actor: Actor;
   },
 ): Promise<NewToken> {
-  authorize(whoOf(opts.actor), "token.create", user);
+  authorize(opts.actor, "token.create", user);
   if (user.deactivated_at) {
     throw invalid("user", "The user is deactivated; reactivate it before giving it a token.");
   }
@@ -105,7 +105,7 @@ export async function createToken(
     const { tokens, version } = await userTokens(ctx.kv, user.id);
     const now = Date.now();
     if (tokens.filter((t) => isTokenLive(t, now)).length >= MAX_LIVE_TOKENS) {
-      const holder = opts.actor?.id === user.id ? "You hold" : `${user.name} holds`;
+      const holder = opts.actor?.user_id === user.id ? "You hold" : `${user.name} holds`;
       throw new ApiError(
         422,
         `${holder} ${MAX_LIVE_TOKENS} live tokens already, the most allowed; revoke one first.`,
@@ -132,7 +132,7 @@ const holderOf = (t: Token) => ({ id: t.user_id, team_id: t.team_id, type: t.use
 async function liveToken(ctx: Ctx, id: string, actor: Actor): Promise<Deno.KvEntry<Token>> {
   const entry = isUuid(id) ? await getTokenById(ctx.kv, id.toLowerCase()) : null;
   if (!entry) throw noSuchToken();
-  authorize(whoOf(actor), "token.manage", holderOf(entry.value));
+  authorize(actor, "token.manage", holderOf(entry.value));
   if (entry.value.revoked_at) throw invalid("id", "The token is already revoked.");
   return entry;
 }

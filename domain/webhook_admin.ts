@@ -9,7 +9,7 @@ import { invalid, notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
 import { authorize, SUBSCRIPTION_NOT_FOUND } from "./policy.ts";
-import { type Actor, auditActor, whoOf } from "./principals.ts";
+import { type Actor, auditActor } from "./principals.ts";
 import { getSubscription, replaceSubscription } from "../kv/webhooks.ts";
 
 const subscriptionNotFound = () => notFound(SUBSCRIPTION_NOT_FOUND);
@@ -24,7 +24,7 @@ async function webhookById(
 ): Promise<Deno.KvEntry<Subscription>> {
   const entry = isUuid(id) ? await getSubscription(ctx.kv, id.toLowerCase()) : null;
   if (!entry || entry.versionstamp === null) throw subscriptionNotFound();
-  authorize(whoOf(actor), "subscription.manage", entry.value);
+  authorize(actor, "subscription.manage", entry.value);
   return entry;
 }
 

@@ -7,7 +7,7 @@ import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
 import { type Settled, unwrap } from "../core/settled.ts";
 import { authorize, permits, SUBSCRIPTION_NOT_FOUND } from "./policy.ts";
-import { auditSubject } from "./principals.ts";
+import { auditActor } from "./principals.ts";
 import { checkName } from "./text.ts";
 import { verifySubject } from "./authenticate.ts";
 import { randomBase62 } from "../core/random.ts";
@@ -110,7 +110,7 @@ export async function updateWebhook(
       entry,
       next,
       "webhook.updated",
-      auditSubject(subject),
+      auditActor(subject),
     );
     return ok ? next : null;
   });
@@ -152,7 +152,7 @@ export async function createWebhook(
     const ok = await insertSubscription(ctx.kv, subscription, version, {
       team_id: subject.team_id,
       action: "webhook.created",
-      ...auditSubject(subject),
+      ...auditActor(subject),
       target_id: subscription.id,
       target_name: subscription.name,
     });
@@ -229,7 +229,7 @@ export async function showWebhook(
 export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Promise<void> {
   const removed = await retrying("delete webhook", async () => {
     const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
-    const ok = await removeSubscription(ctx.kv, entry, auditSubject(subject));
+    const ok = await removeSubscription(ctx.kv, entry, auditActor(subject));
     return ok ? entry.value : null;
   });
   await dropPending(ctx.kv, removed.id);

@@ -1,6 +1,6 @@
 import type { Ctx } from "./context.ts";
 import { authorize } from "./policy.ts";
-import { type Actor, whoOf } from "./principals.ts";
+import { type Actor } from "./principals.ts";
 import type { Role, Team, User } from "../core/types.ts";
 import { generalChannelFor } from "./channels.ts";
 import { invalid, notFound } from "../core/errors.ts";
@@ -34,7 +34,7 @@ export const listTeams = (ctx: Ctx) => listAllTeams(ctx.kv);
 
 /** A team's people and bots, oldest first: for its admins and owners, and the operator. */
 export async function listUsers(ctx: Ctx, teamId: string, actor: Actor): Promise<User[]> {
-  authorize(whoOf(actor), "team.administer", { team_id: teamId });
+  authorize(actor, "team.administer", { team_id: teamId });
   return await listTeamUsers(ctx.kv, (await findTeam(ctx, teamId)).id);
 }
 
@@ -65,7 +65,7 @@ export async function createUser(
   },
   actor: Actor,
 ): Promise<User> {
-  authorize(whoOf(actor), "team.administer", { team_id: input.teamId });
+  authorize(actor, "team.administer", { team_id: input.teamId });
   const team = await findTeam(ctx, input.teamId);
   if (!checkName("name", input.name).trim()) throw invalid("name", "The name is required.");
   const user: User = {

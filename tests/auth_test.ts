@@ -21,6 +21,7 @@ import {
 } from "./harness.ts";
 import { post, subscribe } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -109,7 +110,7 @@ Deno.test("auth: token values are stored only as SHA-256 hashes", async () => {
     const rotated = await rotateTokenById(
       s.ctx,
       (await tokenRecord(s, w.member.token)).value!.id,
-      w.member.user,
+      subjectOfPerson(w.member.user),
     );
     const values = [w.admin.token, w.member.token, w.bot.token, rotated.value];
     assert.equal((await api(s, "GET", "/channels", { token: rotated.value })).status, 200);
@@ -128,7 +129,7 @@ Deno.test("auth: an expired token is 401 like a revoked one", async () => {
     const { value, token } = await createToken(s.ctx, w.member.user, {
       scopes: ["channels:read"],
       expiresInSeconds: 1,
-      actor: w.member.user,
+      actor: subjectOfPerson(w.member.user),
     });
     assert.ok(token.expires_at);
     assert.equal((await api(s, "GET", "/channels", { token: value })).status, 200);
@@ -144,11 +145,11 @@ Deno.test("auth: an expired token can't be rotated into a live one, as a revoked
     const { token } = await createToken(s.ctx, w.member.user, {
       scopes: ["channels:read"],
       expiresInSeconds: 1,
-      actor: w.member.user,
+      actor: subjectOfPerson(w.member.user),
     });
     await sleep(Date.parse(token.expires_at!) - Date.now() + 20);
     await assert.rejects(
-      () => rotateTokenById(s.ctx, token.id, w.member.user),
+      () => rotateTokenById(s.ctx, token.id, subjectOfPerson(w.member.user)),
       (e) => e instanceof ApiError && e.status === 422 && /expired/.test(e.message),
     );
   });
@@ -158,7 +159,7 @@ Deno.test("auth: revocation works on the very next request", async () => {
   await withWorkspace(async (s, w) => {
     const id = (await tokenRecord(s, w.bot.token)).value!.id;
     assert.equal((await api(s, "GET", "/channels", { token: w.bot.token })).status, 200);
-    await revokeTokenById(s.ctx, id, w.admin.user);
+    await revokeTokenById(s.ctx, id, subjectOfPerson(w.admin.user));
     assert.equal((await api(s, "GET", "/channels", { token: w.bot.token })).status, 401);
     await assert.rejects(
       revokeTokenById(s.ctx, id, null),
@@ -170,7 +171,7 @@ Deno.test("auth: revocation works on the very next request", async () => {
 Deno.test("auth: rotation issues a new value and the old one stops at once", async () => {
   await withWorkspace(async (s, w) => {
     const old = (await tokenRecord(s, w.bot.token)).value!;
-    const next = await rotateTokenById(s.ctx, old.id, w.admin.user);
+    const next = await rotateTokenById(s.ctx, old.id, subjectOfPerson(w.admin.user));
     assert.notEqual(next.token.id, old.id);
     assert.match(next.value, /^tcb_/);
     assert.deepEqual(next.token.scopes, old.scopes);
@@ -188,9 +189,9 @@ Deno.test("auth: token lifecycle is audited, without the token value", async () 
     const made = await createToken(s.ctx, w.member.user, {
       scopes: ["channels:read"],
       name: "ci",
-      actor: w.member.user,
+      actor: subjectOfPerson(w.member.user),
     });
-    const rotated = await rotateTokenById(s.ctx, made.token.id, w.member.user);
+    const rotated = await rotateTokenById(s.ctx, made.token.id, subjectOfPerson(w.member.user));
     await revokeTokenById(s.ctx, rotated.token.id, null);
     const entries = await listAudit(s.ctx.kv, w.team.id, 3);
     assert.deepEqual(
@@ -331,7 +332,7 @@ Deno.test("auth: concurrent rotations leave exactly one live successor", async (
   await withWorkspace(async (s, w) => {
     const id = (await tokenRecord(s, w.bot.token)).value!.id;
     const results = await Promise.allSettled(
-      [1, 2, 3, 4].map(() => rotateTokenById(s.ctx, id, w.admin.user)),
+      [1, 2, 3, 4].map(() => rotateTokenById(s.ctx, id, subjectOfPerson(w.admin.user))),
     );
     const made = results.flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
     assert.equal(made.length, 1, "one rotation wins");

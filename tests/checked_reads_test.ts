@@ -19,6 +19,7 @@ import {
   workspace,
 } from "./harness.ts";
 import { receiver, subscribe } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const postAs = (s: TestServer, token: string, channelId: string, body: string) =>
   api(s, "POST", `/channels/${channelId}/messages`, { token, body: { body } });
@@ -81,7 +82,7 @@ Deno.test("checked reads: a post reads nothing it read before, and still sees an
     assert.deepEqual((await lastEvent(a)).subscription_ids, [sub.id], "a new subscription hears");
 
     const [token] = await listTokens(b.ctx, w.bot.user.id);
-    await revokeTokenById(b.ctx, token.id, w.admin.user);
+    await revokeTokenById(b.ctx, token.id, subjectOfPerson(w.admin.user));
     assertStatus(await postAs(a, w.bot.token, secret, "revoked"), 401, "after revoking");
 
     assertStatus(await postAs(a, w.admin.token, secret, "before archiving"), 201);

@@ -400,7 +400,7 @@ Deno.test("cli: the README names every command the CLI has", async () => {
     stdout: "piped",
   }).output();
   const listed = new TextDecoder().decode(out.stdout).split("Commands:\n")[1].split("\n\n")[0];
-  const names = [...listed.matchAll(/^  (\S+) /gm)].map((m) => m[1]);
+  const names = [...listed.matchAll(/^ {2}(\S+) /gm)].map((m) => m[1]);
   assert.ok(names.length > 25, `${names.length} commands`);
   const readme = await Deno.readTextFile(`${root}README.md`);
   const named = (n: string) =>

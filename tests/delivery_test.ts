@@ -39,6 +39,7 @@ import {
   subscribe,
   waitUntil,
 } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const withEngine = (
   env: Record<string, string>,
@@ -252,7 +253,7 @@ Deno.test("delivery: after a rotation, both secrets sign for 24 hours, then only
   await withEngine({}, async (s, w) => {
     const r = tracked();
     const sub = await subscribe(s, w.admin.token, r.url);
-    const { secret } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user);
+    const { secret } = await rotateWebhookSecret(s.ctx, sub.id, subjectOfPerson(w.admin.user));
     await post(s, w.admin.token, w.team.general_channel_id, "during overlap");
     const [overlap] = await r.waitFor(1);
     await assertSigned(overlap, secret, sub.secret);

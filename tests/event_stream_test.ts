@@ -18,6 +18,7 @@ import {
 import { sharedStore, startService } from "./processes.ts";
 import { connect, type StreamEvent } from "./sse_client.ts";
 import { sleep, waitUntil } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const STREAM = "/api/v1/events/stream";
 
@@ -300,7 +301,7 @@ Deno.test("event stream: a token's streams end when it expires, on every instanc
     const { value, token } = await createToken(store.ctx, w.member.user, {
       scopes: ["messages:read"],
       expiresInSeconds: 2,
-      actor: w.member.user,
+      actor: subjectOfPerson(w.member.user),
     });
     const streams = await Promise.all([a, b].map((s) => connect(`${s.url}${STREAM}`, value)));
     await postAs(a.url, w.admin.token, dm.id, "before it expires");

@@ -23,6 +23,7 @@ import {
 import { checkResponse } from "./openapi_check.ts";
 import { cli, sharedStore, startService } from "./processes.ts";
 import { FAST, receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 /** POSTs to an incoming webhook URL and checks the answer against openapi.yaml. */
 async function hook(
@@ -52,7 +53,7 @@ async function botHook(s: TestServer, w: Workspace, name = "alerts") {
     channelId: channel,
     botId: w.bot.user.id,
     name: `${name} hook`,
-  }, w.admin.user);
+  }, subjectOfPerson(w.admin.user));
   return { id: made.id, url, channel };
 }
 
@@ -305,7 +306,7 @@ Deno.test("incoming: creation rules and audit entries", async () => {
         e.status === 422 && !!e.errors.bot,
     );
     const h = await botHook(s, w);
-    await revokeIncomingById(s.ctx, h.id, w.admin.user);
+    await revokeIncomingById(s.ctx, h.id, subjectOfPerson(w.admin.user));
     const audit = (await listAudit(s.ctx.kv, w.team.id, 10))
       .filter((e) => e.action.startsWith("incoming_webhook."))
       .map((e) => [e.action, e.actor_id, e.target_id]);

@@ -20,6 +20,7 @@ import {
 } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
 import type { Store } from "../kv/store.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
 
@@ -149,7 +150,8 @@ Deno.test("limits: Slack payloads nested deeper than 32 levels or with over 1,00
 Deno.test("limits: a user holds at most 25 live tokens, also when they are made at once", () =>
   withWorkspace(async (s, w) => {
     const user = w.member.user;
-    const make = () => createToken(s.ctx, user, { scopes: ["channels:read"], actor: user });
+    const make = () =>
+      createToken(s.ctx, user, { scopes: ["channels:read"], actor: subjectOfPerson(user) });
     const made = await Promise.allSettled(Array.from({ length: 30 }, make));
     const refused = made.filter((r) => r.status === "rejected");
     assert.equal(made.length - refused.length, MAX_LIVE_TOKENS - 1, "the harness made one");
@@ -160,7 +162,7 @@ Deno.test("limits: a user holds at most 25 live tokens, also when they are made 
     }
     const live = (await listTokens(s.ctx, user.id)).filter((t) => !t.revoked_at);
     assert.equal(live.length, MAX_LIVE_TOKENS);
-    await revokeTokenById(s.ctx, live[0].id, user);
+    await revokeTokenById(s.ctx, live[0].id, subjectOfPerson(user));
     await make();
     const expiring = await createUser(
       s.ctx,
@@ -175,7 +177,10 @@ Deno.test("limits: a user holds at most 25 live tokens, also when they are made 
       });
     }
     await assert.rejects(
-      createToken(s.ctx, expiring, { scopes: ["channels:read"], actor: w.admin.user }),
+      createToken(s.ctx, expiring, {
+        scopes: ["channels:read"],
+        actor: subjectOfPerson(w.admin.user),
+      }),
       (e: { status: number; message: string }) =>
         e.status === 422 && /Temp Bot holds/.test(e.message),
     );

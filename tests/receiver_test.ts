@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { api, startServer, workspace } from "./harness.ts";
 import { post, show, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 // ---- The README's verifier, verbatim ----------------------------------------------------
 const TOLERANCE_SECONDS = 300;
@@ -172,7 +173,7 @@ Deno.test("receiver: during a rotation the old and the new secret both verify", 
   try {
     const w = await workspace(s.ctx);
     const sub = await subscribe(s, w.admin.token, r.url);
-    const rotated = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user);
+    const rotated = await rotateWebhookSecret(s.ctx, sub.id, subjectOfPerson(w.admin.user));
     secret = sub.secret;
     await post(s, w.admin.token, w.team.general_channel_id, "old key still works");
     await waitUntil(() => r.log.length === 1);

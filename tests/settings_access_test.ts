@@ -9,6 +9,7 @@ import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../do
 import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { api, withWorkspace, workspace } from "./harness.ts";
 import { subscribe } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const notFound = (e: { status?: number }) => e.status === 404;
 
@@ -29,19 +30,22 @@ Deno.test("settings access: a person never reaches another team's tokens, hooks 
     const [botToken] = await listTokens(s.ctx, a.bot.user.id);
 
     const outsider = b.admin.user;
-    await assert.rejects(revokeTokenById(s.ctx, botToken.id, outsider), notFound);
-    await assert.rejects(rotateTokenById(s.ctx, botToken.id, outsider), notFound);
+    await assert.rejects(revokeTokenById(s.ctx, botToken.id, subjectOfPerson(outsider)), notFound);
+    await assert.rejects(rotateTokenById(s.ctx, botToken.id, subjectOfPerson(outsider)), notFound);
     await assert.rejects(
-      createToken(s.ctx, a.bot.user, { scopes: ["channels:read"], actor: outsider }),
+      createToken(s.ctx, a.bot.user, {
+        scopes: ["channels:read"],
+        actor: subjectOfPerson(outsider),
+      }),
       notFound,
     );
-    await assert.rejects(rotateWebhookSecret(s.ctx, sub.id, outsider), notFound);
-    await assert.rejects(enableWebhook(s.ctx, sub.id, outsider), notFound);
+    await assert.rejects(rotateWebhookSecret(s.ctx, sub.id, subjectOfPerson(outsider)), notFound);
+    await assert.rejects(enableWebhook(s.ctx, sub.id, subjectOfPerson(outsider)), notFound);
     await assert.rejects(
-      createIncoming(s.ctx, { channelId: general, botId: b.bot.user.id }, outsider),
+      createIncoming(s.ctx, { channelId: general, botId: b.bot.user.id }, subjectOfPerson(outsider)),
       notFound,
     );
-    await assert.rejects(revokeIncomingById(s.ctx, hook.id, outsider), notFound);
+    await assert.rejects(revokeIncomingById(s.ctx, hook.id, subjectOfPerson(outsider)), notFound);
     assert.equal((await api(s, "GET", "/channels", { token: a.bot.token })).status, 200);
   }));
 
@@ -51,20 +55,32 @@ Deno.test("settings access: a member manages its own tokens only; an admin also 
     const [botToken] = await listTokens(s.ctx, w.bot.user.id);
     const sub = await subscribe(s, w.admin.token, "http://127.0.0.1:9/hook");
 
-    await assert.rejects(revokeTokenById(s.ctx, botToken.id, w.member.user), notFound);
     await assert.rejects(
-      createToken(s.ctx, w.bot.user, { scopes: ["channels:read"], actor: w.member.user }),
+      revokeTokenById(s.ctx, botToken.id, subjectOfPerson(w.member.user)),
       notFound,
     );
-    await assert.rejects(rotateWebhookSecret(s.ctx, sub.id, w.member.user), notFound);
-    await assert.rejects(revokeTokenById(s.ctx, memberToken.id, w.admin.user), notFound);
+    await assert.rejects(
+      createToken(s.ctx, w.bot.user, {
+        scopes: ["channels:read"],
+        actor: subjectOfPerson(w.member.user),
+      }),
+      notFound,
+    );
+    await assert.rejects(
+      rotateWebhookSecret(s.ctx, sub.id, subjectOfPerson(w.member.user)),
+      notFound,
+    );
+    await assert.rejects(
+      revokeTokenById(s.ctx, memberToken.id, subjectOfPerson(w.admin.user)),
+      notFound,
+    );
 
     const made = await createToken(s.ctx, w.bot.user, {
       scopes: ["channels:read"],
-      actor: w.admin.user,
+      actor: subjectOfPerson(w.admin.user),
     });
     assert.equal(made.token.user_id, w.bot.user.id);
-    await rotateTokenById(s.ctx, botToken.id, w.admin.user);
-    await revokeTokenById(s.ctx, memberToken.id, w.member.user);
+    await rotateTokenById(s.ctx, botToken.id, subjectOfPerson(w.admin.user));
+    await revokeTokenById(s.ctx, memberToken.id, subjectOfPerson(w.member.user));
     await revokeTokenById(s.ctx, made.token.id, null);
   }));

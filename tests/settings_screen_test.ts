@@ -16,6 +16,7 @@ import { browserTest, withBrowser } from "./browser.ts";
 import { api, startServer, type TestServer, type Workspace, workspace } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
 import { FAST, hmacHex, post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const SETTINGS = "/settings/integrations";
 
@@ -415,7 +416,7 @@ Deno.test(
         await createToken(s.ctx, holders[i % 3], {
           scopes: ["channels:read"],
           name: `t${i}`,
-          actor: w.admin.user,
+          actor: subjectOfPerson(w.admin.user),
         });
       }
       const { page } = await signIn(s, browser, w.admin.user, watch);

@@ -9,6 +9,7 @@ import { readAuditLog } from "../domain/audit_log.ts";
 import { tokenHolder } from "../domain/tokens.ts";
 import { createTeam, createUser, listUsers } from "../domain/workspace.ts";
 import { withWorkspace } from "./harness.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const hidden = (e: unknown) => e instanceof ApiError && e.status === 404;
 
@@ -17,20 +18,33 @@ Deno.test("team administration: members are refused in the domain, admins and th
     const { ctx } = s;
     const teamId = w.team.id;
     const member = w.member.user;
-    await assert.rejects(() => listUsers(ctx, teamId, member), hidden);
-    await assert.rejects(() => readAuditLog(ctx, teamId, { limit: 5, actor: member }), hidden);
+    await assert.rejects(() => listUsers(ctx, teamId, subjectOfPerson(member)), hidden);
     await assert.rejects(
-      () => createUser(ctx, { teamId, name: "Sneaky Bot", type: "bot" }, member),
+      () => readAuditLog(ctx, teamId, { limit: 5, actor: subjectOfPerson(member) }),
       hidden,
     );
-    await assert.rejects(() => tokenHolder(ctx, w.bot.user.id, member, "No such bot."), hidden);
+    await assert.rejects(
+      () => createUser(ctx, { teamId, name: "Sneaky Bot", type: "bot" }, subjectOfPerson(member)),
+      hidden,
+    );
+    await assert.rejects(
+      () => tokenHolder(ctx, w.bot.user.id, subjectOfPerson(member), "No such bot."),
+      hidden,
+    );
     assert.equal((await listUsers(ctx, teamId, null)).length, 3, "nobody was added");
 
     const admin = w.admin.user;
-    assert.equal((await listUsers(ctx, teamId, admin)).length, 3);
-    await readAuditLog(ctx, teamId, { limit: 5, actor: admin });
-    const bot = await createUser(ctx, { teamId, name: "Helper", type: "bot" }, admin);
-    assert.equal((await tokenHolder(ctx, bot.id, admin, "No such bot.")).id, bot.id);
+    assert.equal((await listUsers(ctx, teamId, subjectOfPerson(admin))).length, 3);
+    await readAuditLog(ctx, teamId, { limit: 5, actor: subjectOfPerson(admin) });
+    const bot = await createUser(
+      ctx,
+      { teamId, name: "Helper", type: "bot" },
+      subjectOfPerson(admin),
+    );
+    assert.equal(
+      (await tokenHolder(ctx, bot.id, subjectOfPerson(admin), "No such bot.")).id,
+      bot.id,
+    );
   }));
 
 Deno.test("team administration: another team's admin is refused as a stranger", () =>
@@ -47,6 +61,9 @@ Deno.test("team administration: another team's admin is refused as a stranger", 
       { teamId: elsewhere.id, name: "Their Admin", type: "human", role: "admin" },
       null,
     );
-    await assert.rejects(() => listUsers(ctx, w.team.id, theirAdmin), hidden);
-    await assert.rejects(() => tokenHolder(ctx, other.id, theirAdmin, "No such user."), hidden);
+    await assert.rejects(() => listUsers(ctx, w.team.id, subjectOfPerson(theirAdmin)), hidden);
+    await assert.rejects(
+      () => tokenHolder(ctx, other.id, subjectOfPerson(theirAdmin), "No such user."),
+      hidden,
+    );
   }));

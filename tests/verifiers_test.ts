@@ -9,6 +9,7 @@ import Stripe from "npm:stripe@23.1.0";
 import { rotateWebhookSecret } from "../domain/webhook_admin.ts";
 import { withWorkspace } from "./harness.ts";
 import { FAST, type Hit, post, receiver, subscribe } from "./webhook_receivers.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const stripe = new Stripe("sk_test_verification_only");
 const cryptoProvider = Stripe.createSubtleCryptoProvider();
@@ -43,7 +44,11 @@ Deno.test("verifiers: Standard Webhooks and Stripe libraries accept real deliver
       assert.deepEqual(verifyStandard(before, sub.secret), JSON.parse(before.body));
       assert.equal((await verifyStripe(before, sub.secret)).id, JSON.parse(before.body).id);
 
-      const { secret: next } = await rotateWebhookSecret(s.ctx, sub.id, w.admin.user);
+      const { secret: next } = await rotateWebhookSecret(
+        s.ctx,
+        sub.id,
+        subjectOfPerson(w.admin.user),
+      );
       await post(s, w.admin.token, w.team.general_channel_id, "during the rotation");
       const during = (await r.waitFor(2))[1];
       assert.equal(during.headers.get("webhook-signature")!.split(" ").length, 2);

@@ -9,6 +9,7 @@ import { loadRoutes } from "../kv/routes.ts";
 import { actor, api, assertInvalid, startServer, withWorkspace, workspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
 const valid = { name: "CI", url: HOOK, events: ["message.created"] };
@@ -316,7 +317,7 @@ Deno.test("webhooks: a disabled subscription cannot be redelivered until enabled
     });
     assertInvalid(res, "webhookSubscription");
 
-    const enabled = await enableWebhook(s.ctx, id, w.admin.user);
+    const enabled = await enableWebhook(s.ctx, id, subjectOfPerson(w.admin.user));
     assert.equal(enabled.status, "active");
     assert.equal(enabled.consecutive_failures, 0);
     assert.equal(enabled.disabled_at, null);

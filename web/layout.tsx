@@ -1,10 +1,12 @@
 import type { Child } from "hono/jsx";
-import type { User } from "../core/types.ts";
+import type { Subject, User } from "../core/types.ts";
 import { SETTINGS } from "./paths.ts";
 
 /** Who is looking at a page, and what its forms need. */
 export interface Viewer {
   user: User;
+  /** The person as the subject of the domain functions the pages call. */
+  subject: Subject;
   csrf: string;
   /** Admins and owners see the team's parts of the screen; members don't, not even as links. */
   admin: boolean;

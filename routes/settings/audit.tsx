@@ -18,7 +18,7 @@ export function auditPages(ctx: Ctx) {
       const log = await readAuditLog(ctx, viewer.user.team_id, {
         limit: AUDIT_PAGE_SIZE,
         before,
-        actor: viewer.user,
+        actor: viewer.subject,
       });
       return page(
         c,

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { privateReach } from "../../domain/channels.ts";
 import type { Ctx } from "../../domain/context.ts";
-import type { User } from "../../core/types.ts";
+import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
 import { createToken, listTokens, tokenHolder } from "../../domain/tokens.ts";
 import { createUser, listUsers } from "../../domain/workspace.ts";
@@ -19,7 +19,7 @@ const NOTICES = {
   "bot-created": "The bot is created. Give it a token, and add it to channels through the API.",
 };
 
-const teamBots = async (ctx: Ctx, viewer: User) =>
+const teamBots = async (ctx: Ctx, viewer: Subject) =>
   (await listUsers(ctx, viewer.team_id, viewer)).filter((u) => u.type === "bot");
 
 /** The bots page, with their tokens. */
@@ -31,10 +31,10 @@ export async function showBots(
 ) {
   const { viewer } = c.var;
   const bots = await Promise.all(
-    (await teamBots(ctx, viewer.user)).map(async (bot) => ({
+    (await teamBots(ctx, viewer.subject)).map(async (bot) => ({
       bot,
       tokens: await listTokens(ctx, bot.id),
-      reach: await privateReach(ctx, viewer.user, bot),
+      reach: await privateReach(ctx, viewer.subject, bot),
     })),
   );
   return page(c, <BotsPage viewer={viewer} bots={bots} {...extra} />, status);
@@ -52,7 +52,7 @@ export function botPages(ctx: Ctx) {
           teamId: viewer.user.team_id,
           name: typeof form.name === "string" ? form.name : "",
           type: "bot",
-        }, viewer.user);
+        }, viewer.subject);
         return c.redirect(`${SETTINGS}/bots?done=bot-created`, 303);
       } catch (e) {
         const state = formStateOf(e, form);
@@ -62,10 +62,10 @@ export function botPages(ctx: Ctx) {
     .post("/:id/tokens", async (c) => {
       const { viewer, form } = c.var;
       const botId = c.req.param("id");
-      const bot = await tokenHolder(ctx, botId, viewer.user, NO_SUCH_BOT);
+      const bot = await tokenHolder(ctx, botId, viewer.subject, NO_SUCH_BOT);
       if (bot.type !== "bot") throw notFound(NO_SUCH_BOT);
       try {
-        const made = await createToken(ctx, bot, { ...tokenInput(form), actor: viewer.user });
+        const made = await createToken(ctx, bot, { ...tokenInput(form), actor: viewer.subject });
         return await showBots(ctx, c, {
           revealed: { label: `New token “${made.token.name}” for ${bot.name}`, value: made.value },
         });

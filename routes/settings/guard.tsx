@@ -56,8 +56,9 @@ export const signedIn = (ctx: Ctx): MiddlewareHandler<SettingsEnv> => async (c, 
     c.set("form", form);
   }
   c.set("session", session);
-  const admin = permits(subjectOfPerson(session.user), "team.administer", session.user);
-  c.set("viewer", { user: session.user, csrf: session.csrf, admin });
+  const subject = subjectOfPerson(session.user);
+  const admin = permits(subject, "team.administer", session.user);
+  c.set("viewer", { user: session.user, subject, csrf: session.csrf, admin });
   await next();
 };
 

@@ -3,7 +3,6 @@ import { listChannels } from "../../domain/channels.ts";
 import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
-import { subjectOfPerson } from "../../domain/principals.ts";
 import { listUsers } from "../../domain/workspace.ts";
 import { IncomingPage, type IncomingPageProps } from "../../web/incoming.tsx";
 import { SETTINGS } from "../../web/paths.ts";
@@ -20,11 +19,11 @@ async function showIncoming(
   status: 200 | 403 | 404 | 422 = 200,
 ) {
   const { viewer } = c.var;
-  const subject = subjectOfPerson(viewer.user);
+  const subject = viewer.subject;
   const [hooks, mine, users] = await Promise.all([
     listIncoming(ctx, viewer.user.team_id),
     listChannels(ctx, subject),
-    listUsers(ctx, viewer.user.team_id, viewer.user),
+    listUsers(ctx, viewer.user.team_id, viewer.subject),
   ]);
   const named = await visibleChannels(ctx, subject, [...new Set(hooks.map((h) => h.channel_id))]);
   return page(
@@ -55,7 +54,7 @@ export function incomingPages(ctx: Ctx) {
           channelId: text(form.channel),
           botId: text(form.bot),
           name: text(form.name),
-        }, viewer.user);
+        }, viewer.subject);
         return await showIncoming(ctx, c, {
           revealed: { label: `URL of “${hook.name}”`, value: url },
         });
@@ -65,7 +64,7 @@ export function incomingPages(ctx: Ctx) {
       }
     })
     .post("/:id/revoke", async (c) => {
-      await revokeIncomingById(ctx, c.req.param("id"), c.var.viewer.user);
+      await revokeIncomingById(ctx, c.req.param("id"), c.var.viewer.subject);
       return c.redirect(`${SETTINGS}/incoming?done=revoked`, 303);
     });
 }

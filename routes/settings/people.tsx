@@ -4,7 +4,7 @@ import { type Role, ROLES, type User } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
 import { changeRole, deactivateUser, reactivateUser } from "../../domain/people.ts";
 import { permits } from "../../domain/policy.ts";
-import { whoOf } from "../../domain/principals.ts";
+import {} from "../../domain/principals.ts";
 import { listUsers } from "../../domain/workspace.ts";
 import { PeoplePage, type PeoplePageProps } from "../../web/people.tsx";
 import { SETTINGS } from "../../web/paths.ts";
@@ -26,8 +26,8 @@ async function showPeople(
   status: 200 | 403 | 404 | 422 = 200,
 ) {
   const { viewer } = c.var;
-  const people = await listUsers(ctx, viewer.user.team_id, viewer.user);
-  const who = whoOf(viewer.user);
+  const people = await listUsers(ctx, viewer.user.team_id, viewer.subject);
+  const who = viewer.subject;
   const may = Object.fromEntries(people.map((u: User) => [u.id, {
     deactivate: permits(who, "user.deactivate", u),
     role: u.type === "human" && permits(who, "user.role", u),
@@ -60,17 +60,17 @@ export function peoplePages(ctx: Ctx) {
     .get("/", (c) => showPeople(ctx, c, { notice: noticeOf(c, NOTICES) }))
     .post(
       "/:id/deactivate",
-      act("deactivated", (c) => deactivateUser(ctx, c.var.viewer.user, c.req.param("id") ?? "")),
+      act("deactivated", (c) => deactivateUser(ctx, c.var.viewer.subject, c.req.param("id") ?? "")),
     )
     .post(
       "/:id/reactivate",
-      act("reactivated", (c) => reactivateUser(ctx, c.var.viewer.user, c.req.param("id") ?? "")),
+      act("reactivated", (c) => reactivateUser(ctx, c.var.viewer.subject, c.req.param("id") ?? "")),
     )
     .post(
       "/:id/role",
       act(
         "role-changed",
-        (c) => changeRole(ctx, c.var.viewer.user, c.req.param("id") ?? "", roleOf(c.var.form.role)),
+        (c) => changeRole(ctx, c.var.viewer.subject, c.req.param("id") ?? "", roleOf(c.var.form.role)),
       ),
     );
 }

@@ -30,7 +30,7 @@ export function tokenPages(ctx: Ctx) {
       try {
         const made = await createToken(ctx, viewer.user, {
           ...tokenInput(form),
-          actor: viewer.user,
+          actor: viewer.subject,
         });
         return await showTokens(ctx, c, {
           revealed: { label: `Your new token “${made.token.name}”`, value: made.value },
@@ -41,14 +41,14 @@ export function tokenPages(ctx: Ctx) {
       }
     })
     .post("/tokens/:id/rotate", async (c) => {
-      const made = await rotateTokenById(ctx, c.req.param("id"), c.var.viewer.user);
+      const made = await rotateTokenById(ctx, c.req.param("id"), c.var.viewer.subject);
       const revealed = { label: `New value of “${made.token.name}”`, value: made.value };
       return made.token.user_type === "bot"
         ? await showBots(ctx, c, { revealed })
         : await showTokens(ctx, c, { revealed });
     })
     .post("/tokens/:id/revoke", async (c) => {
-      const token = await revokeTokenById(ctx, c.req.param("id"), c.var.viewer.user);
+      const token = await revokeTokenById(ctx, c.req.param("id"), c.var.viewer.subject);
       const back = token.user_type === "bot" ? `${SETTINGS}/bots` : SETTINGS;
       return c.redirect(`${back}?done=token-revoked`, 303);
     });

@@ -2,7 +2,6 @@ import { type Context, Hono } from "hono";
 import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { userById } from "../../domain/workspace.ts";
-import { subjectOfPerson } from "../../domain/principals.ts";
 import { permits } from "../../domain/policy.ts";
 import { deleteWebhook, listWebhooks, showWebhook, updateWebhook } from "../../domain/webhooks.ts";
 import { attempt } from "../../core/settled.ts";
@@ -31,7 +30,7 @@ async function showOne(
   status: 200 | 403 | 404 | 422 = 200,
 ) {
   const { viewer } = c.var;
-  const subject = subjectOfPerson(viewer.user);
+  const subject = viewer.subject;
   const { subscription: sub, deliveries } = await showWebhook(ctx, subject, id);
   const [channels, owner] = await Promise.all([
     visibleChannels(ctx, subject, sub.channel_ids ?? []),
@@ -59,7 +58,7 @@ export function webhookPages(ctx: Ctx) {
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
     .get("/", async (c) => {
-      const subs = await listWebhooks(ctx, subjectOfPerson(c.var.viewer.user));
+      const subs = await listWebhooks(ctx, c.var.viewer.subject);
       return page(
         c,
         <WebhooksPage viewer={c.var.viewer} subs={subs} notice={noticeOf(c, NOTICES)} />,
@@ -67,7 +66,7 @@ export function webhookPages(ctx: Ctx) {
     })
     .get("/:id", (c) => showOne(ctx, c, c.req.param("id"), { notice: noticeOf(c, NOTICES) }))
     .post("/:id/enable", async (c) => {
-      await enableWebhook(ctx, c.req.param("id"), c.var.viewer.user);
+      await enableWebhook(ctx, c.req.param("id"), c.var.viewer.subject);
       return back(c, "enabled");
     })
     .post("/:id/edit", async (c) => {
@@ -76,7 +75,7 @@ export function webhookPages(ctx: Ctx) {
       const asked = { url: form.url ?? "", events: [form.events ?? []].flat() };
       try {
         const changes = attempt(() => validate(webhookChanges, asked));
-        await updateWebhook(ctx, subjectOfPerson(viewer.user), id, changes, Object.keys(asked));
+        await updateWebhook(ctx, viewer.subject, id, changes, Object.keys(asked));
         return back(c, "updated");
       } catch (e) {
         const state = formStateOf(e, form);
@@ -87,7 +86,7 @@ export function webhookPages(ctx: Ctx) {
       const { subscription, secret } = await rotateWebhookSecret(
         ctx,
         c.req.param("id"),
-        c.var.viewer.user,
+        c.var.viewer.subject,
       );
       return await showOne(ctx, c, subscription.id, {
         revealed: {
@@ -99,12 +98,12 @@ export function webhookPages(ctx: Ctx) {
       });
     })
     .post("/:id/deliveries/:delivery/redeliver", async (c) => {
-      const subject = subjectOfPerson(c.var.viewer.user);
+      const subject = c.var.viewer.subject;
       await redeliver(ctx, subject, c.req.param("id"), c.req.param("delivery"));
       return back(c, "redelivering");
     })
     .post("/:id/delete", async (c) => {
-      await deleteWebhook(ctx, subjectOfPerson(c.var.viewer.user), c.req.param("id"));
+      await deleteWebhook(ctx, c.var.viewer.subject, c.req.param("id"));
       return c.redirect(`${SETTINGS}/webhooks?done=deleted`, 303);
     });
 }
