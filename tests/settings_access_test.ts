@@ -42,7 +42,11 @@ Deno.test("settings access: a person never reaches another team's tokens, hooks 
     await assert.rejects(rotateWebhookSecret(s.ctx, sub.id, subjectOfPerson(outsider)), notFound);
     await assert.rejects(enableWebhook(s.ctx, sub.id, subjectOfPerson(outsider)), notFound);
     await assert.rejects(
-      createIncoming(s.ctx, { channelId: general, botId: b.bot.user.id }, subjectOfPerson(outsider)),
+      createIncoming(
+        s.ctx,
+        { channelId: general, botId: b.bot.user.id },
+        subjectOfPerson(outsider),
+      ),
       notFound,
     );
     await assert.rejects(revokeIncomingById(s.ctx, hook.id, subjectOfPerson(outsider)), notFound);

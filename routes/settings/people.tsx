@@ -70,7 +70,8 @@ export function peoplePages(ctx: Ctx) {
       "/:id/role",
       act(
         "role-changed",
-        (c) => changeRole(ctx, c.var.viewer.subject, c.req.param("id") ?? "", roleOf(c.var.form.role)),
+        (c) =>
+          changeRole(ctx, c.var.viewer.subject, c.req.param("id") ?? "", roleOf(c.var.form.role)),
       ),
     );
 }
