@@ -36,20 +36,27 @@ export interface Watched {
 
 const EXAMPLE_RECEIVER = new URL("../examples/receiver.ts", import.meta.url).pathname;
 
+/** How the README runs examples/receiver.ts. */
+export const EXAMPLE_RECEIVER_ARGS = [
+  "run",
+  "--allow-net",
+  "--allow-env",
+  "--allow-read",
+  "--allow-write",
+  "--unstable-kv",
+  EXAMPLE_RECEIVER,
+];
+
 /**
  * examples/receiver.ts, the receiver the README shows, as its own process: listening on `port`,
  * verifying with `secret`, keeping the events it saw in a store in `dir`.
  */
 export function startExampleReceiver(secret: string, port: number, dir: string): Watched {
-  return watch(Deno.execPath(), [
-    "run",
-    "--allow-net",
-    "--allow-env",
-    "--allow-read",
-    "--allow-write",
-    "--unstable-kv",
-    EXAMPLE_RECEIVER,
-  ], { WEBHOOK_SECRET: secret, RECEIVER_PORT: String(port), SEEN_KV_PATH: `${dir}/seen.sqlite3` });
+  return watch(Deno.execPath(), EXAMPLE_RECEIVER_ARGS, {
+    WEBHOOK_SECRET: secret,
+    RECEIVER_PORT: String(port),
+    SEEN_KV_PATH: `${dir}/seen.sqlite3`,
+  });
 }
 
 /** Starts `command` with `env` (and NO_COLOR), gathering what it prints. */

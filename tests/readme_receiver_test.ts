@@ -5,7 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { api, startServer, workspace } from "./harness.ts";
-import { freePort, startExampleReceiver, type Watched } from "./processes.ts";
+import {
+  EXAMPLE_RECEIVER_ARGS,
+  freePort,
+  startExampleReceiver,
+  type Watched,
+} from "./processes.ts";
 import { post, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 const README = new URL("../README.md", import.meta.url);
@@ -77,15 +82,7 @@ async function receiverExit(env: Record<string, string>) {
   const dir = await Deno.makeTempDir({ prefix: "readme-receiver-" });
   try {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-net",
-        "--allow-env",
-        "--allow-read",
-        "--allow-write",
-        "--unstable-kv",
-        EXAMPLE.pathname,
-      ],
+      args: EXAMPLE_RECEIVER_ARGS,
       env: { SEEN_KV_PATH: `${dir}/seen.sqlite3`, RECEIVER_PORT: String(freePort()), ...env },
       clearEnv: true,
       stdout: "piped",
