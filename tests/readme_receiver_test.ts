@@ -1,5 +1,6 @@
 /**
- * The receiver the README tells integrators to write, examples/receiver.ts, shown in README.md
+ * The receiver the docs tell integrators to write, examples/receiver.ts, shown in
+ * docs/verifying-webhooks.md
  * as it stands and run as its own process: it must accept real deliveries and handle a
  * redelivered event only once.
  */
@@ -13,19 +14,19 @@ import {
 } from "./processes.ts";
 import { post, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 
-const README = new URL("../README.md", import.meta.url);
+const PAGE = new URL("../docs/verifying-webhooks.md", import.meta.url);
 
-/** The first ```ts block under the README's "Verifying webhook signatures" heading. */
+/** The first ```ts block of docs/verifying-webhooks.md, the page the README sends integrators to. */
 async function readmeReceiver(): Promise<string> {
-  const text = await Deno.readTextFile(README);
-  const section = text.indexOf("### Verifying webhook signatures");
+  const text = await Deno.readTextFile(PAGE);
+  const section = text.indexOf("# Verifying webhook signatures");
   const start = text.indexOf("```ts\n", section) + "```ts\n".length;
   return text.slice(start, text.indexOf("```", start));
 }
 
 const EXAMPLE = new URL("../examples/receiver.ts", import.meta.url);
 
-Deno.test("readme: the README shows examples/receiver.ts as it is", async () => {
+Deno.test("readme: the docs show examples/receiver.ts as it is", async () => {
   assert.equal(await readmeReceiver(), await Deno.readTextFile(EXAMPLE));
 });
 

@@ -40,17 +40,17 @@ Deno.test("typed client: the committed types are what openapi-typescript makes o
   }
 });
 
-Deno.test("typed client: the README shows examples/typed_client.ts as it is", async () => {
-  const readme = await Deno.readTextFile(`${root}/README.md`);
-  const start = readme.indexOf("```ts\n", readme.indexOf("### A typed client")) + "```ts\n".length;
+Deno.test("typed client: the docs show examples/typed_client.ts as it is", async () => {
+  const readme = await Deno.readTextFile(`${root}/docs/api.md`);
+  const start = readme.indexOf("```ts\n", readme.indexOf("## A typed client")) + "```ts\n".length;
   assert.equal(
     readme.slice(start, readme.indexOf("```", start)),
     await Deno.readTextFile(`${root}/examples/typed_client.ts`),
   );
 });
 
-Deno.test("typed client: the README's command runs it and leaves the tree as it was", async () => {
-  const readme = await Deno.readTextFile(`${root}/README.md`);
+Deno.test("typed client: the docs' command runs it and leaves the tree as it was", async () => {
+  const readme = await Deno.readTextFile(`${root}/docs/api.md`);
   const after = readme.indexOf("Run it against the service with a token");
   const start = readme.indexOf("```sh\n", after) + "```sh\n".length;
   const command = readme.slice(start, readme.indexOf("```", start));
