@@ -8,7 +8,7 @@ export class CacheKind<V> {
   /** `max`: entries kept at most, the least recently set forgotten first. */
   constructor(readonly name: string, readonly max: number) {}
 
-  /** Never called: it ties V to the kind, for `Store.cache` to return it. */
+  /** Never set: it ties V to the kind, so that `Store.cache` returns a map of V. */
   declare readonly value?: V;
 }
 

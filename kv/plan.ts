@@ -39,6 +39,8 @@ export interface Committed {
 export type Landed = (Deno.KvCommitResult & { events: OutboxEvent[] }) | Deno.KvCommitError;
 
 /** Whoever commits a plan: the store. */
+type EnqueueOptions = Parameters<Deno.AtomicOperation["enqueue"]>[1];
+
 export interface Committer {
   commit(plan: Plan): Promise<Landed>;
 }
@@ -52,10 +54,8 @@ export interface Committer {
 export class Plan {
   readonly checks: Deno.AtomicCheck[] = [];
   readonly mutations: Deno.KvMutation[] = [];
-  readonly messages: {
-    value: unknown;
-    options?: Parameters<Deno.AtomicOperation["enqueue"]>[1];
-  }[] = [];
+  /** Queue messages, as `Deno.AtomicOperation.enqueue` takes them. */
+  readonly messages: { value: unknown; options?: EnqueueOptions }[] = [];
   readonly events: PlannedEvent[] = [];
   readonly redeliveries: string[] = [];
 
@@ -81,7 +81,7 @@ export class Plan {
     return this;
   }
 
-  enqueue(value: unknown, options?: Parameters<Deno.AtomicOperation["enqueue"]>[1]): this {
+  enqueue(value: unknown, options?: EnqueueOptions): this {
     this.messages.push({ value, options });
     return this;
   }
