@@ -1,6 +1,7 @@
 /**
  * A webhook receiver for this service, in Deno: verifies X-Service-Signature over the raw body,
- * refuses stale timestamps, and handles each event id once. The README shows this file.
+ * refuses stale timestamps, and handles each event id once. docs/verifying-webhooks.md shows
+ * this file.
  *
  *   WEBHOOK_SECRET=whsec_... deno run --allow-net --allow-env --allow-read --allow-write \
  *     --unstable-kv examples/receiver.ts

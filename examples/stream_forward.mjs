@@ -6,7 +6,7 @@
  * production. A dropped connection resumes from the last event forwarded, so nothing is missed
  * or sent twice; an event your receiver refuses is retried until it takes it.
  *
- * Runs on Deno or Node 20+, with no packages. The README shows the two commands:
+ * Runs on Deno or Node 20+, with no packages. docs/webhooks.md shows the two commands:
  *
  *   TOKEN=tcp_... deno run --allow-net --allow-env examples/stream_forward.mjs \
  *     --forward-to http://127.0.0.1:8000/

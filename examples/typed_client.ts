@@ -1,6 +1,6 @@
 /**
  * An integration written against types generated from openapi.yaml (openapi-typescript), with
- * openapi-fetch: every path, parameter, body and answer is checked by the compiler. The README
+ * openapi-fetch: every path, parameter, body and answer is checked by the compiler. docs/api.md
  * shows this file.
  *
  *   API_URL=http://localhost:8080/api/v1 API_TOKEN=tcp_... deno run \
