@@ -34,6 +34,11 @@ export interface Delivery {
   succeeded: boolean;
   response_status: number | null;
   error: string | null;
+  /**
+   * The start of the receiver's answer, at most 1 KiB of it; absent on attempts recorded before
+   * it was kept.
+   */
+  response_body?: string | null;
   /** How long the attempt took; absent on attempts recorded before it was kept. */
   duration_ms?: number;
   created_at: string;

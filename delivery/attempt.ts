@@ -137,6 +137,7 @@ async function deliver(
       succeeded: false,
       response_status: null,
       error: "the signing secret could not be decrypted (APP_KEY changed?)",
+      response_body: null,
       retryAfterMs: null,
     };
   }

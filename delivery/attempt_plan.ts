@@ -40,6 +40,7 @@ export const deliveryOf = (a: Attempted): Delivery => ({
   succeeded: a.outcome.succeeded,
   response_status: a.outcome.response_status,
   error: a.outcome.error,
+  response_body: a.outcome.response_body,
   duration_ms: a.durationMs,
   created_at: new Date(a.startedAt).toISOString(),
 });

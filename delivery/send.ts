@@ -4,12 +4,19 @@ import { resolveTarget, UnsafeUrlError } from "../core/url_safety.ts";
 
 /** Enough of a response body to keep the connection reusable; the rest is never read. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/** The start of the receiver's answer that a Delivery record keeps, to say why it refused. */
+export const KEPT_RESPONSE_BYTES = 1024;
 
 /** What one attempt came to. `error` is short and fixed-vocabulary: it never echoes a URL. */
 export interface AttemptOutcome {
   succeeded: boolean;
   response_status: number | null;
   error: string | null;
+  /**
+   * The start of the receiver's answer (at most KEPT_RESPONSE_BYTES, as text), null when it sent
+   * none. It is the receiver's own text: the request carried no secret, only signatures.
+   */
+  response_body: string | null;
   /** The Retry-After of a 429 or 503, in milliseconds. */
   retryAfterMs: number | null;
 }
@@ -51,8 +58,7 @@ export async function send(
         signal,
         client,
       });
-      await discard(res.body);
-      return outcomeOf(res);
+      return outcomeOf(res, await startOf(res.body));
     });
   } catch (e) {
     return failed(null, describe(e, signal, opts.timeoutMs));
@@ -61,15 +67,22 @@ export async function send(
   }
 }
 
-function outcomeOf(res: Response): AttemptOutcome {
+function outcomeOf(res: Response, responseBody: string | null): AttemptOutcome {
   const status = res.status;
   if (status >= 200 && status < 300) {
-    return { succeeded: true, response_status: status, error: null, retryAfterMs: null };
+    return {
+      succeeded: true,
+      response_status: status,
+      error: null,
+      response_body: responseBody,
+      retryAfterMs: null,
+    };
   }
   const outcome = failed(
     status,
     status >= 300 && status < 400 ? `redirect (HTTP ${status}) not followed` : `HTTP ${status}`,
   );
+  outcome.response_body = responseBody;
   if (status === 429 || status === 503) {
     outcome.retryAfterMs = parseRetryAfter(res.headers.get("Retry-After"));
   }
@@ -80,24 +93,35 @@ const failed = (status: number | null, error: string): AttemptOutcome => ({
   succeeded: false,
   response_status: status,
   error,
+  response_body: null,
   retryAfterMs: null,
 });
 
-/** Reads at most MAX_RESPONSE_BYTES, then drops the stream: a huge body is never buffered. */
-async function discard(stream: ReadableStream<Uint8Array> | null): Promise<void> {
-  if (!stream) return;
+/**
+ * Reads at most MAX_RESPONSE_BYTES, then drops the stream: a huge body is never buffered. Returns
+ * its first KEPT_RESPONSE_BYTES as text (a character cut in two at the end is left out), or null
+ * when there was none.
+ */
+async function startOf(stream: ReadableStream<Uint8Array> | null): Promise<string | null> {
+  if (!stream) return null;
   const reader = stream.getReader();
+  const kept = new Uint8Array(KEPT_RESPONSE_BYTES);
   let seen = 0;
   try {
     while (seen < MAX_RESPONSE_BYTES) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done) break;
+      if (seen < KEPT_RESPONSE_BYTES) kept.set(value.subarray(0, KEPT_RESPONSE_BYTES - seen), seen);
       seen += value.byteLength;
     }
   } catch {
     // The status is what counts; a body that breaks off after it changes nothing.
   }
   await reader.cancel().catch(() => {});
+  const text = new TextDecoder().decode(kept.subarray(0, Math.min(seen, KEPT_RESPONSE_BYTES)), {
+    stream: true,
+  });
+  return text === "" ? null : text;
 }
 
 /** Retry-After as delta-seconds or an HTTP date, in milliseconds from now. */

@@ -79,6 +79,7 @@ export const deliveryView = (d: Delivery) => ({
   succeeded: d.succeeded,
   response_status: d.response_status,
   error: d.error,
+  response_body: d.response_body ?? null,
   created_at: d.created_at,
 });
 

@@ -1478,6 +1478,14 @@ export interface components {
             /** @description The endpoint's HTTP status; null when the request never completed. */
             response_status: number | null;
             error: string | null;
+            /**
+             * @description The start of the endpoint's answer, as text: its first 1 KiB (1,024 bytes of UTF-8;
+             *     a character cut in two there is left out), so that a refusal says why. Null when it
+             *     answered with no body, when the request never completed, and on attempts recorded
+             *     before this field was kept. The request carried no secret, only signatures: this is
+             *     the endpoint's own text.
+             */
+            response_body: string | null;
             created_at: components["schemas"]["NullableDateTime"];
         };
         Error: {

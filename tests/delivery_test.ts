@@ -20,6 +20,7 @@ import { loadRoutes } from "../kv/routes.ts";
 import {
   api,
   countKeys,
+  signedInCookie,
   startEngine,
   startServer,
   type TestServer,
@@ -652,4 +653,47 @@ Deno.test("delivery: jobs a commit leased to an engine that stops before taking 
     },
     {},
     { engine: true },
+  ));
+
+Deno.test("delivery: a Delivery keeps the start of the receiver's answer, on the API and the screen", () =>
+  withWorkspace(
+    async (s, w) => {
+      const long = "é".repeat(2_000);
+      const hook = receiver((n) =>
+        n === 0
+          ? new Response("bad signature: no v1 signature matches", { status: 400 })
+          : n === 1
+          ? new Response(long, { status: 500 })
+          : new Response(null, { status: 204 })
+      );
+      try {
+        const sub = await subscribe(s, w.admin.token, hook.url);
+        for (const body of ["one", "two", "three"]) {
+          await post(s, w.admin.token, w.team.general_channel_id, body);
+          const n = hook.hits.length + 1;
+          await waitUntil(async () =>
+            (await show(s, w.admin.token, sub.id)).deliveries.length >= n
+          );
+        }
+        const [ok, cut, refused] = (await show(s, w.admin.token, sub.id)).deliveries;
+        assert.equal(refused.response_body, "bad signature: no v1 signature matches");
+        assert.equal(new TextEncoder().encode(cut.response_body).length, 1_024, "its first 1 KiB");
+        assert.equal(cut.response_body, "é".repeat(512));
+        assert.equal(ok.response_body, null, "no body, nothing kept");
+
+        const cookie = await signedInCookie(s.url, s.ctx, w.admin.user.id);
+        const page = await fetch(`${s.url}/settings/integrations/webhooks/${sub.id}`, {
+          headers: { Cookie: cookie },
+        });
+        const html = await page.text();
+        assert.match(
+          html,
+          /HTTP 400<br\/?><code class="muted">bad signature: no v1 signature matches/,
+        );
+      } finally {
+        await hook.close();
+      }
+    },
+    {},
+    { engine: { sweepEveryMs: 60_000 } },
   ));

@@ -64,7 +64,13 @@ const succeeded = (subId: string, event: OutboxEvent, pending: Deno.KvEntry<Deli
     event,
     pending,
     attempt: 1,
-    outcome: { succeeded: true, response_status: 200, error: null, retryAfterMs: null },
+    outcome: {
+      succeeded: true,
+      response_status: 200,
+      error: null,
+      response_body: null,
+      retryAfterMs: null,
+    },
     startedAt: Date.now(),
     durationMs: 1,
   }) satisfies Attempted;

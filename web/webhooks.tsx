@@ -57,6 +57,11 @@ export function WebhooksPage(p: { viewer: Viewer; subs: Subscription[]; notice?:
   );
 }
 
+/** The start of a receiver's answer, as a row has room for (the API gives up to 1 KiB). */
+const clipped = (text: string) =>
+  text.length > ANSWER_CHARS ? `${text.slice(0, ANSWER_CHARS)}…` : text;
+const ANSWER_CHARS = 160;
+
 function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: string }) {
   return (
     <>
@@ -73,6 +78,12 @@ function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: stri
           <td data-label="Status code" class="num">{d.response_status ?? "—"}</td>
           <td data-label="Result">
             {d.succeeded ? <span class="badge ok">ok</span> : (d.error ?? "failed")}
+            {!d.succeeded && d.response_body && (
+              <>
+                <br />
+                <code class="muted">{clipped(d.response_body)}</code>
+              </>
+            )}
           </td>
           <td data-label="Duration" class="num">
             {d.duration_ms === undefined ? "—" : `${d.duration_ms} ms`}
