@@ -28,7 +28,7 @@ table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 th, td { text-align: left; vertical-align: top; padding: .5rem; border-bottom: 1px solid var(--line); }
 thead th { font-size: .85rem; color: var(--muted); font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.url, dd.url { overflow-wrap: anywhere; }
+td.url, dd.url, td code { overflow-wrap: anywhere; }
 time { white-space: nowrap; }
 td.actions { white-space: nowrap; }
 ul.scopes { list-style: none; margin: 0; padding: 0; font-size: .85rem; }
