@@ -5,7 +5,7 @@ import { resolveTarget, UnsafeUrlError } from "../core/url_safety.ts";
 /** Enough of a response body to keep the connection reusable; the rest is never read. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 /** The start of the receiver's answer that a Delivery record keeps, to say why it refused. */
-export const KEPT_RESPONSE_BYTES = 1024;
+const KEPT_RESPONSE_BYTES = 1024;
 
 /** What one attempt came to. `error` is short and fixed-vocabulary: it never echoes a URL. */
 export interface AttemptOutcome {

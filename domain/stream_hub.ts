@@ -213,9 +213,13 @@ export class StreamHub {
   #sender = (stream: OpenStream, batch: StreamBatch): Promise<void> => {
     if (stream.closed) return Promise.resolve();
     const taken = stream.sink.send(batch);
-    if (stream.sink.unread > MAX_UNREAD_BYTES) this.#cutOff(stream);
+    this.#cutOffIfBehind(stream);
     return taken;
   };
+
+  #cutOffIfBehind(stream: OpenStream) {
+    if (stream.sink.unread > MAX_UNREAD_BYTES) this.#cutOff(stream);
+  }
 
   #startTimers() {
     this.#heartbeat ??= setInterval(() => void this.#beat(), HEARTBEAT_MS);
@@ -235,7 +239,7 @@ export class StreamHub {
     for (const s of streams) {
       if (s.closed) continue;
       void s.sink.note("ping");
-      if (s.sink.unread > MAX_UNREAD_BYTES) this.#cutOff(s);
+      this.#cutOffIfBehind(s);
     }
     await this.#registrations.renew(streams.map(this.#registration));
   }
