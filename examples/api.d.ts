@@ -24,6 +24,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document, as a reference page
+         * @description Public. An HTML page that renders this document with [Redoc](https://github.com/Redocly/redoc)
+         *     3.0.1, served from this service (it needs no network): scripts only from this origin,
+         *     styles only from this origin or with the page's nonce.
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reference page's script, named for its version. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The reference page's script
+         * @description Public. Redoc's standalone bundle, cacheable for a year (its name changes with it).
+         */
+        get: operations["getApiReferenceScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -2083,6 +2128,59 @@ export interface operations {
             404: components["responses"]["PlatformOff"];
         };
     };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reference page; its script is `GET /docs/{file}`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+        };
+    };
+    getApiReferenceScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reference page's script, named for its version. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not this version's script, or the integrations platform is disabled. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     index: {
         parameters: {
             query?: never;
@@ -2115,6 +2213,11 @@ export interface operations {
                             health: string;
                             /** Format: uri */
                             openapi: string;
+                            /**
+                             * Format: uri
+                             * @description This document as a reference page (HTML).
+                             */
+                            reference: string;
                             /** Format: uri */
                             api: string;
                             /**

@@ -17,6 +17,7 @@ import { rateLimit } from "./middleware/rate_limit.ts";
 import { GuessGuard } from "../domain/guessing.ts";
 import type { StreamHub } from "../domain/stream_hub.ts";
 import { RateLimiter } from "../domain/rate_limit.ts";
+import { apiReferenceHandler, redocScriptHandler } from "./api_reference.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { settingsRoutes } from "./settings/app.tsx";
@@ -32,6 +33,7 @@ const indexOf = (base: string) => ({
   links: {
     health: `${base}/up`,
     openapi: `${base}/api/v1/openapi.yaml`,
+    reference: `${base}/api/v1/docs`,
     api: `${base}/api/v1`,
     settings: `${base}/settings/integrations`,
   },
@@ -49,6 +51,8 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
   const guard = new GuessGuard(ctx.kv);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
+    .get("/docs", apiReferenceHandler)
+    .get("/docs/:file", redocScriptHandler)
     .use(bearerAuth(ctx), rateLimit(ctx, limiter))
     .use(bodyLimit({ maxSize: MAX_BODY_BYTES }))
     .route("/channels", channelRoutes(ctx))

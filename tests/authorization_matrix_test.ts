@@ -807,6 +807,18 @@ const OPEN: Record<string, OpenRow> = {
     surface: "open",
     cells: () => Promise.resolve([{ what: "-", path: "/api/v1/openapi.yaml", expect: 200 }]),
   },
+  "GET /api/v1/docs": {
+    surface: "open",
+    cells: () => Promise.resolve([{ what: "-", path: "/api/v1/docs", expect: 200 }]),
+  },
+  "GET /api/v1/docs/{file}": {
+    surface: "open",
+    cells: () =>
+      Promise.resolve([
+        { what: "redoc", path: "/api/v1/docs/redoc-3.0.1.standalone.js", expect: 200 },
+        { what: "unknown", path: "/api/v1/docs/evil.js", expect: 404 },
+      ]),
+  },
   "GET /settings/assets/{file}": {
     surface: "open",
     cells: () =>

@@ -39,9 +39,17 @@ const CONTRACT: [string, string, string][] = [
 
 /**
  * Operations outside the token scheme: the index, the probe, the metrics (their own token), this
- * document, and incoming webhooks (whose URL is the credential).
+ * document and its reference page, and incoming webhooks (whose URL is the credential).
  */
-const PUBLIC = new Set(["/", "/up", "/metrics", "/openapi.yaml", "/hooks/{secret}"]);
+const PUBLIC = new Set([
+  "/",
+  "/up",
+  "/metrics",
+  "/openapi.yaml",
+  "/docs",
+  "/docs/{file}",
+  "/hooks/{secret}",
+]);
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

@@ -139,7 +139,7 @@ export function TokensPage(p: TokensPageProps) {
       <Notice text={p.notice} />
       {p.revealed && <Revealed {...p.revealed} />}
       <p>
-        Personal access tokens call the <a href="/api/v1/openapi.yaml">REST API</a>{" "}
+        Personal access tokens call the <a href="/api/v1/docs">REST API</a>{" "}
         as you, with the scopes you choose.
       </p>
       <TokenTable tokens={p.tokens} csrf={p.viewer.csrf} empty="You have no tokens yet." />
