@@ -88,15 +88,17 @@ function firstAfter(sorted: Channel[], mark: Channel): number {
   return lo;
 }
 
+/** Whether being in the channel lets a token read what the public can't. */
+export const readsPrivately = (c: Channel) => c.visibility === "private" || c.is_direct;
+
 /**
- * The private channels and direct messages `user` is in, by name: what a token for it reads
- * beyond public channels. For an admin about to mint a token for a bot (the policy's
- * "team.administer"), so it knows what that token will read.
+ * The channels `user` is in, archived ones included, by name: for its team's admins (the
+ * policy's "team.administer"), who add bots to channels and choose what an incoming webhook
+ * posts as.
  */
-export async function privateReach(ctx: Ctx, actor: Actor, user: User): Promise<Channel[]> {
+export async function channelsOf(ctx: Ctx, actor: Actor, user: User): Promise<Channel[]> {
   authorize(actor, "team.administer", user);
-  const channels = await listChannels(ctx, subjectOfPerson(user));
-  return channels.filter((c) => c.visibility === "private" || c.is_direct);
+  return await listChannels(ctx, subjectOfPerson(user));
 }
 
 export interface NewChannel {

@@ -1038,6 +1038,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings/integrations/bots/{bot}/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A bot of the team. */
+                bot: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a bot to a channel (admins and owners)
+         * @description As `POST /channels/{channel}/members` does for the admin: the bot joins, a
+         *     `member_joined` message says so in the channel, and `channel.member_added` fires. The
+         *     bots page offers the team's channels the bot is not in, direct and archived ones left
+         *     out; the form comes back with the reason otherwise.
+         */
+        post: operations["settingsAddBotToChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/bots/{bot}/channels/{channel}/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A bot of the team. */
+                bot: string;
+                /** @description A channel the bot is in. */
+                channel: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a bot out of a channel (admins and owners)
+         * @description As `DELETE /channels/{channel}/members/{user}` does for the admin: a `member_left`
+         *     message says so in the channel. Never from the general channel (403).
+         */
+        post: operations["settingsRemoveBotFromChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settings/integrations/bots/{bot}/tokens": {
         parameters: {
             query?: never;
@@ -3490,6 +3542,54 @@ export interface operations {
             422: components["responses"]["SettingsFormErrors"];
         };
     };
+    settingsAddBotToChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A bot of the team. */
+                bot: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    /** @description The channel's id. */
+                    channel: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsRemoveBotFromChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A bot of the team. */
+                bot: string;
+                /** @description A channel the bot is in. */
+                channel: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
     settingsCreateBotToken: {
         parameters: {
             query?: never;
@@ -3669,10 +3769,11 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     _csrf: string;
                     name?: string;
-                    /** @description The channel's id. */
-                    channel: string;
-                    /** @description The bot's id. */
-                    bot: string;
+                    /**
+                     * @description The channel and the bot, as `<channel id>:<bot id>`. The form offers each
+                     *     channel the admin may choose with only the bots that are in it.
+                     */
+                    target: string;
                 };
             };
         };

@@ -534,6 +534,10 @@ const everyone = (ok: number) => () => ok;
 const newcomer = (w: World) =>
   createUser(w.s.ctx, { teamId: w.team.id, name: "Newcomer", type: "human", role: "member" }, null);
 
+/** A bot of team A made for a cell that changes its channels. */
+const newBot = (w: World) =>
+  createUser(w.s.ctx, { teamId: w.team.id, name: "Helper", type: "bot" }, null);
+
 async function botToken(w: World): Promise<string> {
   return (await createToken(w.s.ctx, w.users.botIn, { scopes: ["channels:read"], actor: null }))
     .token.id;
@@ -638,6 +642,32 @@ const SCREEN: Record<string, ScreenRow> = {
       teamAdmins(200),
     ),
   },
+  "POST /settings/integrations/bots/{bot}/channels": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/bots/${(await newBot(w)).id}/channels`,
+        form: { channel: w.shared.public.id },
+        unknown: `${S}/bots/${uuid()}/channels`,
+      }),
+      teamAdmins(303),
+    ),
+  },
+  "POST /settings/integrations/bots/{bot}/channels/{channel}/remove": {
+    surface: "screen",
+    cells: screen(
+      async (w) => {
+        const bot = await newBot(w);
+        await addMemberAsOperator(w.s.ctx, w.shared.public.id, bot);
+        return {
+          path: `${S}/bots/${bot.id}/channels/${w.shared.public.id}/remove`,
+          form: {},
+          unknown: `${S}/bots/${uuid()}/channels/${w.shared.public.id}/remove`,
+        };
+      },
+      teamAdmins(303),
+    ),
+  },
   "GET /settings/integrations/webhooks": {
     surface: "screen",
     cells: screen(() => Promise.resolve({ path: `${S}/webhooks` }), anyAdmin(200)),
@@ -736,7 +766,7 @@ const SCREEN: Record<string, ScreenRow> = {
         (w) =>
           Promise.resolve({
             path: `${S}/incoming`,
-            form: { channel: w.shared.public.id, bot: w.users.botIn.id, name: "ci" },
+            form: { target: `${w.shared.public.id}:${w.users.botIn.id}`, name: "ci" },
           }),
         teamAdmins(200),
       )(w, p),
@@ -745,7 +775,7 @@ const SCREEN: Record<string, ScreenRow> = {
         (w) =>
           Promise.resolve({
             path: `${S}/incoming`,
-            form: { channel: w.shared.private.id, bot: w.users.botIn.id, name: "ci" },
+            form: { target: `${w.shared.private.id}:${w.users.botIn.id}`, name: "ci" },
           }),
         (p) => p === "owner" ? 200 : 404,
       )(w, p),

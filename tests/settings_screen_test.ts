@@ -212,6 +212,23 @@ Deno.test(
       assert.equal(await page.getByText("Choose at least one scope.").count(), 1);
       assert.equal(await page.getByLabel("Name", { exact: true }).inputValue(), "ci reader");
 
+      // Scopes sit by resource: read beside write, every write in one column.
+      const scopesOf = async (resource: string) => {
+        const boxes = page.getByRole("group", { name: resource, exact: true }).getByRole(
+          "checkbox",
+        );
+        const out = [];
+        for (const box of await boxes.all()) {
+          out.push({ value: await box.getAttribute("value"), at: (await box.boundingBox())! });
+        }
+        return out;
+      };
+      const [messages, reactions] = [await scopesOf("messages"), await scopesOf("reactions")];
+      assert.deepEqual(messages.map((m) => m.value), ["messages:read", "messages:write"]);
+      assert.deepEqual(reactions.map((r) => r.value), ["reactions:write"]);
+      assert.equal(messages[0].at.y, messages[1].at.y, "read beside write");
+      assert.equal(reactions[0].at.x, messages[1].at.x, "writes in one column");
+
       await createTokenOnPage(page, "ci reader", ["channels:read", "messages:write"]);
       const value = await page.locator("#revealed-value").inputValue();
       assert.match(value, /^tcp_/);
@@ -342,12 +359,20 @@ Deno.test(
 );
 
 Deno.test(
-  "settings screen: bots, their tokens and an incoming webhook made on the screen",
+  "settings screen: bots are made, given tokens and added to channels; an incoming webhook offers only bots in its channel",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
       const general = w.team.general_channel_id;
+      const made = await api(s, "POST", "/channels", {
+        token: w.admin.token,
+        body: { name: "deploys", visibility: "public" },
+      });
+      const deploys = made.body.data.id;
       const { page } = await signIn(s, browser, w.admin.user, watch);
+      await page.getByRole("link", { name: "Incoming webhooks" }).click();
+      await page.getByRole("link", { name: "add a bot to a channel" }).waitFor();
+
       await page.getByRole("link", { name: "Bots" }).click();
       await page.getByRole("form", { name: "New bot" }).getByLabel("Name").fill("deploy-bot");
       await page.getByRole("button", { name: "Create bot" }).click();
@@ -359,25 +384,44 @@ Deno.test(
       assert.match(botToken, /^tcb_/);
       assert.equal((await api(s, "GET", "/channels", { token: botToken })).status, 200);
 
-      const added = await api(s, "POST", `/channels/${general}/members`, {
-        token: w.admin.token,
-        body: { user_id: w.bot.user.id },
-      });
-      assert.equal(added.status, 201);
+      await addOnPage(page, "deploy-bot", "#general");
+      const theirs = (await api(s, "GET", "/channels", { token: botToken })).body.data;
+      assert.deepEqual(theirs.map((c: { name: string }) => c.name), ["general"]);
+      const other = page.locator("section.bot", { hasText: w.bot.user.name });
+      await addOnPage(page, w.bot.user.name, "#deploys");
+      await other.getByRole("listitem").filter({ hasText: "#deploys" }).getByRole("button", {
+        name: "Remove",
+      }).click();
+      await page.getByText("The bot has left the channel").waitFor();
+      await addOnPage(page, w.bot.user.name, "#deploys");
+      const list = page.getByRole("list", { name: "Channels deploy-bot is in" });
+      assert.deepEqual(await list.getByRole("listitem").allInnerTexts(), ["#general"]);
+      await screenshot(page, "settings-bots");
+
       await page.getByRole("link", { name: "Incoming webhooks" }).click();
+      const target = page.getByLabel("Posts into, as");
+      assert.deepEqual(await target.locator("option").allInnerTexts(), [
+        `#deploys as ${w.bot.user.name}`,
+        "#general as deploy-bot",
+      ]);
       await page.getByLabel("Name").fill("Build alerts");
-      await page.getByLabel("Channel", { exact: true }).selectOption({ label: "#general" });
-      await page.getByLabel("Posts as").selectOption({ label: "deploy-bot" });
+      await target.selectOption({ label: `#deploys as ${w.bot.user.name}` });
+      // Someone takes the bot out of the channel while the form is open.
+      const out = await api(s, "DELETE", `/channels/${deploys}/members/${w.bot.user.id}`, {
+        token: w.admin.token,
+      });
+      assert.equal(out.status, 204);
       await page.getByRole("button", { name: "Create incoming webhook" }).click();
-      assert.equal(await page.getByLabel("Posts as").getAttribute("aria-invalid"), "true");
-      assert.match(await page.locator("#new-hook-bot-error").innerText(), /must be a member/);
+      assert.equal(await target.getAttribute("aria-invalid"), "true");
+      assert.match(await page.locator("#new-hook-target-error").innerText(), /must be a member/);
       assert.equal(
         await page.getByLabel("Name").inputValue(),
         "Build alerts",
         "what was typed stays",
       );
+      assert.deepEqual(await target.locator("option").allInnerTexts(), ["#general as deploy-bot"]);
 
-      await page.getByLabel("Posts as").selectOption({ label: w.bot.user.name });
+      await target.selectOption({ label: "#general as deploy-bot" });
       await page.getByRole("button", { name: "Create incoming webhook" }).click();
       const hookUrl = await page.locator("#revealed-value").inputValue();
       assert.ok(hookUrl.startsWith(`${s.url}/hooks/`));
@@ -387,7 +431,10 @@ Deno.test(
         body: JSON.stringify({ text: "build 42 passed" }),
       });
       assert.equal(posted.status, 201);
-      assert.equal((await posted.json()).data.author.id, w.bot.user.id);
+      const author = (await posted.json()).data.author;
+      assert.equal(author.name, "deploy-bot");
+      const members = await api(s, "GET", `/channels/${general}/members`, { token: w.admin.token });
+      assert.ok(members.body.data.some((m: { id: string }) => m.id === author.id));
 
       await page.reload();
       assert.ok(!(await page.content()).includes(hookUrl), "the URL is never shown again");
@@ -399,6 +446,14 @@ Deno.test(
     });
   },
 );
+
+/** Adds a bot to a channel with the form in its section of the bots page. */
+async function addOnPage(page: Page, bot: string, channel: string) {
+  const form = page.getByRole("form", { name: `Add ${bot} to a channel` });
+  await form.getByLabel("Add to a channel").selectOption({ label: channel });
+  await form.getByRole("button", { name: `Add ${bot}` }).click();
+  await page.getByText("The bot is in the channel now").waitFor();
+}
 
 Deno.test(
   "settings screen: the audit log names the person, newest first, 50 to a page",
@@ -487,11 +542,43 @@ Deno.test(
 );
 
 Deno.test(
+  "settings screen: a subscription's five latest deliveries show on a phone, the rest fold away",
+  browserTest,
+  async () => {
+    const r = receiver();
+    try {
+      await withScreen(async (s, w, browser, watch) => {
+        const general = w.team.general_channel_id;
+        const sub = await subscribe(s, w.admin.token, r.url, { name: "Busy" });
+        for (let i = 0; i < 8; i++) await post(s, w.admin.token, general, `message ${i}`);
+        await waitUntil(async () => (await show(s, w.admin.token, sub.id)).deliveries.length === 8);
+
+        const { page } = await signIn(s, browser, w.admin.user, watch, { width: 390 });
+        await page.goto(`${s.url}${SETTINGS}/webhooks/${sub.id}`);
+        const rows = page.locator("table.deliveries tbody tr");
+        assert.equal(await rows.count(), 8);
+        const shown = async () =>
+          (await Promise.all((await rows.all()).map((r) => r.isVisible())))
+            .filter(Boolean).length;
+        assert.equal(await shown(), 5);
+        const height = await page.evaluate("document.documentElement.scrollHeight") as number;
+        assert.ok(height < 2400, `the page is ${height} px tall at 390`);
+        await page.locator("summary", { hasText: "3 earlier deliveries" }).click();
+        assert.equal(await shown(), 8);
+      });
+    } finally {
+      await r.close();
+    }
+  },
+);
+
+Deno.test(
   "settings screen: a member manages its own tokens and sees nothing of the admin parts",
   browserTest,
   async () => {
     await withScreen(async (s, w, browser, watch) => {
       const { context, page } = await signIn(s, browser, w.member.user, watch, { width: 390 });
+      await page.locator("summary", { hasText: "Menu" }).click();
       const nav = page.getByRole("navigation", { name: "Integrations" });
       assert.deepEqual(await nav.getByRole("link").allInnerTexts(), ["Your tokens"]);
       const html = await page.content();
@@ -542,10 +629,21 @@ Deno.test(
           await page.goto(`${s.url}${SETTINGS}${path}`);
           const width = await page.evaluate("document.documentElement.scrollWidth") as number;
           assert.ok(width <= 390, `${path || "/"} is ${width} px wide at 390`);
+          const header = (await page.locator("header.top").boundingBox())!;
+          assert.ok(
+            header.height <= 64,
+            `${path || "/"}: the header is one row (${header.height})`,
+          );
           assert.ok(!/\skey="/.test(await page.content()), `${path || "/"}: no key attributes`);
         }
         await page.goto(`${s.url}${SETTINGS}/webhooks/${mine.id}`);
         await screenshot(page, "settings-webhook-phone");
+        await page.locator("summary", { hasText: "Menu" }).click();
+        const menu = page.getByRole("navigation", { name: "Integrations" });
+        assert.equal(await menu.getByRole("link").count(), 6);
+        await screenshot(page, "settings-menu-phone", false);
+        await menu.getByRole("link", { name: "Audit log" }).click();
+        await page.getByRole("heading", { name: "Audit log" }).waitFor();
 
         await page.goto(`${s.url}${SETTINGS}/webhooks/${theirs.id}`);
         await page.getByText("Only its owner, Mo Member, can change its URL").waitFor();

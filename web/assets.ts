@@ -49,6 +49,11 @@ input[aria-invalid="true"], select[aria-invalid="true"] { border-color: var(--ba
 fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 .checks { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: .25rem; }
 .checks label { font-weight: normal; }
+.scope-grid { display: grid; grid-template-columns: max-content max-content max-content;
+  gap: .25rem 1.5rem; }
+.scope-row { display: contents; }
+.scope-row label { font-weight: normal; white-space: nowrap; }
+.scope-row .resource { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 .field-error, .form-error { color: var(--bad); margin: .25rem 0 0; }
 .hint { color: var(--muted); margin: 0 0 .25rem; font-size: .9rem; }
 .notice { border-left: 4px solid var(--ok); padding: .5rem .75rem; background: var(--card); }
@@ -74,9 +79,30 @@ dl.facts dd { margin: 0; }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; }
 details summary { cursor: pointer; margin: .5rem 0; color: var(--accent); }
 section.bot { border-top: 1px solid var(--line); }
+ul.channel-list { list-style: none; margin: 0 0 .75rem; padding: 0; display: flex; flex-wrap: wrap;
+  gap: .5rem; }
+ul.channel-list li { display: flex; align-items: center; gap: .5rem; padding: .15rem .2rem .15rem .75rem;
+  border: 1px solid var(--line); border-radius: 999px; }
+ul.channel-list button { padding: .1rem .6rem; border-radius: 999px; font-size: .85rem; }
+form.add-to-channel { display: flex; flex-wrap: wrap; align-items: flex-end; gap: .5rem;
+  margin-bottom: 1rem; }
+form.add-to-channel .field { margin: 0; flex: 0 1 20rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); white-space: nowrap; }
+header.top .narrow { display: none; }
+details.menu summary { margin: 0; padding: .25rem 0; font-weight: 600; }
+details.menu .here { font-weight: normal; color: var(--muted); margin-left: .5rem; }
+details.menu .here::before { content: "· "; }
+details.menu { position: relative; }
+details.menu > nav { position: absolute; top: 100%; left: 0; z-index: 1; min-width: 15rem;
+  margin-top: .5rem; padding: .5rem 1rem; background: var(--bg); border: 1px solid var(--line);
+  border-radius: 8px; box-shadow: 0 4px 12px rgb(0 0 0 / .15); }
+header.top details.menu ul { flex-direction: column; }
 @media (max-width: 40rem) {
+  header.top .wide { display: none; }
+  header.top .narrow { display: block; }
+  header.top { flex-wrap: nowrap; }
+  .sign-out span { display: none; }
   main { padding: .75rem; }
   .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap th, .table-wrap td {
     display: block; }

@@ -62,16 +62,22 @@ export function ActionButton(
  */
 export const controlId = (scope: string, name: string) => `${scope}-${name}`;
 
+/** What a control says is wrong: its field's messages, or those of the fields it stands for. */
+const messagesOf = (form: FormState | undefined, name: string | string[]) =>
+  [name].flat().flatMap((n) => form?.errors[n] ?? []);
+
 /** The messages of one field, tied to its control by id. */
-export function FieldError(props: { form?: FormState; name: string; id: string }) {
-  const messages = props.form?.errors[props.name];
-  if (!messages?.length) return null;
+export function FieldError(props: { form?: FormState; name: string | string[]; id: string }) {
+  const messages = messagesOf(props.form, props.name);
+  if (!messages.length) return null;
   return <p class="field-error" id={`${props.id}-error`}>{messages.join(" ")}</p>;
 }
 
 /** The attributes that tie a control to its error message. */
-const errorAttrs = (form: FormState | undefined, name: string, id: string) =>
-  form?.errors[name]?.length ? { "aria-invalid": "true", "aria-describedby": `${id}-error` } : {};
+export const errorAttrs = (form: FormState | undefined, name: string | string[], id: string) =>
+  messagesOf(form, name).length
+    ? { "aria-invalid": "true", "aria-describedby": `${id}-error` }
+    : {};
 
 /** A labelled one-line text input that keeps what was typed. */
 export function TextField(
@@ -116,21 +122,24 @@ export function SelectField(
     name: string;
     label: string;
     options: { value: string; label: string }[];
+    /** Other fields the domain may name for what this control chose (the user it adds, say). */
+    alsoErrorsOf?: string[];
   },
 ) {
   const id = controlId(props.scope, props.name);
   const chosen = valueOf(props.form, props.name);
+  const names = [props.name, ...props.alsoErrorsOf ?? []];
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
-      <select id={id} name={props.name} {...errorAttrs(props.form, props.name, id)}>
+      <select id={id} name={props.name} {...errorAttrs(props.form, names, id)}>
         {props.options.map((o) => (
           <option value={o.value} selected={o.value === chosen}>
             {o.label}
           </option>
         ))}
       </select>
-      <FieldError form={props.form} name={props.name} id={id} />
+      <FieldError form={props.form} name={names} id={id} />
     </div>
   );
 }

@@ -1,18 +1,27 @@
 import type { Channel, IncomingWebhook, User } from "../core/types.ts";
 import {
   ActionButton,
+  controlId,
+  errorAttrs,
+  FieldError,
   FormMessage,
   type FormState,
   Notice,
   PostForm,
   Revealed,
-  SelectField,
   Table,
   TextField,
   Time,
+  valueOf,
 } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
+
+/** A channel a hook may post into, and the bots in it it may post as. */
+export interface Target {
+  channel: Channel;
+  bots: User[];
+}
 
 export interface IncomingPageProps {
   viewer: Viewer;
@@ -20,8 +29,9 @@ export interface IncomingPageProps {
   /** Channel names by id, for the list; only channels the viewer can see are named. */
   channelNames: Map<string, string>;
   /** What a new hook may post into, and as whom. */
-  channels: Channel[];
-  bots: User[];
+  targets: Target[];
+  /** Whether the team has a bot at all (else the form says to make one). */
+  hasBots: boolean;
   form?: FormState;
   revealed?: { label: string; value: string };
   notice?: string;
@@ -73,11 +83,14 @@ export function IncomingPage(p: IncomingPageProps) {
           </Table>
         )}
       <h2>New incoming webhook</h2>
-      {p.bots.length === 0
+      {p.targets.length === 0
         ? (
           <p class="muted">
-            An incoming webhook posts as a bot: <a href={`${SETTINGS}/bots`}>create a bot</a>{" "}
-            first, and add it to a channel.
+            An incoming webhook posts into a channel as a bot that is in it:{" "}
+            <a href={`${SETTINGS}/bots`}>
+              {p.hasBots ? "add a bot to a channel" : "create a bot and add it to a channel"}
+            </a>{" "}
+            first.
           </p>
         )
         : (
@@ -95,24 +108,45 @@ export function IncomingPage(p: IncomingPageProps) {
               label="Name"
               placeholder="Build alerts"
             />
-            <SelectField
-              form={p.form}
-              scope="new-hook"
-              name="channel"
-              label="Channel"
-              options={p.channels.map((c) => ({ value: c.id, label: `#${c.name}` }))}
-            />
-            <SelectField
-              form={p.form}
-              scope="new-hook"
-              name="bot"
-              label="Posts as"
-              options={p.bots.map((b) => ({ value: b.id, label: b.name }))}
-            />
-            <p class="hint">The bot must be a member of the channel.</p>
+            <TargetField form={p.form} targets={p.targets} />
             <button type="submit" class="primary">Create incoming webhook</button>
           </PostForm>
         )}
     </Layout>
+  );
+}
+
+/**
+ * One choice of channel and bot, grouped by channel: only bots that are in a channel are offered
+ * for it, with no script needed to keep the two in step.
+ */
+function TargetField(p: { form?: FormState; targets: Target[] }) {
+  const id = controlId("new-hook", "target");
+  const chosen = valueOf(p.form, "target");
+  const names = ["target", "channel", "bot"];
+  return (
+    <div class="field">
+      <label for={id}>Posts into, as</label>
+      <p class="hint">A channel, and a bot that is in it.</p>
+      <select
+        id={id}
+        name="target"
+        {...errorAttrs(p.form, names, id)}
+      >
+        {p.targets.map(({ channel, bots }) => (
+          <optgroup label={`#${channel.name}`}>
+            {bots.map((bot) => {
+              const value = `${channel.id}:${bot.id}`;
+              return (
+                <option value={value} selected={value === chosen}>
+                  #{channel.name} as {bot.name}
+                </option>
+              );
+            })}
+          </optgroup>
+        ))}
+      </select>
+      <FieldError form={p.form} name={names} id={id} />
+    </div>
   );
 }

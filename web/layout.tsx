@@ -23,18 +23,37 @@ const SECTIONS: { id: Section; label: string; href: string; admin: boolean }[] =
   { id: "audit", label: "Audit log", href: `${SETTINGS}/audit`, admin: true },
 ];
 
+function Links({ viewer, current }: { viewer: Viewer; current?: Section }) {
+  return (
+    <nav aria-label="Integrations">
+      <ul>
+        {SECTIONS.filter((s) => viewer.admin || !s.admin).map((s) => (
+          <li>
+            <a href={s.href} aria-current={s.id === current ? "page" : undefined}>{s.label}</a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/**
+ * The sections, and signing out. A phone gets them in a menu that opens without a script, so the
+ * header is one row there; only one of the two is ever displayed, so only one is announced.
+ */
 function Nav({ viewer, current }: { viewer: Viewer; current?: Section }) {
+  const here = SECTIONS.find((s) => s.id === current)?.label;
   return (
     <header class="top">
-      <nav aria-label="Integrations">
-        <ul>
-          {SECTIONS.filter((s) => viewer.admin || !s.admin).map((s) => (
-            <li>
-              <a href={s.href} aria-current={s.id === current ? "page" : undefined}>{s.label}</a>
-            </li>
-          ))}
-        </ul>
-      </nav>
+      <div class="wide">
+        <Links viewer={viewer} current={current} />
+      </div>
+      <details class="menu narrow">
+        <summary>
+          Menu{here && <span class="here">{here}</span>}
+        </summary>
+        <Links viewer={viewer} current={current} />
+      </details>
       <form method="post" action="/settings/sign-out" class="sign-out">
         <input type="hidden" name="_csrf" value={viewer.csrf} />
         <span>{viewer.user.name}</span> <button type="submit">Sign out</button>

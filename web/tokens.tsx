@@ -25,6 +25,13 @@ const EXPIRY_OPTIONS = EXPIRY_DAYS.map((d) => ({
   label: d === "" ? "Never" : `In ${d} days`,
 }));
 
+const ACTIONS = ["read", "write"] as const;
+
+/** The scopes by resource, in SCOPES' order: one row each, read beside write. */
+const SCOPE_GROUPS: [string, string[]][] = Object.entries(
+  Object.groupBy(SCOPES, (s) => s.split(":")[0]),
+).map(([resource, scopes]) => [resource, scopes!.map((s) => s.split(":")[1])]);
+
 const isExpired = (t: Token) => t.expires_at !== null && Date.parse(t.expires_at) <= Date.now();
 
 /** Live tokens with their rotate and revoke buttons; revoked ones are gone from view. */
@@ -98,11 +105,27 @@ export function TokenForm(
       />
       <fieldset aria-describedby={props.form?.errors.scopes ? `${scopesId}-error` : undefined}>
         <legend>Scopes</legend>
-        <div class="checks">
-          {SCOPES.map((s) => (
-            <label>
-              <input type="checkbox" name="scopes" value={s} checked={chosen.includes(s)} /> {s}
-            </label>
+        <div class="scope-grid">
+          {SCOPE_GROUPS.map(([resource, actions]) => (
+            <div class="scope-row" role="group" aria-label={resource}>
+              <span class="resource">{resource}</span>
+              {ACTIONS.map((action) =>
+                actions.includes(action)
+                  ? (
+                    <label>
+                      <input
+                        type="checkbox"
+                        name="scopes"
+                        value={`${resource}:${action}`}
+                        checked={chosen.includes(`${resource}:${action}`)}
+                      />{" "}
+                      <span class="visually-hidden">{resource}:</span>
+                      {action}
+                    </label>
+                  )
+                  : <span />
+              )}
+            </div>
           ))}
         </div>
         <FieldError form={props.form} name="scopes" id={scopesId} />

@@ -103,6 +103,40 @@ function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: stri
   );
 }
 
+/** How many of the latest deliveries show before the rest fold away: a phone's screenful. */
+const UNFOLDED_DELIVERIES = 5;
+
+function DeliveryTable(p: { sub: Subscription; deliveries: Delivery[]; csrf: string }) {
+  return (
+    <Table
+      columns={["When", "Event", "Status code", "Result", "Duration"]}
+      actions
+      class="deliveries"
+    >
+      <DeliveryRows {...p} />
+    </Table>
+  );
+}
+
+/** The latest deliveries, and the earlier ones folded under them. */
+function Deliveries(p: { sub: Subscription; deliveries: Delivery[]; csrf: string }) {
+  const latest = p.deliveries.slice(0, UNFOLDED_DELIVERIES);
+  const earlier = p.deliveries.slice(UNFOLDED_DELIVERIES);
+  return (
+    <>
+      <DeliveryTable {...p} deliveries={latest} />
+      {earlier.length > 0 && (
+        <details class="earlier">
+          <summary>
+            {earlier.length} earlier {earlier.length === 1 ? "delivery" : "deliveries"}
+          </summary>
+          <DeliveryTable {...p} deliveries={earlier} />
+        </details>
+      )}
+    </>
+  );
+}
+
 export interface WebhookPageProps {
   viewer: Viewer;
   sub: Subscription;
@@ -235,15 +269,9 @@ export function WebhookPage(p: WebhookPageProps) {
           A disabled subscription sends nothing, so there is no Redeliver: re-enable it first.
         </p>
       )}
-      {p.deliveries.length === 0 ? <p class="muted">Nothing was sent yet.</p> : (
-        <Table
-          columns={["When", "Event", "Status code", "Result", "Duration"]}
-          actions
-          class="deliveries"
-        >
-          <DeliveryRows sub={sub} deliveries={p.deliveries} csrf={viewer.csrf} />
-        </Table>
-      )}
+      {p.deliveries.length === 0
+        ? <p class="muted">Nothing was sent yet.</p>
+        : <Deliveries sub={sub} deliveries={p.deliveries} csrf={viewer.csrf} />}
     </Layout>
   );
 }

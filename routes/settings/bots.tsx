@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
-import { privateReach } from "../../domain/channels.ts";
+import { channelsOf, listTeamChannels, readsPrivately } from "../../domain/channels.ts";
+import { addMember, removeMember } from "../../domain/members.ts";
 import type { Ctx } from "../../domain/context.ts";
 import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
@@ -16,13 +17,22 @@ const NO_SUCH_BOT = "No such bot.";
 
 const NOTICES = {
   "token-revoked": "The token is revoked: it no longer works.",
-  "bot-created": "The bot is created. Give it a token, and add it to channels through the API.",
+  "bot-created": "The bot is created. Give it a token, and add it to the channels it works in.",
+  "bot-added": "The bot is in the channel now: a member_joined message says so there.",
+  "bot-removed": "The bot has left the channel.",
 };
 
 const teamBots = async (ctx: Ctx, viewer: Subject) =>
   (await listUsers(ctx, viewer.team_id, viewer)).filter((u) => u.type === "bot");
 
-/** The bots page, with their tokens. */
+/** A bot of the viewer's team, or the page's 404. */
+async function botOf(ctx: Ctx, id: string, viewer: Subject) {
+  const bot = await tokenHolder(ctx, id, viewer, NO_SUCH_BOT);
+  if (bot.type !== "bot") throw notFound(NO_SUCH_BOT);
+  return bot;
+}
+
+/** The bots page, with their tokens and channels. */
 export async function showBots(
   ctx: Ctx,
   c: Context<SettingsEnv>,
@@ -30,14 +40,26 @@ export async function showBots(
   status: 200 | 403 | 404 | 422 = 200,
 ) {
   const { viewer } = c.var;
-  const bots = await Promise.all(
-    (await teamBots(ctx, viewer.subject)).map(async (bot) => ({
+  const [bots, teamChannels] = await Promise.all([
+    teamBots(ctx, viewer.subject),
+    listTeamChannels(ctx, viewer.user.team_id, viewer.subject),
+  ]);
+  const open = teamChannels.filter((ch) => !ch.is_direct && !ch.is_archived);
+  const shown = await Promise.all(bots.map(async (bot) => {
+    const [tokens, channels] = await Promise.all([
+      listTokens(ctx, bot.id),
+      channelsOf(ctx, viewer.subject, bot),
+    ]);
+    const inIds = new Set(channels.map((ch) => ch.id));
+    return {
       bot,
-      tokens: await listTokens(ctx, bot.id),
-      reach: await privateReach(ctx, viewer.subject, bot),
-    })),
-  );
-  return page(c, <BotsPage viewer={viewer} bots={bots} {...extra} />, status);
+      tokens,
+      channels: channels.filter((ch) => !ch.is_direct),
+      joinable: open.filter((ch) => !inIds.has(ch.id)),
+      reach: channels.filter(readsPrivately),
+    };
+  }));
+  return page(c, <BotsPage viewer={viewer} bots={shown} {...extra} />, status);
 }
 
 /** The team's bots and their tokens: admins and owners. */
@@ -59,11 +81,33 @@ export function botPages(ctx: Ctx) {
         return await showBots(ctx, c, { form: state }, state.status);
       }
     })
+    .post("/:id/channels", async (c) => {
+      const { viewer, form } = c.var;
+      const bot = await botOf(ctx, c.req.param("id"), viewer.subject);
+      const channelId = typeof form.channel === "string" ? form.channel : "";
+      try {
+        await addMember(ctx, viewer.subject, channelId, () => Promise.resolve(bot.id));
+        return c.redirect(`${SETTINGS}/bots?done=bot-added`, 303);
+      } catch (e) {
+        const state = formStateOf(e, form);
+        return await showBots(
+          ctx,
+          c,
+          { channelForm: { botId: bot.id, form: state } },
+          state.status,
+        );
+      }
+    })
+    .post("/:id/channels/:channel/remove", async (c) => {
+      const { viewer } = c.var;
+      const bot = await botOf(ctx, c.req.param("id"), viewer.subject);
+      await removeMember(ctx, viewer.subject, c.req.param("channel"), bot.id);
+      return c.redirect(`${SETTINGS}/bots?done=bot-removed`, 303);
+    })
     .post("/:id/tokens", async (c) => {
       const { viewer, form } = c.var;
-      const botId = c.req.param("id");
-      const bot = await tokenHolder(ctx, botId, viewer.subject, NO_SUCH_BOT);
-      if (bot.type !== "bot") throw notFound(NO_SUCH_BOT);
+      const bot = await botOf(ctx, c.req.param("id"), viewer.subject);
+      const botId = bot.id;
       try {
         const made = await createToken(ctx, bot, { ...tokenInput(form), actor: viewer.subject });
         return await showBots(ctx, c, {

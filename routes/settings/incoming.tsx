@@ -1,16 +1,38 @@
 import { type Context, Hono } from "hono";
-import { listChannels } from "../../domain/channels.ts";
+import { channelsOf, listChannels } from "../../domain/channels.ts";
 import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
+import type { Channel, Subject, User } from "../../core/types.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
 import { listUsers } from "../../domain/workspace.ts";
-import { IncomingPage, type IncomingPageProps } from "../../web/incoming.tsx";
+import { IncomingPage, type IncomingPageProps, type Target } from "../../web/incoming.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import type { SettingsEnv } from "./env.ts";
 import { adminsOnly } from "./guard.tsx";
 import { formStateOf, noticeOf, page } from "./render.ts";
 
 const NOTICES = { revoked: "The incoming webhook is revoked: its URL answers 404 from now on." };
+
+/**
+ * What a new hook can post into and as whom: each open channel the viewer may choose (one it is
+ * in, or a public one) with the team's bots that are in it, by channel name.
+ */
+async function targetsOf(ctx: Ctx, viewer: Subject, bots: User[]): Promise<Target[]> {
+  const mine = new Set((await listChannels(ctx, viewer)).map((ch) => ch.id));
+  const byChannel = new Map<string, Target>();
+  for (const bot of bots) {
+    for (const channel of await channelsOf(ctx, viewer, bot)) {
+      if (channel.is_direct || channel.is_archived) continue;
+      if (channel.visibility === "private" && !mine.has(channel.id)) continue;
+      const target = byChannel.get(channel.id) ?? { channel, bots: [] };
+      target.bots.push(bot);
+      byChannel.set(channel.id, target);
+    }
+  }
+  return [...byChannel.values()].sort((a, b) => byName(a.channel, b.channel));
+}
+
+const byName = (a: Channel, b: Channel) => a.name.localeCompare(b.name);
 
 async function showIncoming(
   ctx: Ctx,
@@ -20,20 +42,23 @@ async function showIncoming(
 ) {
   const { viewer } = c.var;
   const subject = viewer.subject;
-  const [hooks, mine, users] = await Promise.all([
+  const [hooks, users] = await Promise.all([
     listIncoming(ctx, viewer.user.team_id),
-    listChannels(ctx, subject),
     listUsers(ctx, viewer.user.team_id, viewer.subject),
   ]);
-  const named = await visibleChannels(ctx, subject, [...new Set(hooks.map((h) => h.channel_id))]);
+  const bots = users.filter((u) => u.type === "bot");
+  const [named, targets] = await Promise.all([
+    visibleChannels(ctx, subject, [...new Set(hooks.map((h) => h.channel_id))]),
+    targetsOf(ctx, subject, bots),
+  ]);
   return page(
     c,
     <IncomingPage
       viewer={viewer}
       hooks={hooks}
       channelNames={new Map(named.map((ch) => [ch.id, ch.name]))}
-      channels={mine.filter((ch) => !ch.is_direct && !ch.is_archived)}
-      bots={users.filter((u) => u.type === "bot")}
+      targets={targets}
+      hasBots={bots.length > 0}
       {...extra}
     />,
     status,
@@ -50,9 +75,10 @@ export function incomingPages(ctx: Ctx) {
     .post("/", async (c) => {
       const { viewer, form } = c.var;
       try {
+        const [channelId = "", botId = ""] = text(form.target).split(":");
         const { hook, url } = await createIncoming(ctx, {
-          channelId: text(form.channel),
-          botId: text(form.bot),
+          channelId,
+          botId,
           name: text(form.name),
         }, viewer.subject);
         return await showIncoming(ctx, c, {
