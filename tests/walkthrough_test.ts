@@ -1,0 +1,219 @@
+/**
+ * Every shell block of the README and of the docs/ pages it links, in the order a newcomer reads
+ * them, run as written on a fresh copy of the repository: one shell per page, the README's
+ * variables carried into the pages after it (they say "with `$TOKEN` set, see the README"), the
+ * service started and stopped where the text says, and each page's background processes stopped
+ * when it ends. Every command must succeed, no answer may be an API error, what the page says
+ * will print must print, and the copy's `git status` must be empty afterwards.
+ */
+import assert from "node:assert/strict";
+import {
+  blocksOf,
+  type Page,
+  pagesInReadingOrder,
+  planOf,
+  type Rule,
+  scriptOf,
+} from "./walkthrough_plan.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+
+/** Deno 2.5 (Deno Deploy's) refuses `VACUUM INTO`: backups and exports are the CLI's, on 2.9. */
+const vacuumInto = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
+const NO_VACUUM = `Deno ${Deno.version.deno} refuses VACUUM INTO; backups and exports of a ` +
+  "local file are the CLI's, on Deno 2.9 (docs/data.md)";
+
+/** Blocks not run, or run with the service stopped; each must match exactly one block. */
+const RULES: Rule[] = [
+  {
+    page: "README.md",
+    has: "npm install -g deno@",
+    skip: "installs Deno for the whole machine; the blocks run on the Deno that runs this test",
+  },
+  { page: "README.md", is: "deno task test", skip: "the suite this test is part of" },
+  { page: "README.md", has: "rm -rf ./data", stopped: true },
+  { page: "docs/deploy.md", has: "docker build", skip: "needs a Docker daemon and Docker Hub" },
+  { page: "docs/deploy.md", has: "docker exec", skip: "needs the container of the block before" },
+  { page: "docs/deploy.md", has: "deno deploy create", skip: "needs a Deno Deploy account" },
+  { page: "docs/deploy.md", has: "<database id>", skip: "needs a Deno Deploy database" },
+  { page: "docs/data.md", has: "<database id>", skip: "needs a Deno Deploy database" },
+  { page: "docs/data.md", has: "admin backup", ...vacuumInto ? {} : { skip: NO_VACUUM } },
+  {
+    page: "docs/data.md",
+    has: "admin restore",
+    ...vacuumInto ? { stopped: true } : { skip: NO_VACUUM },
+  },
+  { page: "docs/data.md", has: "admin export", ...vacuumInto ? {} : { skip: NO_VACUUM } },
+];
+
+/** What each page says will print, as extended regular expressions (grep -E and JavaScript). */
+const PRINTS: Record<string, string[]> = {
+  "README.md": [
+    "^message\\.created [0-9a-f-]{36} ", // the receiver verified a delivery
+    "^event: message\\.created$", // the stream
+  ],
+  "docs/api.md": ["^event: message\\.created$"],
+  "docs/webhooks.md": ["message\\.created [0-9a-f-]{36} → 2[0-9]{2}$"], // the forwarder, taken
+  "docs/settings-screen.md": ['"url": "http://localhost:8080/settings/login/'],
+  "docs/operating.md": ["^# HELP "],
+  "docs/deploy.md": ["^[A-Za-z0-9+/]{43}=$"],
+};
+
+/** The ports the walkthroughs use: the service's and the example receiver's. */
+const PORTS = [8080, 8000];
+
+function portsFree() {
+  for (const port of PORTS) {
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+    } catch {
+      throw new Error(`port ${port} is in use: the walkthroughs need it (stop what listens there)`);
+    }
+  }
+}
+
+async function sh(cwd: string, script: string, env: Record<string, string> = {}) {
+  const out = await new Deno.Command("bash", {
+    args: ["-c", script],
+    cwd,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { ok: out.success, text };
+}
+
+/** A copy of the working tree as a fresh clone has it, committed so `git status` can judge it. */
+async function freshCopy(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "walkthrough-" });
+  const copied = await sh(
+    root,
+    `tar --exclude=./.git --exclude=./data --exclude=./backups --exclude=./moved ` +
+      `--exclude=./workspace.jsonl -cf - . | tar -C '${dir}' -xf - && cd '${dir}' && ` +
+      "git init -q && git add -A && " +
+      "git -c user.name=walkthrough -c user.email=walkthrough@invalid commit -qm clone",
+  );
+  assert.ok(copied.ok, copied.text);
+  return dir;
+}
+
+/** The environment of a newcomer's shell: none of the service's settings, this test's Deno. */
+function newcomerEnv(run: string): Record<string, string> {
+  const keep = ["HOME", "USER", "LANG", "TERM", "DENO_DIR", "TMPDIR"];
+  const env: Record<string, string> = { NO_COLOR: "1", RUN: run };
+  for (const name of keep) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  const denoDir = Deno.execPath().replace(/\/[^/]+$/, "");
+  env.PATH = `${denoDir}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
+  return env;
+}
+
+/** Runs one page's script in a session of its own, killed whole if it outlives `limitMs`. */
+async function runPage(opts: {
+  cwd: string;
+  script: string;
+  log: string;
+  env: Record<string, string>;
+  limitMs: number;
+}): Promise<{ timedOut: boolean }> {
+  // Everything the page starts writes into the one log, as it would into one terminal.
+  const child = new Deno.Command("setsid", {
+    args: ["bash", "-c", `exec > "$LOG" 2>&1\n${opts.script}`],
+    cwd: opts.cwd,
+    env: { ...opts.env, LOG: opts.log },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    new Deno.Command("kill", { args: ["-KILL", "--", `-${child.pid}`] }).outputSync();
+  }, opts.limitMs);
+  await child.status;
+  clearTimeout(timer);
+  return { timedOut };
+}
+
+/** The JSON objects in a line, where `curl -s` printed several with no newline between. */
+function objectsIn(line: string): unknown[] {
+  const found: unknown[] = [];
+  let depth = 0, start = -1, inString = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (inString) {
+      if (ch === "\\") i++;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = depth > 0;
+    else if (ch === "{" && depth++ === 0) start = i;
+    else if (ch === "}" && depth > 0 && --depth === 0) {
+      try {
+        found.push(JSON.parse(line.slice(start, i + 1)));
+      } catch { /* not JSON: prose with braces */ }
+    }
+  }
+  return found;
+}
+
+/** An API error's body: `{"message": …}`, perhaps with `errors`, and nothing else. */
+const isApiError = (value: unknown): boolean =>
+  typeof value === "object" && value !== null && "message" in value &&
+  Object.keys(value).every((k) => k === "message" || k === "errors");
+
+const apiErrors = (output: string) =>
+  output.split("\n").flatMap(objectsIn).filter(isApiError).map((e) => JSON.stringify(e));
+
+Deno.test({
+  name: "walkthrough: every shell block of the README and docs/, in order, works on a fresh copy",
+  // The service, the CLI and the examples run as processes of their own; their timers and pipes
+  // end with them.
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    portsFree();
+    const pages: Page[] = await pagesInReadingOrder(root);
+    const plan = planOf(pages, RULES);
+    const copy = await freshCopy();
+    const run = await Deno.makeTempDir({ prefix: "walkthrough-run-" });
+    const env = newcomerEnv(run);
+    const problems: string[] = [];
+    try {
+      for (const [index, page] of plan.entries()) {
+        const log = `${run}/${index}.log`;
+        const script = scriptOf(page, { prints: PRINTS[page.path] ?? [], first: index === 0 });
+        const { timedOut } = await runPage({ cwd: copy, script, log, env, limitMs: 240_000 });
+        const output = await Deno.readTextFile(log);
+        if (timedOut) problems.push(`${page.path}: still running after 4 minutes\n${output}`);
+        for (const line of output.split("\n").filter((l) => l.startsWith("@@failed"))) {
+          problems.push(`${page.path}: ${line.slice(2)}`);
+        }
+        for (const line of apiErrors(output)) problems.push(`${page.path}: the API said ${line}`);
+        for (const pattern of PRINTS[page.path] ?? []) {
+          if (!new RegExp(pattern, "m").test(output)) {
+            problems.push(`${page.path}: nothing printed matches /${pattern}/`);
+          }
+        }
+        if (problems.length) {
+          console.error(`--- ${page.path}\n${output}`);
+          break;
+        }
+      }
+    } finally {
+      await sh(copy, `. '${run}/helpers.sh' && service_stop`, env);
+    }
+    const service = await Deno.readTextFile(`${run}/service.log`).catch(() => "");
+    assert.deepEqual(problems, [], `the service's log:\n${service}`);
+
+    const status = await sh(copy, "git status --porcelain --untracked-files=all");
+    assert.equal(status.text, "", "the walkthroughs leave the tree as they found it");
+    const lock = await sh(copy, "deno task test tests/lock_test.ts", env);
+    assert.ok(lock.ok, `the tests still pass on the tree they leave:\n${lock.text}`);
+    assert.ok(blocksOf(pages).length >= 30, "every page's blocks were found");
+    await Deno.remove(copy, { recursive: true });
+    await Deno.remove(run, { recursive: true });
+  },
+});
