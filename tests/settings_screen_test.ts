@@ -71,7 +71,7 @@ async function signIn(
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
     javaScriptEnabled: opts.javaScriptEnabled ?? true,
-    viewport: { width: opts.width ?? 1100, height: 800 },
+    viewport: { width: opts.width ?? 1280, height: 800 },
   });
   watch(context);
   const page = await context.newPage();
