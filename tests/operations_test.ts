@@ -157,7 +157,13 @@ Deno.test("operations: GET / says where things are; /metrics needs its token", a
     const res0 = await fetch(`${s.url}/`);
     const index = await res0.json();
     checkResponse("GET", "/", res0.status, index);
-    assert.deepEqual(Object.keys(index.links).sort(), ["api", "health", "openapi", "settings"]);
+    assert.deepEqual(Object.keys(index.links).sort(), [
+      "api",
+      "health",
+      "openapi",
+      "reference",
+      "settings",
+    ]);
     assertStatus(await api(s, "GET", "/channels", { token: w.admin.token }), 200);
     const anonymous = await fetch(`${s.url}/metrics`);
     assert.equal(anonymous.status, 401);
