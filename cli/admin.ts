@@ -4,6 +4,7 @@ import { loadSettings, SettingsError } from "../core/settings.ts";
 import { openStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/app_key.ts";
 import { recordedBaseUrl } from "../domain/base_url.ts";
+import { appCommands } from "./app_commands.ts";
 import { auditCommands } from "./audit_commands.ts";
 import { channelCommands } from "./channel_commands.ts";
 import { backupCommands } from "./backup_commands.ts";
@@ -13,6 +14,7 @@ import {
   type FileCommand,
   parseFlags,
   PlainText,
+  switchFlags,
   UsageError,
 } from "./command.ts";
 import { demoCommands } from "./demo_command.ts";
@@ -48,6 +50,7 @@ const commands = registry(
   backupCommands,
   moveCommands,
   peopleCommands,
+  appCommands,
 );
 
 /** The settings the CLI reads, as the service does: it works on the service's store. */
@@ -103,7 +106,7 @@ function fail(e: unknown, command: AnyCommand): number {
 
 async function run(command: AnyCommand, args: string[]): Promise<number> {
   try {
-    const flags = parseFlags(args);
+    const flags = parseFlags(args, switchFlags(command.usage));
     const allowed = declaredFlags(command.usage);
     const unknown = Object.keys(flags).find((f) => !allowed.has(f));
     if (unknown) throw new UsageError(`Unknown flag --${unknown}.`);

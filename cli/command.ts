@@ -40,7 +40,7 @@ export class UsageError extends Error {}
  * Parses `--name value` and `--name=value`; anything else is a UsageError. Errors never repeat a
  * value: an operator who pastes a token where an id belongs must not see it echoed into logs.
  */
-export function parseFlags(args: string[]): Flags {
+export function parseFlags(args: string[], switches = new Set<string>()): Flags {
   const flags: Flags = {};
   for (let i = 0; i < args.length; i++) {
     const match = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(args[i]);
@@ -50,6 +50,12 @@ export function parseFlags(args: string[]): Flags {
       );
     }
     const [, name, inline] = match;
+    if (switches.has(name)) {
+      if (inline !== undefined) throw new UsageError(`--${name} takes no value.`);
+      if (name in flags) throw new UsageError(`--${name} is given twice.`);
+      flags[name] = "true";
+      continue;
+    }
     let value = inline;
     if (value === undefined) {
       const next = args[i + 1];
@@ -64,6 +70,10 @@ export function parseFlags(args: string[]): Flags {
   }
   return flags;
 }
+
+/** The flags a usage line declares that take no value, written `[--name]`. */
+export const switchFlags = (usage: string): Set<string> =>
+  new Set([...usage.matchAll(/\[--([a-z][a-z0-9-]*)\]/g)].map((m) => m[1]));
 
 /** The flags a usage line declares. */
 export const declaredFlags = (usage: string): Set<string> =>

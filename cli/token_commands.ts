@@ -1,27 +1,8 @@
 import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
 import { tokenView } from "../domain/views.ts";
-import { type Scope, SCOPES } from "../core/types.ts";
-import {
-  type Command,
-  type Flags,
-  listFlag,
-  positiveIntFlag,
-  UsageError,
-  uuidFlag,
-} from "./command.ts";
+import { type Command, positiveIntFlag, uuidFlag } from "./command.ts";
 import { findUser } from "../domain/workspace.ts";
-
-/** `all`, or a comma-separated list of known scopes. */
-function scopesFlag(flags: Flags): Scope[] {
-  const items = listFlag(flags, "scopes");
-  if (items.length === 1 && items[0] === "all") return [...SCOPES];
-  if (!items.every((s) => (SCOPES as readonly string[]).includes(s))) {
-    throw new UsageError(
-      `--scopes has an unknown scope; use "all" or some of: ${SCOPES.join(",")}.`,
-    );
-  }
-  return [...new Set(items as Scope[])];
-}
+import { scopesFlag } from "./scopes_flag.ts";
 
 /** Personal access tokens and bot tokens. The CLI acts as the operator: audit actor null. */
 export const tokenCommands: Record<string, Command> = {

@@ -8,8 +8,8 @@ import type { Store } from "../kv/store.ts";
 export const MAX_MISSES_PER_MINUTE = 60;
 const WINDOW_MS = 60_000;
 
-/** Where a secret is guessed at: an incoming webhook's URL, a sign-in link. */
-export type SecretSurface = "incoming_webhook" | "login_link";
+/** Where a secret is guessed at: an incoming webhook's URL, a sign-in link, an app's secrets. */
+export type SecretSurface = "incoming_webhook" | "login_link" | "client_secret" | "oauth_code";
 
 /**
  * Secret URLs can't be guessed at speed. A lookup whose secret matches nothing (the 404) counts a

@@ -85,6 +85,12 @@ export interface Targets {
   "user.deactivate": PersonTarget;
   /** Change this human's role. */
   "user.role": PersonTarget;
+  /** Register, change or delete an app: the operator's alone (an app serves every team). */
+  "app.register": Record<never, never>;
+  /** Approve an app's install into this team. */
+  "app.install": TeamTarget;
+  /** See the team's installed apps and uninstall one. */
+  "app.uninstall": TeamTarget;
 }
 
 export type Action = keyof Targets;
@@ -234,6 +240,15 @@ const RULES: Rules = {
     if (!adminOf(p, t.team_id)) return hidden("No such user.");
     return p.role === "owner" ? null : forbidden("Only an owner may change roles.");
   },
+  "app.register": () => hidden("Not found."),
+  // A member is told why, not shown a 404: the app's page sent them here on purpose.
+  "app.install": (p, t) => {
+    if (p.team_id !== t.team_id) return hidden("Not found.");
+    return isAdmin(p) ? null : forbidden(
+      "Only a team admin or owner can install an app. Ask one of them to open this link.",
+    );
+  },
+  "app.uninstall": (p, t) => adminOf(p, t.team_id) ? null : hidden("No such app in this team."),
 };
 
 /** Why `who` may not do `action` on `target`, or null when it may. The operator always may. */

@@ -69,6 +69,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The authorization server's metadata (RFC 8414) */
+        get: operations["oauthMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The consent page an app sends a team admin to
+         * @description `response_type=code`, `client_id`, `redirect_uri` (one the app registered, compared
+         *     exactly; may be left out when it registered one), `scope` (space-separated, among the
+         *     app's; none means all of them), `state`, `code_challenge` and `code_challenge_method=S256`
+         *     (`plain` is refused). An unknown `client_id` or `redirect_uri` is answered with a page
+         *     (400), never a redirect; the other errors redirect to `redirect_uri` with `error`
+         *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`), `error_description`
+         *     and `state`. Someone not signed in is told how to sign in and comes back here after.
+         */
+        get: operations["oauthAuthorize"];
+        put?: never;
+        /**
+         * The admin's answer on the consent page
+         * @description Approve redirects (303) to `redirect_uri` with a one-time `code` (10 minutes) and
+         *     `state`; cancel with `error=access_denied`. An app that asked for an incoming webhook
+         *     needs `channel` (422, the page again, without it).
+         */
+        post: operations["oauthAuthorizeAnswer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn an authorization code into the install's bot token
+         * @description The client authenticates with HTTP Basic or `client_id` and `client_secret` in the body.
+         *     A code works once: presented again it answers `invalid_grant` and revokes what its first
+         *     use issued. The answer is never cached. The install acts as the admin who approved: its
+         *     bot (made, or the earlier install's), a `tcb_` token with exactly the granted scopes (the
+         *     bot's earlier tokens revoked), and an incoming webhook where the app asked for one.
+         *     Unknown codes and client secrets count toward the guessing limit of secret URLs (429).
+         */
+        post: operations["oauthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The app gives back its token, which uninstalls it (RFC 7009)
+         * @description With the client's authentication, `token` (the install's bot token) uninstalls the app
+         *     from that team: its tokens revoked, its bot deactivated, its incoming webhooks revoked,
+         *     on every instance at once. A token that isn't live or isn't this app's is answered alike.
+         */
+        post: operations["oauthRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -1585,6 +1681,47 @@ export interface components {
             response_body: string | null;
             created_at: components["schemas"]["NullableDateTime"];
         };
+        OAuthToken: {
+            /** @description A bot token (`tcb_`). */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description The granted scopes, space-separated. */
+            scope: string;
+            /** Format: uuid */
+            app_id: string;
+            /** Format: uuid */
+            bot_user_id: string;
+            team: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            incoming_webhook?: {
+                /** Format: uuid */
+                channel_id: string;
+                /** Format: uri */
+                url: string;
+            };
+        };
+        OAuthMetadata: {
+            /** Format: uri */
+            issuer: string;
+            /** Format: uri */
+            authorization_endpoint: string;
+            /** Format: uri */
+            token_endpoint: string;
+            /** Format: uri */
+            revocation_endpoint?: string;
+            response_types_supported: string[];
+            grant_types_supported?: string[];
+            code_challenge_methods_supported?: string[];
+            token_endpoint_auth_methods_supported?: string[];
+            revocation_endpoint_auth_methods_supported?: string[];
+            scopes_supported?: string[];
+            /** Format: uri */
+            service_documentation?: string;
+        };
         Error: {
             message: string;
             errors?: components["schemas"]["FieldErrors"];
@@ -1830,6 +1967,31 @@ export interface components {
             };
             content: {
                 "text/html": string;
+            };
+        };
+        /**
+         * @description A page, not a redirect: the request names no registered app or redirect_uri (400), or
+         *     the person may not install apps (403).
+         */
+        OAuthPage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description RFC 6749 §5.2. */
+        OAuthError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "slow_down";
+                    error_description?: string;
+                };
             };
         };
         /** @description Done; on to the page that shows the result (POST, redirect, GET). */
@@ -2231,6 +2393,184 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    oauthMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the endpoints are and what they support. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthMetadata"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+        };
+    };
+    oauthAuthorize: {
+        parameters: {
+            query?: {
+                response_type?: string;
+                client_id?: string;
+                redirect_uri?: string;
+                scope?: string;
+                state?: string;
+                code_challenge?: string;
+                code_challenge_method?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consent page, for a team admin or owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The request is refused back to the app, with `error`. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["OAuthPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["OAuthPage"];
+            404: components["responses"]["PlatformOff"];
+        };
+    };
+    oauthAuthorizeAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    /** @enum {unknown} */
+                    decision: "approve" | "deny";
+                    /** @description The incoming webhook's channel. */
+                    channel?: string;
+                    response_type?: string;
+                    client_id?: string;
+                    redirect_uri?: string;
+                    scope?: string;
+                    state?: string;
+                    code_challenge?: string;
+                    code_challenge_method?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The request is refused back to the app, with `error`. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Back to the app, with `code` and `state`, or `error=access_denied`. */
+            303: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["OAuthPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["OAuthPage"];
+            404: components["responses"]["PlatformOff"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    oauthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @constant */
+                    grant_type: "authorization_code";
+                    code: string;
+                    redirect_uri?: string;
+                    code_verifier: string;
+                    client_id?: string;
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The install. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthToken"];
+                };
+            };
+            400: components["responses"]["OAuthError"];
+            401: components["responses"]["OAuthError"];
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["OAuthError"];
+        };
+    };
+    oauthRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    token: string;
+                    token_type_hint?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done (or there was nothing to do). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["OAuthError"];
+            401: components["responses"]["OAuthError"];
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["OAuthError"];
         };
     };
     index: {

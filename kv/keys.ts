@@ -55,6 +55,10 @@
  * | ["incoming_ids", hookId]                      | secretHash           | index: id to primary key                |
  * | ["team_incoming", teamId, hookId]             | secretHash           | index: a team's incoming webhooks; UUIDv7 so it sorts by age |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
+ * | ["apps", appId]                               | App                  | an OAuth client, registered by the operator; its secret hashed |
+ * | ["app_clients", clientId]                     | appId                | index: client_id to app                 |
+ * | ["app_installs", teamId, appId]               | AppInstall           | the app in the team: its bot, its last token and hook; kept after an uninstall, so a reinstall reuses the bot |
+ * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
  * | ["app_key_check"]                             | sealed text          | a known text sealed with APP_KEY: a process with another key refuses to start |
@@ -183,6 +187,12 @@ export const keys = {
   incomingId: (hookId: string) => ["incoming_ids", hookId],
   teamIncoming: (teamId: string) => ["team_incoming", teamId],
   teamIncomingHook: (teamId: string, hookId: string) => ["team_incoming", teamId, hookId],
+  apps: () => ["apps"],
+  app: (appId: string) => ["apps", appId],
+  appClient: (clientId: string) => ["app_clients", clientId],
+  teamInstalls: (teamId: string) => ["app_installs", teamId],
+  install: (teamId: string, appId: string) => ["app_installs", teamId, appId],
+  oauthCode: (hash: string) => ["oauth_codes", hash],
   audits: (teamId: string) => ["audit", teamId],
   audit: (teamId: string, entryId: string) => ["audit", teamId, entryId],
   rateCounts: () => ["rate"],

@@ -18,6 +18,8 @@ import { GuessGuard } from "../domain/guessing.ts";
 import type { StreamHub } from "../domain/stream_hub.ts";
 import { RateLimiter } from "../domain/rate_limit.ts";
 import { apiReferenceHandler, redocScriptHandler } from "./api_reference.ts";
+import { authorizeRoutes } from "./oauth/authorize.tsx";
+import { metadataHandler, tokenRoutes } from "./oauth/token.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { settingsRoutes } from "./settings/app.tsx";
@@ -72,9 +74,15 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
   app.use("/api/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/hooks/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/settings/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.use("/oauth/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.use("/.well-known/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.use("/oauth/*", bodyLimit({ maxSize: MAX_BODY_BYTES }));
   app.route("/api/v1", api);
   app.route("/hooks", hookRoutes(ctx, limiter, guard));
   app.route("/settings", settingsRoutes(ctx, guard));
+  app.route("/oauth", authorizeRoutes(ctx));
+  app.route("/oauth", tokenRoutes(ctx, guard));
+  app.get("/.well-known/oauth-authorization-server", metadataHandler(ctx));
   return Object.assign(app, {
     close: async () => {
       await streams.closeAll();

@@ -20,6 +20,7 @@ import { createTeam, createUser } from "../domain/workspace.ts";
 import { changeRole, deactivateUser } from "../domain/people.ts";
 import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";
+import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
 import { receiver, waitUntil } from "./webhook_receivers.ts";
 
@@ -668,6 +669,25 @@ const SCREEN: Record<string, ScreenRow> = {
       teamAdmins(303),
     ),
   },
+  // Any team's admin or owner installs an app into its own team; a member is told it can't.
+  "GET /oauth/authorize": {
+    surface: "screen",
+    cells: screen(async (w) => {
+      const { app } = await registerApp(w.s.ctx);
+      return { path: `/oauth/authorize?${authorizeQuery(app, (await pkce()).challenge)}` };
+    }, (p) => p === "member" ? 403 : 200),
+  },
+  "POST /oauth/authorize": {
+    surface: "screen",
+    cells: screen(async (w) => {
+      const { app } = await registerApp(w.s.ctx);
+      const query = new URLSearchParams(authorizeQuery(app, (await pkce()).challenge));
+      return {
+        path: "/oauth/authorize",
+        form: { ...Object.fromEntries(query), decision: "approve" },
+      };
+    }, (p) => p === "member" ? 403 : 303),
+  },
   "GET /settings/integrations/webhooks": {
     surface: "screen",
     cells: screen(() => Promise.resolve({ path: `${S}/webhooks` }), anyAdmin(200)),
@@ -884,6 +904,46 @@ const OPEN: Record<string, OpenRow> = {
       ];
     },
   },
+  "GET /.well-known/oauth-authorization-server": {
+    surface: "open",
+    cells: () =>
+      Promise.resolve([{
+        what: "-",
+        path: "/.well-known/oauth-authorization-server",
+        expect: 200,
+      }]),
+  },
+  "POST /oauth/token": {
+    surface: "open",
+    cells: async (w) => {
+      const { app } = await registerApp(w.s.ctx);
+      const form = { grant_type: "authorization_code", code: "x", code_verifier: "v" };
+      return [
+        { what: "no client", path: "/oauth/token", body: form, expect: 401 },
+        {
+          what: "a wrong secret",
+          path: "/oauth/token",
+          body: { ...form, client_id: app.client_id, client_secret: "tcs_wrong" },
+          expect: 401,
+        },
+      ];
+    },
+  },
+  "POST /oauth/revoke": {
+    surface: "open",
+    cells: async (w) => {
+      const { app, secret } = await registerApp(w.s.ctx);
+      return [
+        { what: "no client", path: "/oauth/revoke", body: { token: "x" }, expect: 401 },
+        {
+          what: "the app itself",
+          path: "/oauth/revoke",
+          body: { token: "x", client_id: app.client_id, client_secret: secret },
+          expect: 200,
+        },
+      ];
+    },
+  },
   "POST /hooks/{secret}": {
     surface: "open",
     cells: async (w) => {
@@ -968,6 +1028,9 @@ async function call(
       headers.set("Origin", w.s.url);
       headers.set("Content-Type", "application/x-www-form-urlencoded");
       payload = "";
+    } else if (surface === "open" && path.startsWith("/oauth/")) {
+      headers.set("Content-Type", "application/x-www-form-urlencoded");
+      payload = new URLSearchParams(body as Record<string, string>).toString();
     } else {
       payload = JSON.stringify(body);
     }

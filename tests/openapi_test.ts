@@ -39,7 +39,8 @@ const CONTRACT: [string, string, string][] = [
 
 /**
  * Operations outside the token scheme: the index, the probe, the metrics (their own token), this
- * document and its reference page, and incoming webhooks (whose URL is the credential).
+ * document and its reference page, incoming webhooks (whose URL is the credential), and OAuth
+ * (a session or the app's client credentials).
  */
 const PUBLIC = new Set([
   "/",
@@ -48,6 +49,10 @@ const PUBLIC = new Set([
   "/openapi.yaml",
   "/docs",
   "/docs/{file}",
+  "/.well-known/oauth-authorization-server",
+  "/oauth/authorize",
+  "/oauth/token",
+  "/oauth/revoke",
   "/hooks/{secret}",
 ]);
 

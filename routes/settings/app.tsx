@@ -12,7 +12,14 @@ import { SETTINGS } from "../../web/paths.ts";
 import { auditPages } from "./audit.tsx";
 import { botPages } from "./bots.tsx";
 import { peoplePages } from "./people.tsx";
-import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
+import {
+  cookieOptions,
+  RETURN_COOKIE,
+  returnCookieOptions,
+  returnPath,
+  SESSION_COOKIE,
+} from "./cookie.ts";
+import { SECURITY_HEADERS } from "./headers.ts";
 import type { SettingsEnv } from "./env.ts";
 import { notFoundPage, refused, sameOrigin, signedIn } from "./guard.tsx";
 import { clientAddress } from "../client_address.ts";
@@ -24,15 +31,6 @@ import { webhookPages } from "./webhooks.tsx";
 
 /** Forms are small; anything bigger is not one of ours. */
 const MAX_FORM_BYTES = 64 * 1024;
-
-const SECURITY_HEADERS = {
-  "Content-Security-Policy":
-    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "Cache-Control": "no-store",
-  "Referrer-Policy": "same-origin",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-};
 
 const ASSET_CACHE = "public, max-age=3600";
 
@@ -100,7 +98,9 @@ async function useLoginLink(ctx: Ctx, guard: GuessGuard, c: Context<SettingsEnv>
   if (previous) await signOut(ctx, previous);
   setCookie(c, SESSION_COOKIE, cookie, options);
   c.header("Referrer-Policy", "no-referrer");
-  return c.redirect(SETTINGS, 303);
+  const back = returnPath(getCookie(c, RETURN_COOKIE, options.prefix));
+  if (back) deleteCookie(c, RETURN_COOKIE, returnCookieOptions(ctx));
+  return c.redirect(back ?? SETTINGS, 303);
 }
 
 /** The settings screen: sign-in, sign-out, its assets and its pages. */

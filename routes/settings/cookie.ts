@@ -18,3 +18,17 @@ export function cookieOptions(ctx: Ctx): CookieOptions & { prefix?: "host" } {
     ...(secure ? { secure: true, prefix: "host" as const } : {}),
   };
 }
+
+/**
+ * Where to go after signing in, when a page that needs a session sent the person to sign in
+ * first (an app's install link): only such a page's own path is ever taken from it.
+ */
+export const RETURN_COOKIE = "tc_return_to";
+
+export function returnCookieOptions(ctx: Ctx): CookieOptions & { prefix?: "host" } {
+  return { ...cookieOptions(ctx), maxAge: 15 * 60 };
+}
+
+/** The path to return to, if it is one that may be returned to. */
+export const returnPath = (value: string | undefined) =>
+  value?.startsWith("/oauth/authorize?") ? value : null;

@@ -1,0 +1,127 @@
+import type { App, AppInstall, AuthorizationCode } from "../core/types.ts";
+import { addAudit, type AuditDraft } from "./audit.ts";
+import { commitOrThrow } from "./commit.ts";
+import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
+
+/** Stores a new app; its client_id is unique. */
+export async function insertApp(kv: Store, app: App): Promise<void> {
+  const op = kv.atomic()
+    .check({ key: keys.appClient(app.client_id), versionstamp: null })
+    .set(keys.app(app.id), app)
+    .set(keys.appClient(app.client_id), app.id);
+  await commitOrThrow(op, "create app");
+}
+
+export const getApp = (kv: Store, id: string) => kv.get<App>(keys.app(id));
+
+/** The app a `client_id` names, or null. */
+export async function getAppByClientId(kv: Store, clientId: string): Promise<App | null> {
+  const id = (await kv.get<string>(keys.appClient(clientId))).value;
+  return id ? (await getApp(kv, id)).value : null;
+}
+
+export async function listAllApps(kv: Store): Promise<App[]> {
+  const out: App[] = [];
+  for await (const e of kv.list<App>({ prefix: keys.apps() })) out.push(e.value);
+  return out;
+}
+
+/** Replaces an app (a new secret) unless it changed since `entry`. */
+export async function replaceApp(kv: Store, entry: Deno.KvEntry<App>, next: App) {
+  return (await kv.atomic().check(entry).set(keys.app(next.id), next).commit()).ok;
+}
+
+/** Removes an app: its client_id stops working. Its installs stay as records. */
+export async function deleteApp(kv: Store, entry: Deno.KvEntry<App>) {
+  const op = kv.atomic().check(entry).delete(keys.app(entry.value.id))
+    .delete(keys.appClient(entry.value.client_id));
+  return (await op.commit()).ok;
+}
+
+/** Stores a new code; `keepMs` tidies it away a day after it expires. */
+export async function insertCode(
+  kv: Store,
+  hash: string,
+  code: AuthorizationCode,
+  keepMs: number,
+): Promise<void> {
+  const op = kv.atomic().check({ key: keys.oauthCode(hash), versionstamp: null })
+    .set(keys.oauthCode(hash), code, { expireIn: keepMs });
+  await commitOrThrow(op, "create authorization code");
+}
+
+export const getCode = (kv: Store, hash: string) => kv.get<AuthorizationCode>(keys.oauthCode(hash));
+
+/** Marks a code used, once: false when another redemption (on any instance) came first. */
+export async function claimCode(
+  kv: Store,
+  entry: Deno.KvEntry<AuthorizationCode>,
+  usedAt: string,
+  keepMs: number,
+): Promise<boolean> {
+  const used = { ...entry.value, used_at: usedAt };
+  const op = kv.atomic().check(entry).set(entry.key, used, { expireIn: keepMs });
+  return (await op.commit()).ok;
+}
+
+/**
+ * Notes what a code's redemption issued, so a replay can take it back. False when a replay came
+ * first: then the caller takes it back itself.
+ */
+export async function recordIssued(
+  kv: Store,
+  hash: string,
+  issued: AuthorizationCode["issued"],
+  keepMs: number,
+): Promise<boolean> {
+  for (;;) {
+    const entry = await getCode(kv, hash);
+    if (!entry.value || entry.value.replayed_at) return false;
+    const op = kv.atomic().check(entry).set(entry.key, { ...entry.value, issued }, {
+      expireIn: keepMs,
+    });
+    if ((await op.commit()).ok) return true;
+  }
+}
+
+/** Marks a used code as presented again; returns what it issued, if that is known yet. */
+export async function markReplayed(
+  kv: Store,
+  hash: string,
+  at: string,
+  keepMs: number,
+): Promise<AuthorizationCode["issued"]> {
+  for (;;) {
+    const entry = await getCode(kv, hash);
+    if (!entry.value) return null;
+    const op = kv.atomic().check(entry).set(entry.key, { ...entry.value, replayed_at: at }, {
+      expireIn: keepMs,
+    });
+    if ((await op.commit()).ok) return entry.value.issued;
+  }
+}
+
+export const getInstall = (kv: Store, teamId: string, appId: string) =>
+  kv.get<AppInstall>(keys.install(teamId, appId));
+
+/** Writes an install's record with its audit entry, unless it changed since `entry`. */
+export async function putInstall(
+  kv: Store,
+  entry: Deno.KvEntryMaybe<AppInstall>,
+  install: AppInstall,
+  audit: AuditDraft,
+): Promise<boolean> {
+  const op = kv.atomic().check(entry).set(keys.install(install.team_id, install.app_id), install);
+  addAudit(op, audit);
+  return (await op.commit()).ok;
+}
+
+/** A team's installs, uninstalled ones included. */
+export async function listTeamInstalls(kv: Store, teamId: string): Promise<AppInstall[]> {
+  const out: AppInstall[] = [];
+  for await (const e of kv.list<AppInstall>({ prefix: keys.teamInstalls(teamId) })) {
+    out.push(e.value);
+  }
+  return out;
+}

@@ -1,0 +1,19 @@
+/**
+ * The headers of every page of the screen (and of the OAuth consent page, which is one of its
+ * pages): no inline code, no framing, nothing cached, no referrer beyond this origin.
+ * `formTargets` adds origins a form's answer may redirect to: browsers hold a form's redirect to
+ * `form-action` too, and the consent page's answer goes back to the app.
+ */
+export function securityHeaders(formTargets: string[] = []): Record<string, string> {
+  const formAction = ["'self'", ...formTargets].join(" ");
+  return {
+    "Content-Security-Policy":
+      `default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+  };
+}
+
+export const SECURITY_HEADERS = securityHeaders();
