@@ -1211,6 +1211,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings/integrations/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The apps installed into the team (admins and owners) */
+        get: operations["settingsApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/apps/{app}/uninstall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app installed into the team. */
+                app: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Uninstall an app (admins and owners)
+         * @description Its tokens revoked, its bot deactivated (its subscriptions disabled, its incoming
+         *     webhooks revoked), on every instance at once; audited as `app.uninstalled`.
+         */
+        post: operations["settingsUninstallApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settings/integrations/webhooks": {
         parameters: {
             query?: never;
@@ -3947,6 +3988,38 @@ export interface operations {
             403: components["responses"]["SettingsRefused"];
             404: components["responses"]["SettingsNotFound"];
             422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsUninstallApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app installed into the team. */
+                app: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
         };
     };
     settingsWebhooks: {

@@ -21,6 +21,8 @@ import { changeRole, deactivateUser } from "../domain/people.ts";
 import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
+import { installApp } from "../domain/app_installs.ts";
+import type { AuthorizationCode } from "../core/types.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
 import { receiver, waitUntil } from "./webhook_receivers.ts";
 
@@ -535,6 +537,26 @@ const everyone = (ok: number) => () => ok;
 const newcomer = (w: World) =>
   createUser(w.s.ctx, { teamId: w.team.id, name: "Newcomer", type: "human", role: "member" }, null);
 
+/** An app installed into team A for a cell that uninstalls it: its id. */
+async function installedApp(w: World): Promise<string> {
+  const { app } = await registerApp(w.s.ctx);
+  const code: AuthorizationCode = {
+    app_id: app.id,
+    team_id: w.team.id,
+    user_id: w.users.owner.id,
+    redirect_uri: app.redirect_uris[0],
+    scopes: app.scopes,
+    code_challenge: "",
+    channel_id: null,
+    expires_at: new Date(Date.now() + 60_000).toISOString(),
+    used_at: null,
+    issued: null,
+    replayed_at: null,
+  };
+  await installApp(w.s.ctx, app, code);
+  return app.id;
+}
+
 /** A bot of team A made for a cell that changes its channels. */
 const newBot = (w: World) =>
   createUser(w.s.ctx, { teamId: w.team.id, name: "Helper", type: "bot" }, null);
@@ -666,6 +688,21 @@ const SCREEN: Record<string, ScreenRow> = {
           unknown: `${S}/bots/${uuid()}/channels/${w.shared.public.id}/remove`,
         };
       },
+      teamAdmins(303),
+    ),
+  },
+  "GET /settings/integrations/apps": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: `${S}/apps` }), anyAdmin(200)),
+  },
+  "POST /settings/integrations/apps/{app}/uninstall": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/apps/${await installedApp(w)}/uninstall`,
+        form: {},
+        unknown: `${S}/apps/${uuid()}/uninstall`,
+      }),
       teamAdmins(303),
     ),
   },

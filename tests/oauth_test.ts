@@ -283,3 +283,29 @@ Deno.test("oauth: the metadata names the endpoints; everything is gone with the 
     await off.close();
   }
 });
+
+Deno.test("oauth: an admin sees the installed app on the Apps page and uninstalls it there", async () => {
+  await withApp(async (s, w, reg) => {
+    const { body } = await install(s, w, reg);
+    const cookie = await signedInCookie(s.url, s.ctx, w.admin.user.id);
+    const listed = await get(s, "/settings/integrations/apps", cookie);
+    assert.equal(listed.res.status, 200);
+    assert.match(listed.text, /Deploy Tracker/);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(listed.text)![1];
+    const res = await fetch(`${s.url}/settings/integrations/apps/${reg.app.id}/uninstall`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        Cookie: cookie,
+        Origin: s.url,
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
+      body: new URLSearchParams({ _csrf: csrf }),
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 303);
+    assert.equal((await api(s, "GET", "/channels", { token: body.access_token })).status, 401);
+    const after = await get(s, "/settings/integrations/apps", cookie);
+    assert.match(after.text, /No app is installed/);
+  });
+});

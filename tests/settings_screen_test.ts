@@ -640,7 +640,7 @@ Deno.test(
         await screenshot(page, "settings-webhook-phone");
         await page.locator("summary", { hasText: "Menu" }).click();
         const menu = page.getByRole("navigation", { name: "Integrations" });
-        assert.equal(await menu.getByRole("link").count(), 6);
+        assert.equal(await menu.getByRole("link").count(), 7);
         await screenshot(page, "settings-menu-phone", false);
         await menu.getByRole("link", { name: "Audit log" }).click();
         await page.getByRole("heading", { name: "Audit log" }).waitFor();

@@ -54,13 +54,14 @@ const PRINTS: Record<string, string[]> = {
   ],
   "docs/api.md": ["^event: message\\.created$"],
   "docs/webhooks.md": ["message\\.created [0-9a-f-]{36} → 2[0-9]{2}$"], // the forwarder, taken
+  "docs/apps.md": ["^Open http://localhost:8001/", '"url": "http://localhost:8080/settings/login/'],
   "docs/settings-screen.md": ['"url": "http://localhost:8080/settings/login/'],
   "docs/operating.md": ["^# HELP "],
   "docs/deploy.md": ["^[A-Za-z0-9+/]{43}=$"],
 };
 
-/** The ports the walkthroughs use: the service's and the example receiver's. */
-const PORTS = [8080, 8000];
+/** The ports the walkthroughs use: the service's, the example receiver's and the example app's. */
+const PORTS = [8080, 8000, 8001];
 
 function portsFree() {
   for (const port of PORTS) {

@@ -12,12 +12,13 @@ export interface Viewer {
   admin: boolean;
 }
 
-export type Section = "tokens" | "people" | "bots" | "webhooks" | "incoming" | "audit";
+export type Section = "tokens" | "people" | "bots" | "apps" | "webhooks" | "incoming" | "audit";
 
 const SECTIONS: { id: Section; label: string; href: string; admin: boolean }[] = [
   { id: "tokens", label: "Your tokens", href: SETTINGS, admin: false },
   { id: "people", label: "People", href: `${SETTINGS}/people`, admin: true },
   { id: "bots", label: "Bots", href: `${SETTINGS}/bots`, admin: true },
+  { id: "apps", label: "Apps", href: `${SETTINGS}/apps`, admin: true },
   { id: "webhooks", label: "Outgoing webhooks", href: `${SETTINGS}/webhooks`, admin: true },
   { id: "incoming", label: "Incoming webhooks", href: `${SETTINGS}/incoming`, admin: true },
   { id: "audit", label: "Audit log", href: `${SETTINGS}/audit`, admin: true },

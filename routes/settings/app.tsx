@@ -9,6 +9,7 @@ import { LOGIN_PATH, openLoginLink, signIn, signOut } from "../../domain/session
 import { SCRIPT, STYLESHEET } from "../../web/assets.ts";
 import { MessagePage, SignInHelp, SignInPage } from "../../web/message.tsx";
 import { SETTINGS } from "../../web/paths.ts";
+import { appPages } from "./apps.tsx";
 import { auditPages } from "./audit.tsx";
 import { botPages } from "./bots.tsx";
 import { peoplePages } from "./people.tsx";
@@ -110,6 +111,7 @@ export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
     .route("/", tokenPages(ctx))
     .route("/people", peoplePages(ctx))
     .route("/bots", botPages(ctx))
+    .route("/apps", appPages(ctx))
     .route("/webhooks", webhookPages(ctx))
     .route("/incoming", incomingPages(ctx))
     .route("/audit", auditPages(ctx));

@@ -1,0 +1,43 @@
+import { Hono } from "hono";
+import type { Ctx } from "../../domain/context.ts";
+import { appById } from "../../domain/apps.ts";
+import { listInstalls, uninstallApp } from "../../domain/app_installs.ts";
+import { userById } from "../../domain/workspace.ts";
+import { AppsPage } from "../../web/apps.tsx";
+import { SETTINGS } from "../../web/paths.ts";
+import type { SettingsEnv } from "./env.ts";
+import { adminsOnly } from "./guard.tsx";
+import { noticeOf, page } from "./render.ts";
+
+const NOTICES = {
+  uninstalled: "The app is uninstalled: its token, bot and incoming webhooks stopped working.",
+};
+
+const nameOf = async (ctx: Ctx, id: string) => (await userById(ctx, id))?.name ?? "someone gone";
+
+/** The team's installed apps: admins and owners. */
+export function appPages(ctx: Ctx) {
+  return new Hono<SettingsEnv>()
+    .use(adminsOnly)
+    .get("/", async (c) => {
+      const { viewer } = c.var;
+      const installs = await listInstalls(ctx, viewer.user.team_id, viewer.subject);
+      const shown = await Promise.all(installs.map(async (install) => ({
+        install,
+        appName: (await appById(ctx, install.app_id))?.name ?? "a deleted app",
+        botName: await nameOf(ctx, install.bot_user_id),
+        installedBy: await nameOf(ctx, install.installed_by),
+      })));
+      return page(
+        c,
+        <AppsPage viewer={viewer} installs={shown} notice={noticeOf(c, NOTICES)} />,
+      );
+    })
+    .post("/:app/uninstall", async (c) => {
+      const { viewer } = c.var;
+      const appId = c.req.param("app");
+      const app = await appById(ctx, appId) ?? { id: appId, name: "a deleted app" };
+      await uninstallApp(ctx, { teamId: viewer.user.team_id, app, actor: viewer.subject });
+      return c.redirect(`${SETTINGS}/apps?done=uninstalled`, 303);
+    });
+}
