@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import type { App } from "../core/types.ts";
 import { api, workspace } from "./harness.ts";
+import { listAudit } from "../kv/audit.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { approvedCode, authorizeQuery, CALLBACK, pkce, tokenRequest } from "./oauth_client.ts";
 
@@ -71,6 +72,15 @@ Deno.test("oauth instances: a code approved on one instance works once on anothe
     await cli(store.env, "app:delete", "--id", app.id);
     const deleted = await tokenRequest(onA, { app, secret: rotated, form: form("x") });
     assert.equal(deleted.body.error, "invalid_client");
+
+    const audit = JSON.stringify(await listAudit(store.ctx.kv, w.team.id, 100));
+    for (const secret of [made.client_secret, rotated, code, token, live, verifier]) {
+      for (
+        const [where, text] of [["A's log", a.output()], ["B's log", b.output()], ["audit", audit]]
+      ) {
+        assert.ok(!text.includes(secret), `${where} holds a secret`);
+      }
+    }
 
     const hooked = await cli(
       store.env,

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   api,
+  clearOfWindowEdge,
   signedInCookie,
   startServer,
   type TestServer,
@@ -307,5 +308,21 @@ Deno.test("oauth: an admin sees the installed app on the Apps page and uninstall
     assert.equal((await api(s, "GET", "/channels", { token: body.access_token })).status, 401);
     const after = await get(s, "/settings/integrations/apps", cookie);
     assert.match(after.text, /No app is installed/);
+  });
+});
+
+Deno.test("oauth: guessing client secrets is cut off like guessing secret URLs", async () => {
+  await withApp(async (s, _w, reg) => {
+    const form = { grant_type: "authorization_code", code: "x", code_verifier: "v" };
+    // The limit counts per clock minute: the 61 requests must fall in one.
+    await clearOfWindowEdge();
+    for (let i = 0; i < 60; i++) {
+      const miss = await tokenRequest(s, { app: reg.app, secret: `tcs_guess${i}`, form });
+      assert.equal(miss.res.status, 401, `guess ${i}`);
+    }
+    const cut = await tokenRequest(s, { ...reg, form });
+    assert.equal(cut.res.status, 429, "even the right secret, this minute");
+    assert.equal(cut.body.error, "slow_down");
+    assert.ok(cut.res.headers.get("Retry-After"));
   });
 });
