@@ -111,15 +111,21 @@ export async function installApp(
     installed_by: user.id,
     uninstalled_at: null,
   };
-  // A concurrent install of the same app into the same team: the later write wins the record;
-  // each revoked the other's token above or will, so one token stays live.
-  await putInstall(ctx.kv, entry, install, {
+  const recorded = await putInstall(ctx.kv, entry, install, {
     team_id: team.id,
     action: "app.installed",
     ...auditActor(actor),
     target_id: app.id,
     target_name: app.name,
   });
+  if (!recorded) {
+    // Another install of this app into this team finished first: its record stands, and what
+    // this one made is taken back, so nothing live escapes the record an uninstall reads.
+    await revokeTokenById(ctx, token.token.id, actor).catch(unlessDone);
+    if (incoming) await revokeIncomingById(ctx, incoming.id, actor).catch(unlessDone);
+    if (!earlier) await deactivateUser(ctx, actor, bot.id);
+    throw new ApiError(409, "Another install of this app into this team ran at the same time.");
+  }
   return { install, team, token, incoming };
 }
 

@@ -26,6 +26,7 @@ import { keys } from "../kv/keys.ts";
 import type { AuthorizationCode } from "../core/types.ts";
 import { sha256Hex } from "../core/random.ts";
 import { userById } from "../domain/workspace.ts";
+import { createLoginLink } from "../domain/sessions.ts";
 
 async function withApp(
   fn: (s: TestServer, w: Workspace, reg: Awaited<ReturnType<typeof registerApp>>) => Promise<void>,
@@ -106,7 +107,20 @@ Deno.test("oauth: not signed in, the page says how and brings the person back; a
     const anonymous = await get(s, `/oauth/authorize?${query}`);
     assert.equal(anonymous.res.status, 401);
     assert.match(anonymous.text, /login-link/);
-    assert.match(anonymous.res.headers.get("set-cookie") ?? "", /tc_return_to=/);
+    const returnTo = (anonymous.res.headers.get("set-cookie") ?? "").split(";")[0];
+    assert.match(returnTo, /^tc_return_to=/);
+    const { url } = await createLoginLink(s.ctx, w.admin.user.id);
+    const signIn = await fetch(`${s.url}${new URL(url).pathname}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { Origin: s.url, Cookie: returnTo },
+    });
+    await signIn.body?.cancel();
+    assert.equal(
+      signIn.headers.get("Location"),
+      `/oauth/authorize?${query}`,
+      "back to the request",
+    );
 
     const cookie = await signedInCookie(s.url, s.ctx, w.member.user.id);
     const member = await get(s, `/oauth/authorize?${query}`, cookie);
