@@ -179,6 +179,35 @@ Deno.test("oauth: the token endpoint refuses a wrong secret, a wrong verifier, a
     assert.equal(expired.body.error, "invalid_grant");
     assert.match(expired.body.error_description, /expired/);
 
+    const both = await fetch(`${s.url}/oauth/token`, {
+      method: "POST",
+      headers: {
+        Authorization: `Basic ${btoa(`${reg.app.client_id}:${reg.secret}`)}`,
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
+      body: new URLSearchParams({ client_id: reg.app.client_id, client_secret: reg.secret }),
+    });
+    assert.equal(
+      (await both.json()).error,
+      "invalid_request",
+      "one way of authenticating, not two",
+    );
+
+    // The client's credentials in the form work as HTTP Basic does.
+    const inForm = await fetch(`${s.url}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        client_id: reg.app.client_id,
+        client_secret: reg.secret,
+        grant_type: "authorization_code",
+        code: await approvedCode(s, { userId: w.admin.user.id, query }),
+        code_verifier: verifier,
+      }),
+    });
+    assert.equal(inForm.status, 200, await inForm.clone().text());
+    assert.match((await inForm.json()).access_token, /^tcb_/);
+
     const code = await approvedCode(s, { userId: w.admin.user.id, query });
     const first = await redeem(code);
     assert.equal(first.res.status, 200, JSON.stringify(first.body));
