@@ -1,11 +1,4 @@
-import {
-  appById,
-  appView,
-  createApp,
-  listApps,
-  removeApp,
-  rotateAppSecret,
-} from "../domain/apps.ts";
+import { appView, createApp, listApps, removeApp, rotateAppSecret } from "../domain/apps.ts";
 import { uninstallApp } from "../domain/app_installs.ts";
 import { type Command, listFlag, requiredFlag, uuidFlag } from "./command.ts";
 import { scopesFlag } from "./scopes_flag.ts";
@@ -57,8 +50,7 @@ export const appCommands: Record<string, Command> = {
     async run(ctx, flags) {
       const teamId = uuidFlag(flags, "team");
       const appId = uuidFlag(flags, "app");
-      const app = await appById(ctx, appId) ?? { id: appId, name: "a deleted app" };
-      await uninstallApp(ctx, { teamId, app, actor: null });
+      await uninstallApp(ctx, { teamId, appId, actor: null });
       return { app_id: appId, team_id: teamId };
     },
   },

@@ -26,6 +26,14 @@ export function invalid(field: string, message: string): ApiError {
 }
 
 /**
+ * For a `.catch` on taking something back (revoking a token or a hook): the 422 that says it was
+ * already done, by someone else meanwhile, is as good as done; anything else is rethrown.
+ */
+export function unlessAlreadyDone(e: unknown): void {
+  if (!(e instanceof ApiError && e.status === 422)) throw e;
+}
+
+/**
  * A write kept losing to concurrent writers (other requests, other instances, the CLI) until its
  * deadline: nothing was written, and trying again may well work. The store says so plainly;
  * where HTTP is spoken it becomes a 503 with `Retry-After` (routes/errors.ts).

@@ -5,9 +5,9 @@
  */
 import type { Ctx } from "./context.ts";
 import type { App, AppInstall, AuthorizationCode, Subject, Team, User } from "../core/types.ts";
-import { ApiError, notFound } from "../core/errors.ts";
+import { ApiError, notFound, unlessAlreadyDone } from "../core/errors.ts";
 import { nowIso } from "../core/ids.ts";
-import { getInstall, listTeamInstalls, putInstall } from "../kv/apps.ts";
+import { getApp, getInstall, listTeamInstalls, putInstall } from "../kv/apps.ts";
 import { getTeam, getUser } from "../kv/workspace.ts";
 import { authorize } from "./policy.ts";
 import { type Actor, auditActor, subjectOfPerson } from "./principals.ts";
@@ -24,11 +24,6 @@ export interface Installed {
   token: NewToken;
   incoming: { channel_id: string; url: string; id: string } | null;
 }
-
-/** Already done by someone else meanwhile (a 422 "already ..."): as good as done. */
-const unlessDone = (e: unknown) => {
-  if (!(e instanceof ApiError && e.status === 422)) throw e;
-};
 
 /** The approving admin, as the install's actor: still an admin of the team, and active. */
 async function installer(ctx: Ctx, code: AuthorizationCode) {
@@ -58,7 +53,7 @@ async function botFor(
 /** Revokes the bot's live tokens: a reinstall leaves only the token it issues. */
 async function revokeTokensOf(ctx: Ctx, bot: User, actor: Subject) {
   const live = (await listTokens(ctx, bot.id)).filter((t) => isTokenLive(t, Date.now()));
-  for (const t of live) await revokeTokenById(ctx, t.id, actor).catch(unlessDone);
+  for (const t of live) await revokeTokenById(ctx, t.id, actor).catch(unlessAlreadyDone);
 }
 
 /** Puts the bot in the channel and gives the app an incoming webhook posting there as it. */
@@ -67,7 +62,7 @@ async function hookFor(
   opts: { app: App; bot: User; channelId: string; actor: Subject },
 ) {
   const botId = () => Promise.resolve(opts.bot.id);
-  await addMember(ctx, opts.actor, opts.channelId, botId).catch(unlessDone);
+  await addMember(ctx, opts.actor, opts.channelId, botId).catch(unlessAlreadyDone);
   const { hook, url } = await createIncoming(ctx, {
     channelId: opts.channelId,
     botId: opts.bot.id,
@@ -94,7 +89,7 @@ export async function installApp(
   const bot = await botFor(ctx, { app, team, earlier, actor });
   await revokeTokensOf(ctx, bot, actor);
   if (earlier?.incoming_webhook_id) {
-    await revokeIncomingById(ctx, earlier.incoming_webhook_id, actor).catch(unlessDone);
+    await revokeIncomingById(ctx, earlier.incoming_webhook_id, actor).catch(unlessAlreadyDone);
   }
   const token = await createToken(ctx, bot, { scopes: code.scopes, name: app.name, actor });
   const incoming = code.channel_id
@@ -121,8 +116,8 @@ export async function installApp(
   if (!recorded) {
     // Another install of this app into this team finished first: its record stands, and what
     // this one made is taken back, so nothing live escapes the record an uninstall reads.
-    await revokeTokenById(ctx, token.token.id, actor).catch(unlessDone);
-    if (incoming) await revokeIncomingById(ctx, incoming.id, actor).catch(unlessDone);
+    await revokeTokenById(ctx, token.token.id, actor).catch(unlessAlreadyDone);
+    if (incoming) await revokeIncomingById(ctx, incoming.id, actor).catch(unlessAlreadyDone);
     if (!earlier) await deactivateUser(ctx, actor, bot.id);
     throw new ApiError(409, "Another install of this app into this team ran at the same time.");
   }
@@ -136,10 +131,10 @@ export async function installApp(
  */
 export async function uninstallApp(
   ctx: Ctx,
-  opts: { teamId: string; app: Pick<App, "id" | "name">; actor: Actor },
+  opts: { teamId: string; appId: string; actor: Actor },
 ): Promise<AppInstall> {
   authorize(opts.actor, "app.uninstall", { team_id: opts.teamId });
-  const entry = await getInstall(ctx.kv, opts.teamId, opts.app.id);
+  const entry = await getInstall(ctx.kv, opts.teamId, opts.appId);
   if (!entry.value) throw notFound("No such app in this team.");
   if (entry.value.uninstalled_at) return entry.value;
   const bot = await getUser(ctx.kv, entry.value.bot_user_id);
@@ -149,11 +144,11 @@ export async function uninstallApp(
     team_id: opts.teamId,
     action: "app.uninstalled",
     ...auditActor(opts.actor),
-    target_id: opts.app.id,
-    target_name: opts.app.name,
+    target_id: opts.appId,
+    target_name: (await getApp(ctx.kv, opts.appId)).value?.name ?? "a deleted app",
   });
   // Someone else wrote the record meanwhile (a reinstall, another uninstall): theirs stands.
-  return ok ? done : (await getInstall(ctx.kv, opts.teamId, opts.app.id)).value!;
+  return ok ? done : (await getInstall(ctx.kv, opts.teamId, opts.appId)).value!;
 }
 
 /** A team's installs, for its admins. */

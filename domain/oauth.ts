@@ -12,7 +12,7 @@ import {
   SCOPES,
   type Subject,
 } from "../core/types.ts";
-import { ApiError, invalid, notFound } from "../core/errors.ts";
+import { ApiError, invalid, notFound, unlessAlreadyDone } from "../core/errors.ts";
 import { randomBase62, sha256Hex } from "../core/random.ts";
 import {
   claimCode,
@@ -176,16 +176,12 @@ export async function findCode(ctx: Ctx, value: string): Promise<FoundCode> {
   return { hash, entry: entry as Deno.KvEntry<AuthorizationCode> };
 }
 
-const unlessDone = (e: unknown) => {
-  if (!(e instanceof ApiError && e.status === 422)) throw e;
-};
-
 /** Revokes what a code issued, when it turns out to have been presented twice. */
 async function takeBack(ctx: Ctx, issued: AuthorizationCode["issued"]) {
   if (!issued) return;
-  await revokeTokenById(ctx, issued.token_id, null).catch(unlessDone);
+  await revokeTokenById(ctx, issued.token_id, null).catch(unlessAlreadyDone);
   if (issued.incoming_webhook_id) {
-    await revokeIncomingById(ctx, issued.incoming_webhook_id, null).catch(unlessDone);
+    await revokeIncomingById(ctx, issued.incoming_webhook_id, null).catch(unlessAlreadyDone);
   }
 }
 
@@ -285,5 +281,5 @@ export async function revokeByApp(ctx: Ctx, app: App, value: string): Promise<vo
   if (!token || token.revoked_at) return;
   const install = (await getInstall(ctx.kv, token.team_id, app.id)).value;
   if (!install || install.bot_user_id !== token.user_id) return;
-  await uninstallApp(ctx, { teamId: token.team_id, app, actor: null });
+  await uninstallApp(ctx, { teamId: token.team_id, appId: app.id, actor: null });
 }

@@ -7,7 +7,7 @@
  * next request anywhere acts with the new one. The policy decides who may do either.
  */
 import type { Ctx } from "./context.ts";
-import { ApiError, invalid, notFound } from "../core/errors.ts";
+import { invalid, notFound, unlessAlreadyDone } from "../core/errors.ts";
 import { isUuid, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
 import type { AuditAction, Role, User } from "../core/types.ts";
@@ -137,9 +137,6 @@ async function revokeHooksOf(ctx: Ctx, actor: Actor, bot: User) {
   const hooks = (await listTeamIncoming(ctx.kv, bot.team_id))
     .filter((h) => h.bot_id === bot.id && !h.revoked_at);
   for (const { id } of hooks) {
-    await revokeIncomingById(ctx, id, actor).catch((e) => {
-      // Revoked meanwhile, by someone else: as good.
-      if (!(e instanceof ApiError && e.status === 422)) throw e;
-    });
+    await revokeIncomingById(ctx, id, actor).catch(unlessAlreadyDone);
   }
 }

@@ -36,8 +36,7 @@ export function appPages(ctx: Ctx) {
     .post("/:app/uninstall", async (c) => {
       const { viewer } = c.var;
       const appId = c.req.param("app");
-      const app = await appById(ctx, appId) ?? { id: appId, name: "a deleted app" };
-      await uninstallApp(ctx, { teamId: viewer.user.team_id, app, actor: viewer.subject });
+      await uninstallApp(ctx, { teamId: viewer.user.team_id, appId, actor: viewer.subject });
       return c.redirect(`${SETTINGS}/apps?done=uninstalled`, 303);
     });
 }
