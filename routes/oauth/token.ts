@@ -27,35 +27,32 @@ async function formOf(c: Context): Promise<Form> {
   );
 }
 
-/** RFC 6749 §2.3.1: HTTP Basic (each part form-encoded first), or both in the body. */
+/** `id:secret` of an HTTP Basic header, each part form-encoded (RFC 6749 §2.3.1), or null. */
+function basicCredentials(header: string): { id: string; secret: string } | null {
+  try {
+    const decoded = atob(header.slice("Basic ".length).trim());
+    const colon = decoded.indexOf(":");
+    if (colon <= 0) return null;
+    const part = (s: string) => decodeURIComponent(s.replaceAll("+", " "));
+    return { id: part(decoded.slice(0, colon)), secret: part(decoded.slice(colon + 1)) };
+  } catch {
+    return null;
+  }
+}
+
+/** The client's credentials: HTTP Basic, or both in the body; one way, not two. */
 function credentialsOf(c: Context, form: Form): { id: string; secret: string } {
   const header = c.req.header("Authorization");
-  if (header?.startsWith("Basic ")) {
-    if (form.client_secret !== undefined) {
-      throw new OAuthError("invalid_request", "Authenticate the client one way, not two.");
-    }
-    const decoded = (() => {
-      try {
-        return atob(header.slice(6).trim());
-      } catch {
-        return "";
-      }
-    })();
-    const colon = decoded.indexOf(":");
-    const decode = (s: string) => {
-      try {
-        return decodeURIComponent(s.replaceAll("+", " "));
-      } catch {
-        return "";
-      }
-    };
-    if (colon > 0) {
-      return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
-    }
-  } else if (form.client_id && form.client_secret) {
-    return { id: form.client_id, secret: form.client_secret };
+  if (header?.startsWith("Basic ") && form.client_secret !== undefined) {
+    throw new OAuthError("invalid_request", "Authenticate the client one way, not two.");
   }
-  throw new OAuthError("invalid_client", "The client must authenticate.", 401);
+  const found = header?.startsWith("Basic ")
+    ? basicCredentials(header)
+    : form.client_id && form.client_secret
+    ? { id: form.client_id, secret: form.client_secret }
+    : null;
+  if (!found) throw new OAuthError("invalid_client", "The client must authenticate.", 401);
+  return found;
 }
 
 /**
