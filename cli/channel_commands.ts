@@ -11,11 +11,10 @@ export const channelCommands: Record<string, Command> = {
     summary: "A team's channels, direct messages included, by name.",
     async run(ctx, flags) {
       const channels = await listTeamChannels(ctx, uuidFlag(flags, "team"), null);
-      return channels.map(({ id, name, visibility, is_general, is_direct, is_archived }) => ({
+      return channels.map(({ id, name, visibility, is_direct, is_archived }) => ({
         id,
         name,
         visibility,
-        is_general,
         is_direct,
         is_archived,
       }));

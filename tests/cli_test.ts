@@ -417,7 +417,6 @@ Deno.test("cli: channel:list shows a team's channels, direct messages included",
       "id",
       "is_archived",
       "is_direct",
-      "is_general",
       "name",
       "visibility",
     ]);
