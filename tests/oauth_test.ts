@@ -126,6 +126,10 @@ Deno.test("oauth: not signed in, the page says how and brings the person back; a
     const member = await get(s, `/oauth/authorize?${query}`, cookie);
     assert.equal(member.res.status, 403);
     assert.match(member.text, /Only a team admin or owner can install an app/);
+    assert.ok(
+      !member.text.includes("/settings/integrations/bots"),
+      "a member's nav has no admin parts",
+    );
   });
 });
 

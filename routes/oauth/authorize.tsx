@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { setCookie } from "hono/cookie";
 import type { Ctx } from "../../domain/context.ts";
 import { ApiError } from "../../core/errors.ts";
 import type { Channel, Subject } from "../../core/types.ts";
@@ -13,21 +13,15 @@ import {
   readAuthorizeRequest,
 } from "../../domain/oauth.ts";
 import { decide } from "../../domain/policy.ts";
-import { subjectOfPerson } from "../../domain/principals.ts";
-import { csrfMatches, sessionFor } from "../../domain/sessions.ts";
+import { csrfMatches } from "../../domain/sessions.ts";
 import { findTeam } from "../../domain/workspace.ts";
 import { ConsentPage } from "../../web/consent.tsx";
 import type { FormState } from "../../web/forms.tsx";
 import type { Viewer } from "../../web/layout.tsx";
 import { MessagePage, SignInHelp } from "../../web/message.tsx";
-import {
-  cookieOptions,
-  RETURN_COOKIE,
-  returnCookieOptions,
-  SESSION_COOKIE,
-} from "../settings/cookie.ts";
-import { notSignedIn, refused, sameOrigin } from "../settings/guard.tsx";
-import { securityHeaders } from "../settings/headers.ts";
+import { RETURN_COOKIE, returnCookieOptions } from "../settings/cookie.ts";
+import { notSignedIn, refused, sameOrigin, sessionViewer } from "../settings/guard.tsx";
+import { screenHeaders, securityHeaders } from "../settings/headers.ts";
 import { formStateOf, page, readForm } from "../settings/render.ts";
 
 /** The authorization request's parameters, as the consent form carries them back. */
@@ -86,14 +80,6 @@ async function hookChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {
 
 /** GET and POST /oauth/authorize: the consent page and its answer. */
 export function authorizeRoutes(ctx: Ctx) {
-  const signedIn = async (c: Context) => {
-    const session = await sessionFor(ctx, getCookie(c, SESSION_COOKIE, cookieOptions(ctx).prefix));
-    if (!session) return null;
-    const subject = subjectOfPerson(session.user);
-    const viewer: Viewer = { user: session.user, subject, csrf: session.csrf, admin: true };
-    return { session, viewer };
-  };
-
   const consent = async (
     c: Context,
     opts: { viewer: Viewer; request: AuthorizeRequest; form?: FormState; status?: 200 | 422 },
@@ -138,22 +124,17 @@ export function authorizeRoutes(ctx: Ctx) {
   };
 
   return new Hono()
-    .use(async (c, next) => {
-      await next();
-      for (const [name, value] of Object.entries(securityHeaders())) {
-        if (!c.res.headers.has(name)) c.res.headers.set(name, value);
-      }
-    })
+    .use(screenHeaders)
     .get("/authorize", async (c) => {
       const { request, answer } = await requestOf(c, paramsOf(c.req.query()));
       if (!request) return answer;
-      const { viewer } = await signedIn(c) ?? {};
+      const { viewer } = await sessionViewer(ctx, c) ?? {};
       if (!viewer) return signInFirst(ctx, c, request.app.name);
       return mayInstall(c, viewer) ?? await consent(c, { viewer, request });
     })
     .post("/authorize", async (c) => {
       if (!sameOrigin(ctx, c)) return refused(c);
-      const { session, viewer } = await signedIn(c) ?? {};
+      const { session, viewer } = await sessionViewer(ctx, c) ?? {};
       if (!session || !viewer) return notSignedIn(c);
       const form = await readForm(c);
       if (!csrfMatches(session, form._csrf)) return refused(c);

@@ -20,7 +20,7 @@ import {
   returnPath,
   SESSION_COOKIE,
 } from "./cookie.ts";
-import { SECURITY_HEADERS } from "./headers.ts";
+import { screenHeaders } from "./headers.ts";
 import type { SettingsEnv } from "./env.ts";
 import { notFoundPage, refused, sameOrigin, signedIn } from "./guard.tsx";
 import { clientAddress } from "../client_address.ts";
@@ -118,12 +118,7 @@ export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
 
   const app = new Hono<SettingsEnv>();
   app.onError(errorPage);
-  app.use(async (c, next) => {
-    await next();
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
-      if (!c.res.headers.has(name)) c.res.headers.set(name, value);
-    }
-  });
+  app.use(screenHeaders);
   app.use(bodyLimit({
     maxSize: MAX_FORM_BYTES,
     onError: (c) => c.text("The form is too large.", 413),

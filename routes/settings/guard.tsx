@@ -7,6 +7,7 @@ import { subjectOfPerson } from "../../domain/principals.ts";
 import { MessagePage, SignInHelp } from "../../web/message.tsx";
 import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
 import type { SettingsEnv } from "./env.ts";
+import type { Viewer } from "../../web/layout.tsx";
 import { page, readForm } from "./render.ts";
 
 /** Where a request may come from: the public address (BASE_URL) or the one it was sent to. */
@@ -41,6 +42,16 @@ export const notSignedIn = (c: Context) =>
     401,
   );
 
+/** The live session the request's cookie names, and its person as the pages see them; or null. */
+export async function sessionViewer(ctx: Ctx, c: Context) {
+  const session = await sessionFor(ctx, getCookie(c, SESSION_COOKIE, cookieOptions(ctx).prefix));
+  if (!session) return null;
+  const subject = subjectOfPerson(session.user);
+  const admin = permits(subject, "team.administer", session.user);
+  const viewer: Viewer = { user: session.user, subject, csrf: session.csrf, admin };
+  return { session, viewer };
+}
+
 /**
  * The door of every page but sign-in: a live session (401 page otherwise), and on a POST a form
  * from this origin carrying this session's CSRF token (403 page otherwise, before anything runs).
@@ -48,17 +59,15 @@ export const notSignedIn = (c: Context) =>
 export const signedIn = (ctx: Ctx): MiddlewareHandler<SettingsEnv> => async (c, next) => {
   const post = c.req.method === "POST";
   if (post && !sameOrigin(ctx, c)) return refused(c);
-  const session = await sessionFor(ctx, getCookie(c, SESSION_COOKIE, cookieOptions(ctx).prefix));
-  if (!session) return notSignedIn(c);
+  const signed = await sessionViewer(ctx, c);
+  if (!signed) return notSignedIn(c);
   if (post) {
     const form = await readForm(c);
-    if (!csrfMatches(session, form._csrf)) return refused(c);
+    if (!csrfMatches(signed.session, form._csrf)) return refused(c);
     c.set("form", form);
   }
-  c.set("session", session);
-  const subject = subjectOfPerson(session.user);
-  const admin = permits(subject, "team.administer", session.user);
-  c.set("viewer", { user: session.user, subject, csrf: session.csrf, admin });
+  c.set("session", signed.session);
+  c.set("viewer", signed.viewer);
   await next();
 };
 

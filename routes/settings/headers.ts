@@ -1,3 +1,5 @@
+import type { MiddlewareHandler } from "hono";
+
 /**
  * The headers of every page of the screen (and of the OAuth consent page, which is one of its
  * pages): no inline code, no framing, nothing cached, no referrer beyond this origin.
@@ -16,4 +18,12 @@ export function securityHeaders(formTargets: string[] = []): Record<string, stri
   };
 }
 
-export const SECURITY_HEADERS = securityHeaders();
+const SECURITY_HEADERS = securityHeaders();
+
+/** Sets the screen's headers on every answer that hasn't set its own. */
+export const screenHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+    if (!c.res.headers.has(name)) c.res.headers.set(name, value);
+  }
+};
