@@ -1,5 +1,5 @@
 import type { Channel, Scope } from "../core/types.ts";
-import { errorAttrs, FieldError, FormMessage, type FormState, valueOf } from "./forms.tsx";
+import { FormMessage, type FormState, SelectField } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 
 /** Each scope as an admin approving an app reads it. */
@@ -56,7 +56,16 @@ export function ConsentPage(p: ConsentPageProps) {
             <input type="hidden" name={name} value={value} />
           ))}
           <FormMessage form={p.form} />
-          {p.channels && <ChannelPicker channels={p.channels} form={p.form} />}
+          {p.channels && (
+            <SelectField
+              form={p.form}
+              scope="consent"
+              name="channel"
+              label="Post its messages to"
+              hint="The app gets an incoming webhook into this channel, and its bot joins it."
+              options={p.channels.map((ch) => ({ value: ch.id, label: `#${ch.name}` }))}
+            />
+          )}
           <div class="button-row">
             <button type="submit" name="decision" value="approve" class="primary">
               Install {p.appName}
@@ -66,23 +75,5 @@ export function ConsentPage(p: ConsentPageProps) {
         </form>
       </div>
     </Layout>
-  );
-}
-
-function ChannelPicker(p: { channels: Channel[]; form?: FormState }) {
-  const chosen = valueOf(p.form, "channel");
-  return (
-    <div class="field">
-      <label for="consent-channel">Post its messages to</label>
-      <p class="hint">The app gets an incoming webhook into this channel, and its bot joins it.</p>
-      <select
-        id="consent-channel"
-        name="channel"
-        {...errorAttrs(p.form, "channel", "consent-channel")}
-      >
-        {p.channels.map((c) => <option value={c.id} selected={c.id === chosen}>#{c.name}</option>)}
-      </select>
-      <FieldError form={p.form} name="channel" id="consent-channel" />
-    </div>
   );
 }

@@ -122,6 +122,7 @@ export function SelectField(
     name: string;
     label: string;
     options: { value: string; label: string }[];
+    hint?: string;
     /** Other fields the domain may name for what this control chose (the user it adds, say). */
     alsoErrorsOf?: string[];
   },
@@ -132,6 +133,7 @@ export function SelectField(
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
+      {props.hint && <p class="hint">{props.hint}</p>}
       <select id={id} name={props.name} {...errorAttrs(props.form, names, id)}>
         {props.options.map((o) => (
           <option value={o.value} selected={o.value === chosen}>
