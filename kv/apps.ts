@@ -53,53 +53,18 @@ export async function insertCode(
 
 export const getCode = (kv: Store, hash: string) => kv.get<AuthorizationCode>(keys.oauthCode(hash));
 
-/** Marks a code used, once: false when another redemption (on any instance) came first. */
-export async function claimCode(
+/**
+ * Rewrites a code unless it changed since `entry` was read (on any instance): false when it did.
+ * Marking it used, what it issued, or that it was presented again all go through here.
+ */
+export async function rewriteCode(
   kv: Store,
   entry: Deno.KvEntry<AuthorizationCode>,
-  usedAt: string,
+  next: AuthorizationCode,
   keepMs: number,
 ): Promise<boolean> {
-  const used = { ...entry.value, used_at: usedAt };
-  const op = kv.atomic().check(entry).set(entry.key, used, { expireIn: keepMs });
+  const op = kv.atomic().check(entry).set(entry.key, next, { expireIn: keepMs });
   return (await op.commit()).ok;
-}
-
-/**
- * Notes what a code's redemption issued, so a replay can take it back. False when a replay came
- * first: then the caller takes it back itself.
- */
-export async function recordIssued(
-  kv: Store,
-  hash: string,
-  issued: AuthorizationCode["issued"],
-  keepMs: number,
-): Promise<boolean> {
-  for (;;) {
-    const entry = await getCode(kv, hash);
-    if (!entry.value || entry.value.replayed_at) return false;
-    const op = kv.atomic().check(entry).set(entry.key, { ...entry.value, issued }, {
-      expireIn: keepMs,
-    });
-    if ((await op.commit()).ok) return true;
-  }
-}
-
-/** Marks a used code as presented again; returns what it issued, if that is known yet. */
-export async function markReplayed(
-  kv: Store,
-  hash: string,
-  at: string,
-  keepMs: number,
-): Promise<AuthorizationCode["issued"]> {
-  for (;;) {
-    const entry = await getCode(kv, hash);
-    if (!entry.value) return null;
-    const op = kv.atomic().check(entry).set(entry.key, { ...entry.value, replayed_at: at }, {
-      expireIn: keepMs,
-    });
-    if ((await op.commit()).ok) return entry.value.issued;
-  }
 }
 
 export const getInstall = (kv: Store, teamId: string, appId: string) =>

@@ -11,7 +11,7 @@ import {
   type AuthorizeRequest,
   denyInstall,
   readAuthorizeRequest,
-} from "../../domain/oauth.ts";
+} from "../../domain/oauth_authorize.ts";
 import { decide } from "../../domain/policy.ts";
 import { csrfMatches } from "../../domain/sessions.ts";
 import { findTeam } from "../../domain/workspace.ts";
