@@ -22,7 +22,7 @@ import { decodeChannelCursor, encodeChannelCursor } from "./paging.ts";
 const names = new Intl.Collator();
 
 /** The order of a list of channels: by name, as people read names, then by id. */
-const byName = (a: Channel, b: Channel) =>
+export const byName = (a: Channel, b: Channel) =>
   names.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The channels the subject belongs to, archived ones included, by name. */

@@ -1,8 +1,8 @@
 import { type Context, Hono } from "hono";
-import { channelsOf, listChannels } from "../../domain/channels.ts";
+import { byName, channelsOf, listChannels } from "../../domain/channels.ts";
 import { visibleChannels } from "../../domain/channel_access.ts";
 import type { Ctx } from "../../domain/context.ts";
-import type { Channel, Subject, User } from "../../core/types.ts";
+import type { Subject, User } from "../../core/types.ts";
 import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
 import { listUsers } from "../../domain/workspace.ts";
 import { IncomingPage, type IncomingPageProps, type Target } from "../../web/incoming.tsx";
@@ -31,8 +31,6 @@ async function targetsOf(ctx: Ctx, viewer: Subject, bots: User[]): Promise<Targe
   }
   return [...byChannel.values()].sort((a, b) => byName(a.channel, b.channel));
 }
-
-const byName = (a: Channel, b: Channel) => a.name.localeCompare(b.name);
 
 async function showIncoming(
   ctx: Ctx,
