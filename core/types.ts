@@ -21,6 +21,11 @@ export interface User {
   created_at: string;
   /** When it was deactivated (it can't act or be given tokens); absent or null while active. */
   deactivated_at?: string | null;
+  /**
+   * When its sessions and sign-in links last ended (its latest deactivation): those made at or
+   * before it stay dead after a reactivation. Absent for users never deactivated.
+   */
+  signed_out_at?: string | null;
 }
 
 /** The API's Member shape, also embedded in messages and event payloads. */
@@ -205,6 +210,8 @@ export type NamedAuditEntry = Omit<AuditEntry, "actor_name" | "target_name"> & {
 /** A one-time link into the settings screen, stored by the SHA-256 of its secret. */
 export interface LoginLink {
   user_id: string;
+  /** Absent on links made before it was kept: then `expires_at` less the link's 15 minutes. */
+  created_at?: string;
   expires_at: string;
   /** When it was used to sign in; a used link is kept a while, to say so when opened again. */
   used_at?: string | null;

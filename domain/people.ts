@@ -10,13 +10,13 @@ import type { Ctx } from "./context.ts";
 import { invalid, notFound, unlessAlreadyDone } from "../core/errors.ts";
 import { isUuid, nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
-import type { AuditAction, Role, User } from "../core/types.ts";
+import type { AuditAction, Role, Token, User } from "../core/types.ts";
 import type { AuditDraft } from "../kv/audit.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { listTeamIncoming } from "../kv/incoming.ts";
 import { revokeIncomingById } from "./incoming.ts";
 import { getUserEntry, replaceUser } from "../kv/people.ts";
-import { listUserTokens } from "../kv/tokens.ts";
+import { userTokens } from "../kv/tokens.ts";
 import { getSubscription, listTeamSubscriptions, replaceSubscription } from "../kv/webhooks.ts";
 import { listTeamUsers } from "../kv/workspace.ts";
 import { authorize } from "./policy.ts";
@@ -42,14 +42,53 @@ async function userEntry(ctx: Ctx, id: string): Promise<Deno.KvEntry<User>> {
   return entry as Deno.KvEntry<User>;
 }
 
-/** Refuses a change that would leave the team without an active owner. */
-async function keepAnOwner(ctx: Ctx, user: User, what: string) {
-  if (user.role !== "owner" || !isActive(user)) return;
-  const owners = (await listTeamUsers(ctx.kv, user.team_id))
-    .filter((u) => u.role === "owner" && isActive(u));
-  if (owners.length <= 1) {
-    throw invalid("id", `This is the team's last active owner: it can't be ${what}.`);
+/**
+ * Refuses a change that would leave the team without an active owner. For an active owner, the
+ * entry of another active owner the change counts on: the commit checks it, so two owners
+ * demoting or deactivating each other at once can't both land (each one's witness is the other,
+ * or one whose own change would fail), however their commits race.
+ */
+async function keepAnOwner(
+  ctx: Ctx,
+  user: User,
+  what: string,
+): Promise<Deno.KvEntry<User> | null> {
+  if (user.role !== "owner" || !isActive(user)) return null;
+  const others = (await listTeamUsers(ctx.kv, user.team_id))
+    .filter((u) => u.id !== user.id && u.role === "owner" && isActive(u));
+  for (const other of others) {
+    const entry = await getUserEntry(ctx.kv, other.id);
+    if (entry.value?.role === "owner" && isActive(entry.value)) {
+      return entry as Deno.KvEntry<User>;
+    }
   }
+  throw invalid("id", `This is the team's last active owner: it can't be ${what}.`);
+}
+
+/**
+ * Rewrites the user read as `entry` to `next`, with `rewrite` applied to its live tokens, in one
+ * commit that checks the user, its tokens as read and the `witness` owner; null when any moved.
+ */
+async function replaceWithTokens(
+  ctx: Ctx,
+  { entry, next, rewrite, witness, audit }: {
+    entry: Deno.KvEntry<User>;
+    next: User;
+    rewrite: (t: Token) => Token;
+    witness: Deno.KvEntry<User> | null;
+    audit: AuditDraft;
+  },
+): Promise<boolean> {
+  const { tokens, version } = await userTokens(ctx.kv, next.id);
+  const live = tokens.filter((t) => isTokenLive(t, Date.now())).map(rewrite);
+  return await replaceUser(ctx.kv, {
+    entry,
+    next,
+    tokens: live,
+    tokensVersion: version,
+    witness,
+    audit,
+  });
 }
 
 /** Deactivates a user and takes back what acted for it; deactivating one again changes nothing. */
@@ -58,19 +97,16 @@ export async function deactivateUser(ctx: Ctx, actor: Actor, id: string): Promis
     const entry = await userEntry(ctx, id);
     authorize(actor, "user.deactivate", entry.value);
     if (!isActive(entry.value)) return entry.value;
-    await keepAnOwner(ctx, entry.value, "deactivated");
+    const witness = await keepAnOwner(ctx, entry.value, "deactivated");
     const now = nowIso();
-    const next: User = { ...entry.value, deactivated_at: now };
-    const tokens = (await listUserTokens(ctx.kv, next.id))
-      .filter((t) => isTokenLive(t, Date.now()))
-      .map((t) => ({ ...t, revoked_at: now }));
-    const done = await replaceUser(
-      ctx.kv,
+    const next: User = { ...entry.value, deactivated_at: now, signed_out_at: now };
+    const done = await replaceWithTokens(ctx, {
       entry,
       next,
-      tokens,
-      audit(next, "user.deactivated", actor),
-    );
+      rewrite: (t) => ({ ...t, revoked_at: now }),
+      witness,
+      audit: audit(next, "user.deactivated", actor),
+    });
     return done ? next : null;
   });
   await disableSubscriptionsOf(ctx, actor, user);
@@ -78,14 +114,23 @@ export async function deactivateUser(ctx: Ctx, actor: Actor, id: string): Promis
   return user;
 }
 
-/** Lets a user sign in and be given tokens again; its old tokens and subscriptions stay off. */
+/**
+ * Lets a user sign in and be given tokens again; its old tokens and subscriptions stay off, and
+ * so do its sessions and sign-in links from before (`signed_out_at` stays).
+ */
 export async function reactivateUser(ctx: Ctx, actor: Actor, id: string): Promise<User> {
   return await retrying("reactivate user", async () => {
     const entry = await userEntry(ctx, id);
     authorize(actor, "user.deactivate", entry.value);
     if (isActive(entry.value)) return entry.value;
     const next: User = { ...entry.value, deactivated_at: null };
-    const done = await replaceUser(ctx.kv, entry, next, [], audit(next, "user.reactivated", actor));
+    const done = await replaceWithTokens(ctx, {
+      entry,
+      next,
+      rewrite: (t) => t,
+      witness: null,
+      audit: audit(next, "user.reactivated", actor),
+    });
     return done ? next : null;
   });
 }
@@ -105,13 +150,15 @@ export async function changeRole(
       throw invalid("id", "A bot has no role.");
     }
     if (previous === role) return { user: entry.value, previous };
-    if (previous === "owner") await keepAnOwner(ctx, entry.value, "demoted");
+    const witness = previous === "owner" ? await keepAnOwner(ctx, entry.value, "demoted") : null;
     const next: User = { ...entry.value, role };
-    const tokens = (await listUserTokens(ctx.kv, next.id))
-      .filter((t) => t.revoked_at === null)
-      .map((t) => ({ ...t, role }));
-    const changed = audit(next, "user.role_changed", actor, `${next.name}: ${previous} → ${role}`);
-    const done = await replaceUser(ctx.kv, entry, next, tokens, changed);
+    const done = await replaceWithTokens(ctx, {
+      entry,
+      next,
+      rewrite: (t) => ({ ...t, role }),
+      witness,
+      audit: audit(next, "user.role_changed", actor, `${next.name}: ${previous} → ${role}`),
+    });
     return done ? { user: next, previous } : null;
   });
 }

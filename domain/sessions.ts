@@ -5,6 +5,7 @@ import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { randomBase62, sha256Hex } from "../core/random.ts";
 import { getUser } from "../kv/workspace.ts";
+import { getUserEntry } from "../kv/people.ts";
 import {
   deleteSession,
   exchangeLink,
@@ -42,16 +43,28 @@ export async function createLoginLink(
   if (user.type !== "human") {
     throw invalid("user", "Bots can't sign in: only people have a settings screen.");
   }
+  if (user.deactivated_at) {
+    throw invalid("user", "The user is deactivated; reactivate it before it signs in.");
+  }
   const secret = randomBase62(SECRET_CHARS);
-  const expires_at = new Date(Date.now() + LOGIN_LINK_TTL_MS).toISOString();
+  const now = Date.now();
+  const expires_at = new Date(now + LOGIN_LINK_TTL_MS).toISOString();
   await insertLoginLink(
     ctx.kv,
     sha256Hex(secret),
-    { user_id: user.id, expires_at, used_at: null },
+    { user_id: user.id, created_at: new Date(now).toISOString(), expires_at, used_at: null },
     LOGIN_LINK_TTL_MS + LINK_KEPT_MS,
   );
   return { url: `${ctx.settings.baseUrl}${LOGIN_PATH}/${secret}`, expires_at };
 }
+
+/** Whether something of `user`'s made at `madeAt` outlived a deactivation since (it is dead). */
+const endedSince = (user: User, madeAt: number) =>
+  !!user.signed_out_at && madeAt <= Date.parse(user.signed_out_at);
+
+/** When a link was made; links kept from before `created_at` was stored tell it by their expiry. */
+const linkMadeAt = (link: LoginLink) =>
+  link.created_at ? Date.parse(link.created_at) : Date.parse(link.expires_at) - LOGIN_LINK_TTL_MS;
 
 /**
  * The usable link a secret names and the person it signs in, without using it: what opening the
@@ -61,15 +74,17 @@ export async function createLoginLink(
 export async function openLoginLink(
   ctx: Ctx,
   linkSecret: string,
-): Promise<{ link: Deno.KvEntry<LoginLink>; user: User }> {
+): Promise<{ link: Deno.KvEntry<LoginLink>; user: Deno.KvEntry<User> }> {
   if (!SECRET.test(linkSecret)) throw linkUnknown();
   const link = await getLoginLink(ctx.kv, sha256Hex(linkSecret));
   if (link.versionstamp === null) throw linkUnknown();
   if (link.value.used_at) throw linkUsed();
   if (Date.parse(link.value.expires_at) <= Date.now()) throw linkExpired();
-  const user = await getUser(ctx.kv, link.value.user_id);
-  if (!user || user.type !== "human" || user.deactivated_at) throw linkUnknown();
-  return { link, user };
+  const user = await getUserEntry(ctx.kv, link.value.user_id);
+  const person = user.value;
+  if (!person || person.type !== "human" || person.deactivated_at) throw linkUnknown();
+  if (endedSince(person, linkMadeAt(link.value))) throw linkUnknown();
+  return { link, user: user as Deno.KvEntry<User> };
 }
 
 /**
@@ -86,7 +101,7 @@ export async function signIn(
   const cookie = randomBase62(SECRET_CHARS);
   const session: Session = {
     id: newId(now),
-    user,
+    user: user.value,
     csrf: randomBase62(SECRET_CHARS),
     created_at: new Date(now).toISOString(),
     expires_at: new Date(now + SESSION_TTL_MS).toISOString(),
@@ -95,7 +110,15 @@ export async function signIn(
   const keptMs = Date.parse(link.value.expires_at) + LINK_KEPT_MS - now;
   const sessionHash = sha256Hex(cookie);
   if (
-    !await exchangeLink(ctx.kv, { link, used, keptMs, sessionHash, session, ttlMs: SESSION_TTL_MS })
+    !await exchangeLink(ctx.kv, {
+      link,
+      user,
+      used,
+      keptMs,
+      sessionHash,
+      session,
+      ttlMs: SESSION_TTL_MS,
+    })
   ) {
     throw linkUsed();
   }
@@ -112,7 +135,8 @@ export async function sessionFor(ctx: Ctx, cookie: string | undefined): Promise<
   const session = await getSession(ctx.kv, sha256Hex(cookie));
   if (!session || Date.parse(session.expires_at) <= Date.now()) return null;
   const user = await getUser(ctx.kv, session.user.id);
-  return user && !user.deactivated_at ? { ...session, user } : null;
+  if (!user || user.deactivated_at || endedSince(user, Date.parse(session.created_at))) return null;
+  return { ...session, user };
 }
 
 /** Ends the session a cookie names; ending an ended one is fine. */

@@ -16,6 +16,7 @@ import { retrying } from "../core/retry.ts";
 import type { Scope, Token, User } from "../core/types.ts";
 import { sha256Hex } from "../core/random.ts";
 import { getUser } from "../kv/workspace.ts";
+import { getUserEntry } from "../kv/people.ts";
 import { isTokenLive, mintTokenValue } from "./token_format.ts";
 
 export interface NewToken {
@@ -83,7 +84,9 @@ export async function tokenHolder(
 
 /**
  * Creates a token for `user`, whose tokens the actor must manage (the policy's "token.create";
- * else 404). At least one scope (422 on `scopes`).
+ * else 404). At least one scope (422 on `scopes`). The user is read again for the commit, which
+ * checks it: a token minted while its user is deactivated or given another role never lands with
+ * what the user was before.
  */
 export async function createToken(
   ctx: Ctx,
@@ -95,29 +98,40 @@ export async function createToken(
     actor: Actor;
   },
 ): Promise<NewToken> {
-  authorize(opts.actor, "token.create", user);
-  if (user.deactivated_at) {
-    throw invalid("user", "The user is deactivated; reactivate it before giving it a token.");
-  }
+  const usable = (u: User) => {
+    authorize(opts.actor, "token.create", u);
+    if (u.deactivated_at) {
+      throw invalid("user", "The user is deactivated; reactivate it before giving it a token.");
+    }
+  };
+  usable(user);
   const name = tokenName(opts.name);
   if (opts.scopes.length === 0) throw invalid("scopes", "Choose at least one scope.");
   return await retrying("create token", async () => {
+    const holder = await getUserEntry(ctx.kv, user.id);
+    if (!holder.value) throw notFound("No such user.");
+    usable(holder.value);
     const { tokens, version } = await userTokens(ctx.kv, user.id);
     const now = Date.now();
     if (tokens.filter((t) => isTokenLive(t, now)).length >= MAX_LIVE_TOKENS) {
-      const holder = opts.actor?.user_id === user.id ? "You hold" : `${user.name} holds`;
+      const who = opts.actor?.user_id === user.id ? "You hold" : `${holder.value.name} holds`;
       throw new ApiError(
         422,
-        `${holder} ${MAX_LIVE_TOKENS} live tokens already, the most allowed; revoke one first.`,
+        `${who} ${MAX_LIVE_TOKENS} live tokens already, the most allowed; revoke one first.`,
       );
     }
-    const made = build(user, opts.scopes, name, opts.expiresInSeconds ?? null);
-    const ok = await insertToken(ctx.kv, made.token, version, {
-      team_id: user.team_id,
-      action: "token.created",
-      ...auditActor(opts.actor),
-      target_id: made.token.id,
-      target_name: auditName(made.token),
+    const made = build(holder.value, opts.scopes, name, opts.expiresInSeconds ?? null);
+    const ok = await insertToken(ctx.kv, {
+      token: made.token,
+      holder,
+      version,
+      audit: {
+        team_id: user.team_id,
+        action: "token.created",
+        ...auditActor(opts.actor),
+        target_id: made.token.id,
+        target_name: auditName(made.token),
+      },
     });
     return ok ? made : null;
   });

@@ -11,17 +11,25 @@ export const getUserEntry = (kv: Store, id: string) => kv.get<User>(keys.user(id
  * Replaces a user read as `entry`, with its tokens rewritten as `tokens` (revoked, or carrying
  * the new role), in one commit with its audit entry. The tokens version moves, so every
  * process's cached authentications and open streams look at the tokens again. False when the
- * user changed since it was read.
+ * user changed since it was read, or its tokens since `tokensVersion` was read with them (a
+ * revocation, rotation or creation meanwhile), or `witness` (an owner the change counts on to
+ * remain) did.
  */
 export async function replaceUser(
   kv: Store,
-  entry: Deno.KvEntry<User>,
-  next: User,
-  tokens: Token[],
-  audit: AuditDraft,
+  { entry, next, tokens, tokensVersion, witness, audit }: {
+    entry: Deno.KvEntry<User>;
+    next: User;
+    tokens: Token[];
+    tokensVersion: Deno.KvEntryMaybe<unknown>;
+    witness: Deno.KvEntry<User> | null;
+    audit: AuditDraft;
+  },
 ): Promise<boolean> {
-  const op = kv.atomic().check(entry).set(keys.user(next.id), next)
-    .set(keys.tokensVersion(), Date.now());
+  const op = kv.atomic().check(entry, tokensVersion).set(keys.user(next.id), next)
+    .set(keys.tokensVersion(), Date.now())
+    .set(keys.userTokensVersion(next.id), Date.now());
+  if (witness) op.check(witness);
   for (const t of tokens) putToken(op, t);
   addAudit(op, audit);
   return (await op.commit()).ok;

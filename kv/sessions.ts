@@ -1,4 +1,4 @@
-import type { LoginLink, Session } from "../core/types.ts";
+import type { LoginLink, Session, User } from "../core/types.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
 
@@ -20,12 +20,13 @@ export const getLoginLink = (kv: Store, hash: string) => kv.get<LoginLink>(keys.
 /**
  * Marks a link used (`used`, kept `keptMs` to say so when opened again) and starts its session
  * in one commit: of two tabs using one link, exactly one gets a session. False when the link was
- * used (or changed) since it was read.
+ * used (or changed) since it was read, or its person (`user`, as read) was deactivated meanwhile.
  */
 export async function exchangeLink(
   kv: Store,
-  { link, used, keptMs, sessionHash, session, ttlMs }: {
+  { link, user, used, keptMs, sessionHash, session, ttlMs }: {
     link: Deno.KvEntry<LoginLink>;
+    user: Deno.KvEntry<User>;
     /** The link as used, kept `keptMs` so that a second use is told it was. */
     used: LoginLink;
     keptMs: number;
@@ -35,7 +36,7 @@ export async function exchangeLink(
   },
 ): Promise<boolean> {
   const { ok } = await kv.atomic()
-    .check(link)
+    .check(link, user)
     .set(link.key, used, { expireIn: Math.max(keptMs, 1) })
     .set(keys.session(sessionHash), session, { expireIn: ttlMs })
     .commit();

@@ -18,26 +18,36 @@ export async function getTokenById(kv: Store, id: string): Promise<Deno.KvEntry<
   return entry.versionstamp === null ? null : entry;
 }
 
+/**
+ * Writes a token and its indexes, and moves its user's tokens version: a change that rewrites the
+ * user's tokens as it read them (a role change, a deactivation) checks that version, so it can't
+ * land over a revocation, rotation or creation committed meanwhile.
+ */
 export function putToken(op: Plan, token: Token) {
   op.set(keys.token(token.hash), token)
     .set(keys.tokenId(token.id), token.hash)
-    .set(keys.userToken(token.user_id, token.id), token.hash);
+    .set(keys.userToken(token.user_id, token.id), token.hash)
+    .set(keys.userTokensVersion(token.user_id), Date.now());
 }
 
 /**
- * Stores a new token with its audit entry, if the user's tokens are still as `version` was read
- * with them (see `userTokens`): two creations counted against one bound can't both pass it.
+ * Stores a new token with its audit entry, if its user and the user's tokens are still as read
+ * (`holder`, and `version` with the tokens, see `userTokens`): two creations counted against one
+ * bound can't both pass it, and a token minted while its user is deactivated or given another
+ * role can't land with what the user was before.
  */
 export async function insertToken(
   kv: Store,
-  token: Token,
-  version: Deno.KvEntryMaybe<unknown>,
-  audit: AuditDraft,
+  { token, holder, version, audit }: {
+    token: Token;
+    holder: Deno.KvEntry<unknown>;
+    version: Deno.KvEntryMaybe<unknown>;
+    audit: AuditDraft;
+  },
 ): Promise<boolean> {
   const op = kv.atomic()
-    .check({ key: keys.token(token.hash), versionstamp: null })
-    .check({ key: keys.userTokensVersion(token.user_id), versionstamp: version.versionstamp })
-    .set(keys.userTokensVersion(token.user_id), Date.now());
+    .check({ key: keys.token(token.hash), versionstamp: null }, holder)
+    .check({ key: keys.userTokensVersion(token.user_id), versionstamp: version.versionstamp });
   putToken(op, token);
   addAudit(op, audit);
   return (await op.commit()).ok;

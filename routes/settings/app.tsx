@@ -86,7 +86,7 @@ async function showLoginLink(ctx: Ctx, guard: GuessGuard, c: Context<SettingsEnv
   const { user } = await linkLookup(ctx, guard, c, () => openLoginLink(ctx, secret));
   // The screen's same-origin Referrer-Policy stands: with no-referrer the button's POST would
   // carry `Origin: null` and be refused as cross-site.
-  return page(c, <SignInPage name={user.name} action={`${LOGIN_PATH}/${secret}`} />);
+  return page(c, <SignInPage name={user.value.name} action={`${LOGIN_PATH}/${secret}`} />);
 }
 
 /** The sign-in button: uses the link, starts a session and leads to the screen. */
