@@ -1,5 +1,6 @@
 import type { Ctx } from "./context.ts";
-import type { IncomingWebhook, Message, Subject } from "../core/types.ts";
+import type { Channel, IncomingWebhook, Message, Subject, User } from "../core/types.ts";
+import type { AuditDraft } from "../kv/audit.ts";
 import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { authorize } from "./policy.ts";
@@ -64,11 +65,20 @@ export async function createIncoming(
     throw invalid("bot", "The bot must be a member of the channel; add it first.");
   }
   if (channel.value.is_archived) throw invalid("channel", "The channel is archived.");
+  const { hook, secret } = newHook({ channel: channel.value, bot, name });
+  await insertIncoming(ctx.kv, hook, hookCreated(hook, actor));
+  return { hook, url: hookUrl(ctx, secret) };
+}
+
+/** A new hook's record and its secret, for a channel and bot the caller checked. */
+export function newHook(
+  { channel, bot, name }: { channel: Channel; bot: User; name: string },
+): { hook: IncomingWebhook; secret: string } {
   const secret = randomBase62(SECRET_CHARS);
   const hook: IncomingWebhook = {
     id: newId(),
-    team_id: channel.value.team_id,
-    channel_id: channel.value.id,
+    team_id: channel.team_id,
+    channel_id: channel.id,
     bot_id: bot.id,
     bot_name: bot.name,
     name,
@@ -76,15 +86,17 @@ export async function createIncoming(
     created_at: nowIso(),
     revoked_at: null,
   };
-  await insertIncoming(ctx.kv, hook, {
-    team_id: hook.team_id,
-    action: "incoming_webhook.created",
-    ...auditActor(actor),
-    target_id: hook.id,
-    target_name: hook.name,
-  });
-  return { hook, url: hookUrl(ctx, secret) };
+  return { hook, secret };
 }
+
+/** The audit entry of a hook's creation. */
+export const hookCreated = (hook: IncomingWebhook, actor: Actor): AuditDraft => ({
+  team_id: hook.team_id,
+  action: "incoming_webhook.created",
+  ...auditActor(actor),
+  target_id: hook.id,
+  target_name: hook.name,
+});
 
 /** Revokes a hook: its URL answers 404 from the very next request, in every process. */
 export function revokeIncomingById(

@@ -10,6 +10,7 @@ import { authorize } from "./policy.ts";
 import { retrying } from "../core/retry.ts";
 import { getChannelFor, listMembers as listChannelMembers } from "../kv/channels.ts";
 import { keys } from "../kv/keys.ts";
+import type { Plan } from "../kv/plan.ts";
 import { dropMembership, getUser, memberRef, setMembership } from "../kv/workspace.ts";
 import { audienceKeys, audienceOf, emit, type MembershipChange } from "./audience.ts";
 
@@ -24,13 +25,15 @@ export async function listMembers(ctx: Ctx, subject: Subject, channelId: string)
 
 /**
  * Adds `user` to the channel: membership, a `member_joined` notice authored by the user, and the
- * events `channel.member_added` and `message.created`, all in one commit. Null when a concurrent
- * change beat the commit (read again and retry).
+ * events `channel.member_added` and `message.created`, all in one commit, with `also` (a change
+ * that needs the membership, such as an install's) when given. Null when a concurrent change
+ * beat the commit (read again and retry).
  */
 export async function commitMemberAdded(
   ctx: Ctx,
   access: ChannelAccess,
   user: User,
+  also?: Plan,
 ): Promise<MemberRef | null> {
   const { channel, entry } = access;
   const added = memberRef(user);
@@ -45,6 +48,7 @@ export async function commitMemberAdded(
     data: { channel_id: channel.id, user: added },
   });
   emit(joined, audience, messageEvent("message.created", draft));
+  if (also) joined.include(also);
   const stored = await ctx.kv.append(draft, {
     checks: [
       entry,

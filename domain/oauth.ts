@@ -7,10 +7,11 @@ import type { Ctx } from "./context.ts";
 import type { App, AuthorizationCode } from "../core/types.ts";
 import { ApiError, notFound, unlessAlreadyDone } from "../core/errors.ts";
 import { sha256Hex } from "../core/random.ts";
+import { nowIso } from "../core/ids.ts";
 import { retrying } from "../core/retry.ts";
-import { getCode, getInstall, rewriteCode } from "../kv/apps.ts";
+import { getCode, getInstall, rewriteCode, spendCode } from "../kv/apps.ts";
 import { getTokenByHash } from "../kv/tokens.ts";
-import { installApp, uninstallApp } from "./app_installs.ts";
+import { type Approval, installApp, type Installed, uninstallApp } from "./app_installs.ts";
 import { revokeTokenById } from "./tokens.ts";
 import { revokeIncomingById } from "./incoming.ts";
 
@@ -57,25 +58,20 @@ async function currentCode(ctx: Ctx, hash: string) {
   return entry.value ? entry as Deno.KvEntry<AuthorizationCode> : null;
 }
 
-/**
- * Notes what a code's redemption issued, so a replay can take it back. False when a replay came
- * first: then the caller takes it back itself.
- */
-const recordIssued = (ctx: Ctx, hash: string, issued: AuthorizationCode["issued"]) =>
-  retrying("record what a code issued", async () => {
-    const entry = await currentCode(ctx, hash);
-    if (!entry || entry.value.replayed_at) return false;
-    return await rewriteCode(ctx.kv, entry, { ...entry.value, issued }, CODE_KEEP_MS) || null;
-  });
-
-/** Marks a used code as presented again: what it issued, if that is known yet. */
-const markReplayed = (ctx: Ctx, hash: string, at: string) =>
+/** Marks a used code as presented again: what it issued (written with its use). */
+const markReplayed = (ctx: Ctx, hash: string) =>
   retrying("mark a code replayed", async () => {
     const entry = await currentCode(ctx, hash);
     if (!entry) return { issued: null };
-    const next = { ...entry.value, replayed_at: at };
+    const next = { ...entry.value, replayed_at: nowIso() };
     return await rewriteCode(ctx.kv, entry, next, CODE_KEEP_MS) ? entry.value : null;
   });
+
+/** Its own client presented a used code again: what the first use issued is revoked. */
+async function replay(ctx: Ctx, hash: string): Promise<never> {
+  await takeBack(ctx, (await markReplayed(ctx, hash)).issued);
+  throw new OAuthError("invalid_grant", "The code was used already; what it gave is revoked.");
+}
 
 async function s256(verifier: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
@@ -92,16 +88,11 @@ export interface TokenResponse {
   incoming_webhook?: { channel_id: string; url: string };
 }
 
-const replayed = () =>
-  new OAuthError("invalid_grant", "The code was used already; what it gave is revoked.");
-
 /** Checks a code against the request that redeems it, before it is used up. */
 async function checkCode(
-  app: App,
   code: AuthorizationCode,
   params: { redirect_uri?: string; code_verifier?: string },
 ) {
-  if (code.app_id !== app.id) throw new OAuthError("invalid_grant", "The code is another app's.");
   if (Date.parse(code.expires_at) <= Date.now()) {
     throw new OAuthError("invalid_grant", "The code expired: codes work for 10 minutes.");
   }
@@ -117,8 +108,23 @@ async function checkCode(
 }
 
 /**
+ * Spends a code in its install's commit, as it is then: a code its own client used meanwhile is
+ * a replay.
+ */
+const spender = (ctx: Ctx, hash: string): Approval["spend"] => async (plan, issued) => {
+  const entry = await currentCode(ctx, hash);
+  if (!entry) throw new OAuthError("invalid_grant", "Unknown or expired code.");
+  if (entry.value.used_at) await replay(ctx, hash);
+  const next = { ...entry.value, used_at: nowIso(), issued };
+  spendCode(plan, { entry, next, keepMs: CODE_KEEP_MS });
+};
+
+/**
  * Redeems a code: once, within its 10 minutes, by the app it was made for, with the PKCE
- * verifier. A code presented again gets `invalid_grant` and revokes what its first use issued.
+ * verifier. A code is its client's: another client's attempt, or a failed redirect_uri or PKCE
+ * check, is refused and leaves the code as it was. Its own client presenting it again gets
+ * `invalid_grant` and revokes what its first use issued. The install and the code's use are one
+ * commit: both land, or neither.
  */
 export async function redeemCode(
   ctx: Ctx,
@@ -127,42 +133,40 @@ export async function redeemCode(
   params: { redirect_uri?: string; code_verifier?: string },
 ): Promise<TokenResponse> {
   const code = found.entry.value;
-  const usedAt = new Date().toISOString();
-  const used = { ...code, used_at: usedAt };
-  if (code.used_at || !(await rewriteCode(ctx.kv, found.entry, used, CODE_KEEP_MS))) {
-    await takeBack(ctx, (await markReplayed(ctx, found.hash, usedAt)).issued);
-    throw replayed();
-  }
-  await checkCode(app, code, params);
-  const installed = await installApp(ctx, app, code).catch((e) => {
+  if (code.app_id !== app.id) throw new OAuthError("invalid_grant", "The code is another app's.");
+  if (code.used_at) await replay(ctx, found.hash);
+  await checkCode(code, params);
+  const installed = await installApp(ctx, {
+    app,
+    teamId: code.team_id,
+    scopes: code.scopes,
+    channelId: code.channel_id,
+    approvedBy: code.user_id,
+    spend: spender(ctx, found.hash),
+  }).catch((e) => {
     if (e instanceof ApiError && e.status < 500) throw new OAuthError("invalid_grant", e.message);
     throw e;
   });
-  const issued = {
-    token_id: installed.token.token.id,
-    incoming_webhook_id: installed.incoming?.id ?? null,
-  };
-  if (!(await recordIssued(ctx, found.hash, issued))) {
-    await takeBack(ctx, issued);
-    throw replayed();
-  }
-  return {
-    access_token: installed.token.value,
-    token_type: "Bearer",
-    scope: installed.install.scopes.join(" "),
-    app_id: app.id,
-    bot_user_id: installed.install.bot_user_id,
-    team: { id: installed.team.id, name: installed.team.name },
-    ...installed.incoming
-      ? {
-        incoming_webhook: {
-          channel_id: installed.incoming.channel_id,
-          url: installed.incoming.url,
-        },
-      }
-      : {},
-  };
+  return tokenResponse(app, installed);
 }
+
+/** What the token endpoint answers for an install (and `app:install` prints). */
+export const tokenResponse = (app: App, installed: Installed): TokenResponse => ({
+  access_token: installed.token.value,
+  token_type: "Bearer",
+  scope: installed.install.scopes.join(" "),
+  app_id: app.id,
+  bot_user_id: installed.install.bot_user_id,
+  team: { id: installed.team.id, name: installed.team.name },
+  ...installed.incoming
+    ? {
+      incoming_webhook: {
+        channel_id: installed.incoming.channel_id,
+        url: installed.incoming.url,
+      },
+    }
+    : {},
+});
 
 /**
  * POST /oauth/revoke (RFC 7009): the app gives back a token of its install, which uninstalls it

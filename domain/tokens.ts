@@ -25,7 +25,8 @@ export interface NewToken {
   value: string;
 }
 
-function build(
+/** A new token for `user`, with its value: what a creation commits (and an install, in its plan). */
+export function mintToken(
   user: User,
   scopes: Scope[],
   name: string,
@@ -120,7 +121,7 @@ export async function createToken(
         `${who} ${MAX_LIVE_TOKENS} live tokens already, the most allowed; revoke one first.`,
       );
     }
-    const made = build(holder.value, opts.scopes, name, opts.expiresInSeconds ?? null);
+    const made = mintToken(holder.value, opts.scopes, name, opts.expiresInSeconds ?? null);
     const ok = await insertToken(ctx.kv, {
       token: made.token,
       holder,
@@ -182,7 +183,7 @@ export function rotateTokenById(
     const remaining = old.expires_at
       ? Math.max(1, Math.ceil((Date.parse(old.expires_at) - Date.now()) / 1000))
       : null;
-    const made = build(
+    const made = mintToken(
       {
         id: old.user_id,
         team_id: old.team_id,

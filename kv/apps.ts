@@ -3,6 +3,7 @@ import { addAudit, type AuditDraft } from "./audit.ts";
 import { commitOrThrow } from "./commit.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** Stores a new app; its client_id is unique. */
 export async function insertApp(kv: Store, app: App): Promise<void> {
@@ -65,6 +66,18 @@ export async function rewriteCode(
 ): Promise<boolean> {
   const op = kv.atomic().check(entry).set(entry.key, next, { expireIn: keepMs });
   return (await op.commit()).ok;
+}
+
+/** Marks a code as `next` (used, with what it issued) in a commit that checks it is as read. */
+export function spendCode(
+  op: Plan,
+  { entry, next, keepMs }: {
+    entry: Deno.KvEntry<AuthorizationCode>;
+    next: AuthorizationCode;
+    keepMs: number;
+  },
+) {
+  op.check(entry).set(entry.key, next, { expireIn: keepMs });
 }
 
 export const getInstall = (kv: Store, teamId: string, appId: string) =>

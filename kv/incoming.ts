@@ -5,7 +5,8 @@ import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
 
-function put(op: Plan, hook: IncomingWebhook) {
+/** Writes a hook and its indexes into a commit. */
+export function putIncoming(op: Plan, hook: IncomingWebhook) {
   op.set(keys.incoming(hook.hash), hook)
     .set(keys.incomingId(hook.id), hook.hash)
     .set(keys.teamIncomingHook(hook.team_id, hook.id), hook.hash);
@@ -18,7 +19,7 @@ export async function insertIncoming(
   audit: AuditDraft,
 ): Promise<void> {
   const op = kv.atomic().check({ key: keys.incoming(hook.hash), versionstamp: null });
-  put(op, hook);
+  putIncoming(op, hook);
   addAudit(op, audit);
   await commitOrThrow(op, "create incoming webhook");
 }
@@ -48,7 +49,7 @@ export async function revokeIncoming(
 ): Promise<IncomingWebhook | null> {
   const revoked = { ...entry.value, revoked_at: revokedAt };
   const op = kv.atomic().check(entry);
-  put(op, revoked);
+  putIncoming(op, revoked);
   addAudit(op, audit);
   return (await op.commit()).ok ? revoked : null;
 }

@@ -22,7 +22,6 @@ import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
 import { installApp } from "../domain/app_installs.ts";
-import type { AuthorizationCode } from "../core/types.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
 import { receiver, waitUntil } from "./webhook_receivers.ts";
 
@@ -540,20 +539,13 @@ const newcomer = (w: World) =>
 /** An app installed into team A for a cell that uninstalls it: its id. */
 async function installedApp(w: World): Promise<string> {
   const { app } = await registerApp(w.s.ctx);
-  const code: AuthorizationCode = {
-    app_id: app.id,
-    team_id: w.team.id,
-    user_id: w.users.owner.id,
-    redirect_uri: app.redirect_uris[0],
+  await installApp(w.s.ctx, {
+    app,
+    teamId: w.team.id,
     scopes: app.scopes,
-    code_challenge: "",
-    channel_id: null,
-    expires_at: new Date(Date.now() + 60_000).toISOString(),
-    used_at: null,
-    issued: null,
-    replayed_at: null,
-  };
-  await installApp(w.s.ctx, app, code);
+    channelId: null,
+    approvedBy: w.users.owner.id,
+  });
   return app.id;
 }
 
