@@ -1,4 +1,5 @@
-import { ApiError } from "../core/errors.ts";
+import { ApiError, ConflictError } from "../core/errors.ts";
+import { LockKind } from "../core/memory.ts";
 import { log } from "../core/log.ts";
 import { rateLimited, secretMisses } from "../core/metrics.ts";
 import { claimRequests } from "../kv/rate_counts.ts";
@@ -7,6 +8,8 @@ import type { Store } from "../kv/store.ts";
 /** Misses one client address may make on secret URLs in a minute, across all instances. */
 export const MAX_MISSES_PER_MINUTE = 60;
 const WINDOW_MS = 60_000;
+/** One claim of an address's misses at a time in a process. */
+const MISS_CLAIMS = new LockKind("guessing misses");
 
 /** Where a secret is guessed at: an incoming webhook's URL, a sign-in link, an app's secrets. */
 export type SecretSurface = "incoming_webhook" | "login_link" | "client_secret" | "oauth_code";
@@ -20,7 +23,9 @@ export type SecretSurface = "incoming_webhook" | "login_link" | "client_secret" 
  * Each miss is claimed in the store one at a time (a commit per miss, at most 60 an address and
  * minute), so the limit is exact across instances; once an instance has seen the window used up
  * it refuses that address without asking the store again (another instance learns it at the
- * address's next miss there).
+ * address's next miss there). A process claims one miss of an address at a time, so its own
+ * guesses don't contend for the count; a claim that still can't land (other instances' guesses
+ * contending for it) is refused as past the limit: guessing that fast gets 429, never a 5xx.
  */
 export class GuessGuard {
   /** Addresses known to have used up a window, with that window. */
@@ -41,14 +46,18 @@ export class GuessGuard {
     } catch (e) {
       if (!(e instanceof ApiError) || e.status !== 404) throw e;
       secretMisses.inc({ surface });
-      const { claimed, won } = await claimRequests(
-        this.kv,
-        window,
-        `miss:${address}`,
-        (claimed) => claimed < MAX_MISSES_PER_MINUTE ? 1 : 0,
-      );
-      if (claimed >= MAX_MISSES_PER_MINUTE) this.#block(address, surface, window);
-      throw won > 0 ? e : this.#refuse(now, window);
+      const claim = await this.kv.lock(MISS_CLAIMS).run(address, () =>
+        claimRequests(
+          this.kv,
+          window,
+          `miss:${address}`,
+          (claimed) => claimed < MAX_MISSES_PER_MINUTE ? 1 : 0,
+        ).catch((conflict) => {
+          if (conflict instanceof ConflictError) return { claimed: 0, won: 0 };
+          throw conflict;
+        }));
+      if (claim.claimed >= MAX_MISSES_PER_MINUTE) this.#block(address, surface, window);
+      throw claim.won > 0 ? e : this.#refuse(now, window);
     }
   }
 

@@ -18,6 +18,7 @@ import {
   withWorkspace,
 } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
+import { sharedStore, startService } from "./processes.ts";
 
 const guess = () => "Gg".repeat(20).slice(0, 39) + crypto.randomUUID().slice(0, 1);
 
@@ -125,5 +126,42 @@ Deno.test("guessing: the client address is the connection's, or the proxy's last
     assert.equal(await ask(true), "203.0.113.9", "the last hop, the one the proxy appended");
   } finally {
     await server.shutdown();
+  }
+});
+
+Deno.test("guessing: fast guesses from one address on two instances answer 404 or 429, never 5xx", async () => {
+  const store = await sharedStore({ TRUST_PROXY: "true" });
+  const [a, b] = await Promise.all([startService(store.env), startService(store.env)]);
+  try {
+    await clearOfWindowEdge(15_000);
+    const statuses = new Map<number, number>();
+    const guesser = async (base: string, n: number) => {
+      for (let i = 0; i < n; i++) {
+        const path = i % 2 ? `/hooks/${guess()}` : `/settings/login/${guess()}`;
+        const res = await fetch(`${base}${path}`, {
+          method: "POST",
+          body: '{"text":"hi"}',
+          headers: { "Content-Type": "application/json", "X-Forwarded-For": "9.9.9.9" },
+        });
+        await res.body?.cancel();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    };
+    await Promise.all(
+      Array.from({ length: 48 }, (_, i) => guesser(i % 2 ? a.url : b.url, 40)),
+    );
+    const seen = Object.fromEntries(statuses);
+    console.log(
+      `guessing: 1,920 guesses from one address on two instances: ${JSON.stringify(seen)}`,
+    );
+    assert.deepEqual(
+      [...statuses.keys()].filter((s) => s !== 404 && s !== 429),
+      [],
+      JSON.stringify(seen),
+    );
+    assert.ok((statuses.get(404) ?? 0) <= MAX_MISSES_PER_MINUTE, "past the limit, no 404");
+  } finally {
+    await Promise.all([a.kill(), b.kill()]);
+    await store.cleanup();
   }
 });
