@@ -40,6 +40,8 @@
  * | ["team_stream", teamId, versionstamp, eventId] | { events: [{ id, type, channel_id }] } | the team's events in commit order, a marker's events to an entry, for the event stream; expires with the events. Older ones hold { type, channel_id } |
  * | ["streams", tokenId, streamId]                | { expires_at }       | an open event stream of a token, renewed while it lasts |
  * | ["streams_version", tokenId]                  | number (time)        | rewritten when a stream of the token opens: a count of them checks it |
+ * | ["user_streams", userId, streamId]            | { expires_at }       | the same registration, per user: a user's tokens together hold at most a user's cap of streams |
+ * | ["user_streams_version", userId]              | number (time)        | rewritten when a stream of the user opens: a count of them checks it |
  * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again; a post that reuses its token's entry checks it |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
@@ -146,6 +148,9 @@ export const keys = {
   streams: (tokenId: string) => ["streams", tokenId],
   stream: (tokenId: string, streamId: string) => ["streams", tokenId, streamId],
   streamsVersion: (tokenId: string) => ["streams_version", tokenId],
+  userStreams: (userId: string) => ["user_streams", userId],
+  userStream: (userId: string, streamId: string) => ["user_streams", userId, streamId],
+  userStreamsVersion: (userId: string) => ["user_streams_version", userId],
   tokensVersion: () => ["tokens_version"],
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
   undelivered: (wakeId: string) => ["undelivered", wakeId],
@@ -201,6 +206,47 @@ export const keys = {
   appKeyCheck: () => ["app_key_check"],
   serviceBaseUrl: () => ["service", "base_url"],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
+
+/**
+ * What an export (kv/store_export.ts) does with the keys of each prefix, decided here for every
+ * prefix `keys` builds (tests/keys_test.ts fails on one left out), so that a new kind of key is
+ * moved only when someone says so:
+ * - `moved`: copied as stored (secrets stay sealed);
+ * - `rebuilt`: remade by the target as it writes each event again (kv/outbox.ts writeEvent);
+ * - `local`: of the running processes or the store itself (rate windows, open streams, leases,
+ *   the key check, the service's URL): meaningless in another store, or remade by its processes.
+ * `events` is moved too, last and oldest first, so each lands after its channel.
+ */
+const words = (text: string) => text.trim().split(/\s+/);
+
+const PREFIX_KINDS = {
+  moved: words(`
+    teams users team_users tokens token_ids user_tokens user_tokens_version login_links
+    sessions layout import migrations channels channel_slugs members user_channels
+    user_closed_channels members_version messages timeline timeline_len thread thread_len
+    client_uuids reactions emoji events tokens_version jobs job_counts redeliveries
+    failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids
+    team_incoming apps app_clients app_installs oauth_codes audit
+  `),
+  rebuilt: words(`
+    team_events open_events channel_events team_events_version stream_pending team_stream
+  `),
+  local: words(`
+    append_turn streams streams_version user_streams user_streams_version undelivered
+    delivery_signal rate up app_key_check service
+  `),
+};
+
+type ExportKind = keyof typeof PREFIX_KINDS;
+
+/** Every prefix, with what an export does with it. */
+export const EXPORTED: Record<string, ExportKind> = Object.fromEntries(
+  (Object.entries(PREFIX_KINDS) as [ExportKind, string[]][])
+    .flatMap(([kind, prefixes]) => prefixes.map((p) => [p, kind])),
+);
+
+/** Whether an export copies the keys of `prefix` as they are stored. */
+export const isMoved = (prefix: unknown): boolean => EXPORTED[String(prefix)] === "moved";
 
 /**
  * A key as text, for maps and sets of keys in memory (never stored): each part tagged by its type

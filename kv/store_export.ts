@@ -1,15 +1,15 @@
 /**
  * A store's records as an export holds them, and writing them into another store (decisions.md,
- * "Moving a workspace between stores"; the file: docs/export-format.md). Every record is moved as
- * it is stored (secrets stay sealed) except what belongs to running processes (rate windows, open
- * streams, leases of turns) and what is rebuilt from the events as they are written again: their
- * indexes and the stream's log, so that every versionstamp the target relies on is its own.
+ * "Moving a workspace between stores"; the file: docs/export-format.md). What is moved, rebuilt or
+ * left behind is decided per prefix by the key table (kv/keys.ts `EXPORTED`): records are moved as
+ * stored (secrets stay sealed); the events' indexes and the stream's log are rebuilt as the events
+ * are written again, so that every versionstamp the target relies on is its own.
  */
 import type { Channel, OutboxEvent } from "../core/types.ts";
 import { idTime } from "../core/ids.ts";
 import { decode, decodeKey, encode, encodeKey, type Json } from "./export_format.ts";
 import { FAILED_KEEP_MS } from "./failed_events.ts";
-import { EVENT_TTL_MS, keys } from "./keys.ts";
+import { EVENT_TTL_MS, isMoved, keys } from "./keys.ts";
 import { writeEvent } from "./outbox.ts";
 import { LINK_KEPT_MS } from "./sessions.ts";
 import { isClosed } from "./workspace.ts";
@@ -22,29 +22,6 @@ export interface ExportRecord {
   /** Epoch ms; absent for what is kept until deleted. */
   expires_at?: number;
 }
-
-/** Of running processes: meaningless in another store, or remade by its processes. */
-const NOT_MOVED = new Set([
-  "rate",
-  "streams",
-  "streams_version",
-  "append_turn",
-  "undelivered",
-  "service",
-  "delivery_signal",
-  "app_key_check",
-  "up",
-]);
-
-/** Rebuilt from each event as it is written again (kv/outbox.ts writeEvent). */
-const REBUILT = new Set([
-  "team_events",
-  "open_events",
-  "channel_events",
-  "stream_pending",
-  "team_stream",
-  "team_events_version",
-]);
 
 const EVENTS = "events";
 
@@ -73,7 +50,7 @@ export async function* exportRecords(kv: Store): AsyncGenerator<ExportRecord> {
   const pass = async function* (selector: Deno.KvListSelector, events: boolean) {
     for await (const e of kv.list(selector, { batchSize: 500 })) {
       const kind = e.key[0] as string;
-      if (NOT_MOVED.has(kind) || REBUILT.has(kind) || (kind === EVENTS) !== events) continue;
+      if (!isMoved(kind) || (kind === EVENTS) !== events) continue;
       const expires = expiryOf(e.key, e.value);
       if (expires !== null && expires <= now) continue;
       yield {

@@ -1,0 +1,20 @@
+/** The key table decides what an export moves: every prefix the store writes is classified. */
+import assert from "node:assert/strict";
+import { EXPORTED, keys } from "../kv/keys.ts";
+
+/** The first part of every key `keys` builds, given placeholder arguments. */
+function prefixes(): Set<string> {
+  const out = new Set<string>();
+  for (const build of Object.values(keys) as ((...args: unknown[]) => Deno.KvKey)[]) {
+    const key = build("a", "b", "c");
+    if (key.length > 0) out.add(String(key[0]));
+  }
+  return out;
+}
+
+Deno.test("keys: every prefix the store writes says whether an export moves it", () => {
+  const unclassified = [...prefixes()].filter((p) => !(p in EXPORTED));
+  assert.deepEqual(unclassified, [], "classify these in kv/keys.ts EXPORTED");
+  const unused = Object.keys(EXPORTED).filter((p) => !prefixes().has(p));
+  assert.deepEqual(unused, [], "these are classified but no key builds them");
+});
