@@ -85,7 +85,11 @@ export class StreamHub {
     if (this.#closing) throw new ApiError(503, "The service is stopping; connect again.");
     const expiresAt = await this.#tokens.start(subject);
     const id = newId();
-    await this.#registrations.register({ tokenId: subject.token_id, streamId: id });
+    await this.#registrations.register({
+      tokenId: subject.token_id,
+      userId: subject.user_id,
+      streamId: id,
+    });
     const team = await this.#team(subject.team_id);
     let stream: OpenStream | undefined;
     return {
@@ -156,7 +160,11 @@ export class StreamHub {
     return team;
   }
 
-  #registration = (s: OpenStream): StreamRef => ({ tokenId: s.subject.token_id, streamId: s.id });
+  #registration = (s: OpenStream): StreamRef => ({
+    tokenId: s.subject.token_id,
+    userId: s.subject.user_id,
+    streamId: s.id,
+  });
 
   async #forget(stream: OpenStream) {
     if (this.#detach(stream)) await this.#registrations.drop([this.#registration(stream)]);

@@ -18,6 +18,11 @@ import {
 
 /** Open streams one token may hold, across all instances. */
 export const MAX_STREAMS_PER_TOKEN = 10;
+/**
+ * Open streams one user may hold with all its tokens together, across all instances: what bounds
+ * the connections one person can pin (a cut-off stream counts until the server lets go of it).
+ */
+export const MAX_STREAMS_PER_USER = 20;
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
 /** A registration lasts this long unless renewed (every heartbeat). */
@@ -37,22 +42,29 @@ export class StreamRegistrations {
     return this.#held.size;
   }
 
-  /** Registers a stream of the token, or refuses with 429 when it holds its cap already. */
+  /**
+   * Registers a stream of the token, or refuses with 429 when the token or its user holds its cap
+   * already.
+   */
   async register(ref: StreamRef): Promise<void> {
-    // One at a time per token here: a client opening its streams at once would only conflict.
+    // One at a time per user here: a client opening its streams at once would only conflict.
     const registered = await this.#registering.run(
-      ref.tokenId,
+      ref.userId,
       () =>
         retrying("open event stream", () =>
           registerStream(this.ctx.kv, ref, {
             expiresAt: Date.now() + REGISTRATION_MS,
-            max: MAX_STREAMS_PER_TOKEN,
+            max: { token: MAX_STREAMS_PER_TOKEN, user: MAX_STREAMS_PER_USER },
           })),
     );
-    if (registered) return;
+    if (registered === true) return;
+    const which = registered === "token"
+      ? `A token may hold at most ${MAX_STREAMS_PER_TOKEN} open event streams`
+      : `A user may hold at most ${MAX_STREAMS_PER_USER} open event streams with all its tokens`;
     throw new ApiError(
       429,
-      `A token may hold at most ${MAX_STREAMS_PER_TOKEN} open event streams; close one first.`,
+      `${which}; close one first (a stream cut off for reading too slowly counts until its ` +
+        "connection closes).",
       undefined,
       { "Retry-After": String(HEARTBEAT_MS / 1000) },
     );
