@@ -112,7 +112,7 @@ Deno.test("layout: GET / and /metrics say the version and the store layout", asy
     checkResponse("GET", "/", res.status, index);
     assert.equal(index.version, VERSION);
     assert.equal(index.store_layout, LAYOUT_VERSION);
-    assert.match(VERSION, /^\d+\.\d+\.\d+$/);
+    assert.match(VERSION, /^\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/);
     const metrics = await fetch(`${service.url}/metrics`, {
       headers: { Authorization: "Bearer metrics-token-0123456789" },
     });
@@ -165,4 +165,16 @@ Deno.test("layout: an upgrade counts pending jobs from what is in the store", as
       assert.equal((await measureBacklog(s.ctx.kv)).pending, 6);
     },
   ).finally(() => r.close());
+});
+
+Deno.test("layout: unreleased code carries the next version with a prerelease tag", async () => {
+  const changelog = await Deno.readTextFile(new URL("../CHANGELOG.md", import.meta.url));
+  const first = /^## (.+)$/m.exec(changelog)?.[1];
+  const released = [...changelog.matchAll(/^## (\d+\.\d+\.\d+)/gm)].map((m) => m[1]);
+  if (first === "Unreleased") {
+    assert.match(VERSION, /-/, "main with unreleased changes must not claim a release's version");
+    assert.ok(!released.includes(VERSION.split("-")[0]), `${VERSION} was released already`);
+  } else {
+    assert.equal(VERSION, first, "a release's version heads CHANGELOG.md");
+  }
 });
