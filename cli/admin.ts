@@ -100,8 +100,24 @@ function fail(e: unknown, command: AnyCommand): number {
     console.error(e.message);
     return 1;
   }
-  console.error("Unexpected error:", e);
+  console.error(`${command.usage.split(" ")[0]}: ${unexpected(e)}`);
   return 1;
+}
+
+/**
+ * An error no command turned into words, in one line: what the system said, and for a file the
+ * runtime refused what to check. (`DEBUG=1` prints its stack too.)
+ */
+function unexpected(e: unknown): string {
+  if (Deno.env.get("DEBUG")) console.error(e);
+  const said = String((e as Error)?.message ?? e).split("\n")[0];
+  if (e instanceof Deno.errors.NotFound) {
+    return `${said}: check that the path and its folder exist.`;
+  }
+  if (e instanceof Deno.errors.PermissionDenied) {
+    return `${said}: run it as the user that owns the store's folder, or fix its permissions.`;
+  }
+  return `failed: ${said}`;
 }
 
 async function run(command: AnyCommand, args: string[]): Promise<number> {

@@ -7,8 +7,14 @@
 import { exists } from "../core/files.ts";
 import { invalid } from "../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
-import { LAYOUT_VERSION, readLayout } from "../kv/migrations.ts";
-import { backupUnsupported, copyStore, integrityOf, whileClosed } from "../kv/store_file.ts";
+import { hasLayoutRecord, LAYOUT_VERSION, readLayout } from "../kv/migrations.ts";
+import {
+  backupUnsupported,
+  copyStore,
+  hasKvTables,
+  integrityOf,
+  whileClosed,
+} from "../kv/store_file.ts";
 import { wrapStore } from "../kv/open.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import { readAppKeyCheck } from "../kv/app_key_check.ts";
@@ -32,14 +38,48 @@ export async function takeBackup(settings: Settings, to: string): Promise<Backup
   const unsupported = backupUnsupported();
   if (unsupported) throw new SettingsError(`backup: ${unsupported}.`);
   if (!await exists(path)) throw new SettingsError(`KV_PATH: there is no store at ${path}.`);
-  if (await exists(to)) {
+  await requireNewFile("to", to, "a backup");
+  const { takenAt } = await copyStore(path, to).catch((e) => {
+    throw writeRefused("to", to, e);
+  });
+  return { file: to, bytes: (await Deno.stat(to)).size, taken_at: takenAt.toISOString() };
+}
+
+/** The folder a file goes into. */
+export const folderOf = (file: string) => {
+  const slash = file.lastIndexOf("/");
+  return slash < 0 ? "." : file.slice(0, slash) || "/";
+};
+
+/** Refuses a `--flag` file that exists or whose folder doesn't, in the flag's own words. */
+export async function requireNewFile(flag: string, file: string, what: string) {
+  if (await exists(file)) {
     throw invalid(
-      "to",
-      `--to: ${to} already exists; a backup never overwrites, choose a new file.`,
+      flag,
+      `--${flag}: ${file} already exists; ${what} never overwrites, choose a new file.`,
     );
   }
-  const { takenAt } = await copyStore(path, to);
-  return { file: to, bytes: (await Deno.stat(to)).size, taken_at: takenAt.toISOString() };
+  const folder = folderOf(file);
+  if (!await exists(folder)) {
+    throw invalid(
+      flag,
+      `--${flag}: the folder ${folder} does not exist; create it first (mkdir -p ${folder}).`,
+    );
+  }
+}
+
+/** A file that couldn't be written, in one line that says what to do; other errors as they are. */
+export function writeRefused(flag: string, file: string, e: unknown): unknown {
+  if (
+    e instanceof Deno.errors.PermissionDenied ||
+    /permission denied|readonly|read-only/i.test(String(e))
+  ) {
+    return invalid(
+      flag,
+      `--${flag}: can't write ${file} (permission denied): choose a folder this user may write to, such as the store's own. Nothing was written.`,
+    );
+  }
+  return e;
 }
 
 /**
@@ -49,7 +89,7 @@ export async function takeBackup(settings: Settings, to: string): Promise<Backup
  */
 export async function restoreBackup(settings: Settings, from: string): Promise<Restored> {
   const path = localStore(settings, "restore");
-  if (!await exists(from)) throw invalid("from", `--from: there is no file ${from}.`);
+  await requireStoreFile(from);
   const integrity = checkedIntegrity(from);
   if (integrity !== "ok") {
     throw invalid(
@@ -98,6 +138,63 @@ function localStore(settings: Settings, what: string): string {
   );
 }
 
+/** The `--flag` file's information, once it is known to exist and be readable; else one line. */
+export async function requireReadable(flag: string, file: string): Promise<Deno.FileInfo> {
+  try {
+    const info = await Deno.stat(file);
+    (await Deno.open(file, { read: true })).close();
+    return info;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw invalid(flag, `--${flag}: there is no file ${file}.`);
+    }
+    if (e instanceof Deno.errors.PermissionDenied) {
+      throw invalid(
+        flag,
+        `--${flag}: can't read ${file} (permission denied): run the command as a user who may read it, or make it readable (chmod or chown). Nothing was changed.`,
+      );
+    }
+    throw e;
+  }
+}
+
+/**
+ * Refuses, in one line, a `--from` that is missing, unreadable, empty, or a file (SQLite or not)
+ * that isn't a store of this service: only a store's backup may replace the store.
+ */
+async function requireStoreFile(from: string) {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(from);
+    (await Deno.open(from, { read: true })).close();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw invalid("from", `--from: there is no file ${from}.`);
+    }
+    if (e instanceof Deno.errors.PermissionDenied) {
+      throw invalid(
+        "from",
+        `--from: can't read ${from} (permission denied): run restore as a user who may read it, or make it readable (chmod or chown). Nothing was changed.`,
+      );
+    }
+    throw e;
+  }
+  const refuse = (why: string) =>
+    invalid(
+      "from",
+      `--from: ${from} ${why}: it is not a backup of this service's store. Nothing was changed.`,
+    );
+  if (!info.isFile) throw refuse("is not a file");
+  if (info.size === 0) throw refuse("is empty (0 bytes)");
+  let tables: boolean;
+  try {
+    tables = hasKvTables(from);
+  } catch (e) {
+    throw refuse(`is not a readable SQLite database (${firstLine(e)})`);
+  }
+  if (!tables) throw refuse("is an SQLite database without Deno KV's tables");
+}
+
 function checkedIntegrity(file: string): string {
   try {
     return integrityOf(file);
@@ -111,14 +208,20 @@ async function checkOpens(settings: Settings, candidate: string, from: string) {
   const kv = wrapStore(await Deno.openKv(candidate), candidate, { turns: false });
   try {
     const layout = await readLayout(kv);
-    if (layout !== null && layout > LAYOUT_VERSION) {
+    const sealed = (await readAppKeyCheck(kv)).value;
+    if (layout === null || (!sealed && !await hasLayoutRecord(kv))) {
+      throw invalid(
+        "from",
+        `--from: ${from} is a Deno KV store, but not one this service ran on (no layout record, no key check); nothing was changed.`,
+      );
+    }
+    if (layout > LAYOUT_VERSION) {
       throw invalid(
         "from",
         `--from: ${from} has layout version ${layout}, newer than this release knows (${LAYOUT_VERSION}); restore it with the release that made it. Nothing was changed.`,
       );
     }
     const keyring = await loadKeyring(settings, undefined, { existing: true });
-    const sealed = (await readAppKeyCheck(kv)).value;
     if (sealed && !await opensCheck(keyring, sealed)) {
       throw invalid(
         "from",

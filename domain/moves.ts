@@ -4,7 +4,9 @@
  * import` writes such a file into an empty store, of any kind the service opens. Secrets stay
  * sealed, so the target must use the source's APP_KEY: checked before anything is written.
  */
+import { createHash } from "node:crypto";
 import { exists } from "../core/files.ts";
+import type { Keyring } from "../core/keyring.ts";
 import { invalid } from "../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { VERSION } from "../core/version.ts";
@@ -12,7 +14,11 @@ import { keys } from "../kv/keys.ts";
 import { LAYOUT_VERSION } from "../kv/migrations.ts";
 import { openStore, wrapStore } from "../kv/open.ts";
 import { type ExportRecord, exportRecords, importRecords } from "../kv/store_export.ts";
-import { backupUnsupported, copyStore } from "../kv/store_file.ts";
+import { decode, decodeKey, type Json } from "../kv/export_format.ts";
+import { backupUnsupported, copyStore, partialName, publishFile } from "../kv/store_file.ts";
+import { logPendingMarkers } from "../kv/stream_markers.ts";
+import { listTeams } from "../kv/workspace.ts";
+import { requireNewFile, requireReadable, writeRefused } from "./backups.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import type { Store } from "../kv/store.ts";
 
@@ -31,10 +37,15 @@ interface Header {
   app_key_check: string | null;
 }
 
-/** The file's last line: without it, the file was cut short. */
+/**
+ * The file's last line: without it, the file was cut short. `sha256` is the hex SHA-256 of the
+ * record lines (each with its newline), so an edited or damaged record is refused; exports made
+ * before it was written have none.
+ */
 interface Trailer {
   end: true;
   records: number;
+  sha256?: string;
 }
 
 /** What an import cut short leaves, so that running it again finishes it. */
@@ -53,12 +64,7 @@ export async function exportStore(
   settings: Settings,
   to: string,
 ): Promise<{ file: string; records: number }> {
-  if (await exists(to)) {
-    throw invalid(
-      "to",
-      `--to: ${to} already exists; an export never overwrites, choose a new file.`,
-    );
-  }
+  await requireNewFile("to", to, "an export");
   const source = await openSource(settings);
   try {
     // The key must open the source's check: the target will be checked against it.
@@ -73,7 +79,12 @@ export async function exportStore(
       layout: LAYOUT_VERSION,
       app_key_check: sealed,
     };
-    const records = await writeLines(to, header, exportRecords(source.kv));
+    const partial = partialName(to);
+    const records = await writeLines(partial, header, exportRecords(source.kv))
+      .catch((e) => {
+        throw writeRefused("to", to, e);
+      });
+    await publishFile(partial, to);
     return { file: to, records };
   } finally {
     await source.close();
@@ -114,9 +125,11 @@ async function writeLines(
   let buffered: string[] = [JSON.stringify(header)];
   let size = 0;
   let count = 0;
+  const digest = createHash("sha256");
   try {
     for await (const record of records) {
       const line = JSON.stringify(record);
+      digest.update(line + "\n");
       buffered.push(line);
       size += line.length;
       count++;
@@ -125,7 +138,7 @@ async function writeLines(
         [buffered, size] = [[], 0];
       }
     }
-    const trailer: Trailer = { end: true, records: count };
+    const trailer: Trailer = { end: true, records: count, sha256: digest.digest("hex") };
     buffered.push(JSON.stringify(trailer));
     await writer.write(enc.encode(buffered.join("\n") + "\n"));
     await writer.close();
@@ -138,12 +151,14 @@ async function writeLines(
 }
 
 /**
- * Writes the export `from` into the store KV_PATH names, which must be empty, or hold what an
- * import of the same export cut short left (then it finishes it). The file is read through
- * once first: its format, that it is whole, and that this APP_KEY opens its key check.
+ * Writes the export `from` into the store KV_PATH names, which must hold no team (what a service
+ * writes for itself on a store it started on doesn't count), or what an import of the same export
+ * cut short left (then it finishes it). The whole file is checked first, before anything is
+ * written: its format, every record, its digest, that it is whole, and that this APP_KEY opens
+ * its key check (and the target's, where a service started on it).
  */
 export async function importStore(settings: Settings, from: string): Promise<{ records: number }> {
-  if (!await exists(from)) throw invalid("from", `--from: there is no file ${from}.`);
+  await requireReadable("from", from);
   const header = await checkFile(from);
   const keyring = await loadKeyring(settings, undefined, { existing: true });
   if (header.app_key_check && !await opensCheck(keyring, header.app_key_check)) {
@@ -154,8 +169,12 @@ export async function importStore(settings: Settings, from: string): Promise<{ r
   }
   const kv = await openTarget(settings);
   try {
-    const resuming = await startImport(kv, settings, header);
+    const resuming = await startImport(kv, { settings, header, keyring });
     const records = await importRecords(kv, recordsOf(from), { resuming });
+    // What this import (or the one cut short before it) committed is in the stream's log, as the
+    // service would have put it there: a resumed import ends exactly as one run straight through.
+    await kv.settled();
+    await logPendingMarkers(kv);
     const done: ImportState = {
       export_id: header.export_id,
       started_at: (await kv.get<ImportState>(keys.importState())).value!.started_at,
@@ -169,24 +188,64 @@ export async function importStore(settings: Settings, from: string): Promise<{ r
   }
 }
 
+/**
+ * Reads the whole file before anything is written: the header, every record (a key and a value
+ * that decode), the trailer with its count and digest. A fault is one line naming the line.
+ */
 async function checkFile(from: string): Promise<Header> {
   let header: Header | null = null;
-  let last = "";
+  let previous: string | null = null;
   let lines = 0;
+  const digest = createHash("sha256");
   for await (const line of linesOf(from)) {
-    if (header === null) header = parseHeader(from, line);
-    last = line;
     lines++;
+    if (header === null) {
+      header = parseHeader(from, line);
+      continue;
+    }
+    if (previous !== null) {
+      checkRecord(from, previous, lines - 1);
+      digest.update(previous + "\n");
+    }
+    previous = line;
   }
   if (header === null) throw invalid("from", `--from: ${from} is empty.`);
-  const trailer = parseJson(last) as Partial<Trailer> | null;
+  const trailer = parseJson(previous ?? "") as Partial<Trailer> | null;
   if (trailer?.end !== true || trailer.records !== lines - 2) {
     throw invalid(
       "from",
       `--from: ${from} ends before its last record: it was cut short; export again. Nothing was written.`,
     );
   }
+  if (trailer.sha256 !== undefined && trailer.sha256 !== digest.digest("hex")) {
+    throw invalid(
+      "from",
+      `--from: ${from} does not match its digest: a record was changed or damaged after the export; export again. Nothing was written.`,
+    );
+  }
   return header;
+}
+
+/** That line `n` holds a record whose key and value decode, or the one line saying what doesn't. */
+function checkRecord(from: string, line: string, n: number) {
+  const fault = (why: string) =>
+    invalid("from", `--from: ${from} line ${n}: ${why}. Nothing was written.`);
+  const record = parseJson(line) as Partial<ExportRecord> | null;
+  if (record === null || typeof record !== "object" || Array.isArray(record)) {
+    throw fault("not a JSON record");
+  }
+  if (!Array.isArray(record.key) || record.key.length === 0 || !("value" in record)) {
+    throw fault("a record needs a key (an array) and a value");
+  }
+  try {
+    decodeKey(record.key);
+    decode(record.value as Json);
+  } catch (e) {
+    throw fault(`its key or value can't be read (${String((e as Error).message ?? e)})`);
+  }
+  if (record.expires_at !== undefined && typeof record.expires_at !== "number") {
+    throw fault("expires_at must be a number");
+  }
 }
 
 function parseHeader(from: string, line: string): Header {
@@ -224,15 +283,32 @@ async function openTarget(settings: Settings): Promise<Store> {
 }
 
 /**
- * Refuses a store that holds data, unless an import of this export was cut short in it: then
- * whether it resumes that one.
+ * Refuses a store that holds a team, unless an import of this export was cut short in it: then
+ * whether it resumes that one. A store a service has only started on (its layout, its key check,
+ * its address) counts as empty, so a workspace can move to a service deployed first; its key
+ * check must open with this APP_KEY, as the service's would.
  */
-async function startImport(kv: Store, settings: Settings, header: Header): Promise<boolean> {
+async function startImport(
+  kv: Store,
+  { settings, header, keyring }: { settings: Settings; header: Header; keyring: Keyring },
+): Promise<boolean> {
   const state = await kv.get<ImportState>(keys.importState());
   if (state.value?.export_id === header.export_id && state.value.finished_at === null) return true;
-  for await (const _ of kv.list({ prefix: [] }, { limit: 1 })) {
+  const teams = await listTeams(kv);
+  if (teams.length > 0) {
+    const named = teams.slice(0, 3).map((t) => `“${t.name}”`).join(", ");
     throw new SettingsError(
-      `import: the store at KV_PATH (${settings.kvPath}) holds data; an import writes only into an empty store (or finishes its own that was cut short). Nothing was written.`,
+      `import: the store at KV_PATH (${settings.kvPath}) holds ${teams.length} team${
+        teams.length === 1 ? "" : "s"
+      } (${named}${
+        teams.length > 3 ? ", ..." : ""
+      }); an import writes only into a store with no team. Import into a new KV_PATH, or back this store up and remove it first. Nothing was written.`,
+    );
+  }
+  const own = (await kv.get<string>(keys.appKeyCheck())).value;
+  if (own && !await opensCheck(keyring, own)) {
+    throw new SettingsError(
+      `import: a service started on the store at KV_PATH (${settings.kvPath}) with another APP_KEY; use the export's key for both (APP_KEY) and start that service with it. Nothing was written.`,
     );
   }
   const started: ImportState = {

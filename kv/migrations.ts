@@ -56,6 +56,10 @@ export async function readLayout(kv: Store): Promise<number | null> {
   return null;
 }
 
+/** Whether the store records its layout: a store this service (since layout 1's release) ran on. */
+export const hasLayoutRecord = async (kv: Store) =>
+  (await kv.get(keys.layout())).versionstamp !== null;
+
 /**
  * Brings the store up to this release's layout, each step once and in order, and records it; a
  * store of a newer layout than this release knows is refused (a SettingsError naming both).

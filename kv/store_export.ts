@@ -74,7 +74,8 @@ const EVENT_MUTATIONS = 6;
  * Writes `records` into `kv`, in commits within KV Connect's limits, and returns how many it
  * went through. Setting a key to the value it already has changes nothing, so an import cut
  * short and run again (`resuming`) finishes without duplicates: only an event, which also adds
- * to the stream's log, is not written again where it is already.
+ * to the stream's log, is not written again where it is already. The commits' bounds depend on
+ * the records alone, so a resumed import ends with the keys of one run straight through.
  */
 export async function importRecords(
   kv: Store,
@@ -85,7 +86,7 @@ export async function importRecords(
   let op = kv.atomic();
   let [mutations, bytes, count] = [0, 0, 0];
   const flush = async () => {
-    if (mutations > 0) await op.commit();
+    if (op.mutations.length > 0 || op.events.length > 0) await op.commit();
     op = kv.atomic();
     [mutations, bytes] = [0, 0];
   };
@@ -99,12 +100,12 @@ export async function importRecords(
     if (expireIn !== undefined && expireIn <= 0) continue;
     if (key[0] === EVENTS) {
       const event = value as OutboxEvent;
-      if (resuming && (await kv.get(key)).versionstamp !== null) {
-        count++;
-        continue;
+      // One there already (a resumed import) still takes its room in the batch: the batches, so
+      // the stream log's entries, fall where a straight import puts them.
+      if (!resuming || (await kv.get(key)).versionstamp === null) {
+        const isOpen = await openness(kv, open, event.channel_id);
+        writeEvent(op, event, { open: isOpen, expireIn: expireIn ?? EVENT_TTL_MS });
       }
-      const isOpen = await openness(kv, open, event.channel_id);
-      writeEvent(op, event, { open: isOpen, expireIn: expireIn ?? EVENT_TTL_MS });
     } else {
       if (key[0] === "channels") open.set(key[1] as string, !isClosed(value as Channel));
       op.set(key, value, expireIn === undefined ? undefined : { expireIn });

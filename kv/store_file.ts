@@ -31,20 +31,63 @@ const quoted = (path: string) => `'${path.replaceAll("'", "''")}'`;
 /**
  * Copies the store at `from` into the new file `to` as of one instant (the commits made before
  * it, none after), compacted: `VACUUM INTO` reads in one transaction while writers go on in the
- * WAL. Returns when the copy's transaction began. `to` is created first, readable by its owner
- * only (it holds every message), and must not exist.
+ * WAL, and rewrites every page, so what deleting freed in the store is not in the copy. Returns
+ * when the copy's transaction began. The copy is made under a hidden temporary name, readable by
+ * its owner only (it holds every message), and given the name `to` only once whole
+ * (`publishFile`): a copy cut short never bears a backup's name.
  */
 export async function copyStore(from: string, to: string): Promise<{ takenAt: Date }> {
-  await Deno.writeFile(to, new Uint8Array(), { createNew: true, mode: 0o600 });
+  const partial = partialName(to);
+  await Deno.writeFile(partial, new Uint8Array(), { createNew: true, mode: 0o600 });
+  let takenAt: Date;
   const db = new sqlite.DatabaseSync(from);
   try {
     db.exec("PRAGMA busy_timeout = 10000");
-    const takenAt = new Date();
-    db.exec(`VACUUM INTO ${quoted(to)}`);
-    return { takenAt };
+    takenAt = new Date();
+    db.exec(`VACUUM INTO ${quoted(partial)}`);
   } catch (e) {
-    await Deno.remove(to).catch(() => {});
+    await Deno.remove(partial).catch(() => {});
     throw e;
+  } finally {
+    db.close();
+  }
+  await publishFile(partial, to);
+  return { takenAt };
+}
+
+/** A hidden name beside `file` for it while it is written. */
+export function partialName(file: string): string {
+  const slash = file.lastIndexOf("/");
+  const [folder, base] = slash < 0
+    ? [".", file]
+    : [file.slice(0, slash) || "/", file.slice(slash + 1)];
+  return `${folder}/.${base}.partial-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * Gives a whole file written as `partial` its name `file`, never over one that exists: a hard
+ * link fails where `file` is taken (then the partial file is removed and the error thrown).
+ */
+export async function publishFile(partial: string, file: string): Promise<void> {
+  try {
+    await Deno.link(partial, file);
+  } finally {
+    await Deno.remove(partial).catch(() => {});
+  }
+}
+
+/**
+ * Whether the SQLite file at `path` has Deno KV's tables: any other database (or none) is not a
+ * store. Throws when it is not SQLite at all.
+ */
+export function hasKvTables(path: string): boolean {
+  const db = new sqlite.DatabaseSync(path, { readOnly: true });
+  try {
+    const row = db.prepare(
+      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'kv'",
+    )
+      .get() as { n: number };
+    return row.n > 0;
   } finally {
     db.close();
   }

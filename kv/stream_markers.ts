@@ -90,6 +90,22 @@ export function logEvents(kv: Planner, teamId: string, events: LoggedEvent[]): P
   });
 }
 
+/**
+ * Moves every marker still pending into the log: what an import does once it has written its
+ * events, so the log it leaves doesn't depend on when a process writing it was stopped.
+ */
+export async function logPendingMarkers(
+  kv: Planner & { list<T>(selector: Deno.KvListSelector): Deno.KvListIterator<T> },
+): Promise<void> {
+  const byTeam = new Map<string, LoggedEvent[]>();
+  for await (const e of kv.list<Stored>({ prefix: keys.streamPendingAll() })) {
+    const teamId = e.key[1] as string;
+    const events = loggedFrom(e.value, e.key[2] as string, e.versionstamp);
+    byTeam.set(teamId, [...byTeam.get(teamId) ?? [], ...events]);
+  }
+  for (const [teamId, events] of byTeam) await logEvents(kv, teamId, events);
+}
+
 /** How long a process gathers its events before moving them into the log in one commit. */
 const LOG_DELAY_MS = 5;
 

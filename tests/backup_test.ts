@@ -135,7 +135,7 @@ test("restore: checks the file, refuses while the store is open, keeps the store
     const torn = `${dir}/torn.sqlite3`;
     const bytes = await Deno.readFile(file);
     await Deno.writeFile(torn, bytes.slice(0, Math.floor(bytes.length / 2)));
-    assert.match(await refused(["--from", torn]), /integrity check|not a store/);
+    assert.match(await refused(["--from", torn]), /integrity check|not a backup/);
     assert.match(await refused(["--from", `${dir}/missing`]), /no file/);
     assertStatus(
       await api(s, "GET", `/channels/${general}/messages/${lost}`, { token: w.admin.token }),
@@ -173,5 +173,103 @@ Deno.test("backup and restore: a store that is not a local file says so in one l
     assert.equal(out.code, 1);
     assert.match(out.stderr, /KV_PATH is not a local file.*export/);
     assert.equal(out.stderr.trim().split("\n").length, 1);
+  }
+});
+
+test("restore: refuses anything that isn't this service's store, in one line, changing nothing", async () => {
+  const store = await sharedStore();
+  const dir = await Deno.makeTempDir({ prefix: "restore-foreign-" });
+  const service = await startService(store.env);
+  try {
+    const w = await workspace(store.ctx);
+    const general = w.team.general_channel_id;
+    await postTo(service.url, w.admin.token, general, "still here");
+    await service.stop("SIGTERM");
+    store.ctx.kv.close();
+    const empty = `${dir}/empty.sqlite3`;
+    await Deno.writeFile(empty, new Uint8Array());
+    const foreign = `${dir}/foreign.sqlite3`;
+    const db = new DatabaseSync(foreign);
+    db.exec("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('not a store')");
+    db.close();
+    const bareKv = `${dir}/bare-kv.sqlite3`;
+    const other = await Deno.openKv(bareKv);
+    await other.set(["someone else's"], "record");
+    other.close();
+    const text = `${dir}/notes.txt`;
+    await Deno.writeTextFile(text, "hello\n");
+    const unreadable = `${dir}/unreadable.sqlite3`;
+    await Deno.copyFile(foreign, unreadable);
+    await Deno.chmod(unreadable, 0o000);
+    const cases: [string, RegExp][] = [
+      [empty, /is empty \(0 bytes\).*not a backup/],
+      [foreign, /without Deno KV's tables/],
+      [bareKv, /not one this service ran on/],
+      [text, /not a readable SQLite database/],
+      ["/dev/null", /not a file|empty/],
+    ];
+    // Root reads any file: the permission case holds only for other users.
+    if (Deno.uid() !== 0) cases.push([unreadable, /can't read .*permission denied/]);
+    const before = (await Deno.stat(store.env.KV_PATH)).mtime?.getTime();
+    for (const [file, why] of cases) {
+      const out = await cliRun(store.env, "restore", "--from", file);
+      assert.equal(out.code, 1, `${file}: ${out.stdout}`);
+      assert.equal(out.stderr.trim().split("\n").length, 1, `one line: ${out.stderr}`);
+      assert.match(out.stderr, why, file);
+    }
+    assert.equal((await Deno.stat(store.env.KV_PATH)).mtime?.getTime(), before);
+    const again = await startService(store.env);
+    try {
+      const res = await fetch(`${again.url}/api/v1/channels/${general}/messages`, {
+        headers: { Authorization: `Bearer ${w.admin.token}` },
+      });
+      assert.match(await res.text(), /still here/, "the store is as it was");
+    } finally {
+      await again.kill();
+    }
+  } finally {
+    await service.kill();
+    await Deno.remove(store.env.KV_PATH.replace(/\/kv\.sqlite3$/, ""), { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+test("backup: one killed part way leaves no file under the backup's name", async () => {
+  const store = await sharedStore();
+  const service = await startService(store.env);
+  const dir = await Deno.makeTempDir({ prefix: "backup-killed-" });
+  try {
+    await workspace(store.ctx);
+    await service.stop("SIGTERM");
+    store.ctx.kv.close();
+    // Bulk beside the store's tables, so that copying takes long enough to be cut short.
+    const db = new DatabaseSync(store.env.KV_PATH);
+    db.exec("CREATE TABLE bulk (b BLOB)");
+    const insert = db.prepare("INSERT INTO bulk VALUES (randomblob(1048576))");
+    for (let i = 0; i < 300; i++) insert.run();
+    db.close();
+    const file = `${dir}/kv-backup.sqlite3`;
+    const root = new URL("..", import.meta.url).pathname;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "cli/admin.ts", "backup", "--to", file],
+      cwd: root,
+      env: store.env,
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // Killed once the copy has begun: its partial file exists.
+    const started = Date.now();
+    while (Date.now() - started < 30_000) {
+      const names = [...Deno.readDirSync(dir)].map((e) => e.name);
+      if (names.some((n) => n.includes(".partial-"))) break;
+      await sleep(5);
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    await assert.rejects(Deno.stat(file), Deno.errors.NotFound, "a partial backup bears its name");
+  } finally {
+    await service.kill();
+    await Deno.remove(store.env.KV_PATH.replace(/\/kv\.sqlite3$/, ""), { recursive: true });
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -98,7 +98,7 @@ Deno.test({
       );
       await a.kill();
 
-      // Refused, writing nothing: another APP_KEY, a store that holds data, a file cut short.
+      // Refused, writing nothing: another APP_KEY, a store that holds a team, a file cut short.
       const other = await cliRun(
         { ...target, APP_KEY: generateAppKey() },
         "import",
@@ -109,7 +109,7 @@ Deno.test({
       assert.match(other.stderr, /another APP_KEY/);
       assert.ok(!(await exists(target.KV_PATH)), "nothing written");
       const full = await cliRun(source.env, "import", "--from", exported.file);
-      assert.match(full.stderr, /holds data/);
+      assert.match(full.stderr, /holds 1 team/);
       const cut = `${targetDir}/cut.jsonl`;
       await Deno.writeTextFile(cut, (await linesOf(exported.file)).slice(0, 20).join("\n"));
       assert.match((await cliRun(target, "import", "--from", cut)).stderr, /cut short/);

@@ -1,0 +1,186 @@
+/**
+ * Imports that can't destroy (decisions.md, "Moving a workspace between stores"): a store a
+ * service has only started on counts as empty; one that holds a team is refused by name; the whole
+ * file is checked (every line, its digest) before anything is written; and an import killed and
+ * run again ends with exactly the keys of one run straight through.
+ */
+import assert from "node:assert/strict";
+import { generateAppKey } from "../core/keyring.ts";
+import { postMessage } from "../domain/messages.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import { backupUnsupported } from "../kv/store_file.ts";
+import { workspace } from "./harness.ts";
+import { cli, cliRun, sharedStore, startService } from "./processes.ts";
+import { sleep } from "./webhook_receivers.ts";
+
+const unsupported = backupUnsupported();
+const test = (name: string, fn: () => Promise<void>) =>
+  Deno.test({
+    name: unsupported ? `${name} (skipped: ${unsupported})` : name,
+    ignore: unsupported !== null,
+    fn,
+  });
+
+/** A source store with a workspace of `posts` messages, exported: the env and the file. */
+async function exported(posts: number) {
+  const source = await sharedStore();
+  // A service starts on it first, as on every store: its layout and key check.
+  await (await startService(source.env)).kill();
+  const w = await workspace(source.ctx);
+  const subject = await authenticate(source.ctx, w.admin.token);
+  for (let i = 0; i < posts; i++) {
+    await postMessage(source.ctx, subject, w.team.general_channel_id, {
+      ok: true,
+      value: { body: `post ${i}` },
+    });
+  }
+  await source.ctx.kv.settled();
+  const dir = await Deno.makeTempDir({ prefix: "import-safety-" });
+  const file = `${dir}/workspace.jsonl`;
+  await cli(source.env, "export", "--to", file);
+  return {
+    source,
+    w,
+    file,
+    dir,
+    /** A fresh target's environment under `dir`, with the source's key. */
+    target: (name: string) => ({ ...source.env, KV_PATH: `${dir}/${name}/kv.sqlite3` }),
+    async cleanup() {
+      await source.cleanup();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+async function refused(env: Record<string, string>, file: string): Promise<string> {
+  const out = await cliRun(env, "import", "--from", file);
+  assert.equal(out.code, 1, out.stdout);
+  assert.equal(out.stderr.trim().split("\n").length, 1, `one line: ${out.stderr}`);
+  return out.stderr;
+}
+
+/** Every key of a store, with the versionstamps the log's keys carry left out. */
+async function keysOf(path: string): Promise<string[]> {
+  const kv = await Deno.openKv(path);
+  try {
+    const out: string[] = [];
+    for await (const e of kv.list({ prefix: [] })) {
+      const key = e.key[0] === "team_stream" ? [e.key[0], e.key[1], e.key[3]] : e.key;
+      out.push(JSON.stringify(key, (_, v) => typeof v === "bigint" ? `${v}n` : v));
+    }
+    return out.sort();
+  } finally {
+    kv.close();
+  }
+}
+
+test("import: into a store a service has only started on, then served by it", async () => {
+  const x = await exported(5);
+  try {
+    const env = x.target("deployed");
+    await Deno.mkdir(`${x.dir}/deployed`);
+    const first = await startService(env);
+    await first.kill();
+    const imported = await cli(env, "import", "--from", x.file);
+    assert.ok(imported.records > 0);
+    const again = await startService(env);
+    try {
+      const res = await fetch(
+        `${again.url}/api/v1/channels/${x.w.team.general_channel_id}/messages`,
+        {
+          headers: { Authorization: `Bearer ${x.w.admin.token}` },
+        },
+      );
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), /post 4/);
+    } finally {
+      await again.kill();
+    }
+    // A store started with another key: refused, naming the key, before anything is written.
+    const other = { ...x.target("other"), APP_KEY: generateAppKey() };
+    await Deno.mkdir(`${x.dir}/other`);
+    await (await startService(other)).kill();
+    assert.match(
+      await refused({ ...other, APP_KEY: x.source.env.APP_KEY }, x.file),
+      /another APP_KEY/,
+    );
+    // A store that holds a team: refused, naming it and the way out.
+    assert.match(await refused(env, x.file), /holds 1 team \(“Acme”\).*new KV_PATH/);
+  } finally {
+    await x.cleanup();
+  }
+});
+
+test("import: a broken or edited line is refused, naming it, before anything is written", async () => {
+  const x = await exported(3);
+  try {
+    const lines = (await Deno.readTextFile(x.file)).trimEnd().split("\n");
+    const at = lines.findIndex((l) => l.includes("post 1"));
+    assert.ok(at > 0);
+    const cases: [string, string[], RegExp][] = [
+      ["broken", lines.with(at, lines[at].slice(0, 20)), new RegExp(`line ${at + 1}: not a JSON`)],
+      [
+        "keyless",
+        lines.with(at, '{"value":1}'),
+        new RegExp(`line ${at + 1}: a record needs a key`),
+      ],
+      [
+        "edited",
+        lines.with(at, lines[at].replace("post 1", "post X")),
+        /does not match its digest/,
+      ],
+      ["short", lines.slice(0, -3), /cut short/],
+    ];
+    for (const [name, content, why] of cases) {
+      const file = `${x.dir}/${name}.jsonl`;
+      await Deno.writeTextFile(file, content.join("\n") + "\n");
+      const env = x.target(name);
+      await Deno.mkdir(`${x.dir}/${name}`);
+      assert.match(await refused(env, file), why, name);
+      assert.deepEqual(
+        (await keysOf(env.KV_PATH)).filter((k) => !k.startsWith('["app_key_check"')),
+        [],
+        `${name}: something was written`,
+      );
+    }
+  } finally {
+    await x.cleanup();
+  }
+});
+
+test("import: killed part way and run again, it ends with the keys of a straight import", async () => {
+  const x = await exported(1_500);
+  try {
+    const straight = x.target("straight");
+    await Deno.mkdir(`${x.dir}/straight`);
+    await cli(straight, "import", "--from", x.file);
+
+    const resumed = x.target("resumed");
+    await Deno.mkdir(`${x.dir}/resumed`);
+    const root = new URL("..", import.meta.url).pathname;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "cli/admin.ts", "import", "--from", x.file],
+      cwd: root,
+      env: resumed,
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // Killed once it has written some events (they come last) but not all.
+    let watcher: Deno.Kv | null = null;
+    for (let events = 0, i = 0; i < 10_000 && events === 0; i++) {
+      await sleep(1);
+      watcher ??= await Deno.openKv(resumed.KV_PATH).catch(() => null);
+      if (!watcher) continue;
+      for await (const _ of watcher.list({ prefix: ["events"] }, { limit: 1 })) events++;
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    watcher?.close();
+    const cut = await keysOf(resumed.KV_PATH);
+    assert.ok(cut.length < (await keysOf(straight.KV_PATH)).length, "the import was cut short");
+    await cli(resumed, "import", "--from", x.file);
+    assert.deepEqual(await keysOf(resumed.KV_PATH), await keysOf(straight.KV_PATH));
+  } finally {
+    await x.cleanup();
+  }
+});
