@@ -17,6 +17,7 @@ import type { EventDraft } from "../kv/outbox.ts";
 import { audienceKeys, audienceOf, emit } from "./audience.ts";
 import { LockKind } from "../core/memory.ts";
 import { clearReactions } from "../kv/reactions.ts";
+import { planErasure } from "./erasure.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
 export interface NewMessage {
@@ -266,8 +267,10 @@ export async function deleteMessage(
       const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
       const op = ctx.kv.atomic().check(...checks);
       emit(op, audience, messageEvent("message.deleted", next));
+      const rest = await planErasure(ctx.kv, op, next);
       const done = await replaceMessage(op, next);
       if (!done) return null;
+      await rest();
       await clearReactions(ctx.kv, message.id);
       return true;
     }));

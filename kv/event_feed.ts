@@ -51,3 +51,34 @@ export async function readEvents(kv: Store, ids: string[]): Promise<OutboxEvent[
   const read = await getAll<OutboxEvent>(kv, ids.map((id) => keys.event(id)));
   return read.flatMap((e) => e.value ? [e.value] : []);
 }
+
+/**
+ * The ids of the events that carry message `messageId`'s text: those its index names (events
+ * written from 0.29 on), and, for events older releases wrote, those among the channel's events
+ * made within `near` (the message's creation and last edit, each give or take `slackMs`).
+ */
+export async function eventsCarrying(
+  kv: Store,
+  { messageId, channelId, near, slackMs }: {
+    messageId: string;
+    channelId: string;
+    near: number[];
+    slackMs: number;
+  },
+): Promise<string[]> {
+  const ids = new Set<string>();
+  for await (const e of kv.list({ prefix: keys.messageEvents(messageId) })) {
+    ids.add(e.key[2] as string);
+  }
+  for (const at of near) {
+    const selector = {
+      start: [...keys.channelEvents(channelId), idsFrom(at - slackMs)],
+      end: [...keys.channelEvents(channelId), idsFrom(at + slackMs)],
+    };
+    for await (const e of kv.list<{ type: EventType }>(selector)) {
+      const type = e.value.type;
+      if (type === "message.created" || type === "message.updated") ids.add(e.key[2] as string);
+    }
+  }
+  return [...ids];
+}

@@ -135,6 +135,8 @@ export const keys = {
   openEvent: (teamId: string, eventId: string) => ["open_events", teamId, eventId],
   channelEvents: (channelId: string) => ["channel_events", channelId],
   channelEvent: (channelId: string, eventId: string) => ["channel_events", channelId, eventId],
+  messageEvents: (messageId: string) => ["message_events", messageId],
+  messageEvent: (messageId: string, eventId: string) => ["message_events", messageId, eventId],
   teamEventsVersion: (teamId: string) => ["team_events_version", teamId],
   streamPendingAll: (teamId?: string) => teamId ? ["stream_pending", teamId] : ["stream_pending"],
   streamPending: (teamId: string, eventId: string) => ["stream_pending", teamId, eventId],
@@ -230,6 +232,7 @@ const PREFIX_KINDS = {
   `),
   rebuilt: words(`
     team_events open_events channel_events team_events_version stream_pending team_stream
+    message_events
   `),
   local: words(`
     append_turn streams streams_version user_streams user_streams_version undelivered

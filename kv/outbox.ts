@@ -34,7 +34,18 @@ export interface JobRoom {
  * job and job count. The team's stream markers are shared by the commit's events (a batch's
  * few, see kv/stream_markers.ts).
  */
-export const eventWrites = (subscriptions: number): number => 5 + 2 * subscriptions;
+export const eventWrites = (subscriptions: number): number => 6 + 2 * subscriptions;
+
+/**
+ * The message whose text an event carries, or null: a message.created or message.updated event
+ * holds the message (`data.id`) as it was then. Deleting that message rewrites such events
+ * (domain/erasure.ts), found through `["message_events", ...]`.
+ */
+export function carriedMessageId(event: Pick<OutboxEvent, "type" | "data">): string | null {
+  if (event.type !== "message.created" && event.type !== "message.updated") return null;
+  const id = (event.data as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id : null;
+}
 
 /**
  * Adds an event to a plan (the transactional outbox), with the subscriptions that hear it
@@ -69,7 +80,8 @@ export function writeEvent(
 
 /**
  * Writes a plan's events into the commit about to be made: each event, its indexes (the team's,
- * the channel's, and the open events' when every human of the team sees it), and a job per
+ * the channel's, the open events' when every human of the team sees it, and the message's whose
+ * text it carries), and a job per
  * subscription that hears it. Jobs this process's engine has room for are written leased to it,
  * to be handed over once the commit lands; the rest are written free, with the delivery signal
  * that engines of every process watch (kv/backlog.ts). Returns the jobs leased here.
@@ -88,6 +100,8 @@ export function writePlannedEvents(
       .set(keys.teamEvent(event.team_id, event.id), entry, kept)
       .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
     if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
+    const carried = carriedMessageId(event);
+    if (carried) op.set(keys.messageEvent(carried, event.id), null, kept);
     if (heard.length === 0) continue;
     const jobs: DeliveryJob[] = [];
     let free = false;

@@ -68,7 +68,7 @@ export async function* exportRecords(kv: Store): AsyncGenerator<ExportRecord> {
 const COMMIT_MUTATIONS = 400;
 const COMMIT_BYTES = 512 * 1024;
 /** The mutations an event brings (kv/outbox.ts writeEvent), its stream marker included. */
-const EVENT_MUTATIONS = 6;
+const EVENT_MUTATIONS = 7;
 
 /**
  * Writes `records` into `kv`, in commits within KV Connect's limits, and returns how many it
