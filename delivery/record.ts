@@ -15,6 +15,8 @@ import {
 import { errorFields, log } from "../core/log.ts";
 import { backoff } from "../core/retry.ts";
 import { getAll } from "../kv/commit.ts";
+import { pruneBeyond } from "../kv/deliveries.ts";
+import { KEEP_DELIVERIES } from "./sweeper.ts";
 import type { Store } from "../kv/store.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery checked. */
@@ -249,6 +251,10 @@ export class Recorder {
   ) {
     this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
     for (const { retry } of plan.settle) if (retry) this.scheduled(retry.job);
+    // The bound on records holds as they are written, not only at the next sweep.
+    await pruneBeyond(this.kv, id, KEEP_DELIVERIES).catch((e) =>
+      log.error("delivery: pruning old records failed", { subscription_id: id, ...errorFields(e) })
+    );
     if (plan.audit) {
       log.warn("delivery: subscription disabled after failing in a row", {
         subscription_id: id,

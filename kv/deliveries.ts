@@ -1,6 +1,5 @@
 import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
-import { commitInBatches } from "./commit.ts";
 import type { Store } from "./store.ts";
 
 /** A subscription's most recent attempts, newest first. */
@@ -22,19 +21,60 @@ export async function getDelivery(kv: Store, subscriptionId: string, deliveryId:
   return (await kv.get<Delivery>(keys.delivery(subscriptionId, deliveryId))).value;
 }
 
-/** Deletes a subscription's attempts beyond the `keep` most recent. Returns how many. */
+/** Records pruned in one commit at most. */
+const PRUNE_BATCH = 500;
+
+const u64 = (entry: Deno.KvEntryMaybe<Deno.KvU64>) => entry.value?.value ?? 0n;
+
+/**
+ * Deletes a subscription's oldest attempts beyond the `keep` most recent, as its counts tell
+ * (written - pruned), without reading the rest: what follows each commit of records. The commit
+ * checks the pruned count, so two processes never prune the same records twice. Subscriptions
+ * whose records were written before the counts existed are left to `pruneDeliveries`. Returns
+ * how many it deleted.
+ */
+export async function pruneBeyond(kv: Store, subscriptionId: string, keep: number) {
+  const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+    keys.deliveriesWritten(subscriptionId),
+    keys.deliveriesPruned(subscriptionId),
+  ]);
+  const excess = Number(u64(written) - u64(pruned)) - keep;
+  if (written.versionstamp === null || excess <= 0) return 0;
+  const stale: Deno.KvKey[] = [];
+  const oldest = kv.list({ prefix: keys.deliveries(subscriptionId) }, {
+    limit: Math.min(excess, PRUNE_BATCH),
+  });
+  for await (const e of oldest) stale.push(e.key);
+  const op = kv.atomic().check(pruned).sum(pruned.key, BigInt(stale.length));
+  for (const key of stale) op.delete(key);
+  return (await op.commit()).ok ? stale.length : 0;
+}
+
+/**
+ * Counts a subscription's attempts by reading them all, sets its counts to agree where they don't
+ * (records older releases wrote were never counted), then prunes beyond the `keep` most recent as
+ * `pruneBeyond` does: the sweeper's. Counts moved meanwhile (a record written or pruned) leave the
+ * setting to the next sweep. Returns how many it deleted.
+ */
 export async function pruneDeliveries(
   kv: Store,
   subscriptionId: string,
   keep: number,
 ): Promise<number> {
-  const stale: Deno.KvKey[] = [];
-  let seen = 0;
-  for await (
-    const e of kv.list({ prefix: keys.deliveries(subscriptionId) }, { reverse: true })
-  ) {
-    if (++seen > keep) stale.push(e.key);
+  const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+    keys.deliveriesWritten(subscriptionId),
+    keys.deliveriesPruned(subscriptionId),
+  ]);
+  let seen = 0n;
+  for await (const _ of kv.list({ prefix: keys.deliveries(subscriptionId) })) seen++;
+  if (u64(written) - u64(pruned) !== seen) {
+    const total = u64(written) < seen ? seen : u64(written);
+    const set = await kv.atomic().check(written, pruned)
+      .set(written.key, new Deno.KvU64(total))
+      .set(pruned.key, new Deno.KvU64(total - seen)).commit();
+    if (!set.ok) return 0;
   }
-  await commitInBatches(kv, stale, 500, (op, key) => op.delete(key));
-  return stale.length;
+  let deleted = 0;
+  for (let n; (n = await pruneBeyond(kv, subscriptionId, keep)) > 0;) deleted += n;
+  return deleted;
 }

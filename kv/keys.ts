@@ -53,6 +53,7 @@
  * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits, so its versionstamp is that of the subscription's last change (jobs carry it); UUIDv7 so it sorts by age |
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
+ * | ["delivery_counts", subscriptionId, "written"|"pruned"] | Deno.KvU64  | Delivery records ever written and pruned, summed in their commits: stored = written - pruned, so the oldest beyond 100 are pruned right after each commit of records, without a scan; a prune checks "pruned" |
  * | ["incoming", secretHash]                     | IncomingWebhook      | primary, by SHA-256 of the secret: a post through the hook reads only this |
  * | ["incoming_ids", hookId]                      | secretHash           | index: id to primary key                |
  * | ["team_incoming", teamId, hookId]             | secretHash           | index: a team's incoming webhooks; UUIDv7 so it sorts by age |
@@ -185,6 +186,8 @@ export const keys = {
   ],
   routesVersion: (teamId: string) => ["routes_version", teamId],
   deliveries: (subscriptionId: string) => ["deliveries", subscriptionId],
+  deliveriesWritten: (subscriptionId: string) => ["delivery_counts", subscriptionId, "written"],
+  deliveriesPruned: (subscriptionId: string) => ["delivery_counts", subscriptionId, "pruned"],
   delivery: (subscriptionId: string, deliveryId: string) => [
     "deliveries",
     subscriptionId,
@@ -226,7 +229,7 @@ const PREFIX_KINDS = {
     teams users team_users tokens token_ids user_tokens user_tokens_version login_links
     sessions layout import migrations channels channel_slugs members user_channels
     user_closed_channels members_version messages timeline timeline_len thread thread_len
-    client_uuids reactions emoji events tokens_version jobs job_counts redeliveries
+    client_uuids reactions emoji events tokens_version jobs job_counts delivery_counts redeliveries
     failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids
     team_incoming apps app_clients app_installs oauth_codes audit
   `),

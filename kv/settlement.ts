@@ -60,6 +60,7 @@ function addAttempt(kv: Store, op: Plan, c: AttemptCommit): void {
     putRoute(op, sub);
   }
   for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
+  if (c.deliveries.length > 0) op.sum(keys.deliveriesWritten(sub.id), BigInt(c.deliveries.length));
   let settled = 0n;
   for (const { pending, retry, succeeded, checked } of c.settle) {
     if (checked) op.check(pending);

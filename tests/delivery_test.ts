@@ -697,3 +697,42 @@ Deno.test("delivery: a Delivery keeps the start of the receiver's answer, on the
     {},
     { engine: { sweepEveryMs: 60_000 } },
   ));
+
+Deno.test("delivery: a failing subscription keeps its latest 100 records as they are written, not at the next sweep", async () => {
+  const s = await startServer({
+    ...FAST,
+    WEBHOOKS_MAX_ATTEMPTS: "1",
+    WEBHOOKS_DISABLE_AFTER: "100000",
+  });
+  const r = receiver(() => new Response("no", { status: 500 }));
+  try {
+    const w = await workspace(s.ctx);
+    const sub = await subscribe(s, w.admin.token, r.url);
+    const subject = await authenticate(s.ctx, w.admin.token);
+    const engine = startEngine(s.ctx, { sweepEveryMs: 3_600_000 });
+    try {
+      let most = 0;
+      for (let i = 0; i < 250; i++) {
+        await postMessage(s.ctx, subject, w.team.general_channel_id, {
+          ok: true,
+          value: { body: `failing ${i}` },
+        });
+        if (i % 25 === 24) {
+          await engine.idle();
+          most = Math.max(most, await countKeys(s.ctx.kv, keys.deliveries(sub.id)));
+        }
+      }
+      await waitUntil(() => r.hits.length >= 250, 20_000, "every attempt");
+      await engine.idle();
+      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+      const stored = await countKeys(s.ctx.kv, keys.deliveries(sub.id));
+      assert.equal(stored, 100, "the latest 100, with no sweep");
+      assert.ok(most <= 100, `${most} records between commits`);
+    } finally {
+      await engine.stop();
+    }
+  } finally {
+    await s.close();
+    await r.close();
+  }
+});
