@@ -1,0 +1,69 @@
+/**
+ * Every CLI error is a line or two an operator can act on, never a stack trace: each command run
+ * with missing flags, malformed and unknown ids, unknown flags, and paths that are missing, empty
+ * or not writable.
+ */
+import assert from "node:assert/strict";
+import { cliRun, sharedStore, startService } from "./processes.ts";
+
+/** The command names `admin help` lists. */
+async function commandNames(env: Record<string, string>): Promise<string[]> {
+  const { stdout } = await cliRun(env, "help");
+  return [...stdout.matchAll(/^ {2}([a-z][a-z:-]+)\s/gm)].map((m) => m[1]);
+}
+
+/** Runs `jobs` with at most `n` at a time. */
+async function inTurns<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      out[i] = await jobs[i]();
+    }
+  }));
+  return out;
+}
+
+Deno.test("cli errors: bad paths, ids and flags get a line or two, never a stack trace", async () => {
+  const store = await sharedStore();
+  await (await startService(store.env)).kill();
+  const dir = await Deno.makeTempDir({ prefix: "cli-errors-" });
+  try {
+    const empty = `${dir}/empty`;
+    await Deno.writeFile(empty, new Uint8Array());
+    const names = await commandNames(store.env);
+    assert.ok(names.length > 30, names.join(" "));
+    const bogus = "00000000-0000-7000-8000-000000000000";
+    const cases: string[][] = [];
+    for (const name of names) {
+      cases.push([name, "--bogus-flag", "x"]);
+      cases.push([name, "--id", "not-a-uuid", "--team", "nope", "--user", "nope"]);
+      cases.push([name, "--id", bogus, "--team", bogus, "--user", bogus, "--app", bogus]);
+    }
+    cases.push(
+      ["backup", "--to", `${dir}/missing-dir/x.sqlite3`],
+      ["backup", "--to", "/proc/x.sqlite3"],
+      ["restore", "--from", "/dev/null"],
+      ["restore", "--from", empty],
+      ["restore", "--from", `${dir}/nothing`],
+      ["export", "--to", `${dir}/missing-dir/x.jsonl`],
+      ["import", "--from", empty],
+      ["import", "--from", "/dev/null"],
+      ["import", "--from", `${dir}/nothing`],
+    );
+    const results = await inTurns(cases.map((args) => () => cliRun(store.env, ...args)), 6);
+    const traced = results.flatMap((r, i) =>
+      r.code !== 0 && (/^\s+at /m.test(r.stderr) || r.stderr.trim().split("\n").length > 2)
+        ? [`${cases[i].join(" ")}:\n${r.stderr}`]
+        : []
+    );
+    assert.deepEqual(traced, [], "stack traces or long errors");
+    for (const [i, r] of results.entries()) {
+      if (cases[i].includes("--bogus-flag")) assert.notEqual(r.code, 0, cases[i].join(" "));
+    }
+  } finally {
+    await store.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
