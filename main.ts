@@ -8,7 +8,7 @@ import { loadSettings, SettingsError } from "./core/settings.ts";
 import { openStore, where } from "./kv/open.ts";
 import { StreamHub } from "./domain/stream_hub.ts";
 import { loadKeyring } from "./domain/app_key.ts";
-import { recordBaseUrl } from "./domain/base_url.ts";
+import { Presence } from "./domain/base_url.ts";
 import type { Ctx } from "./domain/context.ts";
 import { buildInfo } from "./core/metrics.ts";
 import { build } from "./domain/operations.ts";
@@ -38,7 +38,8 @@ const settings = await orExit(() => loadSettings(Deno.env.toObject()));
 configureLog(settings.log);
 const kv = await orExit(() => openStore(settings));
 const ctx: Ctx = { kv, settings, keyring: await orExit(() => loadKeyring(settings, kv)) };
-await recordBaseUrl(ctx);
+const presence = new Presence(ctx);
+await presence.start();
 if (settings.webhooks.allowPrivateUrls) {
   log.warn(
     "WEBHOOKS_ALLOW_PRIVATE_URLS=true: webhooks may be sent to loopback and private addresses; for local development and tests only",
@@ -103,6 +104,7 @@ async function shutdown(signal: string) {
   await app.close();
   await serving.shutdown();
   await engine?.stop();
+  await presence.stop();
   await kv.settled();
   kv.close();
   log.info("stopped");

@@ -3,7 +3,7 @@ import { ApiError, ConflictError } from "../core/errors.ts";
 import { loadSettings, SettingsError } from "../core/settings.ts";
 import { openStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/app_key.ts";
-import { recordedBaseUrl } from "../domain/base_url.ts";
+import { requireReadableByService, serviceBaseUrl } from "../domain/base_url.ts";
 import { appCommands } from "./app_commands.ts";
 import { auditCommands } from "./audit_commands.ts";
 import { channelCommands } from "./channel_commands.ts";
@@ -76,13 +76,14 @@ const helpFor = (name: string, command: AnyCommand) =>
  * a store or a key: it works on what a service started, and prints URLs with that service's
  * BASE_URL unless its own environment sets one.
  */
-async function openCtx(): Promise<Ctx> {
+async function openCtx(args: { writes: boolean; command: string }): Promise<Ctx> {
   const env = Deno.env.toObject();
   const settings = loadSettings(env);
   const kv = await openStore(settings, { existing: true });
   try {
     const keyring = await loadKeyring(settings, kv, { existing: true });
-    if (!env.BASE_URL) settings.baseUrl = await recordedBaseUrl(kv) ?? settings.baseUrl;
+    if (args.writes) await requireReadableByService(kv, args.command);
+    if (!env.BASE_URL) settings.baseUrl = await serviceBaseUrl(kv) ?? settings.baseUrl;
     return { kv, settings, keyring };
   } catch (e) {
     kv.close();
@@ -120,7 +121,7 @@ function unexpected(e: unknown): string {
   return `failed: ${said}`;
 }
 
-async function run(command: AnyCommand, args: string[]): Promise<number> {
+async function run(name: string, command: AnyCommand, args: string[]): Promise<number> {
   try {
     const flags = parseFlags(args, switchFlags(command.usage));
     const allowed = declaredFlags(command.usage);
@@ -131,7 +132,11 @@ async function run(command: AnyCommand, args: string[]): Promise<number> {
       console.log(JSON.stringify(result, null, 2));
       return 0;
     }
-    const ctx = await openCtx();
+    // A list reads; every other command may write.
+    const ctx = await openCtx({
+      writes: !name.endsWith(":list"),
+      command: [name, ...args].join(" "),
+    });
     try {
       const result = await command.run(ctx, flags);
       console.log(result instanceof PlainText ? result.text : JSON.stringify(result, null, 2));
@@ -165,7 +170,7 @@ async function main([name, ...args]: string[]): Promise<number> {
     );
     return 2;
   }
-  return await run(command, args);
+  return await run(name!, command, args);
 }
 
 Deno.exitCode = await main(Deno.args);

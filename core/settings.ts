@@ -70,6 +70,8 @@ export interface Settings {
   /** A file path, ":memory:", a KV Connect URL, or undefined for Deno Deploy's own KV. */
   kvPath: string | undefined;
   baseUrl: string;
+  /** Whether BASE_URL was set, rather than made from PORT. */
+  baseUrlSet: boolean;
   /** base64 of 32 bytes; resolved by the caller (generated into the data folder when missing). */
   appKey: string | undefined;
   integrationsEnabled: boolean;
@@ -128,6 +130,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     host: s.HOST ?? (onDeploy() ? "0.0.0.0" : "127.0.0.1"),
     kvPath,
     baseUrl: (s.BASE_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, ""),
+    baseUrlSet: s.BASE_URL !== undefined,
     appKey: s.APP_KEY,
     integrationsEnabled: s.INTEGRATIONS_ENABLED,
     rateLimit: s.INTEGRATIONS_API_RATE_LIMIT,

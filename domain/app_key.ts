@@ -10,9 +10,9 @@ import type { Store } from "../kv/store.ts";
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
 
 /**
- * APP_KEY from the settings, else from `app.key` beside the KV file, else a new one written
- * there (mode 0600, and said in the log: it must be kept with the data); then checked against
- * the store (see checkAppKey). With no data folder (":memory:", KV Connect, Deploy) it must be
+ * APP_KEY from the settings, else from `app.key` beside the KV file, else, for a store that holds
+ * no key check yet, a new one written there (mode 0600, and said in the log: it must be kept with
+ * the data); then checked against the store (see checkAppKey). With no data folder (":memory:", KV Connect, Deploy) it must be
  * set, except for ":memory:" where an ephemeral key is fine because the data is too.
  * `existing`: for the admin CLI, which never makes a key: none to be found is refused, naming
  * APP_KEY, and nothing is written.
@@ -22,12 +22,18 @@ export async function loadKeyring(
   kv?: Store,
   opts: { existing?: boolean } = {},
 ): Promise<Keyring> {
-  const keyring = await keyringFor(settings, opts.existing ?? false);
+  // A key is made only for a store that has none yet: one made or imported with a key would
+  // never open with a new one.
+  const sealed = kv ? (await readAppKeyCheck(kv)).value : null;
+  const keyring = await keyringFor(settings, { existing: opts.existing ?? false, sealed });
   if (kv) await checkAppKey(kv, keyring, settings, opts.existing ?? false);
   return keyring;
 }
 
-async function keyringFor(settings: Settings, existing: boolean): Promise<Keyring> {
+async function keyringFor(
+  settings: Settings,
+  { existing, sealed }: { existing: boolean; sealed: string | null },
+): Promise<Keyring> {
   if (settings.appKey) return await createKeyring(settings.appKey);
   if (settings.kvPath === ":memory:") return await createKeyring(generateAppKey());
   if (!isFilePath(settings.kvPath)) {
@@ -42,6 +48,11 @@ async function keyringFor(settings: Settings, existing: boolean): Promise<Keyrin
   if (existing) {
     throw new SettingsError(
       `APP_KEY: not set, and there is no ${file}: set APP_KEY to the key the service runs with.`,
+    );
+  }
+  if (sealed) {
+    throw new SettingsError(
+      `APP_KEY: not set, and there is no ${file}, but the store at ${settings.kvPath} was made (or imported) with a key: set APP_KEY to it, or copy its key file here as ${file} (after a move, the app.key beside the store it came from, such as data/app.key). No key was written.`,
     );
   }
   const key = generateAppKey();

@@ -19,6 +19,7 @@ import { backupUnsupported, copyStore, partialName, publishFile } from "../kv/st
 import { logPendingMarkers } from "../kv/stream_markers.ts";
 import { listTeams } from "../kv/workspace.ts";
 import { requireNewFile, requireReadable, writeRefused } from "./backups.ts";
+import { requireReadableByService } from "./base_url.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import type { Store } from "../kv/store.ts";
 
@@ -169,6 +170,7 @@ export async function importStore(settings: Settings, from: string): Promise<{ r
   }
   const kv = await openTarget(settings);
   try {
+    await requireReadableByService(kv, `import --from ${from}`);
     const resuming = await startImport(kv, { settings, header, keyring });
     const records = await importRecords(kv, recordsOf(from), { resuming });
     // What this import (or the one cut short before it) committed is in the stream's log, as the

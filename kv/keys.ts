@@ -210,6 +210,9 @@ export const keys = {
   probe: () => ["up"],
   appKeyCheck: () => ["app_key_check"],
   serviceBaseUrl: () => ["service", "base_url"],
+  serviceDeno: () => ["service", "deno"],
+  serviceInstances: () => ["service", "instances"],
+  serviceInstance: (instanceId: string) => ["service", "instances", instanceId],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
 
 /**
