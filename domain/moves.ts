@@ -4,7 +4,6 @@
  * import` writes such a file into an empty store, of any kind the service opens. Secrets stay
  * sealed, so the target must use the source's APP_KEY: checked before anything is written.
  */
-import { createHash } from "node:crypto";
 import { exists } from "../core/files.ts";
 import type { Keyring } from "../core/keyring.ts";
 import { invalid } from "../core/errors.ts";
@@ -13,8 +12,15 @@ import { VERSION } from "../core/version.ts";
 import { keys } from "../kv/keys.ts";
 import { LAYOUT_VERSION } from "../kv/migrations.ts";
 import { openStore, wrapStore } from "../kv/open.ts";
-import { type ExportRecord, exportRecords, importRecords } from "../kv/store_export.ts";
-import { decode, decodeKey, type Json } from "../kv/export_format.ts";
+import { exportRecords, importRecords } from "../kv/store_export.ts";
+import {
+  checkFile,
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type Header,
+  recordsOf,
+  writeLines,
+} from "./export_file.ts";
 import { backupUnsupported, copyStore, partialName, publishFile } from "../kv/store_file.ts";
 import { logPendingMarkers } from "../kv/stream_markers.ts";
 import { listTeams } from "../kv/workspace.ts";
@@ -22,32 +28,6 @@ import { requireNewFile, requireReadable, writeRefused } from "./backups.ts";
 import { requireReadableByService } from "./base_url.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import type { Store } from "../kv/store.ts";
-
-export const EXPORT_FORMAT = "teamchat-export";
-export const EXPORT_VERSION = 1;
-
-/** The file's first line. */
-interface Header {
-  format: typeof EXPORT_FORMAT;
-  version: number;
-  export_id: string;
-  exported_at: string;
-  service_version: string;
-  layout: number;
-  /** The source's APP_KEY check, sealed: the target's key must open it. */
-  app_key_check: string | null;
-}
-
-/**
- * The file's last line: without it, the file was cut short. `sha256` is the hex SHA-256 of the
- * record lines (each with its newline), so an edited or damaged record is refused; exports made
- * before it was written have none.
- */
-interface Trailer {
-  end: true;
-  records: number;
-  sha256?: string;
-}
 
 /** What an import cut short leaves, so that running it again finishes it. */
 interface ImportState {
@@ -115,42 +95,6 @@ async function openSource(settings: Settings): Promise<{ kv: Store; close(): Pro
   };
 }
 
-async function writeLines(
-  file: string,
-  header: Header,
-  records: AsyncIterable<ExportRecord>,
-): Promise<number> {
-  const out = await Deno.open(file, { createNew: true, write: true, mode: 0o600 });
-  const writer = out.writable.getWriter();
-  const enc = new TextEncoder();
-  let buffered: string[] = [JSON.stringify(header)];
-  let size = 0;
-  let count = 0;
-  const digest = createHash("sha256");
-  try {
-    for await (const record of records) {
-      const line = JSON.stringify(record);
-      digest.update(line + "\n");
-      buffered.push(line);
-      size += line.length;
-      count++;
-      if (size > 256 * 1024) {
-        await writer.write(enc.encode(buffered.join("\n") + "\n"));
-        [buffered, size] = [[], 0];
-      }
-    }
-    const trailer: Trailer = { end: true, records: count, sha256: digest.digest("hex") };
-    buffered.push(JSON.stringify(trailer));
-    await writer.write(enc.encode(buffered.join("\n") + "\n"));
-    await writer.close();
-    return count;
-  } catch (e) {
-    await writer.abort().catch(() => {});
-    await Deno.remove(file).catch(() => {});
-    throw e;
-  }
-}
-
 /**
  * Writes the export `from` into the store KV_PATH names, which must hold no team (what a service
  * writes for itself on a store it started on doesn't count), or what an import of the same export
@@ -189,88 +133,6 @@ export async function importStore(settings: Settings, from: string): Promise<{ r
     kv.close();
   }
 }
-
-/**
- * Reads the whole file before anything is written: the header, every record (a key and a value
- * that decode), the trailer with its count and digest. A fault is one line naming the line.
- */
-async function checkFile(from: string): Promise<Header> {
-  let header: Header | null = null;
-  let previous: string | null = null;
-  let lines = 0;
-  const digest = createHash("sha256");
-  for await (const line of linesOf(from)) {
-    lines++;
-    if (header === null) {
-      header = parseHeader(from, line);
-      continue;
-    }
-    if (previous !== null) {
-      checkRecord(from, previous, lines - 1);
-      digest.update(previous + "\n");
-    }
-    previous = line;
-  }
-  if (header === null) throw invalid("from", `--from: ${from} is empty.`);
-  const trailer = parseJson(previous ?? "") as Partial<Trailer> | null;
-  if (trailer?.end !== true || trailer.records !== lines - 2) {
-    throw invalid(
-      "from",
-      `--from: ${from} ends before its last record: it was cut short; export again. Nothing was written.`,
-    );
-  }
-  if (trailer.sha256 !== undefined && trailer.sha256 !== digest.digest("hex")) {
-    throw invalid(
-      "from",
-      `--from: ${from} does not match its digest: a record was changed or damaged after the export; export again. Nothing was written.`,
-    );
-  }
-  return header;
-}
-
-/** That line `n` holds a record whose key and value decode, or the one line saying what doesn't. */
-function checkRecord(from: string, line: string, n: number) {
-  const fault = (why: string) =>
-    invalid("from", `--from: ${from} line ${n}: ${why}. Nothing was written.`);
-  const record = parseJson(line) as Partial<ExportRecord> | null;
-  if (record === null || typeof record !== "object" || Array.isArray(record)) {
-    throw fault("not a JSON record");
-  }
-  if (!Array.isArray(record.key) || record.key.length === 0 || !("value" in record)) {
-    throw fault("a record needs a key (an array) and a value");
-  }
-  try {
-    decodeKey(record.key);
-    decode(record.value as Json);
-  } catch (e) {
-    throw fault(`its key or value can't be read (${String((e as Error).message ?? e)})`);
-  }
-  if (record.expires_at !== undefined && typeof record.expires_at !== "number") {
-    throw fault("expires_at must be a number");
-  }
-}
-
-function parseHeader(from: string, line: string): Header {
-  const header = parseJson(line) as Partial<Header> | null;
-  if (header?.format !== EXPORT_FORMAT || typeof header.export_id !== "string") {
-    throw invalid("from", `--from: ${from} is not an export of this service.`);
-  }
-  if (header.version !== EXPORT_VERSION || (header.layout ?? Infinity) > LAYOUT_VERSION) {
-    throw invalid(
-      "from",
-      `--from: ${from} was made by release ${header.service_version} (format ${header.version}, layout ${header.layout}), newer than this one (${VERSION}); import it with that release or a later one. Nothing was written.`,
-    );
-  }
-  return header as Header;
-}
-
-const parseJson = (line: string): unknown => {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return null;
-  }
-};
 
 /** The target, opened as it is: an import writes the source's layout, and migrates nothing. */
 async function openTarget(settings: Settings): Promise<Store> {
@@ -323,25 +185,4 @@ async function startImport(
   if (header.app_key_check) op.set(keys.appKeyCheck(), header.app_key_check);
   if (!(await op.commit()).ok) throw new SettingsError("import: another import started meanwhile.");
   return false;
-}
-
-async function* recordsOf(from: string): AsyncGenerator<ExportRecord> {
-  let n = 0;
-  for await (const line of linesOf(from)) {
-    if (n++ === 0) continue;
-    const record = JSON.parse(line) as ExportRecord | Trailer;
-    if ("end" in record) return;
-    yield record;
-  }
-}
-
-async function* linesOf(file: string): AsyncGenerator<string> {
-  const f = await Deno.open(file);
-  let rest = "";
-  for await (const chunk of f.readable.pipeThrough(new TextDecoderStream())) {
-    const parts = (rest + chunk).split("\n");
-    rest = parts.pop()!;
-    yield* parts;
-  }
-  if (rest) yield rest;
 }

@@ -776,7 +776,9 @@ export interface paths {
          *     answered 410. Without either, the stream starts now.
          *
          *     Every open stream of a token gets every event it may see (connections do not share
-         *     them out). A token holds at most 10 open streams, across all instances (429 beyond).
+         *     them out). A token holds at most 10 open streams and a user at most 20 with all its
+         *     tokens, across all instances (429 beyond; a stream cut off for reading too slowly
+         *     counts until its connection closes).
          *     The stream starts with `retry: 1000` and a `: connected` comment, and sends a
          *     `: ping` comment every 15 seconds. The service ends a stream, with a comment saying
          *     why, when the token is revoked, rotated or expires (within a second of the expiry, on

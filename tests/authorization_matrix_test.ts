@@ -419,10 +419,9 @@ const API: Record<string, ApiRow> = {
     surface: "api",
     scope: "webhooks:write",
     cells: perSubscription(
-      (w, o) =>
-        Promise.resolve({
-          path: `${hook(w.subs[o].id)}/deliveries/${w.subs[o].deliveryId}/redeliver`,
-        }),
+      async (w, o) => ({
+        path: `${hook(w.subs[o].id)}/deliveries/${await latestDelivery(w, o)}/redeliver`,
+      }),
       managesSubscription(202),
     ),
   },
@@ -547,6 +546,20 @@ async function installedApp(w: World): Promise<string> {
     approvedBy: w.users.owner.id,
   });
   return app.id;
+}
+
+/**
+ * The newest delivery to a subscription of `owner`: older ones are pruned beyond 100 as the
+ * matrix's posts are delivered.
+ */
+async function latestDelivery(w: World, owner: "member" | "botIn"): Promise<string> {
+  const newest = await w.s.ctx.kv.list<{ id: string }>({
+    prefix: keys.deliveries(w.subs[owner].id),
+  }, {
+    reverse: true,
+    limit: 1,
+  }).next();
+  return newest.value?.value.id ?? w.subs[owner].deliveryId;
 }
 
 /** A bot of team A made for a cell that changes its channels. */
@@ -783,13 +796,14 @@ const SCREEN: Record<string, ScreenRow> = {
   "POST /settings/integrations/webhooks/{webhookSubscription}/deliveries/{delivery}/redeliver": {
     surface: "screen",
     cells: screen(
-      (w) =>
-        Promise.resolve({
-          path:
-            `${S}/webhooks/${w.subs.member.id}/deliveries/${w.subs.member.deliveryId}/redeliver`,
+      async (w) => {
+        const delivery = await latestDelivery(w, "member");
+        return {
+          path: `${S}/webhooks/${w.subs.member.id}/deliveries/${delivery}/redeliver`,
           form: {},
-          unknown: `${S}/webhooks/${uuid()}/deliveries/${w.subs.member.deliveryId}/redeliver`,
-        }),
+          unknown: `${S}/webhooks/${uuid()}/deliveries/${delivery}/redeliver`,
+        };
+      },
       teamAdmins(303),
     ),
   },
