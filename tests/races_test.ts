@@ -21,6 +21,8 @@ import { getTokenByHash } from "../kv/tokens.ts";
 import type { Role, User } from "../core/types.ts";
 import { SCOPES } from "../core/types.ts";
 import { isTokenLive } from "../domain/token_format.ts";
+import { signedInCookie } from "./harness.ts";
+import { sharedStore, startService } from "./processes.ts";
 
 const ROUNDS = 12;
 
@@ -159,4 +161,71 @@ Deno.test("races: a sign-in racing a deactivation never leaves a live session", 
       }
     }
   });
+});
+
+/** A person signed in to the screen of `base`: the cookie, and the CSRF token its forms carry. */
+async function screenSession(base: string, ctx: Ctx, userId: string) {
+  const cookie = await signedInCookie(base, ctx, userId);
+  const page = await fetch(`${base}/settings/integrations`, { headers: { Cookie: cookie } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+  assert.ok(csrf, "a form's CSRF token");
+  return {
+    post: (path: string, form: Record<string, string> = {}) =>
+      fetch(`${base}/settings/integrations${path}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          Cookie: cookie,
+          Origin: base,
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams({ ...form, _csrf: csrf }),
+      }).then(async (r) => (await r.body?.cancel(), r.status)),
+  };
+}
+
+Deno.test("races: on two service processes, revocations and demotions race role changes and lose nothing", async () => {
+  const store = await sharedStore();
+  const [a, b] = await Promise.all([startService(store.env), startService(store.env)]);
+  try {
+    const team = await createTeam(store.ctx, "Races");
+    for (let round = 0; round < 6; round++) {
+      const [x, y] = [
+        await person(store.ctx, team.id, "owner", `x ${round}`),
+        await person(store.ctx, team.id, "owner", `y ${round}`),
+      ];
+      const admin = await person(store.ctx, team.id, "admin", `admin ${round}`);
+      const token = await createToken(store.ctx, admin, { scopes: [...SCOPES], actor: null });
+      const [sx, sy, sAdmin] = await Promise.all([
+        screenSession(a.url, store.ctx, x.id),
+        screenSession(b.url, store.ctx, y.id),
+        screenSession(a.url, store.ctx, admin.id),
+      ]);
+      // Every other owner steps down first, so that x and y are the last two.
+      for (const u of await listTeamUsers(store.ctx.kv, team.id)) {
+        if (u.role === "owner" && u.id !== x.id && u.id !== y.id && !u.deactivated_at) {
+          await changeRole(store.ctx, null, u.id, "admin");
+        }
+      }
+      const statuses = await Promise.all([
+        sAdmin.post(`/tokens/${token.token.id}/revoke`),
+        sy.post(`/people/${admin.id}/role`, { role: "member" }),
+        sx.post(`/people/${y.id}/role`, { role: "admin" }),
+        sy.post(`/people/${x.id}/role`, { role: "admin" }),
+      ]);
+      assert.deepEqual(statuses.slice(0, 2), [303, 303], `round ${round}: ${statuses}`);
+      assert.ok(statuses.slice(2).some((s) => s !== 303), `round ${round}: both demotions landed`);
+      const res = await fetch(`${b.url}/api/v1/channels`, {
+        headers: { Authorization: `Bearer ${token.value}` },
+      });
+      await res.body?.cancel();
+      assert.equal(res.status, 401, `round ${round}: the revoked token answers again`);
+      const owners = (await listTeamUsers(store.ctx.kv, team.id))
+        .filter((u) => u.role === "owner" && !u.deactivated_at);
+      assert.ok(owners.length >= 1, `round ${round}: no active owner left`);
+    }
+  } finally {
+    await Promise.all([a.kill(), b.kill()]);
+    await store.cleanup();
+  }
 });
