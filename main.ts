@@ -11,6 +11,9 @@ import { loadKeyring } from "./domain/app_key.ts";
 import { Presence } from "./domain/base_url.ts";
 import type { Ctx } from "./domain/context.ts";
 import { buildInfo } from "./core/metrics.ts";
+import { workPair } from "./core/work_pair.ts";
+import type { JobRoom } from "./kv/outbox.ts";
+import type { CommitWork } from "./kv/plan.ts";
 import { build } from "./domain/operations.ts";
 
 /** This process's delivery engine, once started (null with the platform switched off). */
@@ -37,6 +40,9 @@ async function orExit<T>(step: () => T | Promise<T>): Promise<T> {
 const settings = await orExit(() => loadSettings(Deno.env.toObject()));
 configureLog(settings.log);
 const kv = await orExit(() => openStore(settings));
+// Work after a commit: the store produces it, the delivery engine consumes it.
+const work = workPair<CommitWork, JobRoom>();
+kv.produceInto(work.producer);
 const ctx: Ctx = { kv, settings, keyring: await orExit(() => loadKeyring(settings, kv)) };
 const presence = new Presence(ctx);
 await presence.start();
@@ -46,17 +52,13 @@ if (settings.webhooks.allowPrivateUrls) {
   );
 }
 buildInfo.set({ version: build.version, layout: String(build.layout) }, 1);
-// What the store commits here, the stream hub and the delivery engine hear at once on its bus;
-// what other processes commit, they find by polling.
+// The events of what the store commits here, the stream hub hears at once on its bus; what other
+// processes commit, it finds by polling.
 const streams = new StreamHub(ctx);
 kv.committed.subscribe((committed) => streams.heard(committed));
 const app = createApp(ctx, streams);
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
-const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx) : null;
-if (engine) {
-  kv.admitJobs(engine.room);
-  kv.committed.subscribe((committed) => engine.heard(committed));
-}
+const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx, work.intake) : null;
 engineStarted(engine);
 if (engine && !settings.deliveryTimers) {
   log.info(

@@ -59,14 +59,6 @@ export interface Subject {
   /** The SHA-256 of the token's value (its key in the store); absent for a person on the screen. */
   token_hash?: string;
   scopes: Scope[];
-  /** Present when the token came from memory and its entry has yet to be read this request. */
-  token_check?: TokenCheck;
-}
-
-/** A cached token's entry, still to be read once this request (see domain/authenticate.ts). */
-export interface TokenCheck {
-  key: Deno.KvKey;
-  settled: boolean;
 }
 
 export interface Token {

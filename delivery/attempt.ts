@@ -1,13 +1,12 @@
 import type { Ctx } from "../domain/context.ts";
 import type { OutboxEvent } from "../core/types.ts";
-import type { Redelivery, Subscription } from "../core/webhook_records.ts";
+import type { DeliveryJob, Redelivery, Subscription } from "../core/webhook_records.ts";
 import { dropIfUnchanged } from "../kv/settlement.ts";
-import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Connector } from "./connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import type { Recorder } from "./record.ts";
 import type { SigningKeys } from "./secrets.ts";
-import { deliveryHeaders, type Signer } from "./sign.ts";
+import { deliveryHeaders } from "./sign.ts";
 import { type AttemptOutcome, send } from "./send.ts";
 import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
@@ -42,110 +41,134 @@ export interface AttemptDeps {
   observe?: (outcome: AttemptOutcome, durationMs: number) => void;
 }
 
+/** A job or redelivery claimed for one attempt: what the attempt acts on. */
+export interface Claimed {
+  sub: Subscription;
+  /** As leased for the attempt. */
+  pending: Deno.KvEntry<DeliveryJob | Redelivery>;
+  /** The event as it is now (a deleted message's text erased). */
+  event: OutboxEvent;
+  /** The job's attempt number; null for a redelivery by hand (never retried). */
+  attempt: number | null;
+}
+
+/** A signed request, ready to send. */
+export interface Signed {
+  body: string;
+  headers: Record<string, string>;
+  startedAt: number;
+}
+
 /**
- * Attempts a job this process holds the lease of (`job`, as leased), acting on the subscription
- * as read lately (see LatestSubscriptions.fresh), so it honours what any process changed
- * (deleted, disabled, rotated), and on the event from this process's copy where it has one
- * (events never change). A lease too short to cover the attempt is renewed first, or the job
- * is left to whoever took it meanwhile.
+ * One attempt, phase by phase: claim (the subscription as it is now, the event, the lease kept),
+ * sign, send, and record, which hands the outcome to the Recorder, whose commit records it and
+ * settles the job or schedules its retry (delivery/record.ts, delivery/attempt_plan.ts).
  */
-export async function runJob(
-  deps: AttemptDeps,
-  job: Deno.KvEntry<DeliveryJob>,
-  event?: OutboxEvent,
-): Promise<Sent> {
-  const { kv } = deps.ctx;
-  const [sub, found] = await Promise.all([
-    deps.latest.fresh(kv, job.value.subscription_id, job.value.subscription_version),
-    event ?? deps.events.load(kv, job.value.event_id),
-  ]);
-  const held = await deps.leases.keep(job);
-  if (!held) return;
-  return await attemptAndRecord(deps, sub, held, found, held.value.attempt);
-}
+export class Attempts {
+  constructor(private readonly deps: AttemptDeps) {}
 
-/** Makes the one attempt of a redelivery asked for by hand, if it is still pending. */
-export async function runRedelivery(
-  deps: AttemptDeps,
-  redelivery: Deno.KvEntry<Redelivery>,
-): Promise<Sent> {
-  const { kv } = deps.ctx;
-  const [sub, event] = await Promise.all([
-    deps.latest.fresh(kv, redelivery.value.subscription_id, redelivery.value.subscription_version),
-    deps.events.load(kv, redelivery.value.event_id),
-  ]);
-  const held = await deps.leases.keep(redelivery);
-  if (!held) return;
-  return await attemptAndRecord(deps, sub, held, event, null);
-}
-
-async function attemptAndRecord(
-  deps: AttemptDeps,
-  sub: Deno.KvEntry<Subscription> | null,
-  pending: Deno.KvEntry<DeliveryJob | Redelivery>,
-  event: OutboxEvent | null,
-  attempt: number | null,
-): Promise<Sent> {
-  if (!sub || sub.value.status !== "active" || !event) {
-    await dropIfUnchanged(deps.ctx.kv, pending);
-    return;
+  /** A job this process leased: attempted, with `event` where this process has it already. */
+  async runJob(job: Deno.KvEntry<DeliveryJob>, event?: OutboxEvent): Promise<Sent> {
+    const claimed = await this.claim(job, { eventId: job.value.event_id, event });
+    return claimed ? await this.#attempt(claimed) : undefined;
   }
-  event = await deps.events.asItIsNow(deps.ctx.kv, event, attempt === 1);
-  const startedAt = Date.now();
-  const outcome = await deliver(deps, sub.value, event, startedAt);
-  const id = sub.value.id;
-  const durationMs = Date.now() - startedAt;
-  log[outcome.succeeded ? "info" : "warn"]("delivery attempt", {
-    subscription_id: id,
-    event_id: event.id,
-    // A test ping is sent as a redelivery of an event made for it alone.
-    attempt: attempt ?? (event.type === "ping" ? "test" : "redelivery"),
-    status: outcome.response_status,
-    error: outcome.error,
-    duration_ms: durationMs,
-  });
-  deps.observe?.(outcome, durationMs);
-  // Touched once recorded: a sweep running meanwhile must not forget it before it can prune.
-  const rest = deps.recorder.record({
-    subscriptionId: id,
-    event,
-    pending,
-    attempt,
-    outcome,
-    startedAt,
-    durationMs,
-  }).finally(() => deps.touched.add(id));
-  // A failure keeps its slot until recorded, so the subscription's next attempt sees the
-  // streak (and a disable) it leads to.
-  if (!outcome.succeeded || deps.recorder.backlog > MAX_UNRECORDED) await rest;
-  return { rest, succeeded: outcome.succeeded, slow: durationMs >= SLOW_RECEIVER_MS };
-}
 
-/** Signs and sends one attempt. */
-async function deliver(
-  deps: AttemptDeps,
-  sub: Subscription,
-  event: OutboxEvent,
-  nowMs: number,
-): Promise<AttemptOutcome> {
-  const body = deps.events.body(event);
-  let signers: Signer[];
-  try {
-    signers = await deps.signingKeys.for(sub, nowMs);
-  } catch {
-    return {
-      succeeded: false,
-      response_status: null,
-      error: "the signing secret could not be decrypted (APP_KEY changed?)",
-      response_body: null,
-      retryAfterMs: null,
-    };
+  /** The one attempt of a redelivery asked for by hand, if it is still pending. */
+  async runRedelivery(redelivery: Deno.KvEntry<Redelivery>): Promise<Sent> {
+    const claimed = await this.claim(redelivery, { eventId: redelivery.value.event_id });
+    return claimed ? await this.#attempt(claimed) : undefined;
   }
-  const { webhooks } = deps.ctx.settings;
-  return await send(sub.url, deliveryHeaders(event, signers, body, nowMs), body, {
-    connector: deps.connector,
-    timeoutMs: webhooks.timeoutMs,
-    allowPrivate: webhooks.allowPrivateUrls,
-    resolver: deps.resolver,
-  });
+
+  /**
+   * Claims work this process holds the lease of, acting on the subscription as read lately (see
+   * LatestSubscriptions.fresh), so it honours what any process changed (deleted, disabled,
+   * rotated). A lease too short to cover the attempt is renewed first, or the work left to
+   * whoever took it meanwhile. Work whose subscription or event is gone is dropped: null.
+   */
+  async claim(
+    pending: Deno.KvEntry<DeliveryJob | Redelivery>,
+    { eventId, event }: { eventId: string; event?: OutboxEvent },
+  ): Promise<Claimed | null> {
+    const { kv } = this.deps.ctx;
+    const v = pending.value;
+    const [sub, found] = await Promise.all([
+      this.deps.latest.fresh(kv, v.subscription_id, v.subscription_version),
+      event ?? this.deps.events.load(kv, eventId),
+    ]);
+    const held = await this.deps.leases.keep(pending);
+    if (!held) return null;
+    if (!sub || sub.value.status !== "active" || !found) {
+      await dropIfUnchanged(kv, held);
+      return null;
+    }
+    const attempt = "attempt" in held.value ? held.value.attempt : null;
+    const now = await this.deps.events.asItIsNow(kv, found, attempt === 1);
+    return { sub: sub.value, pending: held, event: now, attempt };
+  }
+
+  /** Signs the event's body with the subscription's secrets (both during a rotation). */
+  async sign({ sub, event }: Claimed, startedAt: number): Promise<Signed | AttemptOutcome> {
+    const body = this.deps.events.body(event);
+    try {
+      const signers = await this.deps.signingKeys.for(sub, startedAt);
+      return { body, headers: deliveryHeaders(event, signers, body, startedAt), startedAt };
+    } catch {
+      return {
+        succeeded: false,
+        response_status: null,
+        error: "the signing secret could not be decrypted (APP_KEY changed?)",
+        response_body: null,
+        retryAfterMs: null,
+      };
+    }
+  }
+
+  /** Sends a signed attempt to the subscription's URL, checked for safety first. */
+  send({ sub }: Claimed, { body, headers }: Signed): Promise<AttemptOutcome> {
+    const { webhooks } = this.deps.ctx.settings;
+    return send(sub.url, headers, body, {
+      connector: this.deps.connector,
+      timeoutMs: webhooks.timeoutMs,
+      allowPrivate: webhooks.allowPrivateUrls,
+      resolver: this.deps.resolver,
+    });
+  }
+
+  /**
+   * Logs the attempt and hands it to the Recorder. A failure keeps its slot until recorded, so
+   * the subscription's next attempt sees the streak (and a disable) it leads to.
+   */
+  async record(c: Claimed, { outcome, startedAt }: { outcome: AttemptOutcome; startedAt: number }) {
+    const durationMs = Date.now() - startedAt;
+    const id = c.sub.id;
+    log[outcome.succeeded ? "info" : "warn"]("delivery attempt", {
+      subscription_id: id,
+      event_id: c.event.id,
+      // A test ping is sent as a redelivery of an event made for it alone.
+      attempt: c.attempt ?? (c.event.type === "ping" ? "test" : "redelivery"),
+      status: outcome.response_status,
+      error: outcome.error,
+      duration_ms: durationMs,
+    });
+    this.deps.observe?.(outcome, durationMs);
+    // Touched once recorded: a sweep running meanwhile must not forget it before it can prune.
+    const rest = this.deps.recorder.record({
+      subscriptionId: id,
+      event: c.event,
+      pending: c.pending,
+      attempt: c.attempt,
+      outcome,
+      startedAt,
+      durationMs,
+    }).finally(() => this.deps.touched.add(id));
+    if (!outcome.succeeded || this.deps.recorder.backlog > MAX_UNRECORDED) await rest;
+    return { rest, succeeded: outcome.succeeded, slow: durationMs >= SLOW_RECEIVER_MS };
+  }
+
+  async #attempt(claimed: Claimed): Promise<Sent> {
+    const startedAt = Date.now();
+    const signed = await this.sign(claimed, startedAt);
+    const outcome = "body" in signed ? await this.send(claimed, signed) : signed;
+    return await this.record(claimed, { outcome, startedAt });
+  }
 }

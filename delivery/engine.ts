@@ -1,207 +1,165 @@
 import type { Ctx } from "../domain/context.ts";
 import { errorFields, log } from "../core/log.ts";
 import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
+import { afterThisTask, type WorkIntake } from "../core/work_pair.ts";
 import type { OutboxEvent } from "../core/types.ts";
-import type { Redelivery } from "../core/webhook_records.ts";
-import { type RedeliveryQueued } from "../kv/redeliveries.ts";
-import { readSignal } from "../kv/backlog.ts";
+import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type Leasable, unlease } from "../kv/leases.ts";
-import { type RetryQueued } from "../kv/settlement.ts";
 import { keys } from "../kv/keys.ts";
-import type { Handed } from "../kv/plan.ts";
+import type { JobRoom } from "../kv/outbox.ts";
+import type { CommitWork } from "../kv/plan.ts";
+import type { Store } from "../kv/store.ts";
 import type { DeliveryEngine, DueRun, EngineOptions } from "./engine_contract.ts";
-import { type DeliveryJob } from "../core/webhook_records.ts";
-import { type AttemptDeps, runJob, runRedelivery } from "./attempt.ts";
+import { Attempts } from "./attempt.ts";
 import { Connector } from "./connector.ts";
 import { Dispatcher } from "../core/dispatcher.ts";
 import { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import { Leases } from "./leases.ts";
-import { listenQueue } from "./queue.ts";
 import { Recorder } from "./record.ts";
-import { due, isDue, jobKey, Puller, type PullScope } from "./puller.ts";
+import { due, isDue, jobKey, Puller } from "./puller.ts";
 import { SigningKeys } from "./secrets.ts";
 import { BacklogReport } from "./backlog_report.ts";
 import { sweep } from "./sweeper.ts";
-import { StallWatch } from "./stall_watch.ts";
+import { type QueuedWork, type Sources, startSources, type WakeReason } from "./sources.ts";
 
 /**
  * Delivers webhooks. KV holds every pending job; this process holds a bounded window of them
- * (the dispatcher), each under a lease so no other process attempts it meanwhile. Work enters
- * the window three ways: this process's own commits hand their jobs over at once (leased in
- * the same commit, while there is room); pulls lease due, free jobs from KV, subscription by
- * subscription, when the window has room and work is known to wait (the delivery signal other
- * writers set, a backlog, a sweep); and queue messages wake retries and redeliveries at their
- * time where the store has queues.
+ * (the dispatcher), each under a lease so no other process attempts it meanwhile. Work enters the
+ * window through `wake`: this process's commits hand their jobs over at once (leased in the same
+ * commit, while there is room, through the work pair made in main.ts); pulls lease due, free jobs
+ * from KV, subscription by subscription, when work is known to wait; queue messages take one job
+ * or redelivery. Each attempt then runs its phases (delivery/attempt.ts): claim, sign, send,
+ * record, and the Recorder's commit settles it or schedules its retry.
  */
-export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): DeliveryEngine {
-  const { kv } = ctx;
-  const timers = opts.timers ?? ctx.settings.deliveryTimers;
-  if (!timers) kv.forgoQueues();
-  const connector = new Connector({ caCerts: opts.caCerts });
-  const latest = new LatestSubscriptions();
-  const leases = new Leases(kv, ctx.settings.webhooks.timeoutMs);
-  let attempted = 0;
-  const deps: AttemptDeps = {
-    ctx,
-    connector,
-    signingKeys: new SigningKeys(ctx.keyring),
-    latest,
-    events: new RecentEvents(),
-    recorder: new Recorder(kv, ctx.settings.webhooks, latest, (job) => wakeAt(due(job))),
-    touched: new Set(),
-    leases,
-    resolver: opts.resolver,
-    observe(outcome, durationMs) {
-      attempted++;
-      deliveries.inc({ outcome: outcome.succeeded ? "succeeded" : "failed" });
-      attemptDuration.observe(durationMs / 1000);
-    },
-  };
-  const window = opts.window ?? ctx.settings.webhooks.window;
-  const laneWindow = Math.min(opts.laneWindow ?? 64, window);
-  const dispatcher = new Dispatcher({
-    global: opts.concurrency ?? 64,
-    perLane: opts.perSubscription ?? 4,
-    maxPerLane: Math.max(opts.perSubscription ?? 4, opts.maxPerSubscription ?? 16),
-    window,
-    laneWindow,
-  });
-  const unstarted: Deno.KvEntry<Leasable>[] = [];
-  reportInMemory(() => dispatcher.held);
+export class Engine implements DeliveryEngine {
+  readonly room: JobRoom;
+  readonly #kv: Store;
+  readonly #connector: Connector;
+  readonly #recorder: Recorder;
+  readonly #events = new RecentEvents();
+  readonly #touched = new Set<string>();
+  readonly #attempts: Attempts;
+  readonly #dispatcher: Dispatcher;
+  readonly #puller: Puller;
+  readonly #report: BacklogReport;
+  readonly #sources: Sources;
+  readonly #detach: () => void;
+  /** Work leased to this engine that it will not start: freed at stop. */
+  readonly #unstarted: Deno.KvEntry<Leasable>[] = [];
+  /** Handovers of this process's commits not yet taken: stop waits for them. */
+  readonly #handing = new Set<Promise<void>>();
+  #attempted = 0;
+  #sweeping: Promise<void> | null = null;
+  #stopped = false;
 
-  const submitJob = (job: Deno.KvEntry<DeliveryJob>, event?: OutboxEvent, reserved = false) =>
-    dispatcher.submit({
-      key: jobKey(job.value.subscription_id, job.value.event_id),
-      lane: job.value.subscription_id,
-      run: () => runJob(deps, job, event),
-      dropped: () => unstarted.push(job),
-    }, reserved);
-  const submitRedelivery = (entry: Deno.KvEntry<Redelivery>, reserved: boolean) =>
-    dispatcher.submit({
-      key: `redelivery/${entry.value.id}`,
-      lane: entry.value.subscription_id,
-      run: () => runRedelivery(deps, entry),
-      dropped: () => unstarted.push(entry),
-    }, reserved);
+  constructor(ctx: Ctx, intake: WorkIntake<CommitWork, JobRoom>, opts: EngineOptions = {}) {
+    const kv = this.#kv = ctx.kv;
+    const timers = opts.timers ?? ctx.settings.deliveryTimers;
+    if (!timers) kv.forgoQueues();
+    this.#connector = new Connector({ caCerts: opts.caCerts });
+    const latest = new LatestSubscriptions();
+    const leases = new Leases(kv, ctx.settings.webhooks.timeoutMs);
+    this.#recorder = new Recorder(kv, ctx.settings.webhooks, latest, (job) => this.#wakeAt(job));
+    this.#attempts = new Attempts({
+      ctx,
+      connector: this.#connector,
+      signingKeys: new SigningKeys(ctx.keyring),
+      latest,
+      events: this.#events,
+      recorder: this.#recorder,
+      touched: this.#touched,
+      leases,
+      resolver: opts.resolver,
+      observe: (outcome, durationMs) => {
+        this.#attempted++;
+        deliveries.inc({ outcome: outcome.succeeded ? "succeeded" : "failed" });
+        attemptDuration.observe(durationMs / 1000);
+      },
+    });
+    const window = opts.window ?? ctx.settings.webhooks.window;
+    const laneWindow = Math.min(opts.laneWindow ?? 64, window);
+    this.#dispatcher = new Dispatcher({
+      global: opts.concurrency ?? 64,
+      perLane: opts.perSubscription ?? 4,
+      maxPerLane: Math.max(opts.perSubscription ?? 4, opts.maxPerSubscription ?? 16),
+      window,
+      laneWindow,
+    });
+    reportInMemory(() => this.#dispatcher.held);
+    this.room = { window: this.#dispatcher, leaseMs: leases.duration };
+    this.#puller = new Puller({
+      kv,
+      dispatcher: this.#dispatcher,
+      leases,
+      laneWindow,
+      submitJob: (job, reserved) => this.#submitJob(job, { reserved }),
+      submitRedelivery: (entry, reserved) => this.#submitRedelivery(entry, reserved),
+      wakeAt: (at) => this.#sources.wakeAt(at),
+      preload: (eventIds) => this.#events.loadMany(kv, eventIds),
+    });
+    this.#report = new BacklogReport(kv, () => this.#dispatcher.held);
+    this.#sources = startSources({
+      kv,
+      timers,
+      opts,
+      puller: this.#puller,
+      dispatcher: this.#dispatcher,
+      wake: (reason) => this.wake(reason),
+      report: () => this.#report.measure(),
+    });
+    this.#detach = intake.attach({
+      room: this.room,
+      take: (work) => this.wake({ source: "commit", work }),
+    });
+  }
 
-  /**
-   * Takes the jobs a commit here leased to this engine. One the dispatcher no longer takes (it
-   * stopped meanwhile) is freed with the unstarted ones at stop, not left leased.
-   */
-  const take = (handed: Handed[], versionstamp: string) => {
-    for (const { event, jobs } of handed) {
-      deps.events.add(event);
-      for (const value of jobs) {
-        const entry = { key: keys.job(value.subscription_id, event.id), value, versionstamp };
-        if (!submitJob(entry, event, true)) unstarted.push(entry);
-      }
+  /** The one place that decides what runs, for each reason work may be waiting. */
+  wake(reason: WakeReason): void {
+    if (this.#stopped) return;
+    switch (reason.source) {
+      case "commit":
+        return this.#handOver(reason.work);
+      case "due":
+      case "signal":
+        return void this.#puller.request("all");
+      case "stall":
+        return void this.#puller.request("backlog");
+      case "queue":
+        return void this.#fromQueue(reason.message).catch((e) =>
+          log.error("delivery: taking queued work failed", errorFields(e))
+        );
+      case "start":
+        return void this.#sweep(true);
+      case "sweep":
+        return void this.#sweep(false);
     }
-  };
-  /** Handovers of this process's commits not yet taken (see `heard`): stop waits for them. */
-  const handing = new Set<Promise<void>>();
-  const wake = (subscriptionId: string) =>
-    void puller.pullRedeliveries(subscriptionId).catch((e) =>
-      log.error("delivery: a pull failed", errorFields(e))
-    );
-
-  const puller = new Puller({
-    kv,
-    dispatcher,
-    leases,
-    laneWindow,
-    submitJob: (job, reserved) => submitJob(job, undefined, reserved),
-    submitRedelivery,
-    wakeAt: (at) => wakeAt(at),
-    preload: (eventIds) => deps.events.loadMany(kv, eventIds),
-  });
-  const requestPull = (scope: PullScope) => puller.request(scope);
-  const watch = new StallWatch({ dispatcher, puller, pull: () => void requestPull("backlog") });
-  const watchTimer = timers
-    ? setInterval(() => watch.check(), opts.stallCheckEveryMs ?? 2_000)
-    : undefined;
-
-  // One timer, for the earliest time something seen in KV becomes workable: a retry falling due,
-  // a lease running out. Without timers, the next cron run finds it.
-  let wakeTimer: ReturnType<typeof setTimeout> | undefined;
-  let wakeTime = Infinity;
-  function wakeAt(at: number) {
-    if (!timers || stopped || at >= wakeTime) return;
-    clearTimeout(wakeTimer);
-    wakeTime = at;
-    wakeTimer = setTimeout(() => {
-      wakeTime = Infinity;
-      void requestPull("all");
-    }, Math.max(0, at - Date.now()));
-  }
-  let stopped = false;
-
-  // The signal as it stood before the start-up pull: any change after it is work to look for.
-  let lastSignal: string | null | undefined;
-  const signalRead = timers ? readSignal(kv).then((e) => void (lastSignal = e.versionstamp)) : null;
-  const signalTimer = timers
-    ? setInterval(async () => {
-      try {
-        const { versionstamp } = await readSignal(kv);
-        if (lastSignal !== undefined && versionstamp !== lastSignal) void requestPull("all");
-        lastSignal = versionstamp;
-      } catch (e) {
-        log.error("delivery: reading the delivery signal failed", errorFields(e));
-      }
-    }, opts.signalEveryMs ?? 250)
-    : undefined;
-
-  if (kv.queues) {
-    listenQueue(kv, {
-      probe: () => {},
-      // Left by earlier versions, which woke engines per event: a pull finds the jobs.
-      event: () => void requestPull("all"),
-      retry: async (m: RetryQueued) => {
-        const job = await kv.get<DeliveryJob>(keys.job(m.subscription_id, m.event_id));
-        if (job.versionstamp === null || job.value.attempt !== m.attempt) return;
-        if (!isDue(job.value, Date.now())) return;
-        await puller.takeJobs([job as Deno.KvEntry<DeliveryJob>]);
-      },
-      redeliver: async (m: RedeliveryQueued) => {
-        const entry = await kv.get<Redelivery>(keys.redelivery(m.subscription_id, m.redelivery_id));
-        if (entry.versionstamp === null) return;
-        await puller.takeRedeliveries([entry as Deno.KvEntry<Redelivery>]);
-      },
-    }).catch((e) => log.error("delivery: the queue listener stopped", errorFields(e)));
   }
 
-  let sweeping: Promise<void> | null = null;
-  const runSweep = (everything: boolean) => {
-    sweeping ??= (async () => {
-      await requestPull("all");
-      await sweep({ kv, touched: deps.touched }, { everything });
-    })().catch((e) => log.error("delivery: a sweep failed", errorFields(e)))
-      .finally(() => sweeping = null);
-    return sweeping;
-  };
-  signalRead?.finally(() => runSweep(true));
-  // Retries this process scheduled, and what pulls saw, wake it at their time; sweeps catch the
-  // rest (retries another process scheduled and then died).
-  const sweepTimer = timers
-    ? setInterval(() => runSweep(false), opts.sweepEveryMs ?? 30_000)
-    : undefined;
+  idle(): Promise<void> {
+    return this.#dispatcher.idle();
+  }
 
-  // Delivery lag made visible: what waits in KV, and for how long the oldest has.
-  const report = new BacklogReport(kv, () => dispatcher.held);
-  const reportBacklog = () => report.measure();
-  const reportTimer = timers ? setInterval(reportBacklog, opts.reportEveryMs ?? 60_000) : undefined;
+  sweep(): Promise<void> {
+    return this.#sweep(false);
+  }
+
+  held(): number {
+    return this.#dispatcher.held;
+  }
+
+  backlog() {
+    return this.#report.last;
+  }
 
   /** Rounds of pull-everything-then-wait, until a round finds nothing due or time is up. */
-  async function runDue(budgetMs: number): Promise<DueRun> {
+  async runDue(budgetMs: number): Promise<DueRun> {
     const deadline = Date.now() + budgetMs;
-    const before = attempted;
+    const before = this.#attempted;
     let cutShort = false;
-    for (let round = -1; round !== attempted;) {
-      round = attempted;
+    for (let round = -1; round !== this.#attempted;) {
+      round = this.#attempted;
       const settled = await within(
-        (async () => {
-          await requestPull("all");
-          await dispatcher.idle();
-        })(),
+        this.#puller.request("all").then(() => this.#dispatcher.idle()),
         deadline - Date.now(),
       );
       if (!settled) {
@@ -209,51 +167,120 @@ export function startDeliveryEngine(ctx: Ctx, opts: EngineOptions = {}): Deliver
         break;
       }
     }
-    await sweep({ kv, touched: deps.touched }, { everything: false })
+    await sweep({ kv: this.#kv, touched: this.#touched }, { everything: false })
       .catch((e) => log.error("delivery: a sweep failed", errorFields(e)));
-    if (cutShort) await reportBacklog();
-    return { attempted: attempted - before, cutShort };
+    if (cutShort) await this.#report.measure();
+    return { attempted: this.#attempted - before, cutShort };
   }
 
-  return {
-    idle: () => dispatcher.idle(),
-    sweep: () => runSweep(false),
-    runDue,
-    held: () => dispatcher.held,
-    backlog: () => report.last,
-    room: { window: dispatcher, leaseMs: leases.duration },
-    heard({ handed, versionstamp, redeliveries }) {
-      // After the writer's own continuation: the answer to a post goes out before its deliveries
-      // start, not after the first steps of each (a hundred of them, for a busy channel).
-      for (const id of new Set(redeliveries)) wake(id);
-      if (handed.length === 0) return;
-      const handover = new Promise<void>((resolve) =>
-        setTimeout(() => resolve(take(handed, versionstamp)), 0)
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#detach();
+    // No job of a commit from now on is leased to this engine; those leased before are taken
+    // (or freed below).
+    this.#dispatcher.refuse();
+    await Promise.all(this.#handing);
+    this.#sources.stop();
+    this.#puller.stop();
+    await this.#sweeping;
+    await this.#puller.pulling;
+    await this.#dispatcher.stop();
+    await unlease(this.#kv, this.#unstarted.splice(0)).catch((e) =>
+      log.error("delivery: freeing leases at stop failed", errorFields(e))
+    );
+    this.#connector.close();
+  }
+
+  /**
+   * Takes the jobs a commit here leased to this engine, once the writer's own continuation ran
+   * (the answer to a post goes out before its deliveries start), and the redeliveries it wrote.
+   * A job the dispatcher no longer takes (it stopped meanwhile) is freed at stop, not left leased.
+   */
+  #handOver({ handed, versionstamp, redeliveries }: CommitWork) {
+    for (const id of new Set(redeliveries)) {
+      void this.#puller.pullRedeliveries(id).catch((e) =>
+        log.error("delivery: a pull failed", errorFields(e))
       );
-      handing.add(handover);
-      void handover.finally(() => handing.delete(handover));
-    },
-    async stop() {
-      stopped = true;
-      // No job of a commit from now on is leased to this engine; those leased before are taken
-      // (or freed below).
-      dispatcher.refuse();
-      await Promise.all(handing);
-      clearTimeout(wakeTimer);
-      clearInterval(reportTimer);
-      clearInterval(watchTimer);
-      puller.stop();
-      clearInterval(signalTimer);
-      clearInterval(sweepTimer);
-      await sweeping;
-      await puller.pulling;
-      await dispatcher.stop();
-      await unlease(kv, unstarted.splice(0)).catch((e) =>
-        log.error("delivery: freeing leases at stop failed", errorFields(e))
+    }
+    if (handed.length === 0) return;
+    const handover = new Promise<void>((resolve) =>
+      afterThisTask(() => {
+        for (const { event, jobs } of handed) {
+          this.#events.add(event);
+          for (const value of jobs) {
+            const entry = { key: keys.job(value.subscription_id, event.id), value, versionstamp };
+            if (!this.#submitJob(entry, { event, reserved: true })) this.#unstarted.push(entry);
+          }
+        }
+        resolve();
+      })
+    );
+    this.#handing.add(handover);
+    void handover.finally(() => this.#handing.delete(handover));
+  }
+
+  /** A queue message's job or redelivery, when it is still as the message says. */
+  async #fromQueue(message: QueuedWork) {
+    if (message.kind === "retry") {
+      const job = await this.#kv.get<DeliveryJob>(
+        keys.job(message.subscription_id, message.event_id),
       );
-      connector.close();
-    },
-  };
+      if (job.versionstamp === null || job.value.attempt !== message.attempt) return;
+      if (!isDue(job.value, Date.now())) return;
+      await this.#puller.takeJobs([job as Deno.KvEntry<DeliveryJob>]);
+      return;
+    }
+    const key = keys.redelivery(message.subscription_id, message.redelivery_id);
+    const entry = await this.#kv.get<Redelivery>(key);
+    if (entry.versionstamp === null) return;
+    await this.#puller.takeRedeliveries([entry as Deno.KvEntry<Redelivery>]);
+  }
+
+  #sweep(everything: boolean): Promise<void> {
+    this.#sweeping ??= (async () => {
+      await this.#puller.request("all");
+      await sweep({ kv: this.#kv, touched: this.#touched }, { everything });
+    })().catch((e) => log.error("delivery: a sweep failed", errorFields(e)))
+      .finally(() => this.#sweeping = null);
+    return this.#sweeping;
+  }
+
+  #wakeAt(job: DeliveryJob) {
+    this.#sources.wakeAt(due(job));
+  }
+
+  #submitJob(
+    job: Deno.KvEntry<DeliveryJob>,
+    { event, reserved }: { event?: OutboxEvent; reserved: boolean },
+  ) {
+    return this.#dispatcher.submit({
+      key: jobKey(job.value.subscription_id, job.value.event_id),
+      lane: job.value.subscription_id,
+      run: () => this.#attempts.runJob(job, event),
+      dropped: () => this.#unstarted.push(job),
+    }, reserved);
+  }
+
+  #submitRedelivery(entry: Deno.KvEntry<Redelivery>, reserved: boolean) {
+    return this.#dispatcher.submit({
+      key: `redelivery/${entry.value.id}`,
+      lane: entry.value.subscription_id,
+      run: () => this.#attempts.runRedelivery(entry),
+      dropped: () => this.#unstarted.push(entry),
+    }, reserved);
+  }
+}
+
+/**
+ * Starts a delivery engine that takes the work of this process's commits from `intake` (the
+ * consuming side of the work pair main.ts makes) and finds the rest in KV.
+ */
+export function startDeliveryEngine(
+  ctx: Ctx,
+  intake: WorkIntake<CommitWork, JobRoom>,
+  opts: EngineOptions = {},
+): DeliveryEngine {
+  return new Engine(ctx, intake, opts);
 }
 
 /** Whether `work` settles within `ms`; the timer is cleared either way. */

@@ -1,6 +1,5 @@
 import type { Resolver } from "../core/dns.ts";
 import type { JobRoom } from "../kv/outbox.ts";
-import type { Committed } from "../kv/plan.ts";
 import type { Backlog } from "../kv/backlog.ts";
 
 export interface EngineOptions {
@@ -61,6 +60,4 @@ export interface DeliveryEngine {
   stop(): Promise<void>;
   /** The room for jobs of this process's commits, leased to it as they are written. */
   readonly room: JobRoom;
-  /** Takes the jobs a commit of this process leased to it, and redeliveries it wrote. */
-  heard(committed: Committed): void;
 }

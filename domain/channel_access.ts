@@ -16,7 +16,6 @@ import {
 import { ApiError, notFound } from "../core/errors.ts";
 import { isUuid } from "../core/ids.ts";
 import { CacheKind } from "../core/memory.ts";
-import { pendingTokenKey, settleTokenCheck } from "./authenticate.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
 
@@ -44,13 +43,6 @@ export interface ChannelAccess {
 export interface ChannelRead<T extends unknown[]> extends ChannelAccess {
   /** The subject's membership entry as read, to re-check at commit; null when not read. */
   member: Deno.KvEntryMaybe<MemberRef> | null;
-  /** The token's entry when the request's first read settled its check, else null. */
-  token: Deno.KvEntryMaybe<unknown> | null;
-  /**
-   * Read with the token when the read may be reused: every revocation and rotation rewrites it,
-   * and its last use does not (kv/tokens.ts).
-   */
-  tokensVersion: Deno.KvEntryMaybe<unknown> | null;
   extra: { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
 }
 
@@ -90,14 +82,11 @@ export async function loadChannelWith<T extends unknown[]>(
   { extraKeys = [], action = "channel.read", reads = "plain" }: ChannelLoad = {},
 ): Promise<ChannelRead<T>> {
   if (!isUuid(channelId)) throw channelNotFound();
-  const tokenKey = pendingTokenKey(subject);
   const memberKey = membershipDecides(subject, ctx.kv.cache(SHAPES).get(channelId))
     ? keys.member(channelId, subject.user_id)
     : null;
   const wanted = extraKeys.filter((k) => k !== null);
-  // What a commit checks to hold a remembered token unrevoked, however many tokens it carries.
-  const guardKey = tokenKey && reads !== "plain" ? keys.tokensVersion() : null;
-  const slots = [memberKey, ...wanted, tokenKey, guardKey];
+  const slots = [memberKey, ...wanted];
   const wantedKeys: [Deno.KvKey, ...Deno.KvKey[]] = [
     keys.channel(channelId),
     ...slots.filter((k) => k !== null),
@@ -108,9 +97,6 @@ export async function loadChannelWith<T extends unknown[]>(
   // Each key's entry, by its place among `slots` (null: not read).
   const found = new Map<Deno.KvKey, Deno.KvEntryMaybe<unknown>>();
   slots.filter((k) => k !== null).forEach((k, i) => found.set(k, read[i]));
-  const tokensVersion = guardKey ? found.get(guardKey)! : null;
-  const token = tokenKey ? found.get(tokenKey)! : null;
-  if (token) settleTokenCheck(ctx, subject, token, reads !== "reused");
   const member = memberKey ? found.get(memberKey) as Deno.KvEntryMaybe<MemberRef> : null;
   const extra = extraKeys.map((k) => k === null ? absent : found.get(k)!);
   if (channel.versionstamp === null) throw channelNotFound();
@@ -122,8 +108,6 @@ export async function loadChannelWith<T extends unknown[]>(
     channel: channel.value,
     isMember,
     member,
-    token,
-    tokensVersion,
     extra: extra as ChannelRead<T>["extra"],
   };
 }
@@ -132,7 +116,6 @@ export async function loadChannelWith<T extends unknown[]>(
 export const checksOf = (read: ChannelRead<unknown[]>): Deno.AtomicCheck[] => [
   read.entry,
   ...(read.member ? [read.member] : []),
-  ...(read.tokensVersion ? [read.tokensVersion] : []),
 ];
 
 /**

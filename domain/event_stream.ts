@@ -9,7 +9,6 @@ import type { Subject } from "../core/types.ts";
 import { readEvents } from "../kv/event_feed.ts";
 import { type LogPosition, positionAt, positionOf } from "../kv/stream_log.ts";
 import { decodeCursor } from "./stream_cursor.ts";
-import { verifySubject } from "./authenticate.ts";
 import { visibleChannelIds } from "./channel_access.ts";
 import type { StreamFilter } from "./stream_audience.ts";
 import { FEED_LAG_MS } from "./event_feed.ts";
@@ -37,7 +36,6 @@ export async function openEventStream(
   subject: Subject,
   query: StreamQuery,
 ): Promise<OpenedStream> {
-  await verifySubject(ctx, subject);
   if (query.channelIds) {
     const visible = await visibleChannelIds(ctx, subject, query.channelIds);
     if (query.channelIds.some((id) => !visible.has(id))) {

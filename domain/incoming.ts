@@ -5,7 +5,7 @@ import { ApiError, invalid, notFound } from "../core/errors.ts";
 import { isUuid, newId, nowIso } from "../core/ids.ts";
 import { authorize } from "./policy.ts";
 import { type Actor, auditActor } from "./principals.ts";
-import { postMessage } from "./messages.ts";
+import { postMessageWith } from "./messages.ts";
 import type { Settled } from "../core/settled.ts";
 import { retrying } from "../core/retry.ts";
 import { checkName } from "./text.ts";
@@ -154,7 +154,11 @@ export async function postThroughHook(
   };
   const input = text.ok ? { ok: true as const, value: { body: text.value } } : text;
   try {
-    return (await postMessage(ctx, subject, hook.channel_id, input, "text")).message;
+    return (await postMessageWith(ctx, subject, {
+      channelId: hook.channel_id,
+      input,
+      bodyField: "text",
+    })).message;
   } catch (e) {
     // The channel is gone, or the bot was taken out of it: the hook reaches nothing.
     if (e instanceof ApiError && e.status === 404) {

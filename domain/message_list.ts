@@ -37,8 +37,7 @@ export async function listMessages(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
-  query: ListQuery,
-  path: string,
+  { query, path }: { query: ListQuery; path: string },
 ): Promise<MessagePage> {
   const rootId = query.thread_root_id?.toLowerCase() ?? null;
   const rootKey = messageKeyFor(rootId);
@@ -62,7 +61,11 @@ export async function listMessages(
     ? { cursorPos: decodeCursor(ctx.keyring, list, query.cursor) }
     : { page: parsePage(query.page) };
   const window = pageWindow(list, start);
-  const messages = await readRange(ctx.kv, listKeys, window.lo, window.hi, rootId === null);
+  const messages = await readRange(ctx.kv, listKeys, {
+    lo: window.lo,
+    hi: window.hi,
+    reverse: rootId === null,
+  });
   const paging = pagingObjects(ctx.keyring, {
     list,
     path,

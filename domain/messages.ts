@@ -3,7 +3,6 @@ import type { Channel, EventType, MemberRef, Message, Subject } from "../core/ty
 import { invalid } from "../core/errors.ts";
 import { nowIso } from "../core/ids.ts";
 import { checksOf, loadChannelWith, reusingFirst } from "./channel_access.ts";
-import { settleTokenCheck } from "./authenticate.ts";
 import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./message_access.ts";
 import { cleanBody } from "./message_body.ts";
 import { draftMessage } from "./message_draft.ts";
@@ -50,17 +49,35 @@ const authorOf = (s: Subject): MemberRef => ({ id: s.user_id, name: s.name, type
  */
 const POST_LOCKS = new LockKind("posts by client_uuid");
 
+/** A message in its channel, as a request names it. */
+export interface MessageRef {
+  channelId: string;
+  messageId: string;
+}
+
 /**
  * POST /channels/{channel}/messages: one commit holds the message, its list copies, its
  * client_uuid key and its `message.created` event. `input` is the body as read; its error
  * surfaces only after the 404 and 403 checks, on `bodyField` (the name the client gave it).
  */
-export async function postMessage(
+export function postMessage(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
   input: Settled<NewMessage>,
-  bodyField = "body",
+): Promise<Posted> {
+  return postMessageWith(ctx, subject, { channelId, input, bodyField: "body" });
+}
+
+/** `postMessage`, with the body's errors named `bodyField` (an incoming webhook's `text`). */
+export async function postMessageWith(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, input, bodyField }: {
+    channelId: string;
+    input: Settled<NewMessage>;
+    bodyField: string;
+  },
 ): Promise<Posted> {
   const early = peek(input);
   const given = early?.client_uuid;
@@ -141,8 +158,6 @@ async function postOnce(
     with: created,
     indexClientUuid: given,
   });
-  // The commit checked the tokens version: the token, remembered or read, was live when it landed.
-  if (stored && read.token) settleTokenCheck(ctx, subject, read.token);
   return stored && { message: stored, replayed: false };
 }
 
@@ -183,8 +198,7 @@ export async function showMessage(
 async function loadOwn(
   ctx: Ctx,
   subject: Subject,
-  channelId: string,
-  messageId: string,
+  { channelId, messageId }: MessageRef,
   action: "message.edit" | "message.delete",
 ) {
   const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, {
@@ -216,8 +230,7 @@ async function loadOwn(
 export async function editMessage(
   ctx: Ctx,
   subject: Subject,
-  channelId: string,
-  messageId: string,
+  { channelId, messageId }: MessageRef,
   input: Settled<string>,
 ): Promise<Message> {
   return await ctx.kv.lock(MESSAGE_LOCKS).run(
@@ -227,8 +240,7 @@ export async function editMessage(
         const { message, checks, audience } = await loadOwn(
           ctx,
           subject,
-          channelId,
-          messageId,
+          { channelId, messageId },
           "message.edit",
         );
         if (message.type !== "standard") {
@@ -259,8 +271,7 @@ export async function deleteMessage(
       const { message, checks, audience } = await loadOwn(
         ctx,
         subject,
-        channelId,
-        messageId,
+        { channelId, messageId },
         "message.delete",
       );
       if (message.deleted_at) return true;

@@ -172,7 +172,11 @@ async function disableSubscriptionsOf(ctx: Ctx, actor: Actor, user: User) {
       const entry = await getSubscription(ctx.kv, id);
       if (entry.versionstamp === null || entry.value.status !== "active") return true;
       const next: Subscription = { ...entry.value, status: "disabled", disabled_at: nowIso() };
-      return await replaceSubscription(ctx.kv, entry, next, "webhook.disabled", auditActor(actor))
+      return await replaceSubscription(ctx.kv, entry, {
+          next,
+          action: "webhook.disabled",
+          by: auditActor(actor),
+        })
         ? true
         : null;
     });

@@ -43,7 +43,11 @@ export async function enableWebhook(
       consecutive_failures: 0,
       disabled_at: null,
     };
-    const ok = await replaceSubscription(ctx.kv, entry, next, "webhook.enabled", auditActor(actor));
+    const ok = await replaceSubscription(ctx.kv, entry, {
+      next,
+      action: "webhook.enabled",
+      by: auditActor(actor),
+    });
     return ok ? next : null;
   });
 }
@@ -67,13 +71,11 @@ export async function rotateWebhookSecret(
       previous_secret: entry.value.secret,
       previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
     };
-    const ok = await replaceSubscription(
-      ctx.kv,
-      entry,
+    const ok = await replaceSubscription(ctx.kv, entry, {
       next,
-      "webhook.secret_rotated",
-      auditActor(actor),
-    );
+      action: "webhook.secret_rotated",
+      by: auditActor(actor),
+    });
     return ok ? next : null;
   });
   return { subscription, secret };

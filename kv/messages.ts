@@ -40,9 +40,7 @@ export const threadKeys = (rootId: string): ListKeys => ({
 export async function readRange(
   kv: Store,
   list: ListKeys,
-  lo: number,
-  hi: number,
-  reverse: boolean,
+  { lo, hi, reverse }: { lo: number; hi: number; reverse: boolean },
 ): Promise<Message[]> {
   if (lo > hi) return [];
   const size = hi - lo + 1;

@@ -23,15 +23,22 @@ export interface Handed {
   jobs: DeliveryJob[];
 }
 
-/** What the store publishes on its bus when a plan landed (kv/store.ts). */
+/** What the store publishes on its bus when a plan with events landed (kv/store.ts). */
 export interface Committed {
   versionstamp: string;
   events: OutboxEvent[];
   /** Teams whose event log the commit added to. */
   teams: string[];
-  /** Jobs leased to this process's engine in the commit. */
+}
+
+/**
+ * The delivery work a landed commit produces, put on the work pair (core/work_pair.ts) for this
+ * process's engine: the jobs the commit leased to it, and the subscriptions whose redeliveries it
+ * wrote.
+ */
+export interface CommitWork {
+  versionstamp: string;
   handed: Handed[];
-  /** Subscriptions whose redeliveries the commit wrote: an engine here takes them now. */
   redeliveries: string[];
 }
 

@@ -9,8 +9,9 @@ import { Appender } from "./appender.ts";
 import type { AppendOptions } from "./append_batch.ts";
 import { CheckedReads } from "./checked_reads.ts";
 import { GET_MANY_MAX, kindOf, type StoreKind } from "./limits.ts";
+import type { WorkProducer } from "../core/work_pair.ts";
 import { type JobRoom, releaseHanded, writePlannedEvents } from "./outbox.ts";
-import { type Committed, type Landed, Plan } from "./plan.ts";
+import { type Committed, type CommitWork, type Landed, Plan } from "./plan.ts";
 import { probeQueues } from "./queue_support.ts";
 import { ReadCoalescer } from "./read_coalescer.ts";
 import { LogMover, writeMarkers } from "./stream_markers.ts";
@@ -35,7 +36,7 @@ export interface StoreOptions {
  */
 export class Store {
   readonly kind: StoreKind;
-  /** What each landed commit wrote: its events, its jobs leased here, redeliveries to take. */
+  /** The events each landed commit wrote, for the stream hub. */
   readonly committed = new Bus<Committed>();
   readonly #kv: Deno.Kv;
   readonly #turns: WriteTurns | undefined;
@@ -46,7 +47,7 @@ export class Store {
   readonly #underWay = new Set<Promise<unknown>>();
   readonly #caches = new Map<CacheKind<unknown>, RecentMap<string, unknown>>();
   readonly #locks = new Map<LockKind, KeyedLock>();
-  #room: JobRoom | undefined;
+  #work: WorkProducer<CommitWork, JobRoom> | undefined;
   #queues = true;
 
   constructor(kv: Deno.Kv, { path, turns }: StoreOptions) {
@@ -173,29 +174,28 @@ export class Store {
   async #commit(plan: Plan): Promise<Landed> {
     const op = this.#kv.atomic().check(...plan.checks).mutate(...plan.mutations);
     for (const { value, options } of plan.messages) op.enqueue(value, options);
-    const handed = writePlannedEvents(op, plan.events, this.#room);
+    const room = this.#work?.room();
+    const handed = writePlannedEvents(op, plan.events, room);
     const markers = plan.events.length > 0 ? writeMarkers(op, plan.events) : null;
     let res: Deno.KvCommitResult | Deno.KvCommitError;
     try {
       res = await this.#retryLocked(() => op.commit());
     } catch (e) {
-      releaseHanded(this.#room, handed);
+      releaseHanded(room, handed);
       throw e;
     }
     if (!res.ok) {
-      releaseHanded(this.#room, handed);
+      releaseHanded(room, handed);
       return res;
     }
     const events = plan.events.map((p) => p.event);
     if (markers) this.#mover.landed(markers, res.versionstamp);
-    if (events.length > 0 || plan.redeliveries.length > 0) {
-      this.committed.publish({
-        versionstamp: res.versionstamp,
-        events,
-        teams: markers ? [...markers.keys()] : [],
-        handed,
-        redeliveries: plan.redeliveries,
-      });
+    const { versionstamp } = res;
+    if (handed.length > 0 || plan.redeliveries.length > 0) {
+      this.#work?.put({ versionstamp, handed, redeliveries: plan.redeliveries });
+    }
+    if (events.length > 0) {
+      this.committed.publish({ versionstamp, events, teams: markers ? [...markers.keys()] : [] });
     }
     return { ...res, events };
   }
@@ -214,14 +214,12 @@ export class Store {
   }
 
   /**
-   * Lets this process's delivery engine take the jobs of its own commits at once (kv/outbox.ts):
-   * they are written leased to it while `room` has room. Returns how to stop.
+   * Where this store's commits put the delivery work they produce (the work pair made where the
+   * process starts): the jobs of its own commits are written leased to the consumer while it has
+   * room (kv/outbox.ts), and handed to it once they land.
    */
-  admitJobs(room: JobRoom): () => void {
-    this.#room = room;
-    return () => {
-      if (this.#room === room) this.#room = undefined;
-    };
+  produceInto(work: WorkProducer<CommitWork, JobRoom>): void {
+    this.#work = work;
   }
 
   listenQueue(handler: (message: unknown) => Promise<void> | void): Promise<void> {

@@ -67,9 +67,7 @@ const auditOf = (s: Subscription, action: AuditAction, by: AuditBy): AuditDraft 
 export async function replaceSubscription(
   kv: Store,
   entry: Deno.KvEntry<Subscription>,
-  next: Subscription,
-  action: AuditAction,
-  by: AuditBy,
+  { next, action, by }: { next: Subscription; action: AuditAction; by: AuditBy },
 ): Promise<boolean> {
   const op = kv.atomic()
     .check(entry)

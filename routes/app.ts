@@ -55,7 +55,7 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
     .get("/openapi.yaml", openapiHandler)
     .get("/docs", apiReferenceHandler)
     .get("/docs/:file", redocScriptHandler)
-    .use(bearerAuth(ctx), rateLimit(ctx, limiter))
+    .use(bearerAuth(ctx), rateLimit(limiter))
     .use(bodyLimit({ maxSize: MAX_BODY_BYTES }))
     .route("/channels", channelRoutes(ctx))
     .route("/channels", memberRoutes(ctx))

@@ -33,7 +33,10 @@ export function messageRoutes(ctx: Ctx) {
     .get("/:channel/messages", requireScope("messages:read"), async (c) => {
       const channelId = c.req.param("channel");
       const path = `${ctx.settings.baseUrl}/api/v1/channels/${channelId}/messages`;
-      const page = await listMessages(ctx, c.var.subject, channelId, c.req.query(), path);
+      const page = await listMessages(ctx, c.var.subject, channelId, {
+        query: c.req.query(),
+        path,
+      });
       return c.json({ data: page.messages.map(messageView), links: page.links, meta: page.meta });
     })
     .post("/:channel/messages", requireScope("messages:write"), async (c) => {
@@ -54,7 +57,10 @@ export function messageRoutes(ctx: Ctx) {
     .patch("/:channel/messages/:message", requireScope("messages:write"), async (c) => {
       const { channel, message } = c.req.param();
       const input = await settle(readBody(c, messageEdit).then((edit) => edit.body));
-      const edited = await editMessage(ctx, c.var.subject, channel, message, input);
+      const edited = await editMessage(ctx, c.var.subject, {
+        channelId: channel,
+        messageId: message,
+      }, input);
       return c.json({ data: messageView(edited) });
     })
     .delete("/:channel/messages/:message", requireScope("messages:write"), async (c) => {

@@ -96,13 +96,10 @@ export function webhookRoutes(ctx: Ctx) {
     .patch("/:webhookSubscription", requireScope("webhooks:write"), async (c) => {
       const body = await settle(readJsonObject(c));
       const changes = body.ok ? attempt(() => validate(webhookChanges, body.value)) : body;
-      const updated = await updateWebhook(
-        ctx,
-        c.var.subject,
-        c.req.param("webhookSubscription"),
-        changes,
-        body.ok ? Object.keys(body.value) : [],
-      );
+      const updated = await updateWebhook(ctx, c.var.subject, c.req.param("webhookSubscription"), {
+        input: changes,
+        asked: body.ok ? Object.keys(body.value) : [],
+      });
       return c.json({ data: subscriptionView(updated) });
     })
     .post("/:webhookSubscription/recover", requireScope("webhooks:write"), async (c) => {

@@ -12,6 +12,7 @@ import type { Delivery } from "../core/webhook_records.ts";
 import {
   actor,
   api,
+  countKeys,
   createChannelAs,
   startServer,
   storeEntries,
@@ -22,6 +23,8 @@ import {
 import { post, subscribe } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
+import { authenticate } from "../domain/authenticate.ts";
+import { wrapStore } from "../kv/open.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -460,4 +463,43 @@ Deno.test("auth: tokens made before the per-user index are listed after the migr
     await migrate(s.ctx.kv);
     assert.equal((await listed()).includes(made.token.id), false, "a migration runs once");
   });
+});
+
+Deno.test("auth: decided before the handler runs: a token revoked elsewhere writes nothing, however recently it was used", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "auth-before-" });
+  const path = `${dir}/kv.sqlite3`;
+  const s = await startServer({ KV_PATH: path });
+  // Another process on the same file: it revokes, this one serves.
+  const other = wrapStore(await Deno.openKv(path), path);
+  try {
+    const w = await workspace(s.ctx);
+    const channel = w.team.general_channel_id;
+    const say = (body: string) =>
+      api(s, "POST", `/channels/${channel}/messages`, { token: w.admin.token, body: { body } });
+    for (let i = 0; i < 3; i++) assert.equal((await say(`warm ${i}`)).status, 201);
+    const [token] = await listTokens({ ...s.ctx, kv: other }, w.admin.user.id);
+    await revokeTokenById({ ...s.ctx, kv: other }, token.id, null);
+    const before = await countKeys(s.ctx.kv, keys.timeline(channel));
+    for (const what of ["a post", "another"]) {
+      const res = await say(what);
+      assert.equal(res.status, 401, what);
+    }
+    assert.equal(await countKeys(s.ctx.kv, keys.timeline(channel)), before, "nothing was written");
+    // What a handler gets is decided: a subject carries no check left to settle.
+    const subject = await authenticate(s.ctx, w.member.token);
+    assert.deepEqual(Object.keys(subject).sort(), [
+      "name",
+      "role",
+      "scopes",
+      "team_id",
+      "token_hash",
+      "token_id",
+      "type",
+      "user_id",
+    ]);
+  } finally {
+    other.close();
+    await s.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
 import { startDeliveryEngine } from "../delivery/engine.ts";
+import { workPair } from "../core/work_pair.ts";
+import type { JobRoom } from "../kv/outbox.ts";
+import type { CommitWork } from "../kv/plan.ts";
 import type { DeliveryEngine, EngineOptions } from "../delivery/engine_contract.ts";
 import type { Ctx } from "../domain/context.ts";
 import { createLoginLink } from "../domain/sessions.ts";
@@ -79,17 +82,9 @@ export function startStreams(ctx: Ctx): StreamHub {
  * hearing them when it stops.
  */
 export function startEngine(ctx: Ctx, opts: EngineOptions = {}): DeliveryEngine {
-  const engine = startDeliveryEngine(ctx, opts);
-  const unadmit = ctx.kv.admitJobs(engine.room);
-  const unsubscribe = ctx.kv.committed.subscribe((committed) => engine.heard(committed));
-  return {
-    ...engine,
-    async stop() {
-      unadmit();
-      unsubscribe();
-      await engine.stop();
-    },
-  };
+  const work = workPair<CommitWork, JobRoom>();
+  ctx.kv.produceInto(work.producer);
+  return startDeliveryEngine(ctx, work.intake, opts);
 }
 
 export interface Actor {

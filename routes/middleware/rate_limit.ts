@@ -1,23 +1,18 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { Ctx } from "../../domain/context.ts";
 import { ApiError } from "../../core/errors.ts";
-import { verifySubject } from "../../domain/authenticate.ts";
 import type { ApiEnv } from "../env.ts";
 import type { RateLimiter } from "../../domain/rate_limit.ts";
 
 /**
  * Counts a request of `name` (a token, an incoming webhook) and sets the X-RateLimit headers;
- * throws the 429 when its window is used up. `beforeRefusing` runs first (a remembered token is
- * verified, so a revoked one gets its 401 rather than the 429).
+ * throws the 429 when its window is used up.
  */
 export async function applyRateLimit(
   c: Context,
   limiter: RateLimiter,
   name: string,
-  beforeRefusing?: () => Promise<void>,
 ): Promise<void> {
   const verdict = await limiter.hit(name);
-  if (!verdict.allowed) await beforeRefusing?.();
   c.header("X-RateLimit-Limit", String(limiter.limit));
   c.header("X-RateLimit-Remaining", String(verdict.remaining));
   if (!verdict.allowed) {
@@ -29,14 +24,8 @@ export async function applyRateLimit(
 }
 
 /** The per-token limit, on every API request. */
-export const rateLimit =
-  (ctx: Ctx, limiter: RateLimiter): MiddlewareHandler<ApiEnv> => async (c, next) => {
-    const subject = c.var.subject;
-    await applyRateLimit(
-      c,
-      limiter,
-      `token:${subject.token_id}`,
-      () => verifySubject(ctx, subject),
-    );
-    await next();
-  };
+export const rateLimit = (limiter: RateLimiter): MiddlewareHandler<ApiEnv> => async (c, next) => {
+  const subject = c.var.subject;
+  await applyRateLimit(c, limiter, `token:${subject.token_id}`);
+  await next();
+};

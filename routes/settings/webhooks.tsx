@@ -26,8 +26,7 @@ async function showOne(
   ctx: Ctx,
   c: Context<SettingsEnv>,
   id: string,
-  extra: Partial<WebhookPageProps> = {},
-  status: 200 | 403 | 404 | 422 = 200,
+  { status = 200, ...extra }: Partial<WebhookPageProps> & { status?: 200 | 403 | 404 | 422 } = {},
 ) {
   const { viewer } = c.var;
   const subject = viewer.subject;
@@ -75,11 +74,14 @@ export function webhookPages(ctx: Ctx) {
       const asked = { url: form.url ?? "", events: [form.events ?? []].flat() };
       try {
         const changes = attempt(() => validate(webhookChanges, asked));
-        await updateWebhook(ctx, viewer.subject, id, changes, Object.keys(asked));
+        await updateWebhook(ctx, viewer.subject, id, {
+          input: changes,
+          asked: Object.keys(asked),
+        });
         return back(c, "updated");
       } catch (e) {
         const state = formStateOf(e, form);
-        return await showOne(ctx, c, id, { edit: state }, state.status);
+        return await showOne(ctx, c, id, { edit: state, status: state.status });
       }
     })
     .post("/:id/rotate-secret", async (c) => {
