@@ -6,15 +6,15 @@ import type { DeliveryEngine } from "./delivery/engine_contract.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
 import { loadSettings, SettingsError } from "./core/settings.ts";
 import { openStore, where } from "./kv/open.ts";
-import { StreamHub } from "./domain/stream_hub.ts";
-import { loadKeyring } from "./domain/app_key.ts";
-import { Presence } from "./domain/base_url.ts";
+import { StreamHub } from "./domain/stream/hub.ts";
+import { loadKeyring } from "./domain/data/app_key.ts";
+import { Presence } from "./domain/data/service.ts";
 import type { Ctx } from "./domain/context.ts";
 import { buildInfo } from "./core/metrics.ts";
 import { workPair } from "./core/work_pair.ts";
 import type { JobRoom } from "./kv/outbox.ts";
 import type { CommitWork } from "./kv/plan.ts";
-import { build } from "./domain/operations.ts";
+import { build } from "./domain/data/operations.ts";
 
 /** This process's delivery engine, once started (null with the platform switched off). */
 const { promise: engineReady, resolve: engineStarted } = Promise.withResolvers<

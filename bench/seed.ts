@@ -3,17 +3,17 @@
  * functions, from the bench process: the server opens the same file afterwards (or meanwhile).
  */
 import type { Ctx } from "../domain/context.ts";
-import { createChannel } from "../domain/channels.ts";
-import { draftMessage } from "../domain/message_draft.ts";
-import { postMessage } from "../domain/messages.ts";
+import { createChannel } from "../domain/channels/channels.ts";
+import { draftMessage } from "../domain/messages/draft.ts";
+import { postMessage } from "../domain/messages/messages.ts";
 import { loadSettings } from "../core/settings.ts";
-import { createToken } from "../domain/tokens.ts";
-import { authenticate } from "../domain/authenticate.ts";
+import { createToken } from "../domain/people/tokens.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
 import { type Channel, type EventType, SCOPES, type Subject } from "../core/types.ts";
-import { createWebhook } from "../domain/webhooks.ts";
-import { createTeam, createUser } from "../domain/workspace.ts";
+import { createWebhook } from "../domain/webhooks/webhooks.ts";
+import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { wrapStore } from "../kv/open.ts";
-import { loadKeyring } from "../domain/app_key.ts";
+import { loadKeyring } from "../domain/data/app_key.ts";
 import { sampleBody } from "./baselines/shared.ts";
 
 /** The settings every scenario gives the server, plus its port and KV file. */
@@ -78,7 +78,7 @@ export async function seedMessages(ctx: Ctx, seeded: Seeded, count: number, conc
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-/** Subscriptions a user may own (domain/webhooks.ts): more are spread over more members. */
+/** Subscriptions a user may own (domain/webhooks/webhooks.ts): more are spread over more members. */
 const PER_OWNER = 25;
 
 /**

@@ -9,7 +9,7 @@
  * 0.9x the first, every post delivered to every matching subscription, no 5xx.
  */
 import { parseArgs } from "node:util";
-import { createChannel } from "../domain/channels.ts";
+import { createChannel } from "../domain/channels/channels.ts";
 import type { Message } from "../core/types.ts";
 import { measureBacklog } from "../kv/backlog.ts";
 import { keys } from "../kv/keys.ts";

@@ -1,5 +1,5 @@
-import { appView, createApp, listApps, removeApp, rotateAppSecret } from "../domain/apps.ts";
-import { uninstallApp } from "../domain/app_installs.ts";
+import { appView, createApp, listApps, removeApp, rotateAppSecret } from "../domain/apps/apps.ts";
+import { uninstallApp } from "../domain/apps/installs.ts";
 import { type Command, listFlag, requiredFlag, uuidFlag } from "./command.ts";
 import { scopesFlag } from "./scopes_flag.ts";
 

@@ -1,6 +1,6 @@
 import { readAuditLog } from "../domain/audit_log.ts";
 import { type Command, positiveIntFlag, uuidFlag } from "./command.ts";
-import { findTeam } from "../domain/workspace.ts";
+import { findTeam } from "../domain/people/workspace.ts";
 
 const DEFAULT_LIMIT = 50;
 

@@ -1,4 +1,4 @@
-import { restoreBackup, takeBackup } from "../domain/backups.ts";
+import { restoreBackup, takeBackup } from "../domain/data/backups.ts";
 import { type FileCommand, requiredFlag } from "./command.ts";
 
 /** Backups of a local store's file (decisions.md, "Data over time"). */

@@ -1,8 +1,8 @@
-import { createDirectChannel, listTeamChannels } from "../domain/channels.ts";
+import { createDirectChannel, listTeamChannels } from "../domain/channels/channels.ts";
 import { isUuid } from "../core/ids.ts";
-import { addMemberAsOperator } from "../domain/members.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
 import { type Command, listFlag, UsageError, uuidFlag } from "./command.ts";
-import { findUser } from "../domain/workspace.ts";
+import { findUser } from "../domain/people/workspace.ts";
 
 /** Direct messages and channel membership, as an operator. */
 export const channelCommands: Record<string, Command> = {

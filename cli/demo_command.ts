@@ -1,9 +1,9 @@
-import { createChannel } from "../domain/channels.ts";
+import { createChannel } from "../domain/channels/channels.ts";
 import type { Ctx } from "../domain/context.ts";
-import { createToken } from "../domain/tokens.ts";
+import { createToken } from "../domain/people/tokens.ts";
 import { SCOPES, type Subject, type User } from "../core/types.ts";
-import { createTeam, createUser, listTeams, listUsers } from "../domain/workspace.ts";
-import { addMemberAsOperator } from "../domain/members.ts";
+import { createTeam, createUser, listTeams, listUsers } from "../domain/people/workspace.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
 import { ApiError } from "../core/errors.ts";
 import { choiceFlag, type Command, PlainText } from "./command.ts";
 

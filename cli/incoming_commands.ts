@@ -1,7 +1,7 @@
-import { createIncoming, listIncoming, revokeIncomingById } from "../domain/incoming.ts";
+import { createIncoming, listIncoming, revokeIncomingById } from "../domain/webhooks/incoming.ts";
 import { incomingView } from "../domain/views.ts";
 import { type Command, uuidFlag } from "./command.ts";
-import { findTeam } from "../domain/workspace.ts";
+import { findTeam } from "../domain/people/workspace.ts";
 
 /** Incoming webhooks: a secret URL that posts into one channel as one bot. */
 export const incomingCommands: Record<string, Command> = {

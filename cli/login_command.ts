@@ -1,4 +1,4 @@
-import { createLoginLink } from "../domain/sessions.ts";
+import { createLoginLink } from "../domain/people/sessions.ts";
 import { type Command, uuidFlag } from "./command.ts";
 
 /** A way into the settings screen for a person: the link is the credential, so it works once. */

@@ -1,4 +1,4 @@
-import { exportStore, importStore } from "../domain/moves.ts";
+import { exportStore, importStore } from "../domain/data/moves.ts";
 import { type FileCommand, requiredFlag } from "./command.ts";
 
 /** Moving a workspace between stores of any kind (decisions.md, "Data over time"). */

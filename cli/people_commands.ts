@@ -1,4 +1,4 @@
-import { changeRole, deactivateUser, reactivateUser } from "../domain/people.ts";
+import { changeRole, deactivateUser, reactivateUser } from "../domain/people/people.ts";
 import { type Role, ROLES } from "../core/types.ts";
 import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
 

@@ -1,7 +1,12 @@
-import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
+import {
+  createToken,
+  listTokens,
+  revokeTokenById,
+  rotateTokenById,
+} from "../domain/people/tokens.ts";
 import { tokenView } from "../domain/views.ts";
 import { type Command, positiveIntFlag, uuidFlag } from "./command.ts";
-import { findUser } from "../domain/workspace.ts";
+import { findUser } from "../domain/people/workspace.ts";
 import { scopesFlag } from "./scopes_flag.ts";
 
 /** Personal access tokens and bot tokens. The CLI acts as the operator: audit actor null. */

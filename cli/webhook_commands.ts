@@ -1,8 +1,8 @@
 import { subscriptionView } from "../domain/views.ts";
-import { listTeamWebhooks } from "../domain/webhooks.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
+import { listTeamWebhooks } from "../domain/webhooks/webhooks.ts";
+import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks/admin.ts";
 import { type Command, uuidFlag } from "./command.ts";
-import { findTeam } from "../domain/workspace.ts";
+import { findTeam } from "../domain/people/workspace.ts";
 
 /** Settings-screen actions on outgoing-webhook subscriptions. The CLI acts as the operator. */
 export const webhookCommands: Record<string, Command> = {

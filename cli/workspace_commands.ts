@@ -4,7 +4,7 @@ import {
   createUser,
   listTeams,
   listUsers,
-} from "../domain/workspace.ts";
+} from "../domain/people/workspace.ts";
 import { ROLES } from "../core/types.ts";
 import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
 

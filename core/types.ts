@@ -69,7 +69,7 @@ export interface Token {
   hash: string;
   user_id: string;
   team_id: string;
-  /** Copied from the user so auth costs one read; a role change rewrites it (domain/people.ts). */
+  /** Copied from the user so auth costs one read; a role change rewrites it (domain/people/people.ts). */
   user_name: string;
   user_type: UserType;
   role: Role | null;
@@ -212,7 +212,7 @@ export interface LoginLink {
 /** A signed-in human's session of the settings screen, stored by the SHA-256 of its cookie. */
 export interface Session {
   id: string;
-  /** As at sign-in; each page reads the person as they are now (domain/sessions.ts). */
+  /** As at sign-in; each page reads the person as they are now (domain/people/sessions.ts). */
   user: User;
   /** Every form of this session carries it; a POST without it is refused. */
   csrf: string;

@@ -1,6 +1,6 @@
 import { envelope } from "./sign.ts";
 import type { Message, OutboxEvent } from "../core/types.ts";
-import { erasedBy, messageIdOf } from "../domain/erasure.ts";
+import { erasedBy, messageIdOf } from "../domain/messages/erasure.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { RecentMap } from "../core/recent_map.ts";
@@ -154,7 +154,7 @@ export class RecentEvents {
 
   /**
    * The event as an attempt starting now must send it: with its message's tombstone if that
-   * message has been deleted (domain/erasure.ts). One read of the message, shared by the
+   * message has been deleted (domain/messages/erasure.ts). One read of the message, shared by the
    * attempts that ask while it is under way (an event's subscriptions, together). A first
    * attempt made as the event is written reads nothing: a delete in those moments races the
    * send anyway, and it is most of the work (measured: a read per event cost a subscription's

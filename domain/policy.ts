@@ -12,7 +12,7 @@
 import type { Channel, Message, Role, User, UserType } from "../core/types.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { ApiError } from "../core/errors.ts";
-import { isSystem } from "./message_draft.ts";
+import { isSystem } from "./messages/draft.ts";
 
 import type { Principal, Who } from "./principals.ts";
 

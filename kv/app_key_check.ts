@@ -1,7 +1,7 @@
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
 
-/** The known text sealed with the APP_KEY the store was first opened with (domain/app_key.ts). */
+/** The known text sealed with the APP_KEY the store was first opened with (domain/data/app_key.ts). */
 export const readAppKeyCheck = (kv: Store) => kv.get<string>(keys.appKeyCheck());
 
 /** Seals the check, unless another process did first. */

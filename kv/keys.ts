@@ -5,7 +5,7 @@
  * | key                                           | value                | notes                                   |
  * |-----------------------------------------------|----------------------|-----------------------------------------|
  * | ["teams", teamId]                             | Team                 |                                         |
- * | ["users", userId]                             | User                 | its role and deactivation change (domain/people.ts); its tokens carry the role, rewritten with it |
+ * | ["users", userId]                             | User                 | its role and deactivation change (domain/people/people.ts); its tokens carry the role, rewritten with it |
  * | ["team_users", teamId, userId]                | null                 | index: a team's users                   |
  * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value; read with each request's first resource |
  * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |
@@ -14,7 +14,7 @@
  * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; marked used; kept a day past its expiry |
  * | ["sessions", sessionHash]                     | Session              | a settings-screen session, by SHA-256 of its cookie; expires |
  * | ["layout"]                                    | { version, upgraded_at } | the store's key layout version (kv/migrations.ts); stores made before it have none |
- * | ["import"]                                    | { export_id, started_at, finished_at } | written by `admin import` (domain/moves.ts): an import cut short is finished by running it again |
+ * | ["import"]                                    | { export_id, started_at, finished_at } | written by `admin import` (domain/data/moves.ts): an import cut short is finished by running it again |
  * | ["migrations", name]                          | { at }               | a data migration that has run, before the layout version was kept: read to tell a store's layout, never written |
  * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |

@@ -39,7 +39,7 @@ export const eventWrites = (subscriptions: number): number => 6 + 2 * subscripti
 /**
  * The message whose text an event carries, or null: a message.created or message.updated event
  * holds the message (`data.id`) as it was then. Deleting that message rewrites such events
- * (domain/erasure.ts), found through `["message_events", ...]`.
+ * (domain/messages/erasure.ts), found through `["message_events", ...]`.
  */
 export function carriedMessageId(event: Pick<OutboxEvent, "type" | "data">): string | null {
   if (event.type !== "message.created" && event.type !== "message.updated") return null;
@@ -49,7 +49,7 @@ export function carriedMessageId(event: Pick<OutboxEvent, "type" | "data">): str
 
 /**
  * Adds an event to a plan (the transactional outbox), with the subscriptions that hear it
- * (domain/audience.ts decides which): the store writes it, its indexes and one delivery job per
+ * (domain/webhooks/audience.ts decides which): the store writes it, its indexes and one delivery job per
  * subscription in the same commit (`writePlannedEvents`). The change, its event and its jobs
  * then exist together or not at all.
  */

@@ -14,9 +14,9 @@ import { messageRoutes } from "./messages.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
-import { GuessGuard } from "../domain/guessing.ts";
-import type { StreamHub } from "../domain/stream_hub.ts";
-import { RateLimiter } from "../domain/rate_limit.ts";
+import { GuessGuard } from "../domain/guards/guessing.ts";
+import type { StreamHub } from "../domain/stream/hub.ts";
+import { RateLimiter } from "../domain/guards/rate_limit.ts";
 import { apiReferenceHandler, redocScriptHandler } from "./api_reference.ts";
 import { authorizeRoutes } from "./oauth/authorize.tsx";
 import { metadataHandler, tokenRoutes } from "./oauth/token.ts";
@@ -24,7 +24,7 @@ import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { settingsRoutes } from "./settings/app.tsx";
 import { upHandler } from "./up.ts";
-import { build } from "../domain/operations.ts";
+import { build } from "../domain/data/operations.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
 /** GET /: where things are, for a person or a probe that found the service, and what runs. */

@@ -7,9 +7,9 @@ import {
   listChannels,
   pageChannels,
   unarchiveChannel,
-} from "../domain/channels.ts";
-import { loadChannel } from "../domain/channel_access.ts";
-import { cleanChannelName } from "../domain/slug.ts";
+} from "../domain/channels/channels.ts";
+import { loadChannel } from "../domain/channels/access.ts";
+import { cleanChannelName } from "../domain/channels/slug.ts";
 import { longerThan, MAX_NAME_CHARS } from "../domain/text.ts";
 import { readBody, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";

@@ -1,5 +1,5 @@
 /**
- * An event stream at the HTTP edge: where the hub's events (domain/stream_hub.ts) become
+ * An event stream at the HTTP edge: where the hub's events (domain/stream/hub.ts) become
  * Server-Sent Events, framed as Hono's `writeSSE` frames them. Each event is framed once and each
  * batch joined once, however many streams it goes to.
  *
@@ -9,7 +9,7 @@
  * to its arrival from 27–33 ms to 41–50 ms at the median and from 48–67 ms to 77–88 ms at p99;
  * written straight to the body, 28 and 49 ms.
  */
-import type { StreamBatch, StreamedEvent, StreamSink } from "../domain/stream_sink.ts";
+import type { StreamBatch, StreamedEvent, StreamSink } from "../domain/stream/sink.ts";
 
 const enc = new TextEncoder();
 

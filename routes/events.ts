@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { Ctx } from "../domain/context.ts";
-import { listEvents } from "../domain/event_feed.ts";
-import { openEventStream } from "../domain/event_stream.ts";
-import type { StreamHub } from "../domain/stream_hub.ts";
+import { listEvents } from "../domain/stream/feed.ts";
+import { openEventStream } from "../domain/stream/open.ts";
+import type { StreamHub } from "../domain/stream/hub.ts";
 import { SseSink } from "./event_stream_sse.ts";
-import { MAX_CHANNEL_IDS } from "../domain/webhooks.ts";
+import { MAX_CHANNEL_IDS } from "../domain/webhooks/webhooks.ts";
 import { isUuid } from "../core/ids.ts";
 import { errorFields, log } from "../core/log.ts";
 import { EVENT_TYPES, type EventType } from "../core/types.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Ctx } from "../domain/context.ts";
-import { addMember, listMembers, removeMember } from "../domain/members.ts";
+import { addMember, listMembers, removeMember } from "../domain/channels/members.ts";
 import { readJsonObject } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";

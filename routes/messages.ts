@@ -2,9 +2,14 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { Ctx } from "../domain/context.ts";
 import { isUuid } from "../core/ids.ts";
-import { listMessages } from "../domain/message_list.ts";
+import { listMessages } from "../domain/messages/list.ts";
 import { messageView } from "../domain/views.ts";
-import { deleteMessage, editMessage, postMessage, showMessage } from "../domain/messages.ts";
+import {
+  deleteMessage,
+  editMessage,
+  postMessage,
+  showMessage,
+} from "../domain/messages/messages.ts";
 import { settle } from "../core/settled.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";

@@ -4,7 +4,7 @@ import type { Ctx } from "../domain/context.ts";
 import { notFound, unauthenticated } from "../core/errors.ts";
 import { registry } from "../core/metrics.ts";
 import { sha256Hex } from "../core/random.ts";
-import { measureDelivery } from "../domain/operations.ts";
+import { measureDelivery } from "../domain/data/operations.ts";
 
 const enc = new TextEncoder();
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Ctx } from "../domain/context.ts";
-import { setReaction } from "../domain/reactions.ts";
+import { setReaction } from "../domain/messages/reactions.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 

@@ -11,8 +11,8 @@ import {
   MAX_CHANNEL_IDS,
   showWebhook,
   updateWebhook,
-} from "../domain/webhooks.ts";
-import { pingWebhook, recoverWebhook, redeliver } from "../domain/webhook_sends.ts";
+} from "../domain/webhooks/webhooks.ts";
+import { pingWebhook, recoverWebhook, redeliver } from "../domain/webhooks/sends.ts";
 import { attempt, settle } from "../core/settled.ts";
 import { readBody, readJsonObject, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";

@@ -4,6 +4,7 @@
  * a function. The check reads the import statements of every module of the service.
  */
 import assert from "node:assert/strict";
+import ts from "npm:typescript@5.9.3";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -153,6 +154,86 @@ Deno.test("architecture: every import runs downward, and none runs in a circle",
 
 Deno.test("architecture: nothing patches the store or a commit, or hangs state on one", async () => {
   assert.deepEqual(hiddenState(await serviceSources()), [], "the Store (kv/store.ts) holds it");
+});
+
+/** A function longer than this does more than one thing; one with more positional parameters than
+ * this is called with its arguments in the wrong order sooner or later. */
+const MAX_FUNCTION_LINES = 80;
+const MAX_POSITIONAL = 4;
+/** Entries at the top of domain/: past this, a flat folder stands in for a layout. */
+const MAX_DOMAIN_ENTRIES = 25;
+
+/** Every function of `sources` (declarations, methods, arrows, expressions) with its shape. */
+export function functionShapes(sources: Map<string, string>) {
+  const out: { where: string; lines: number; params: number }[] = [];
+  for (const [path, source] of sources) {
+    const kind = path.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+    const file = ts.createSourceFile(path, source, ts.ScriptTarget.Latest, true, kind);
+    const visit = (node: ts.Node) => {
+      if (ts.isFunctionLike(node) && (node as ts.FunctionLikeDeclaration).body) {
+        const fn = node as ts.FunctionLikeDeclaration;
+        const line = (pos: number) => file.getLineAndCharacterOfPosition(pos).line;
+        const name = fn.name?.getText(file) ??
+          (ts.isVariableDeclaration(fn.parent) ? fn.parent.name.getText(file) : "(anonymous)");
+        out.push({
+          where: `${path}:${line(fn.getStart(file)) + 1} ${name}`,
+          lines: line(fn.getEnd()) - line(fn.getStart(file)) + 1,
+          params: fn.parameters.length,
+        });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(file);
+  }
+  return out;
+}
+
+Deno.test(`architecture: no function is longer than ${MAX_FUNCTION_LINES} lines or takes more than ${MAX_POSITIONAL} positional parameters`, async () => {
+  const shapes = functionShapes(await serviceSources());
+  assert.ok(shapes.length > 500, `read ${shapes.length} functions`);
+  assert.deepEqual(
+    shapes.filter((f) => f.lines > MAX_FUNCTION_LINES).map((f) => `${f.where}: ${f.lines} lines`),
+    [],
+    "split them into named steps",
+  );
+  assert.deepEqual(
+    shapes.filter((f) => f.params > MAX_POSITIONAL).map((f) => `${f.where}: ${f.params}`),
+    [],
+    "name the parameters past four in an object",
+  );
+});
+
+Deno.test("architecture: the checks of function shape catch a long function and a long signature", () => {
+  const body = Array.from({ length: MAX_FUNCTION_LINES }, (_, i) => `  const x${i} = ${i};`);
+  const shapes = functionShapes(
+    new Map([
+      ["kv/a.ts", `export function long() {\n${body.join("\n")}\n}\n`],
+      ["kv/b.ts", "export const wide = (a: 1, b: 2, c: 3, d: 4, e: 5) => a;\n"],
+      ["kv/c.ts", "export function named(a: 1, { b, c, d, e }: { b: 2; c: 3; d: 4; e: 5 }) {}\n"],
+    ]),
+  );
+  assert.deepEqual(shapes.map((f) => [f.where, f.lines > MAX_FUNCTION_LINES, f.params]), [
+    ["kv/a.ts:1 long", true, 0],
+    ["kv/b.ts:1 wide", false, 5],
+    ["kv/c.ts:1 named", false, 2],
+  ]);
+});
+
+Deno.test(`architecture: domain/ is laid out by capability, at most ${MAX_DOMAIN_ENTRIES} entries at its top`, async () => {
+  const entries = await Array.fromAsync(Deno.readDir(new URL("domain", ROOT)));
+  const folders = entries.filter((e) => e.isDirectory).map((e) => e.name).sort();
+  assert.ok(
+    entries.length <= MAX_DOMAIN_ENTRIES,
+    `${entries.length} entries: ${entries.map((e) => e.name).sort().join(", ")}`,
+  );
+  // Every capability ARCHITECTURE.md names is a folder, and every folder is named there.
+  const drawn = await Deno.readTextFile(new URL("ARCHITECTURE.md", ROOT));
+  const named = [...drawn.matchAll(/`domain\/([a-z_]+)\/`/g)].map((m) => m[1]);
+  assert.deepEqual([...new Set(named)].sort(), folders);
+  // A prefix shared by several files stands in for a folder.
+  const files = entries.filter((e) => e.isFile).map((e) => e.name.split("_")[0]);
+  const shared = files.filter((p, i) => files.indexOf(p) !== i);
+  assert.deepEqual(shared, [], "files sharing a prefix belong in a folder");
 });
 
 Deno.test(`architecture: no module is longer than ${MAX_LINES} lines`, async () => {

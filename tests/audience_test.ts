@@ -3,7 +3,7 @@
  * can see at the moment the event is written.
  */
 import assert from "node:assert/strict";
-import { createDirectChannel } from "../domain/channels.ts";
+import { createDirectChannel } from "../domain/channels/channels.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";

@@ -3,8 +3,13 @@ import { ApiError } from "../core/errors.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { migrate } from "../kv/migrations.ts";
-import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
-import { isWellFormedToken, mintTokenValue } from "../domain/token_format.ts";
+import {
+  createToken,
+  listTokens,
+  revokeTokenById,
+  rotateTokenById,
+} from "../domain/people/tokens.ts";
+import { isWellFormedToken, mintTokenValue } from "../domain/people/token_format.ts";
 import { sha256Hex } from "../core/random.ts";
 import { type Scope, SCOPES, type Token } from "../core/types.ts";
 import { newId } from "../core/ids.ts";
@@ -23,7 +28,7 @@ import {
 import { post, subscribe } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
-import { authenticate } from "../domain/authenticate.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
 import { wrapStore } from "../kv/open.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,20 +8,20 @@
  * here fails the test, so no new route can skip the policy.
  */
 import assert from "node:assert/strict";
-import { addMemberAsOperator } from "../domain/members.ts";
-import { archiveChannel, createChannel, createDirectChannel } from "../domain/channels.ts";
-import { createIncoming, revokeIncomingById } from "../domain/incoming.ts";
-import { postMessage } from "../domain/messages.ts";
-import { createLoginLink } from "../domain/sessions.ts";
-import { createToken, revokeTokenById } from "../domain/tokens.ts";
-import { authenticate } from "../domain/authenticate.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
+import { archiveChannel, createChannel, createDirectChannel } from "../domain/channels/channels.ts";
+import { createIncoming, revokeIncomingById } from "../domain/webhooks/incoming.ts";
+import { postMessage } from "../domain/messages/messages.ts";
+import { createLoginLink } from "../domain/people/sessions.ts";
+import { createToken, revokeTokenById } from "../domain/people/tokens.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
 import { type Scope, SCOPES, type Subject, type Team, type User } from "../core/types.ts";
-import { createTeam, createUser } from "../domain/workspace.ts";
-import { changeRole, deactivateUser } from "../domain/people.ts";
+import { createTeam, createUser } from "../domain/people/workspace.ts";
+import { changeRole, deactivateUser } from "../domain/people/people.ts";
 import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
-import { installApp } from "../domain/app_installs.ts";
+import { installApp } from "../domain/apps/installs.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
 import { receiver, waitUntil } from "./webhook_receivers.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { OutboxEvent } from "../core/types.ts";
-import { listTokens, revokeTokenById } from "../domain/tokens.ts";
+import { listTokens, revokeTokenById } from "../domain/people/tokens.ts";
 import { keys } from "../kv/keys.ts";
 import { touchToken } from "../kv/tokens.ts";
 import { sha256Hex } from "../core/random.ts";

@@ -3,7 +3,7 @@ import type { Ctx } from "../domain/context.ts";
 import { loadSettings } from "../core/settings.ts";
 import { SCOPES } from "../core/types.ts";
 import { openStore } from "../kv/open.ts";
-import { loadKeyring } from "../domain/app_key.ts";
+import { loadKeyring } from "../domain/data/app_key.ts";
 import { createApp } from "../routes/app.ts";
 import { api, startStreams, type TestServer } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";

@@ -4,7 +4,7 @@
  * not the text it was posted or edited with.
  */
 import assert from "node:assert/strict";
-import { FEED_LAG_MS } from "../domain/event_feed.ts";
+import { FEED_LAG_MS } from "../domain/stream/feed.ts";
 import { api, assertStatus, withWorkspace } from "./harness.ts";
 import { connect } from "./sse_client.ts";
 import { FAST, post, receiver, sleep, subscribe } from "./webhook_receivers.ts";

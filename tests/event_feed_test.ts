@@ -5,8 +5,8 @@
  * sees, and a position past the 30-day horizon is a 410.
  */
 import assert from "node:assert/strict";
-import { createDirectChannel } from "../domain/channels.ts";
-import { FEED_LAG_MS } from "../domain/event_feed.ts";
+import { createDirectChannel } from "../domain/channels/channels.ts";
+import { FEED_LAG_MS } from "../domain/stream/feed.ts";
 import { newId } from "../core/ids.ts";
 
 /** An id as one made at `ms` would be (newId never goes back in time). */

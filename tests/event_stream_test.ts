@@ -3,8 +3,8 @@
  * any SSE id without gaps or repeats, whichever instance it reconnects to.
  */
 import assert from "node:assert/strict";
-import { createDirectChannel } from "../domain/channels.ts";
-import { createToken, revokeTokenById } from "../domain/tokens.ts";
+import { createDirectChannel } from "../domain/channels/channels.ts";
+import { createToken, revokeTokenById } from "../domain/people/tokens.ts";
 import { keys } from "../kv/keys.ts";
 import {
   actor,

@@ -3,8 +3,8 @@
  * the service itself killed with SIGKILL mid-way (main.ts in a subprocess on a KV file).
  */
 import assert from "node:assert/strict";
-import { postMessage } from "../domain/messages.ts";
-import { authenticate } from "../domain/authenticate.ts";
+import { postMessage } from "../domain/messages/messages.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
 import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { countKeys, type TestServer, withWorkspace, type Workspace, workspace } from "./harness.ts";

@@ -5,7 +5,7 @@
  * make the events and memberships, so that the next release can read them.
  */
 import assert from "node:assert/strict";
-import { createDirectChannel } from "../domain/channels.ts";
+import { createDirectChannel } from "../domain/channels/channels.ts";
 import type { User } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { api, assertStatus, createChannelAs, storeEntries, withWorkspace } from "./harness.ts";

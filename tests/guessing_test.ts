@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { createIncoming } from "../domain/incoming.ts";
-import { MAX_MISSES_PER_MINUTE } from "../domain/guessing.ts";
-import { createLoginLink } from "../domain/sessions.ts";
+import { createIncoming } from "../domain/webhooks/incoming.ts";
+import { MAX_MISSES_PER_MINUTE } from "../domain/guards/guessing.ts";
+import { createLoginLink } from "../domain/people/sessions.ts";
 import { createApp } from "../routes/app.ts";
 import { clientAddress } from "../routes/client_address.ts";
-import { addMemberAsOperator } from "../domain/members.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
 import {
   clearOfWindowEdge,
   createChannelAs,

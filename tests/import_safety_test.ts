@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { generateAppKey } from "../core/keyring.ts";
-import { postMessage } from "../domain/messages.ts";
-import { authenticate } from "../domain/authenticate.ts";
+import { postMessage } from "../domain/messages/messages.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
 import { backupUnsupported } from "../kv/store_file.ts";
 import { workspace } from "./harness.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";

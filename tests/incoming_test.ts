@@ -2,13 +2,13 @@
  * Incoming webhooks: Slack-compatible posting through a secret URL, as a bot, into one channel.
  */
 import assert from "node:assert/strict";
-import { addMemberAsOperator } from "../domain/members.ts";
-import { archiveChannel, createChannel } from "../domain/channels.ts";
-import { createIncoming, revokeIncomingById } from "../domain/incoming.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
+import { archiveChannel, createChannel } from "../domain/channels/channels.ts";
+import { createIncoming, revokeIncomingById } from "../domain/webhooks/incoming.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
-import { authenticate } from "../domain/authenticate.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
 import {
   api,
   type ApiResponse,

@@ -7,8 +7,8 @@
  * posting contention a soak of that length instead.
  */
 import assert from "node:assert/strict";
-import { postMessage } from "../domain/messages.ts";
-import { authenticate } from "../domain/authenticate.ts";
+import { postMessage } from "../domain/messages/messages.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { api, type ApiResponse, clearOfWindowEdge, createChannelAs, workspace } from "./harness.ts";

@@ -3,9 +3,9 @@
  * an event feed to catch up from.
  */
 import assert from "node:assert/strict";
-import { postMessage } from "../domain/messages.ts";
-import { authenticate } from "../domain/authenticate.ts";
-import { FEED_LAG_MS } from "../domain/event_feed.ts";
+import { postMessage } from "../domain/messages/messages.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
+import { FEED_LAG_MS } from "../domain/stream/feed.ts";
 import { listAudit } from "../kv/audit.ts";
 import {
   api,

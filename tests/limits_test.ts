@@ -3,11 +3,11 @@
  * each test first does what an attacker did (issue 15's findings 3 to 5), then checks the bound.
  */
 import assert from "node:assert/strict";
-import { createIncoming } from "../domain/incoming.ts";
-import { MAX_LIVE_TOKENS } from "../domain/tokens.ts";
-import { createToken, listTokens, revokeTokenById } from "../domain/tokens.ts";
-import { createUser } from "../domain/workspace.ts";
-import { addMemberAsOperator } from "../domain/members.ts";
+import { createIncoming } from "../domain/webhooks/incoming.ts";
+import { MAX_LIVE_TOKENS } from "../domain/people/tokens.ts";
+import { createToken, listTokens, revokeTokenById } from "../domain/people/tokens.ts";
+import { createUser } from "../domain/people/workspace.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
 import {
   actor,
   api,

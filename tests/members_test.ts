@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createDirectChannel } from "../domain/channels.ts";
+import { createDirectChannel } from "../domain/channels/channels.ts";
 import type { Message, OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import {

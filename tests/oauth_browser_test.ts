@@ -8,7 +8,7 @@ import * as oauth from "npm:oauth4webapi@3.8.8";
 import { browserTest, withBrowser } from "./browser.ts";
 import { api, signedInCookie, startServer, workspace } from "./harness.ts";
 import { registerApp } from "./oauth_client.ts";
-import { userById } from "../domain/workspace.ts";
+import { userById } from "../domain/people/workspace.ts";
 
 const SHOTS = Deno.env.get("SCREENSHOTS_DIR");
 const INSECURE = { [oauth.allowInsecureRequests]: true };

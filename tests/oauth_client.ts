@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { Ctx } from "../domain/context.ts";
-import { createApp } from "../domain/apps.ts";
+import { createApp } from "../domain/apps/apps.ts";
 import type { App, Scope } from "../core/types.ts";
 import { signedInCookie, type TestServer } from "./harness.ts";
 

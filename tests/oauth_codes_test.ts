@@ -11,7 +11,7 @@ import type { AppInstall, AuthorizationCode, Token } from "../core/types.ts";
 import { sha256Hex } from "../core/random.ts";
 import type { Ctx } from "../domain/context.ts";
 import { wrapStore } from "../kv/open.ts";
-import { findCode, redeemCode } from "../domain/oauth.ts";
+import { findCode, redeemCode } from "../domain/apps/oauth.ts";
 
 async function withServer(fn: (s: TestServer, w: Workspace) => Promise<void>) {
   const s = await startServer();

@@ -25,8 +25,8 @@ import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import type { AuthorizationCode } from "../core/types.ts";
 import { sha256Hex } from "../core/random.ts";
-import { userById } from "../domain/workspace.ts";
-import { createLoginLink } from "../domain/sessions.ts";
+import { userById } from "../domain/people/workspace.ts";
+import { createLoginLink } from "../domain/people/sessions.ts";
 
 async function withApp(
   fn: (s: TestServer, w: Workspace, reg: Awaited<ReturnType<typeof registerApp>>) => Promise<void>,

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { generateAppKey } from "../core/keyring.ts";
 import { keys } from "../kv/keys.ts";
-import { createIncoming } from "../domain/incoming.ts";
-import { addMemberAsOperator } from "../domain/members.ts";
+import { createIncoming } from "../domain/webhooks/incoming.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
 import type { Message } from "../core/types.ts";
 import { api, assertStatus, startServer, workspace } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";

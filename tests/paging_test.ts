@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { draftMessage } from "../domain/message_draft.ts";
+import { draftMessage } from "../domain/messages/draft.ts";
 import type { Channel } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { type Actor, api, type TestServer, workspace } from "./harness.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { ApiError } from "../core/errors.ts";
-import { createLoginLink, signIn } from "../domain/sessions.ts";
+import { createLoginLink, signIn } from "../domain/people/sessions.ts";
 import { api, withWorkspace, workspace } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
 import { receiver, subscribe, waitUntil } from "./webhook_receivers.ts";

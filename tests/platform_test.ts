@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { revokeTokenById } from "../domain/tokens.ts";
+import { revokeTokenById } from "../domain/people/tokens.ts";
 import { sha256Hex } from "../core/random.ts";
 import { keys } from "../kv/keys.ts";
 import type { Scope, Token } from "../core/types.ts";

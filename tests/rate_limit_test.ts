@@ -1,6 +1,6 @@
 /** The rate limit held across instances: two limiters on two handles of one KV file. */
 import assert from "node:assert/strict";
-import { RateLimiter } from "../domain/rate_limit.ts";
+import { RateLimiter } from "../domain/guards/rate_limit.ts";
 import { wrapStore } from "../kv/open.ts";
 import { clearOfWindowEdge } from "./harness.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createCustomEmoji, createTeam } from "../domain/workspace.ts";
+import { createCustomEmoji, createTeam } from "../domain/people/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { actor, api, type TestServer, workspace } from "./harness.ts";
 import { assertInvalid, newChannel, outbox, posted, withServer } from "./message_fixtures.ts";

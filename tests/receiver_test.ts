@@ -5,7 +5,7 @@
  * envelope `id`) accepts real deliveries unchanged.
  */
 import assert from "node:assert/strict";
-import { rotateWebhookSecret } from "../domain/webhook_admin.ts";
+import { rotateWebhookSecret } from "../domain/webhooks/admin.ts";
 import { api, startServer, workspace } from "./harness.ts";
 import { post, show, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 import { subjectOfPerson } from "../domain/principals.ts";

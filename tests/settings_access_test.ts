@@ -4,9 +4,14 @@
  * may not manage is not found. The operator (actor null) may act anywhere.
  */
 import assert from "node:assert/strict";
-import { createIncoming, revokeIncomingById } from "../domain/incoming.ts";
-import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../domain/tokens.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
+import { createIncoming, revokeIncomingById } from "../domain/webhooks/incoming.ts";
+import {
+  createToken,
+  listTokens,
+  revokeTokenById,
+  rotateTokenById,
+} from "../domain/people/tokens.ts";
+import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks/admin.ts";
 import { api, withWorkspace, workspace } from "./harness.ts";
 import { subscribe } from "./webhook_receivers.ts";
 import { subjectOfPerson } from "../domain/principals.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { authenticate } from "../domain/authenticate.ts";
-import { selectFor } from "../domain/stream_audience.ts";
+import { authenticate } from "../domain/people/authenticate.ts";
+import { selectFor } from "../domain/stream/audience.ts";
 import type { LoggedEvent } from "../kv/stream_markers.ts";
 import { countReads, createChannelAs, withWorkspace } from "./harness.ts";
 

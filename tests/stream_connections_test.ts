@@ -5,8 +5,8 @@
  * user's however many tokens it has. Counted with `ss`, on a real service process.
  */
 import assert from "node:assert/strict";
-import { createToken } from "../domain/tokens.ts";
-import { MAX_STREAMS_PER_TOKEN, MAX_STREAMS_PER_USER } from "../domain/stream_registrations.ts";
+import { createToken } from "../domain/people/tokens.ts";
+import { MAX_STREAMS_PER_TOKEN, MAX_STREAMS_PER_USER } from "../domain/stream/registrations.ts";
 import { sharedStore, startService } from "./processes.ts";
 import { workspace } from "./harness.ts";
 import { waitUntil } from "./webhook_receivers.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { actor, api, assertStatus, createChannelAs, withWorkspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
-import { createDirectChannel } from "../domain/channels.ts";
+import { createDirectChannel } from "../domain/channels/channels.ts";
 
 const sameApartFromIds = (a: unknown, b: unknown) =>
   assert.deepEqual(

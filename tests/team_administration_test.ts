@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../core/errors.ts";
 import { readAuditLog } from "../domain/audit_log.ts";
-import { tokenHolder } from "../domain/tokens.ts";
-import { createTeam, createUser, listUsers } from "../domain/workspace.ts";
+import { tokenHolder } from "../domain/people/tokens.ts";
+import { createTeam, createUser, listUsers } from "../domain/people/workspace.ts";
 import { withWorkspace } from "./harness.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Webhook } from "npm:standardwebhooks@1.1.1";
 import Stripe from "npm:stripe@23.1.0";
-import { rotateWebhookSecret } from "../domain/webhook_admin.ts";
+import { rotateWebhookSecret } from "../domain/webhooks/admin.ts";
 import { withWorkspace } from "./harness.ts";
 import { FAST, type Hit, post, receiver, subscribe } from "./webhook_receivers.ts";
 import { subjectOfPerson } from "../domain/principals.ts";

@@ -1,7 +1,7 @@
 /** The /webhooks API: create, list, show, delete, redeliver; validation, scoping, audit. */
 import assert from "node:assert/strict";
 import { webhookCommands } from "../cli/webhook_commands.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhook_admin.ts";
+import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks/admin.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";

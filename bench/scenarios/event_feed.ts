@@ -5,13 +5,13 @@
  * the middle of the first, where nothing is hidden; and the live stream's catch-up over the same
  * events, resumed from before the first.
  */
-import { createChannel } from "../../domain/channels.ts";
-import { draftMessage } from "../../domain/message_draft.ts";
+import { createChannel } from "../../domain/channels/channels.ts";
+import { draftMessage } from "../../domain/messages/draft.ts";
 import { messageView } from "../../domain/views.ts";
 import type { Channel } from "../../core/types.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { addEvent } from "../../kv/outbox.ts";
-import { FEED_LAG_MS } from "../../domain/event_feed.ts";
+import { FEED_LAG_MS } from "../../domain/stream/feed.ts";
 import { idsFrom } from "../../core/ids.ts";
 import { freePort, type Proc, startService } from "../procs.ts";
 import { infoRow, type Row } from "../report.ts";

@@ -8,9 +8,9 @@
  * that hear every post.
  */
 import type { Ctx } from "../../domain/context.ts";
-import { createChannel } from "../../domain/channels.ts";
-import { createToken } from "../../domain/tokens.ts";
-import { createUser } from "../../domain/workspace.ts";
+import { createChannel } from "../../domain/channels/channels.ts";
+import { createToken } from "../../domain/people/tokens.ts";
+import { createUser } from "../../domain/people/workspace.ts";
 import { paced, percentile } from "../pacing.ts";
 import { freePort, type Proc, startBaseline, startService } from "../procs.ts";
 import { infoRow, limitRow, ratioRow, type Row } from "../report.ts";

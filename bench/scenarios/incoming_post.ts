@@ -3,10 +3,10 @@
  * message as the same bot through the API, POST /api/v1/channels/{id}/messages, in one service
  * (the target: the hook path reaches at least 0.8 of the API's rate).
  */
-import { addMemberAsOperator } from "../../domain/members.ts";
-import { createIncoming } from "../../domain/incoming.ts";
-import { createToken } from "../../domain/tokens.ts";
-import { createUser } from "../../domain/workspace.ts";
+import { addMemberAsOperator } from "../../domain/channels/members.ts";
+import { createIncoming } from "../../domain/webhooks/incoming.ts";
+import { createToken } from "../../domain/people/tokens.ts";
+import { createUser } from "../../domain/people/workspace.ts";
 import { freePort, startService } from "../procs.ts";
 import { ratioRow, type Row } from "../report.ts";
 import { openCtx, seedWorkspace, serviceEnv } from "../seed.ts";

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { Ctx } from "../../domain/context.ts";
-import { authenticate } from "../../domain/authenticate.ts";
+import { authenticate } from "../../domain/people/authenticate.ts";
 import type { ApiEnv } from "../env.ts";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;

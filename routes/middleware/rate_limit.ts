@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../core/errors.ts";
 import type { ApiEnv } from "../env.ts";
-import type { RateLimiter } from "../../domain/rate_limit.ts";
+import type { RateLimiter } from "../../domain/guards/rate_limit.ts";
 
 /**
  * Counts a request of `name` (a token, an incoming webhook) and sets the X-RateLimit headers;

@@ -3,7 +3,7 @@ import { setCookie } from "hono/cookie";
 import type { Ctx } from "../../domain/context.ts";
 import { ApiError } from "../../core/errors.ts";
 import type { Channel, Subject } from "../../core/types.ts";
-import { listChannels, listTeamChannels } from "../../domain/channels.ts";
+import { listChannels, listTeamChannels } from "../../domain/channels/channels.ts";
 import {
   approveInstall,
   AuthorizePageError,
@@ -11,10 +11,10 @@ import {
   type AuthorizeRequest,
   denyInstall,
   readAuthorizeRequest,
-} from "../../domain/oauth_authorize.ts";
+} from "../../domain/apps/authorize.ts";
 import { decide } from "../../domain/policy.ts";
-import { csrfMatches } from "../../domain/sessions.ts";
-import { findTeam } from "../../domain/workspace.ts";
+import { csrfMatches } from "../../domain/people/sessions.ts";
+import { findTeam } from "../../domain/people/workspace.ts";
 import { ConsentPage } from "../../web/consent.tsx";
 import type { FormState } from "../../web/forms.tsx";
 import type { Viewer } from "../../web/layout.tsx";

@@ -2,9 +2,9 @@ import { type Context, Hono } from "hono";
 import type { Ctx } from "../../domain/context.ts";
 import { ApiError } from "../../core/errors.ts";
 import { SCOPES } from "../../core/types.ts";
-import type { GuessGuard } from "../../domain/guessing.ts";
-import { authenticatedApp } from "../../domain/apps.ts";
-import { findCode, OAuthError, redeemCode, revokeByApp } from "../../domain/oauth.ts";
+import type { GuessGuard } from "../../domain/guards/guessing.ts";
+import { authenticatedApp } from "../../domain/apps/apps.ts";
+import { findCode, OAuthError, redeemCode, revokeByApp } from "../../domain/apps/oauth.ts";
 import { clientAddress } from "../client_address.ts";
 
 const NO_STORE = { "Cache-Control": "no-store", "Pragma": "no-cache" };

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import type { Ctx } from "../../domain/context.ts";
-import { appById } from "../../domain/apps.ts";
-import { listInstalls, uninstallApp } from "../../domain/app_installs.ts";
-import { userById } from "../../domain/workspace.ts";
+import { appById } from "../../domain/apps/apps.ts";
+import { listInstalls, uninstallApp } from "../../domain/apps/installs.ts";
+import { userById } from "../../domain/people/workspace.ts";
 import { AppsPage } from "../../web/apps.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import type { SettingsEnv } from "./env.ts";

@@ -1,11 +1,11 @@
 import { type Context, Hono } from "hono";
-import { channelsOf, listTeamChannels, readsPrivately } from "../../domain/channels.ts";
-import { addMember, removeMember } from "../../domain/members.ts";
+import { channelsOf, listTeamChannels, readsPrivately } from "../../domain/channels/channels.ts";
+import { addMember, removeMember } from "../../domain/channels/members.ts";
 import type { Ctx } from "../../domain/context.ts";
 import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
-import { createToken, listTokens, tokenHolder } from "../../domain/tokens.ts";
-import { createUser, listUsers } from "../../domain/workspace.ts";
+import { createToken, listTokens, tokenHolder } from "../../domain/people/tokens.ts";
+import { createUser, listUsers } from "../../domain/people/workspace.ts";
 import { BotsPage, type BotsPageProps } from "../../web/bots.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import type { SettingsEnv } from "./env.ts";

@@ -1,6 +1,6 @@
 import type { CookieOptions } from "hono/utils/cookie";
 import type { Ctx } from "../../domain/context.ts";
-import { SESSION_TTL_MS } from "../../domain/sessions.ts";
+import { SESSION_TTL_MS } from "../../domain/people/sessions.ts";
 
 export const SESSION_COOKIE = "tc_session";
 

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { Ctx } from "../../domain/context.ts";
-import { csrfMatches, sessionFor } from "../../domain/sessions.ts";
+import { csrfMatches, sessionFor } from "../../domain/people/sessions.ts";
 import { permits } from "../../domain/policy.ts";
 import { subjectOfPerson } from "../../domain/principals.ts";
 import { MessagePage, SignInHelp } from "../../web/message.tsx";

@@ -1,10 +1,14 @@
 import { type Context, Hono } from "hono";
-import { byName, channelsOf, listChannels } from "../../domain/channels.ts";
-import { visibleChannels } from "../../domain/channel_access.ts";
+import { byName, channelsOf, listChannels } from "../../domain/channels/channels.ts";
+import { visibleChannels } from "../../domain/channels/access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import type { Subject, User } from "../../core/types.ts";
-import { createIncoming, listIncoming, revokeIncomingById } from "../../domain/incoming.ts";
-import { listUsers } from "../../domain/workspace.ts";
+import {
+  createIncoming,
+  listIncoming,
+  revokeIncomingById,
+} from "../../domain/webhooks/incoming.ts";
+import { listUsers } from "../../domain/people/workspace.ts";
 import { IncomingPage, type IncomingPageProps, type Target } from "../../web/incoming.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import type { SettingsEnv } from "./env.ts";

@@ -1,6 +1,11 @@
 import { type Context, Hono } from "hono";
 import type { Ctx } from "../../domain/context.ts";
-import { createToken, listTokens, revokeTokenById, rotateTokenById } from "../../domain/tokens.ts";
+import {
+  createToken,
+  listTokens,
+  revokeTokenById,
+  rotateTokenById,
+} from "../../domain/people/tokens.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { TokensPage, type TokensPageProps } from "../../web/tokens.tsx";
 import { showBots } from "./bots.tsx";

@@ -1,14 +1,19 @@
 import { type Context, Hono } from "hono";
-import { visibleChannels } from "../../domain/channel_access.ts";
+import { visibleChannels } from "../../domain/channels/access.ts";
 import type { Ctx } from "../../domain/context.ts";
-import { userById } from "../../domain/workspace.ts";
+import { userById } from "../../domain/people/workspace.ts";
 import { permits } from "../../domain/policy.ts";
-import { deleteWebhook, listWebhooks, showWebhook, updateWebhook } from "../../domain/webhooks.ts";
+import {
+  deleteWebhook,
+  listWebhooks,
+  showWebhook,
+  updateWebhook,
+} from "../../domain/webhooks/webhooks.ts";
 import { attempt } from "../../core/settled.ts";
 import { validate } from "../body.ts";
 import { webhookChanges } from "../webhooks.ts";
-import { redeliver } from "../../domain/webhook_sends.ts";
-import { enableWebhook, rotateWebhookSecret } from "../../domain/webhook_admin.ts";
+import { redeliver } from "../../domain/webhooks/sends.ts";
+import { enableWebhook, rotateWebhookSecret } from "../../domain/webhooks/admin.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { WebhookPage, type WebhookPageProps, WebhooksPage } from "../../web/webhooks.tsx";
 import type { SettingsEnv } from "./env.ts";

@@ -1,0 +1,173 @@
+/**
+ * Loading a channel for an action: its record and the subject's membership (where membership
+ * can change the answer), the token's pending check, and a caller's extra keys, in one read; then
+ * the policy's answer. What a write must check at commit to hold what it read (`checksOf`).
+ */
+import type { Ctx } from "../context.ts";
+import type { Channel, MemberRef, Subject } from "../../core/types.ts";
+import {
+  authorize,
+  CHANNEL_NOT_FOUND,
+  type ChannelAction,
+  type ChannelShape,
+  membershipDecides,
+  permits,
+} from "../policy.ts";
+import { ApiError, notFound } from "../../core/errors.ts";
+import { isUuid } from "../../core/ids.ts";
+import { CacheKind } from "../../core/memory.ts";
+import { getAll } from "../../kv/commit.ts";
+import { keys } from "../../kv/keys.ts";
+
+/** How a load reads (see `loadChannelWith`). */
+export type ChannelReads = "plain" | "fresh" | "reused";
+
+/** What to load with a channel, and for what. */
+export interface ChannelLoad {
+  /** Read in the same getMany; a null key yields an absent entry in its place. */
+  extraKeys?: (Deno.KvKey | null)[];
+  action?: ChannelAction;
+  reads?: ChannelReads;
+}
+
+export interface ChannelAccess {
+  entry: Deno.KvEntry<Channel>;
+  channel: Channel;
+  /**
+   * Whether the subject is a member. Membership is not read where it cannot change any rule (a
+   * human in a public channel of its team): there this is false, whatever the truth.
+   */
+  isMember: boolean;
+}
+
+export interface ChannelRead<T extends unknown[]> extends ChannelAccess {
+  /** The subject's membership entry as read, to re-check at commit; null when not read. */
+  member: Deno.KvEntryMaybe<MemberRef> | null;
+  extra: { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
+}
+
+/**
+ * What never changes about a channel once created. Remembering it lets a request skip the
+ * membership read when it cannot matter; every other field is read afresh each time.
+ */
+const SHAPES = new CacheKind<ChannelShape>("channel shapes", 50_000);
+
+function rememberShape(ctx: Ctx, ch: Channel) {
+  const shapes = ctx.kv.cache(SHAPES);
+  if (shapes.has(ch.id)) return;
+  shapes.set(ch.id, { team_id: ch.team_id, visibility: ch.visibility, is_direct: ch.is_direct });
+}
+
+const absent = { key: [], value: null, versionstamp: null };
+
+/** What a subject gets for a channel it may not know exists, or that does not. */
+const channelNotFound = () => notFound(CHANNEL_NOT_FOUND);
+
+/**
+ * Loads a channel for `action` and asks the policy whether the subject may take it: the 404 that
+ * hides the channel (malformed ids are 404 too: to a caller they are just channels that don't
+ * exist), or the 403 of the action. Up to 7 more keys are fetched in the same `getMany`, so a
+ * request's preconditions cost one round trip; a null key (nothing to read) yields an absent
+ * entry in its place.
+ *
+ * `reads` other than "plain" are for a write whose commit checks every entry this returns
+ * (`checksOf`): "fresh" reads them and remembers them, "reused" may start from the entries last
+ * read for such a write instead of reading (kv/checked_reads.ts). Whatever a "reused" load then
+ * decides without a commit to check it, an error above all, is decided again with "fresh".
+ */
+export async function loadChannelWith<T extends unknown[]>(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  { extraKeys = [], action = "channel.read", reads = "plain" }: ChannelLoad = {},
+): Promise<ChannelRead<T>> {
+  if (!isUuid(channelId)) throw channelNotFound();
+  const memberKey = membershipDecides(subject, ctx.kv.cache(SHAPES).get(channelId))
+    ? keys.member(channelId, subject.user_id)
+    : null;
+  const wanted = extraKeys.filter((k) => k !== null);
+  const slots = [memberKey, ...wanted];
+  const wantedKeys: [Deno.KvKey, ...Deno.KvKey[]] = [
+    keys.channel(channelId),
+    ...slots.filter((k) => k !== null),
+  ];
+  const [channel, ...read] = reads === "plain"
+    ? await ctx.kv.getMany<[Channel, ...unknown[]]>(wantedKeys)
+    : await ctx.kv.readForCheck<[Channel, ...unknown[]]>(wantedKeys, reads === "reused");
+  // Each key's entry, by its place among `slots` (null: not read).
+  const found = new Map<Deno.KvKey, Deno.KvEntryMaybe<unknown>>();
+  slots.filter((k) => k !== null).forEach((k, i) => found.set(k, read[i]));
+  const member = memberKey ? found.get(memberKey) as Deno.KvEntryMaybe<MemberRef> : null;
+  const extra = extraKeys.map((k) => k === null ? absent : found.get(k)!);
+  if (channel.versionstamp === null) throw channelNotFound();
+  rememberShape(ctx, channel.value);
+  const isMember = member?.versionstamp != null;
+  authorize(subject, action, { channel: channel.value, isMember });
+  return {
+    entry: channel,
+    channel: channel.value,
+    isMember,
+    member,
+    extra: extra as ChannelRead<T>["extra"],
+  };
+}
+
+/** What a write must check to hold everything `read` gave it, its `extra` entries aside. */
+export const checksOf = (read: ChannelRead<unknown[]>): Deno.AtomicCheck[] => [
+  read.entry,
+  ...(read.member ? [read.member] : []),
+];
+
+/**
+ * The tries of a write that may reuse (see loadChannelWith), for `retrying`: the first from what
+ * was last read, every other on a fresh read. Only a commit vouches for what was reused, so a
+ * refusal from it is decided again on a fresh read.
+ */
+export function reusingFirst<T>(
+  attempt: (reuse: boolean) => Promise<T | null>,
+): () => Promise<T | null> {
+  let first = true;
+  return async () => {
+    if (!first) return await attempt(false);
+    first = false;
+    try {
+      return await attempt(true);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return await attempt(false);
+    }
+  };
+}
+
+/** `loadChannelWith` and nothing more to read. */
+export const loadChannel = (
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  action: ChannelAction = "channel.read",
+): Promise<ChannelAccess> => loadChannelWith<[]>(ctx, subject, channelId, { action });
+
+/** Those of the channels `ids` the subject may read now (the policy's "channel.read"), in a few reads. */
+export async function visibleChannels(
+  ctx: Ctx,
+  subject: Subject,
+  ids: string[],
+): Promise<Channel[]> {
+  const [channels, memberships] = await Promise.all([
+    getAll<Channel>(ctx.kv, ids.map((id) => keys.channel(id))),
+    getAll(ctx.kv, ids.map((id) => keys.member(id, subject.user_id))),
+  ]);
+  return channels.flatMap(({ value: channel }, i) =>
+    channel !== null &&
+      permits(subject, "channel.read", {
+        channel,
+        isMember: memberships[i].versionstamp !== null,
+      })
+      ? [channel]
+      : []
+  );
+}
+
+/** Which of the channels `ids` the subject sees now. */
+export const visibleChannelIds = async (ctx: Ctx, subject: Subject, ids: string[]) =>
+  new Set((await visibleChannels(ctx, subject, ids)).map((c) => c.id));

@@ -1,0 +1,208 @@
+import type { Ctx } from "../context.ts";
+import type { Channel, MemberRef, Subject, Team, User } from "../../core/types.ts";
+import { authorize } from "../policy.ts";
+import { type Actor, subjectOfPerson } from "../principals.ts";
+import { ApiError, invalid, notFound } from "../../core/errors.ts";
+import { newId, nowIso } from "../../core/ids.ts";
+import { retrying } from "../../core/retry.ts";
+import { loadChannel } from "./access.ts";
+import { cleanChannelName, slugify } from "./slug.ts";
+import { checkName, checkOptionalName } from "../text.ts";
+import {
+  insertChannel,
+  listTeamChannels as listTeamChannelRecords,
+  listUserChannels,
+  updateChannel,
+} from "../../kv/channels.ts";
+import { getTeam, listTeamUsers } from "../../kv/workspace.ts";
+import { keys } from "../../kv/keys.ts";
+import { decodeChannelCursor, encodeChannelCursor } from "../paging.ts";
+
+const names = new Intl.Collator();
+
+/** The order of a list of channels: by name, as people read names, then by id. */
+export const byName = (a: Channel, b: Channel) =>
+  names.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The channels the subject belongs to, archived ones included, by name. */
+export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {
+  return (await listUserChannels(ctx.kv, subject.user_id)).sort(byName);
+}
+
+/**
+ * Every channel of a team, direct messages included, by name: for its admins and owners, and
+ * the operator (the CLI's channel:list), who see them all whatever their membership.
+ */
+export async function listTeamChannels(ctx: Ctx, teamId: string, actor: Actor): Promise<Channel[]> {
+  authorize(actor, "team.administer", { team_id: teamId });
+  const team = await getTeam(ctx.kv, teamId);
+  if (!team) throw notFound(`No team ${teamId}.`);
+  const people = (await listTeamUsers(ctx.kv, team.id)).filter((u) => u.type === "human");
+  const channels = await listTeamChannelRecords(ctx.kv, team.id, people.map((u) => u.id));
+  return channels.sort(byName);
+}
+
+/** A page of the subject's channels, and the cursor of the next page (null on the last). */
+export interface ChannelPage {
+  channels: Channel[];
+  nextCursor: string | null;
+}
+
+/**
+ * The subject's channels by name, from where an earlier page's `cursor` ended (a channel the
+ * subject has left since still marks the place), `limit` at most.
+ */
+export async function pageChannels(
+  ctx: Ctx,
+  subject: Subject,
+  { limit, cursor }: { limit: number; cursor: string | null },
+): Promise<ChannelPage> {
+  const after = cursor && decodeChannelCursor(ctx.keyring, subject.user_id, cursor);
+  const all = await listChannels(ctx, subject);
+  let start = 0;
+  if (after) {
+    const mark = all.find((c) => c.id === after) ??
+      (await ctx.kv.get<Channel>(keys.channel(after))).value;
+    if (!mark) throw invalid("cursor", "The channel this cursor went on after is gone.");
+    start = firstAfter(all, mark);
+  }
+  const channels = all.slice(start, start + limit);
+  const more = start + limit < all.length;
+  return {
+    channels,
+    nextCursor: more
+      ? encodeChannelCursor(ctx.keyring, subject.user_id, channels.at(-1)!.id)
+      : null,
+  };
+}
+
+/** Where in `sorted` the channels after `mark` begin (a binary search). */
+function firstAfter(sorted: Channel[], mark: Channel): number {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byName(sorted[mid], mark) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Whether being in the channel lets a token read what the public can't. */
+export const readsPrivately = (c: Channel) => c.visibility === "private" || c.is_direct;
+
+/**
+ * The channels `user` is in, archived ones included, by name: for its team's admins (the
+ * policy's "team.administer"), who add bots to channels and choose what an incoming webhook
+ * posts as.
+ */
+export async function channelsOf(ctx: Ctx, actor: Actor, user: User): Promise<Channel[]> {
+  authorize(actor, "team.administer", user);
+  return await listChannels(ctx, subjectOfPerson(user));
+}
+
+export interface NewChannel {
+  name: string;
+  visibility: "public" | "private";
+  topic?: string | null;
+}
+
+/** Creates a channel in the subject's team with the subject as its first member. */
+export async function createChannel(
+  ctx: Ctx,
+  subject: Subject,
+  input: NewChannel,
+): Promise<Channel> {
+  const name = cleanChannelName(checkName("name", input.name));
+  const topic = checkOptionalName("topic", input.topic) ?? null;
+  const slug = slugify(name);
+  if (!slug) throw invalid("name", "The name must contain at least one letter or digit.");
+  const channel: Channel = {
+    id: newId(),
+    team_id: subject.team_id,
+    name,
+    slug,
+    visibility: input.visibility,
+    topic,
+    is_general: false,
+    is_archived: false,
+    is_direct: false,
+    created_by: subject.user_id,
+    created_at: nowIso(),
+  };
+  const creator: MemberRef = { id: subject.user_id, name: subject.name, type: subject.type };
+  if (!(await insertChannel(ctx.kv, channel, [creator]))) {
+    throw invalid("name", "A channel with this name already exists.");
+  }
+  return channel;
+}
+
+function setArchived(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  archived: boolean,
+): Promise<Channel> {
+  return retrying("archive channel", async () => {
+    const { entry, channel } = await loadChannel(ctx, subject, channelId, "channel.archive");
+    if (channel.is_archived === archived) {
+      const message = archived
+        ? "The channel is already archived."
+        : "The channel is not archived.";
+      throw invalid("channel", message);
+    }
+    const next = { ...channel, is_archived: archived };
+    return await updateChannel(ctx.kv, entry, next) ? next : null;
+  });
+}
+
+export const archiveChannel = (ctx: Ctx, subject: Subject, channelId: string) =>
+  setArchived(ctx, subject, channelId, true);
+
+export const unarchiveChannel = (ctx: Ctx, subject: Subject, channelId: string) =>
+  setArchived(ctx, subject, channelId, false);
+
+/** The team's general channel record, as created with the team. */
+export function generalChannelFor(team: Pick<Team, "id" | "general_channel_id">): Channel {
+  return {
+    id: team.general_channel_id,
+    team_id: team.id,
+    name: "general",
+    slug: "general",
+    visibility: "public",
+    topic: null,
+    is_general: true,
+    is_archived: false,
+    is_direct: false,
+    created_by: null,
+    created_at: nowIso(),
+  };
+}
+
+/** A direct-message conversation between users of one team (admin CLI only). */
+export async function createDirectChannel(ctx: Ctx, users: User[]): Promise<Channel> {
+  const teamId = users[0].team_id;
+  if (users.some((u) => u.team_id !== teamId)) {
+    throw new ApiError(422, "All users of a direct message must be in the same team.");
+  }
+  const id = newId();
+  const channel: Channel = {
+    id,
+    team_id: teamId,
+    name: users.map((u) => u.name).join(", "),
+    // Not in the team's slug index: a DM's name is not a channel name anyone can take.
+    slug: `dm-${id.replaceAll("-", "")}`,
+    visibility: "private",
+    topic: null,
+    is_general: false,
+    is_archived: false,
+    is_direct: true,
+    created_by: null,
+    created_at: nowIso(),
+  };
+  await insertChannel(
+    ctx.kv,
+    channel,
+    users.map((u) => ({ id: u.id, name: u.name, type: u.type })),
+  );
+  return channel;
+}

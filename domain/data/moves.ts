@@ -1,0 +1,188 @@
+/**
+ * Moving a workspace between stores (decisions.md, "Moving a workspace between stores"): `admin
+ * export` writes every record of a store to a file of JSON lines (docs/export-format.md), `admin
+ * import` writes such a file into an empty store, of any kind the service opens. Secrets stay
+ * sealed, so the target must use the source's APP_KEY: checked before anything is written.
+ */
+import { exists } from "../../core/files.ts";
+import type { Keyring } from "../../core/keyring.ts";
+import { invalid } from "../../core/errors.ts";
+import { isFilePath, type Settings, SettingsError } from "../../core/settings.ts";
+import { VERSION } from "../../core/version.ts";
+import { keys } from "../../kv/keys.ts";
+import { LAYOUT_VERSION } from "../../kv/migrations.ts";
+import { openStore, wrapStore } from "../../kv/open.ts";
+import { exportRecords, importRecords } from "../../kv/store_export.ts";
+import {
+  checkFile,
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type Header,
+  recordsOf,
+  writeLines,
+} from "./export_file.ts";
+import { backupUnsupported, copyStore, partialName, publishFile } from "../../kv/store_file.ts";
+import { logPendingMarkers } from "../../kv/stream_markers.ts";
+import { listTeams } from "../../kv/workspace.ts";
+import { requireNewFile, requireReadable, writeRefused } from "./backups.ts";
+import { requireReadableByService } from "./service.ts";
+import { loadKeyring, opensCheck } from "./app_key.ts";
+import type { Store } from "../../kv/store.ts";
+
+/** What an import cut short leaves, so that running it again finishes it. */
+interface ImportState {
+  export_id: string;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/**
+ * Writes the store KV_PATH names to the new file `to`. A local store is exported from a copy
+ * made as of one instant (kv/store_file.ts), so the export holds one instant as a backup does;
+ * a remote one is read as it is, so writes to it should be stopped first (the README says how).
+ */
+export async function exportStore(
+  settings: Settings,
+  to: string,
+): Promise<{ file: string; records: number }> {
+  await requireNewFile("to", to, "an export");
+  const source = await openSource(settings);
+  try {
+    // The key must open the source's check: the target will be checked against it.
+    await loadKeyring(settings, source.kv, { existing: true });
+    const sealed = (await source.kv.get<string>(keys.appKeyCheck())).value;
+    const header: Header = {
+      format: EXPORT_FORMAT,
+      version: EXPORT_VERSION,
+      export_id: crypto.randomUUID(),
+      exported_at: new Date().toISOString(),
+      service_version: VERSION,
+      layout: LAYOUT_VERSION,
+      app_key_check: sealed,
+    };
+    const partial = partialName(to);
+    const records = await writeLines(partial, header, exportRecords(source.kv))
+      .catch((e) => {
+        throw writeRefused("to", to, e);
+      });
+    await publishFile(partial, to);
+    return { file: to, records };
+  } finally {
+    await source.close();
+  }
+}
+
+/** The store to export: a local one through a copy of it as of now, a remote one as it is. */
+async function openSource(settings: Settings): Promise<{ kv: Store; close(): Promise<void> }> {
+  if (!isFilePath(settings.kvPath)) {
+    const kv = await openStore(settings, { existing: true });
+    return { kv, close: () => Promise.resolve(kv.close()) };
+  }
+  const unsupported = backupUnsupported();
+  if (unsupported) throw new SettingsError(`export: ${unsupported}.`);
+  const kv = await openStore(settings, { existing: true });
+  kv.close();
+  const dir = await Deno.makeTempDir({ prefix: "export-" });
+  await copyStore(settings.kvPath, `${dir}/copy.sqlite3`);
+  const copyPath = `${dir}/copy.sqlite3`;
+  const copy = wrapStore(await Deno.openKv(copyPath), copyPath, { turns: false });
+  return {
+    kv: copy,
+    close: async () => {
+      copy.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/**
+ * Writes the export `from` into the store KV_PATH names, which must hold no team (what a service
+ * writes for itself on a store it started on doesn't count), or what an import of the same export
+ * cut short left (then it finishes it). The whole file is checked first, before anything is
+ * written: its format, every record, its digest, that it is whole, and that this APP_KEY opens
+ * its key check (and the target's, where a service started on it).
+ */
+export async function importStore(settings: Settings, from: string): Promise<{ records: number }> {
+  await requireReadable("from", from);
+  const header = await checkFile(from);
+  const keyring = await loadKeyring(settings, undefined, { existing: true });
+  if (header.app_key_check && !await opensCheck(keyring, header.app_key_check)) {
+    throw invalid(
+      "from",
+      `--from: ${from} was exported from a store with another APP_KEY; import it with that key (APP_KEY). Nothing was written.`,
+    );
+  }
+  const kv = await openTarget(settings);
+  try {
+    await requireReadableByService(kv, `import --from ${from}`);
+    const resuming = await startImport(kv, { settings, header, keyring });
+    const records = await importRecords(kv, recordsOf(from), { resuming });
+    // What this import (or the one cut short before it) committed is in the stream's log, as the
+    // service would have put it there: a resumed import ends exactly as one run straight through.
+    await kv.settled();
+    await logPendingMarkers(kv);
+    const done: ImportState = {
+      export_id: header.export_id,
+      started_at: (await kv.get<ImportState>(keys.importState())).value!.started_at,
+      finished_at: new Date().toISOString(),
+    };
+    // Engines pull the pending deliveries the import brought.
+    await kv.atomic().set(keys.importState(), done).set(keys.deliverySignal(), Date.now()).commit();
+    return { records };
+  } finally {
+    kv.close();
+  }
+}
+
+/** The target, opened as it is: an import writes the source's layout, and migrates nothing. */
+async function openTarget(settings: Settings): Promise<Store> {
+  if (isFilePath(settings.kvPath) && !await exists(settings.kvPath)) {
+    const folder = settings.kvPath.replace(/\/[^/]*$/, "") || ".";
+    if (!await exists(folder)) {
+      throw new SettingsError(`KV_PATH: the folder ${folder} does not exist; create it first.`);
+    }
+  }
+  if (!isFilePath(settings.kvPath)) return await openStore(settings, { existing: true });
+  return wrapStore(await Deno.openKv(settings.kvPath), settings.kvPath, { turns: false });
+}
+
+/**
+ * Refuses a store that holds a team, unless an import of this export was cut short in it: then
+ * whether it resumes that one. A store a service has only started on (its layout, its key check,
+ * its address) counts as empty, so a workspace can move to a service deployed first; its key
+ * check must open with this APP_KEY, as the service's would.
+ */
+async function startImport(
+  kv: Store,
+  { settings, header, keyring }: { settings: Settings; header: Header; keyring: Keyring },
+): Promise<boolean> {
+  const state = await kv.get<ImportState>(keys.importState());
+  if (state.value?.export_id === header.export_id && state.value.finished_at === null) return true;
+  const teams = await listTeams(kv);
+  if (teams.length > 0) {
+    const named = teams.slice(0, 3).map((t) => `“${t.name}”`).join(", ");
+    throw new SettingsError(
+      `import: the store at KV_PATH (${settings.kvPath}) holds ${teams.length} team${
+        teams.length === 1 ? "" : "s"
+      } (${named}${
+        teams.length > 3 ? ", ..." : ""
+      }); an import writes only into a store with no team. Import into a new KV_PATH, or back this store up and remove it first. Nothing was written.`,
+    );
+  }
+  const own = (await kv.get<string>(keys.appKeyCheck())).value;
+  if (own && !await opensCheck(keyring, own)) {
+    throw new SettingsError(
+      `import: a service started on the store at KV_PATH (${settings.kvPath}) with another APP_KEY; use the export's key for both (APP_KEY) and start that service with it. Nothing was written.`,
+    );
+  }
+  const started: ImportState = {
+    export_id: header.export_id,
+    started_at: new Date().toISOString(),
+    finished_at: null,
+  };
+  const op = kv.atomic().check({ key: keys.importState(), versionstamp: null })
+    .set(keys.importState(), started);
+  if (header.app_key_check) op.set(keys.appKeyCheck(), header.app_key_check);
+  if (!(await op.commit()).ok) throw new SettingsError("import: another import started meanwhile.");
+  return false;
+}

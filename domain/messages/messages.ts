@@ -1,0 +1,288 @@
+import type { Ctx } from "../context.ts";
+import type { Channel, EventType, MemberRef, Message, Subject } from "../../core/types.ts";
+import { invalid } from "../../core/errors.ts";
+import { nowIso } from "../../core/ids.ts";
+import { checksOf, loadChannelWith, reusingFirst } from "../channels/access.ts";
+import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./access.ts";
+import { cleanBody } from "./body.ts";
+import { draftMessage } from "./draft.ts";
+import { messageView } from "../views.ts";
+import { authorize } from "../policy.ts";
+import { peek, type Settled, unwrap } from "../../core/settled.ts";
+import { retrying } from "../../core/retry.ts";
+import { keys } from "../../kv/keys.ts";
+import { getMessage, replaceMessage } from "../../kv/messages.ts";
+import type { EventDraft } from "../../kv/outbox.ts";
+import { audienceKeys, audienceOf, emit } from "../webhooks/audience.ts";
+import { LockKind } from "../../core/memory.ts";
+import { clearReactions } from "../../kv/reactions.ts";
+import { planErasure } from "./erasure.ts";
+
+/** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
+export interface NewMessage {
+  body: string;
+  client_uuid?: string | null;
+  reply_to_id?: string | null;
+  thread_root_id?: string | null;
+  sent_to_channel?: boolean | null;
+}
+
+export interface Posted {
+  message: Message;
+  /** True when the client_uuid was used before: this is the original, nothing was written. */
+  replayed: boolean;
+}
+
+export const messageEvent = (type: EventType, m: Message): EventDraft => ({
+  type,
+  team_id: m.team_id,
+  channel_id: m.channel_id,
+  data: messageView(m),
+});
+
+const authorOf = (s: Subject): MemberRef => ({ id: s.user_id, name: s.name, type: s.type });
+
+/**
+ * Posts with the same author and client_uuid wait for each other, so the second finds the
+ * first's key instead of racing it for a position. Across processes the key's check in the
+ * commit still lets exactly one win; the loser re-reads and replays.
+ */
+const POST_LOCKS = new LockKind("posts by client_uuid");
+
+/** A message in its channel, as a request names it. */
+export interface MessageRef {
+  channelId: string;
+  messageId: string;
+}
+
+/**
+ * POST /channels/{channel}/messages: one commit holds the message, its list copies, its
+ * client_uuid key and its `message.created` event. `input` is the body as read; its error
+ * surfaces only after the 404 and 403 checks, on `bodyField` (the name the client gave it).
+ */
+export function postMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  input: Settled<NewMessage>,
+): Promise<Posted> {
+  return postMessageWith(ctx, subject, { channelId, input, bodyField: "body" });
+}
+
+/** `postMessage`, with the body's errors named `bodyField` (an incoming webhook's `text`). */
+export async function postMessageWith(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, input, bodyField }: {
+    channelId: string;
+    input: Settled<NewMessage>;
+    bodyField: string;
+  },
+): Promise<Posted> {
+  const early = peek(input);
+  const given = early?.client_uuid;
+  const clientUuid = given || crypto.randomUUID();
+  const once = (reuse?: boolean) =>
+    postOnce(ctx, { subject, channelId, input, clientUuid, given: !!given, bodyField, reuse });
+  // Only a commit that checks all a post read lets it reuse: a reply's target is read, unchecked.
+  const replies = early?.reply_to_id || early?.thread_root_id;
+  const post = () => retrying("post message", replies ? () => once() : reusingFirst(once));
+  if (!given) return await post();
+  return await ctx.kv.lock(POST_LOCKS).run(`${subject.user_id}:${given}`, post);
+}
+
+/** One try at a post, as `postMessage` asked for it. */
+interface PostTry {
+  subject: Subject;
+  channelId: string;
+  input: Settled<NewMessage>;
+  clientUuid: string;
+  /** Whether the client chose the client_uuid. */
+  given: boolean;
+  bodyField: string;
+  /** Whether it may start from the reads last made for a post (see loadChannelWith). */
+  reuse: boolean | undefined;
+}
+
+async function postOnce(
+  ctx: Ctx,
+  { subject, channelId, input, clientUuid, given, bodyField, reuse }: PostTry,
+): Promise<Posted | null> {
+  const early = peek(input);
+  const read = await loadChannelWith<[string, Message, Message, unknown, unknown]>(
+    ctx,
+    subject,
+    channelId,
+    {
+      extraKeys: [
+        // Reusing assumes the key unused: the commit requires it absent, so a resend reads again.
+        given && !reuse ? keys.clientUuid(subject.user_id, clientUuid) : null,
+        messageKeyFor(early?.reply_to_id),
+        messageKeyFor(early?.thread_root_id),
+        ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+      ],
+      action: "channel.post",
+      reads: reuse ? "reused" : "fresh",
+    },
+  );
+  const { channel } = read;
+  const fields = unwrap(input);
+  const body = cleanBody(fields.body, bodyField);
+  const [used, replyTo, root, ...versions] = read.extra;
+  if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
+  if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
+  if (fields.thread_root_id) {
+    liveStandard("thread_root_id", channel, root.value);
+    if (root.value?.thread_root_id) {
+      throw invalid(
+        "thread_root_id",
+        "Threads are one level deep: a thread reply can't be a root.",
+      );
+    }
+  }
+  const draft = draftMessage({
+    channel,
+    author: authorOf(subject),
+    body,
+    type: "standard",
+    reply_to_id: fields.reply_to_id,
+    thread_root_id: fields.thread_root_id,
+    sent_to_channel: fields.sent_to_channel ?? false,
+    client_uuid: clientUuid,
+  });
+  const audience = await audienceOf(ctx, channel, versions);
+  const created = ctx.kv.atomic();
+  emit(created, audience, messageEvent("message.created", draft));
+  const stored = await ctx.kv.append(draft, {
+    checks: [...checksOf(read), ...audience.checks],
+    with: created,
+    indexClientUuid: given,
+  });
+  return stored && { message: stored, replayed: false };
+}
+
+/** The message a reused client_uuid created; a key is tied to the channel it was used in. */
+async function original(ctx: Ctx, channel: Channel, messageId: string): Promise<Message> {
+  const message = (await getMessage(ctx.kv, messageId)).value;
+  if (!message) throw new Error(`client_uuid points at missing message ${messageId}`);
+  if (message.channel_id !== channel.id) {
+    throw invalid("client_uuid", "This client_uuid was already used in another channel.");
+  }
+  return message;
+}
+
+/** A reply or thread target: a live `standard` message of this channel, else 422 on `field`. */
+function liveStandard(field: string, channel: Channel, target: Message | null) {
+  if (
+    !target || target.channel_id !== channel.id || target.type !== "standard" ||
+    target.deleted_at !== null
+  ) {
+    throw invalid(field, `The ${field} must be the id of a live message in this channel.`);
+  }
+}
+
+/** GET /channels/{channel}/messages/{message}: any message of a channel the subject sees. */
+export async function showMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+): Promise<Message> {
+  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, {
+    extraKeys: [messageKeyFor(messageId)],
+  });
+  return messageIn(read.channel, read.extra[0]).value;
+}
+
+/** A message the subject may edit or delete (the policy), with what its commit must re-check. */
+async function loadOwn(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, messageId }: MessageRef,
+  action: "message.edit" | "message.delete",
+) {
+  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, {
+    extraKeys: [
+      messageKeyFor(messageId),
+      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+    ],
+  });
+  const [found, ...versions] = read.extra;
+  const entry = messageIn(read.channel, found);
+  authorize(subject, action, {
+    channel: read.channel,
+    isMember: read.isMember,
+    message: entry.value,
+  });
+  const audience = await audienceOf(ctx, read.channel, versions);
+  return {
+    entry,
+    message: entry.value,
+    checks: [entry, read.entry, ...audience.checks],
+    audience,
+  };
+}
+
+/**
+ * PATCH: replaces the body, sets `edited_at` and fires `message.updated`, even when the text is
+ * the same: the interface promises `edited_at` set on every edit's answer.
+ */
+export async function editMessage(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, messageId }: MessageRef,
+  input: Settled<string>,
+): Promise<Message> {
+  return await ctx.kv.lock(MESSAGE_LOCKS).run(
+    messageId,
+    () =>
+      retrying("edit message", async () => {
+        const { message, checks, audience } = await loadOwn(
+          ctx,
+          subject,
+          { channelId, messageId },
+          "message.edit",
+        );
+        if (message.type !== "standard") {
+          throw invalid("message", "Only a standard message can be edited.");
+        }
+        if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
+        const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
+        const op = ctx.kv.atomic().check(...checks);
+        emit(op, audience, messageEvent("message.updated", next));
+        const done = await replaceMessage(op, next);
+        return done ? next : null;
+      }),
+  );
+}
+
+/**
+ * DELETE: leaves a tombstone in place (body "", reactions cleared, `edited_at` kept) and fires
+ * `message.deleted`. A tombstone deleted again changes nothing and fires nothing.
+ */
+export async function deleteMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+): Promise<void> {
+  await ctx.kv.lock(MESSAGE_LOCKS).run(messageId, () =>
+    retrying("delete message", async () => {
+      const { message, checks, audience } = await loadOwn(
+        ctx,
+        subject,
+        { channelId, messageId },
+        "message.delete",
+      );
+      if (message.deleted_at) return true;
+      const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
+      const op = ctx.kv.atomic().check(...checks);
+      emit(op, audience, messageEvent("message.deleted", next));
+      const rest = await planErasure(ctx.kv, op, next);
+      const done = await replaceMessage(op, next);
+      if (!done) return null;
+      await rest();
+      await clearReactions(ctx.kv, message.id);
+      return true;
+    }));
+}

@@ -1,0 +1,115 @@
+import type { Ctx } from "../context.ts";
+import type { Message, ReactionSummary, Subject } from "../../core/types.ts";
+import { type Emoji, parseEmoji, unknownCustomEmoji } from "./emoji.ts";
+import { invalid } from "../../core/errors.ts";
+import { isUuid } from "../../core/ids.ts";
+import { loadChannelWith } from "../channels/access.ts";
+import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./access.ts";
+import { isSystem } from "./draft.ts";
+import { authorize } from "../policy.ts";
+import { attempt, peek, type Settled, unwrap } from "../../core/settled.ts";
+import { retrying } from "../../core/retry.ts";
+import { keys } from "../../kv/keys.ts";
+import { replaceMessage } from "../../kv/messages.ts";
+import type { EventDraft } from "../../kv/outbox.ts";
+import { audienceKeys, audienceOf, emit, NOBODY } from "../webhooks/audience.ts";
+
+/**
+ * Distinct emoji one message may carry. Bounds the summary stored on every copy of the message
+ * (its value must stay under KV's 64 KiB beside a 10,000-character body).
+ */
+export const MAX_DISTINCT_EMOJI = 50;
+
+function withAdded(summary: ReactionSummary[], emoji: string): ReactionSummary[] {
+  if (summary.some((r) => r.emoji === emoji)) {
+    return summary.map((r) => r.emoji === emoji ? { emoji, count: r.count + 1 } : r);
+  }
+  if (summary.length >= MAX_DISTINCT_EMOJI) {
+    throw invalid("emoji", `A message can carry at most ${MAX_DISTINCT_EMOJI} different emoji.`);
+  }
+  return [...summary, { emoji, count: 1 }];
+}
+
+const withRemoved = (summary: ReactionSummary[], emoji: string): ReactionSummary[] =>
+  summary.flatMap((r) =>
+    r.emoji !== emoji ? [r] : r.count > 1 ? [{ emoji, count: r.count - 1 }] : []
+  );
+
+const reactionAdded = (m: Message, emoji: string, s: Subject): EventDraft => ({
+  type: "reaction.added",
+  team_id: m.team_id,
+  channel_id: m.channel_id,
+  data: {
+    channel_id: m.channel_id,
+    message_id: m.id,
+    emoji,
+    user: { id: s.user_id, name: s.name, type: s.type },
+  },
+});
+
+/**
+ * PUT and DELETE .../reactions/{emoji}, `segment` being the path segment still percent-encoded.
+ * Adding fires `reaction.added` in the same commit; a repeat on either side writes nothing.
+ */
+export async function setReaction(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, messageId, segment, present }: ReactionChange & { segment: string },
+): Promise<void> {
+  const emoji = attempt(() => parseEmoji(segment));
+  const change = { channelId, messageId, present };
+  await ctx.kv.lock(MESSAGE_LOCKS).run(
+    messageId,
+    () => retrying("reaction", () => reactOnce(ctx, subject, change, emoji)),
+  );
+}
+
+/** A reaction set or cleared: `present` false clears it. */
+export interface ReactionChange {
+  channelId: string;
+  messageId: string;
+  present: boolean;
+}
+
+async function reactOnce(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, messageId, present }: ReactionChange,
+  emoji: Settled<Emoji>,
+): Promise<true | null> {
+  const early = peek(emoji);
+  const read = await loadChannelWith<[Message, null, unknown, unknown, unknown]>(
+    ctx,
+    subject,
+    channelId,
+    {
+      extraKeys: [
+        messageKeyFor(messageId),
+        early && isUuid(messageId) ? keys.reaction(messageId, early.text, subject.user_id) : null,
+        early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
+        ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+      ],
+    },
+  );
+  const entry = messageIn(read.channel, read.extra[0]);
+  authorize(subject, "reaction.set", read);
+  const { text, customName } = unwrap(emoji);
+  if (customName && read.extra[2].versionstamp === null) throw unknownCustomEmoji(customName);
+  const message = entry.value;
+  if (isSystem(message)) throw invalid("message", "System messages can't be reacted to.");
+  if (message.deleted_at) throw invalid("message", "A deleted message can't be reacted to.");
+  const mine = read.extra[1];
+  if ((mine.versionstamp !== null) === present) return true;
+  const reactions = present
+    ? withAdded(message.reactions, text)
+    : withRemoved(message.reactions, text);
+  const key = keys.reaction(message.id, text, subject.user_id);
+  const next = { ...message, reactions };
+  const audience = present ? await audienceOf(ctx, read.channel, read.extra.slice(3)) : NOBODY;
+  const checks = [entry, read.entry, mine, ...audience.checks];
+  const op = ctx.kv.atomic().check(...checks);
+  if (present) emit(op.set(key, null), audience, reactionAdded(message, text, subject));
+  else op.delete(key);
+  const done = await replaceMessage(op, next);
+  return done || null;
+}

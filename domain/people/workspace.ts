@@ -1,0 +1,100 @@
+import type { Ctx } from "../context.ts";
+import { authorize } from "../policy.ts";
+import { type Actor } from "../principals.ts";
+import type { Role, Team, User } from "../../core/types.ts";
+import { generalChannelFor } from "../channels/channels.ts";
+import { invalid, notFound } from "../../core/errors.ts";
+import { newId, nowIso } from "../../core/ids.ts";
+import { checkName } from "../text.ts";
+import { standardEmoji } from "../messages/emoji_names.ts";
+import {
+  getTeam,
+  getUser,
+  insertCustomEmoji,
+  insertTeam,
+  insertUser,
+  listTeams as listAllTeams,
+  listTeamUsers,
+} from "../../kv/workspace.ts";
+
+/** Creates a team and its general channel. */
+export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
+  if (!checkName("name", name).trim()) throw invalid("name", "The team name is required.");
+  const team: Team = {
+    id: newId(),
+    name: name.trim(),
+    general_channel_id: newId(),
+    created_at: nowIso(),
+  };
+  await insertTeam(ctx.kv, team, generalChannelFor(team));
+  return team;
+}
+
+export const listTeams = (ctx: Ctx) => listAllTeams(ctx.kv);
+
+/** A team's people and bots, oldest first: for its admins and owners, and the operator. */
+export async function listUsers(ctx: Ctx, teamId: string, actor: Actor): Promise<User[]> {
+  authorize(actor, "team.administer", { team_id: teamId });
+  return await listTeamUsers(ctx.kv, (await findTeam(ctx, teamId)).id);
+}
+
+/** A team by id, or the 404 naming it. */
+export async function findTeam(ctx: Ctx, teamId: string): Promise<Team> {
+  const team = await getTeam(ctx.kv, teamId);
+  if (!team) throw notFound(`No team ${teamId}.`);
+  return team;
+}
+
+/** A user by id, or the 404 naming it. */
+export async function findUser(ctx: Ctx, userId: string): Promise<User> {
+  const user = await getUser(ctx.kv, userId);
+  if (!user) throw notFound(`No user ${userId}.`);
+  return user;
+}
+
+/**
+ * Creates a human (who joins the general channel) or a bot (who joins nothing): the team's
+ * admins and owners, and the operator, may.
+ */
+export async function createUser(
+  ctx: Ctx,
+  input: { teamId: string; name: string; type: "human"; role: Role } | {
+    teamId: string;
+    name: string;
+    type: "bot";
+  },
+  actor: Actor,
+): Promise<User> {
+  authorize(actor, "team.administer", { team_id: input.teamId });
+  const team = await findTeam(ctx, input.teamId);
+  if (!checkName("name", input.name).trim()) throw invalid("name", "The name is required.");
+  const user: User = {
+    id: newId(),
+    team_id: team.id,
+    name: input.name.trim(),
+    type: input.type,
+    role: input.type === "human" ? input.role : null,
+    created_at: nowIso(),
+  };
+  await insertUser(ctx.kv, user, team);
+  return user;
+}
+
+const EMOJI_NAME = /^[a-z0-9_+-]{1,30}$/;
+
+/** Adds a custom emoji, usable as `:name:` in reactions. */
+export async function createCustomEmoji(ctx: Ctx, teamId: string, name: string): Promise<string> {
+  await findTeam(ctx, teamId);
+  if (!EMOJI_NAME.test(name)) {
+    throw invalid("name", "An emoji name is 1 to 30 characters of a-z, 0-9, _, + and -.");
+  }
+  const standard = standardEmoji(name);
+  if (standard) {
+    throw invalid("name", `:${name}: is the standard emoji ${standard}; choose another name.`);
+  }
+  await insertCustomEmoji(ctx.kv, teamId, name);
+  return name;
+}
+
+/** A user by id, or null. */
+export const userById = (ctx: Ctx, id: string) => getUser(ctx.kv, id);

@@ -1,0 +1,169 @@
+import type { Ctx } from "../context.ts";
+import type { Channel, IncomingWebhook, Message, Subject, User } from "../../core/types.ts";
+import type { AuditDraft } from "../../kv/audit.ts";
+import { ApiError, invalid, notFound } from "../../core/errors.ts";
+import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { authorize } from "../policy.ts";
+import { type Actor, auditActor } from "../principals.ts";
+import { postMessageWith } from "../messages/messages.ts";
+import type { Settled } from "../../core/settled.ts";
+import { retrying } from "../../core/retry.ts";
+import { checkName } from "../text.ts";
+import { randomBase62, sha256Hex } from "../../core/random.ts";
+import { getChannelFor } from "../../kv/channels.ts";
+import {
+  getIncomingByHash,
+  getIncomingById,
+  insertIncoming,
+  listTeamIncoming,
+  revokeIncoming,
+} from "../../kv/incoming.ts";
+import { getUser } from "../../kv/workspace.ts";
+
+/** Random base62 characters of a secret: the whole path segment of the hook's URL. */
+const SECRET_CHARS = 40;
+
+/** What anyone with an unknown, revoked or malformed secret gets: the same 404. */
+const HOOK_NOT_FOUND = "No such incoming webhook.";
+const hookNotFound = () => notFound(HOOK_NOT_FOUND);
+
+export interface NewIncoming {
+  channelId: string;
+  botId: string;
+  name?: string;
+}
+
+const noSuchChannel = () => notFound("No such channel.");
+
+/** The URL that posts through a hook; it holds the secret, so it is shown once. */
+export const hookUrl = (ctx: Ctx, secret: string) => `${ctx.settings.baseUrl}/hooks/${secret}`;
+
+/**
+ * Creates an incoming webhook posting into a channel as a bot, which must be a member of it.
+ * A person acting must be an admin of the channel's team and see the channel (else the
+ * channel's 404). The URL is returned this once.
+ */
+export async function createIncoming(
+  ctx: Ctx,
+  input: NewIncoming,
+  actor: Actor,
+): Promise<{ hook: IncomingWebhook; url: string }> {
+  const name = checkName("name", input.name?.trim() || "Incoming webhook");
+  const [{ channel, member, other: actorMember }, bot] = await Promise.all([
+    getChannelFor(ctx.kv, input.channelId, input.botId, actor?.user_id),
+    getUser(ctx.kv, input.botId),
+  ]);
+  if (channel.versionstamp === null) throw noSuchChannel();
+  authorize(actor, "incoming.target", {
+    channel: channel.value,
+    isMember: actorMember.versionstamp !== null,
+  });
+  if (!bot || bot.type !== "bot" || bot.team_id !== channel.value.team_id) {
+    throw invalid("bot", "The bot must be a bot of the channel's team.");
+  }
+  if (member.versionstamp === null) {
+    throw invalid("bot", "The bot must be a member of the channel; add it first.");
+  }
+  if (channel.value.is_archived) throw invalid("channel", "The channel is archived.");
+  const { hook, secret } = newHook({ channel: channel.value, bot, name });
+  await insertIncoming(ctx.kv, hook, hookCreated(hook, actor));
+  return { hook, url: hookUrl(ctx, secret) };
+}
+
+/** A new hook's record and its secret, for a channel and bot the caller checked. */
+export function newHook(
+  { channel, bot, name }: { channel: Channel; bot: User; name: string },
+): { hook: IncomingWebhook; secret: string } {
+  const secret = randomBase62(SECRET_CHARS);
+  const hook: IncomingWebhook = {
+    id: newId(),
+    team_id: channel.team_id,
+    channel_id: channel.id,
+    bot_id: bot.id,
+    bot_name: bot.name,
+    name,
+    hash: sha256Hex(secret),
+    created_at: nowIso(),
+    revoked_at: null,
+  };
+  return { hook, secret };
+}
+
+/** The audit entry of a hook's creation. */
+export const hookCreated = (hook: IncomingWebhook, actor: Actor): AuditDraft => ({
+  team_id: hook.team_id,
+  action: "incoming_webhook.created",
+  ...auditActor(actor),
+  target_id: hook.id,
+  target_name: hook.name,
+});
+
+/** Revokes a hook: its URL answers 404 from the very next request, in every process. */
+export function revokeIncomingById(
+  ctx: Ctx,
+  id: string,
+  actor: Actor,
+): Promise<IncomingWebhook> {
+  return retrying("revoke incoming webhook", async () => {
+    const entry = isUuid(id) ? await getIncomingById(ctx.kv, id.toLowerCase()) : null;
+    if (!entry) throw hookNotFound();
+    authorize(actor, "team.administer", entry.value, HOOK_NOT_FOUND);
+    if (entry.value.revoked_at) {
+      throw invalid("id", "The incoming webhook is already revoked.");
+    }
+    return await revokeIncoming(ctx.kv, entry, nowIso(), {
+      team_id: entry.value.team_id,
+      action: "incoming_webhook.revoked",
+      ...auditActor(actor),
+      target_id: entry.value.id,
+      target_name: entry.value.name,
+    });
+  });
+}
+
+export const listIncoming = (ctx: Ctx, teamId: string) => listTeamIncoming(ctx.kv, teamId);
+
+/**
+ * The live hook a secret names, or the 404. The secret is hashed and the hash looked up, always,
+ * so how long this takes says nothing about how much of a secret was right.
+ */
+export async function hookFor(ctx: Ctx, secret: string): Promise<IncomingWebhook> {
+  const hook = await getIncomingByHash(ctx.kv, sha256Hex(secret));
+  if (!hook || hook.revoked_at) throw hookNotFound();
+  return hook;
+}
+
+/**
+ * Posts a `standard` message as the hook's bot, exactly as the bot's token would through the API
+ * (with its `message.created` event in the same commit): a bot no longer in the channel gets the
+ * channel's 404, an archived channel the 403. `text` is the body; its errors are on `text`.
+ */
+export async function postThroughHook(
+  ctx: Ctx,
+  hook: IncomingWebhook,
+  text: Settled<string>,
+): Promise<Message> {
+  const subject: Subject = {
+    user_id: hook.bot_id,
+    team_id: hook.team_id,
+    name: hook.bot_name,
+    type: "bot",
+    role: null,
+    token_id: hook.id,
+    scopes: ["messages:write"],
+  };
+  const input = text.ok ? { ok: true as const, value: { body: text.value } } : text;
+  try {
+    return (await postMessageWith(ctx, subject, {
+      channelId: hook.channel_id,
+      input,
+      bodyField: "text",
+    })).message;
+  } catch (e) {
+    // The channel is gone, or the bot was taken out of it: the hook reaches nothing.
+    if (e instanceof ApiError && e.status === 404) {
+      throw notFound("This incoming webhook's bot is no longer a member of its channel.");
+    }
+    throw e;
+  }
+}
