@@ -15,7 +15,7 @@ import {
 import { errorFields, log } from "../core/log.ts";
 import { backoff } from "../core/retry.ts";
 import { getAll } from "../kv/commit.ts";
-import { pruneBeyond } from "../kv/deliveries.ts";
+import { oldestBeyond } from "../kv/deliveries.ts";
 import { KEEP_DELIVERIES } from "./sweeper.ts";
 import type { Store } from "../kv/store.ts";
 
@@ -145,6 +145,7 @@ export class Recorder {
         const items = t.batch.map((w) => ({ a: w.a, delivery: w.delivery, pending: w.a.pending }));
         return { t, sub, plan: planCommit(this.webhooks, sub, items, now) };
       });
+      await Promise.all(plans.map((p) => this.#prune(p.plan)));
       const versionstamp = await commitAttempts(this.kv, plans.map((p) => p.plan))
         .catch(() => null);
       if (!versionstamp) continue;
@@ -198,6 +199,7 @@ export class Recorder {
       pendings = this.#fitChecks(id, batch, pendings, now);
       const items = batch.map((w, j) => ({ a: w.a, delivery: w.delivery, pending: pendings[j] }));
       const plan = planCommit(this.webhooks, sub, items, now);
+      await this.#prune(plan);
       const versionstamp = await commitAttempts(this.kv, [plan]).catch((e) => {
         if (Date.now() >= deadline) throw e;
         return null;
@@ -243,6 +245,17 @@ export class Recorder {
     return pendings.slice(0, over);
   }
 
+  /**
+   * The oldest records the commit deletes: the bound of the latest 100 holds as records are
+   * written, not only at the next sweep. A failed read leaves them to the next commit.
+   */
+  async #prune(plan: AttemptCommit) {
+    plan.prune = await oldestBeyond(this.kv, plan.next.id, {
+      adding: plan.deliveries.length,
+      keep: KEEP_DELIVERIES,
+    }).catch(() => []);
+  }
+
   async #landed(
     id: string,
     sub: Deno.KvEntry<Subscription>,
@@ -251,10 +264,7 @@ export class Recorder {
   ) {
     this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
     for (const { retry } of plan.settle) if (retry) this.scheduled(retry.job);
-    // The bound on records holds as they are written, not only at the next sweep.
-    await pruneBeyond(this.kv, id, KEEP_DELIVERIES).catch((e) =>
-      log.error("delivery: pruning old records failed", { subscription_id: id, ...errorFields(e) })
-    );
+
     if (plan.audit) {
       log.warn("delivery: subscription disabled after failing in a row", {
         subscription_id: id,

@@ -27,6 +27,31 @@ const PRUNE_BATCH = 500;
 const u64 = (entry: Deno.KvEntryMaybe<Deno.KvU64>) => entry.value?.value ?? 0n;
 
 /**
+ * The keys of a subscription's oldest attempts that a commit adding `adding` more must delete to
+ * keep only the `keep` most recent, as its counts tell (written - pruned), reading no more than
+ * those: what each commit of records deletes in the same commit. Subscriptions whose records were
+ * written before the counts existed are left to `pruneDeliveries` (the sweeper).
+ */
+export async function oldestBeyond(
+  kv: Store,
+  subscriptionId: string,
+  { adding, keep }: { adding: number; keep: number },
+): Promise<Deno.KvKey[]> {
+  const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+    keys.deliveriesWritten(subscriptionId),
+    keys.deliveriesPruned(subscriptionId),
+  ]);
+  const excess = Number(u64(written) - u64(pruned)) + adding - keep;
+  if (written.versionstamp === null || excess <= 0) return [];
+  const stale: Deno.KvKey[] = [];
+  const oldest = kv.list({ prefix: keys.deliveries(subscriptionId) }, {
+    limit: Math.min(excess, PRUNE_BATCH),
+  });
+  for await (const e of oldest) stale.push(e.key);
+  return stale;
+}
+
+/**
  * Deletes a subscription's oldest attempts beyond the `keep` most recent, as its counts tell
  * (written - pruned), without reading the rest: what follows each commit of records. The commit
  * checks the pruned count, so two processes never prune the same records twice. Subscriptions

@@ -37,6 +37,12 @@ export interface AttemptCommit {
   /** Each checked one that changed meanwhile makes the commit fail. */
   settle: Settlement[];
   audit?: AuditDraft;
+  /**
+   * The subscription's oldest Delivery records to delete (see `oldestBeyond`), so that the commit
+   * leaves the latest 100: unchecked, since every commit of records rewrites the subscription,
+   * whose check serializes them.
+   */
+  prune?: Deno.KvKey[];
 }
 
 /**
@@ -61,6 +67,10 @@ function addAttempt(kv: Store, op: Plan, c: AttemptCommit): void {
   }
   for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
   if (c.deliveries.length > 0) op.sum(keys.deliveriesWritten(sub.id), BigInt(c.deliveries.length));
+  if (c.prune?.length) {
+    for (const key of c.prune) op.delete(key);
+    op.sum(keys.deliveriesPruned(sub.id), BigInt(c.prune.length));
+  }
   let settled = 0n;
   for (const { pending, retry, succeeded, checked } of c.settle) {
     if (checked) op.check(pending);

@@ -76,7 +76,7 @@ export async function deliveryThroughput({ root, receiver }: Bench): Promise<Row
         `webhook deliveries/s (${what}, c=${concurrencyOf(c.subscriptions)})`,
         service,
         bare,
-        0.7,
+        0.9,
       ),
       cpuRow(`  CPU per delivery vs the bare loop (${what})`, service, bare, 1.0),
     );
