@@ -34,6 +34,19 @@ export function newId(now = Date.now()): string {
   }`;
 }
 
+/**
+ * A message's Slack-style `ts`, `"<seconds>.<6 digits>"`, from microseconds since the epoch:
+ * what Slack's clients key a message by, unique in its channel and increasing with creation.
+ */
+export const tsText = (micros: number): string =>
+  `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, "0")}`;
+
+/** The `ts` of a message stored before messages had one: its id's millisecond, and its counter. */
+export function legacyTs(id: string): string {
+  const counter = parseInt(id.slice(15, 18), 16) || 0;
+  return tsText(idTime(id) * 1000 + Math.min(counter, 999));
+}
+
 /** When a `newId` id was made (ms): its leading 48 bits. */
 export const idTime = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 

@@ -28,6 +28,9 @@ export interface User {
   signed_out_at?: string | null;
 }
 
+/** A Block Kit block as stored: checked when written (domain/messages/blocks.ts). */
+export type Block = { type: string; block_id?: string } & Record<string, unknown>;
+
 /** The API's Member shape, also embedded in messages and event payloads. */
 export interface MemberRef {
   id: string;
@@ -116,6 +119,13 @@ export interface Message {
   edited_at: string | null;
   deleted_at: string | null;
   client_uuid: string | null;
+  /**
+   * Slack-style `"<seconds>.<6 digits>"`, unique in the channel and increasing (kv/appender.ts);
+   * absent on messages stored before 0.29 (their view derives one from the id).
+   */
+  ts?: string;
+  /** Block Kit blocks, checked by domain/messages/blocks.ts; absent or null without. */
+  blocks?: Block[] | null;
   /** Where the copies of this message live, so a change rewrites every one of them. */
   timeline_pos: number | null;
   thread_pos: number | null;

@@ -4,6 +4,7 @@
  * the CLI prints them. Fields are added here, never changed or removed (v1 is frozen).
  */
 import type {
+  Block,
   Channel,
   IncomingWebhook,
   MemberRef,
@@ -12,6 +13,7 @@ import type {
   Token,
 } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
+import { legacyTs } from "../core/ids.ts";
 
 /** The API's Channel: the stored record minus what only the server needs. */
 export const channelView = (ch: Channel) => ({
@@ -39,6 +41,9 @@ export interface MessageView {
   reactions: Message["reactions"];
   created_at: string;
   edited_at: string | null;
+  /** Slack-style, unique in the channel: what the Slack Web API names the message by. */
+  ts: string;
+  blocks: Block[] | null;
 }
 
 export function messageView(m: Message): MessageView {
@@ -54,6 +59,9 @@ export function messageView(m: Message): MessageView {
     reactions: m.reactions,
     created_at: m.created_at,
     edited_at: m.edited_at,
+    ts: m.ts ?? legacyTs(m.id),
+    // A deleted message keeps no blocks: they carried its text.
+    blocks: m.deleted_at ? null : m.blocks ?? null,
   };
 }
 

@@ -1632,7 +1632,10 @@ export interface components {
         Message: {
             id: components["schemas"]["Uuid"];
             channel_id: components["schemas"]["Uuid"];
-            /** @description Empty on a tombstone (a deleted message) and on system notices. */
+            /**
+             * @description Empty on a tombstone (a deleted message) and on system notices. A message sent with
+             *     `blocks` and no body has the blocks' plain text here.
+             */
             body: string;
             /**
              * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the
@@ -1664,6 +1667,34 @@ export interface components {
              * @description Null until the message is edited.
              */
             edited_at: string | null;
+            /**
+             * @description Addition: Slack-style `"<seconds>.<6 digits>"`, unique in the channel and increasing
+             *     with creation: what the Slack Web API (`/api/slack/...`) names the message by
+             *     (`ts`, `thread_ts`, `timestamp`).
+             * @example 1795751281.420000
+             */
+            ts: string;
+            /**
+             * @description Addition: the message's Block Kit blocks, as written (null without; a tombstone has
+             *     none).
+             */
+            blocks: components["schemas"]["Block"][] | null;
+        };
+        /**
+         * @description A Block Kit block, of the subset the service takes (Slack's shapes and limits):
+         *     `section` (`text`, `fields`, `accessory`), `actions` (`elements`), `context`
+         *     (`elements`: text objects), `divider`, `header` (`text`: plain_text), and in views
+         *     `input` (`label`, `element`). Elements: `button`, `static_select`, `overflow`,
+         *     `plain_text_input`; text objects `{ type: "mrkdwn" | "plain_text", text }` of at most
+         *     3,000 characters. An invalid block is 422 on `blocks`, each fault named by its JSON
+         *     pointer (`/blocks/0/text/text: ...`).
+         */
+        Block: {
+            /** @enum {string} */
+            type: "section" | "actions" | "context" | "divider" | "header" | "input";
+            block_id?: string;
+        } & {
+            [key: string]: unknown;
         };
         Subscription: {
             id: components["schemas"]["Uuid"];
@@ -1861,11 +1892,13 @@ export interface components {
         };
         CreateMessageRequest: {
             /**
-             * @description Trimmed; 1 to 10,000 characters (code points) after trimming. Line breaks are
-             *     stored as `\n`; other control characters (besides tab) and unpaired surrogates are
-             *     422 on `body`.
+             * @description Required unless `blocks` carry text (then their plain text is the body). Trimmed; 1
+             *     to 10,000 characters (code points) after trimming. Line breaks are stored as `\n`;
+             *     other control characters (besides tab) and unpaired surrogates are 422 on `body`.
              */
-            body: string;
+            body?: string;
+            /** @description Addition. Block Kit blocks (see Block); invalid ones are 422 on `blocks`. */
+            blocks?: components["schemas"]["Block"][];
             /**
              * Format: uuid
              * @description Idempotency key, unique per author forever; generated when omitted.
@@ -1889,11 +1922,16 @@ export interface components {
         };
         UpdateMessageRequest: {
             /**
-             * @description Trimmed; 1 to 10,000 characters (code points) after trimming. Line breaks are
-             *     stored as `\n`; other control characters (besides tab) and unpaired surrogates are
-             *     422 on `body`.
+             * @description Required unless `blocks` carry text. Trimmed; 1 to 10,000 characters (code points)
+             *     after trimming. Line breaks are stored as `\n`; other control characters (besides
+             *     tab) and unpaired surrogates are 422 on `body`.
              */
-            body: string;
+            body?: string;
+            /**
+             * @description Addition. The message's blocks from now on (omitted: none); invalid ones are 422 on
+             *     `blocks`.
+             */
+            blocks?: components["schemas"]["Block"][];
         };
         AddMemberRequest: {
             /**

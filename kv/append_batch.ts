@@ -33,7 +33,7 @@ const MAX_BYTES = 400_000;
  * An append's own mutations at most, besides those of `with`: its copies (message, timeline, thread),
  * its client_uuid, the lengths of its lists, and its share of the stream markers.
  */
-const APPEND_WRITES = 8;
+const APPEND_WRITES = 9;
 
 /** An append waiting for its commit. */
 export interface Request {
@@ -46,9 +46,9 @@ export interface Request {
   reject(error: unknown): void;
 }
 
-/** The length keys of the lists a draft goes into. */
+/** The length keys of the lists a draft goes into, and its channel's `ts` cursor. */
 export function listsOf(draft: Message): Deno.KvKey[] {
-  const out: Deno.KvKey[] = [];
+  const out: Deno.KvKey[] = [keys.channelTs(draft.channel_id)];
   if (inTimeline(draft)) out.push(keys.timelineLen(draft.channel_id));
   if (draft.thread_root_id) out.push(keys.threadLen(draft.thread_root_id));
   return out;

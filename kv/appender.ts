@@ -2,8 +2,10 @@ import { RecentMap } from "../core/recent_map.ts";
 import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
 import { ConflictError } from "../core/errors.ts";
 import type { Message } from "../core/types.ts";
+import { tsText } from "../core/ids.ts";
 import { keyId, keys } from "./keys.ts";
 import { inTimeline, putMessage } from "./message_copies.ts";
+import { stampMessage } from "./outbox.ts";
 import { getAll, type ManyReader, type Planner } from "./commit.ts";
 import type { Plan } from "./plan.ts";
 import {
@@ -131,19 +133,24 @@ export class Appender {
     ];
     await this.#load(lists);
     const next = new Map(lists.map((k) => [keyId(k), this.#cursors.get(keyId(k))!.length]));
-    const take = (key: Deno.KvKey) => {
-      const pos = next.get(keyId(key))! + 1;
+    const take = (key: Deno.KvKey, atLeast = 0) => {
+      const pos = Math.max(next.get(keyId(key))! + 1, atLeast);
       next.set(keyId(key), pos);
       return pos;
     };
+    const nowMicros = Date.now() * 1000;
     const op = this.kv.atomic();
     const stored = batch.map((r) => {
       const m: Message = {
         ...r.draft,
+        // Unique in the channel and increasing: the channel's appends take turns at its cursor.
+        ts: tsText(take(keys.channelTs(r.draft.channel_id), nowMicros)),
         timeline_pos: inTimeline(r.draft) ? take(keys.timelineLen(r.draft.channel_id)) : null,
         thread_pos: r.draft.thread_root_id ? take(keys.threadLen(r.draft.thread_root_id)) : null,
       };
       putMessage(op, m);
+      op.set(keys.messageTs(m.channel_id, m.ts!), m.id);
+      stampMessage(r.opts.with, m);
       if (r.opts.indexClientUuid && m.client_uuid) {
         op.set(keys.clientUuid(m.author.id, m.client_uuid), m.id);
       }

@@ -29,6 +29,8 @@
  * | ["thread", rootId, pos]                       | Message              | copy of a thread reply, oldest first    |
  * | ["thread_len", rootId]                        | Deno.KvU64           | highest pos in the thread               |
  * | ["client_uuids", authorId, clientUuid]        | messageId            | idempotency of posts, forever           |
+ * | ["channel_ts", channelId]                     | Deno.KvU64           | the channel's last message `ts`, in microseconds: each append takes the next (written from 0.29) |
+ * | ["message_ts", channelId, ts]                 | messageId            | index: a message by its Slack-style `ts` (written from 0.29; older messages have none) |
  * | ["reactions", messageId, emoji, userId]       | null                 | who reacted; the counts live on Message |
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
@@ -119,6 +121,8 @@ export const keys = {
   threadAt: (rootId: string, pos: number) => ["thread", rootId, pos],
   threadLen: (rootId: string) => ["thread_len", rootId],
   clientUuid: (authorId: string, clientUuid: string) => ["client_uuids", authorId, clientUuid],
+  channelTs: (channelId: string) => ["channel_ts", channelId],
+  messageTs: (channelId: string, ts: string) => ["message_ts", channelId, ts],
   reaction: (messageId: string, emoji: string, userId: string) => [
     "reactions",
     messageId,
@@ -232,7 +236,7 @@ const PREFIX_KINDS = {
     teams users team_users tokens token_ids user_tokens user_tokens_version login_links
     sessions layout import migrations channels channel_slugs members user_channels
     user_closed_channels members_version messages timeline timeline_len thread thread_len
-    client_uuids reactions emoji events tokens_version jobs job_counts delivery_counts redeliveries
+    client_uuids channel_ts message_ts reactions emoji events tokens_version jobs job_counts delivery_counts redeliveries
     failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids
     team_incoming apps app_clients app_installs oauth_codes audit
   `),

@@ -69,6 +69,17 @@ export function addEvent(
   return event;
 }
 
+/**
+ * Gives the events of `plan` that carry message `m` its `ts`, which its append assigns only as it
+ * commits (kv/appender.ts): the event carries the message as stored.
+ */
+export function stampMessage(plan: Plan | undefined, m: { id: string; ts?: string }): void {
+  for (const planned of plan?.events ?? []) {
+    if (carriedMessageId(planned.event) !== m.id) continue;
+    planned.event = { ...planned.event, data: { ...planned.event.data as object, ts: m.ts } };
+  }
+}
+
 /** An event written again as it was (a move between stores): no jobs. */
 export function writeEvent(
   op: Plan,

@@ -69,8 +69,10 @@ export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
       );
       c.set("credential", { incoming_webhook_id: hook.id });
       await applyRateLimit(c, limiter, `hook:${hook.id}`);
-      const text = await settle(readPayload(c).then(slackText));
-      const message = await postThroughHook(ctx, hook, text);
+      const payload = await settle(
+        readPayload(c).then((p) => ({ text: slackText(p), blocks: p.blocks })),
+      );
+      const message = await postThroughHook(ctx, hook, payload);
       return c.json({ data: messageView(message) }, 201);
     },
   );

@@ -20,17 +20,20 @@ const uuidField = (field: string) =>
     .refine(isUuid, `The ${field} must be a uuid.`)
     .transform((id) => id.toLowerCase());
 
-const bodyField = z.string({ error: "The body is required and must be a string." });
+const bodyField = z.string({ error: "The body must be a string." }).nullish();
+/** Checked by the domain (domain/messages/blocks.ts), where the pointers of its faults are made. */
+const blocksField = z.unknown().optional();
 
 const newMessage = z.object({
   body: bodyField,
+  blocks: blocksField,
   client_uuid: uuidField("client_uuid").nullish(),
   reply_to_id: uuidField("reply_to_id").nullish(),
   thread_root_id: uuidField("thread_root_id").nullish(),
   sent_to_channel: z.boolean({ error: "The sent_to_channel must be true or false." }).nullish(),
 });
 
-const messageEdit = z.object({ body: bodyField });
+const messageEdit = z.object({ body: bodyField, blocks: blocksField });
 
 /** /channels/{channel}/messages: list, post, show, edit, delete. */
 export function messageRoutes(ctx: Ctx) {
@@ -61,7 +64,7 @@ export function messageRoutes(ctx: Ctx) {
     })
     .patch("/:channel/messages/:message", requireScope("messages:write"), async (c) => {
       const { channel, message } = c.req.param();
-      const input = await settle(readBody(c, messageEdit).then((edit) => edit.body));
+      const input = await settle(readBody(c, messageEdit));
       const edited = await editMessage(ctx, c.var.subject, {
         channelId: channel,
         messageId: message,

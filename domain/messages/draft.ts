@@ -1,4 +1,4 @@
-import type { Channel, MemberRef, Message, MessageType } from "../../core/types.ts";
+import type { Block, Channel, MemberRef, Message, MessageType } from "../../core/types.ts";
 import { newId } from "../../core/ids.ts";
 
 /** Notices the service writes itself: nobody edits, deletes or reacts to them. */
@@ -9,6 +9,7 @@ export interface DraftInput {
   channel: Channel;
   author: MemberRef;
   body: string;
+  blocks?: Block[] | null;
   type: MessageType;
   reply_to_id?: string | null;
   thread_root_id?: string | null;
@@ -25,6 +26,7 @@ export function draftMessage(input: DraftInput): Message {
     channel_id: input.channel.id,
     team_id: input.channel.team_id,
     body: input.body,
+    blocks: input.blocks ?? null,
     type: input.type,
     author: input.author,
     reply_to_id: input.reply_to_id ?? null,

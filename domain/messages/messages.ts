@@ -1,5 +1,6 @@
 import type { Ctx } from "../context.ts";
-import type { Channel, EventType, MemberRef, Message, Subject } from "../../core/types.ts";
+import type { Block, Channel, EventType, MemberRef, Message, Subject } from "../../core/types.ts";
+import { blocksText, parseBlocks } from "./blocks.ts";
 import { invalid } from "../../core/errors.ts";
 import { nowIso } from "../../core/ids.ts";
 import { checksOf, loadChannelWith, reusingFirst } from "../channels/access.ts";
@@ -20,7 +21,10 @@ import { planErasure } from "./erasure.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
 export interface NewMessage {
-  body: string;
+  /** Required unless `blocks` carry text: then the blocks' plain text is the body. */
+  body?: string | null;
+  /** Block Kit blocks as given; checked here (domain/messages/blocks.ts). */
+  blocks?: unknown;
   client_uuid?: string | null;
   reply_to_id?: string | null;
   thread_root_id?: string | null;
@@ -127,7 +131,7 @@ async function postOnce(
   );
   const { channel } = read;
   const fields = unwrap(input);
-  const body = cleanBody(fields.body, bodyField);
+  const { body, blocks } = bodyAndBlocks(fields, bodyField);
   const [used, replyTo, root, ...versions] = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
@@ -144,6 +148,7 @@ async function postOnce(
     channel,
     author: authorOf(subject),
     body,
+    blocks,
     type: "standard",
     reply_to_id: fields.reply_to_id,
     thread_root_id: fields.thread_root_id,
@@ -159,6 +164,19 @@ async function postOnce(
     indexClientUuid: given,
   });
   return stored && { message: stored, replayed: false };
+}
+
+/**
+ * A message's body and blocks as written: blocks are checked (422 on `blocks`, with pointers);
+ * without a body, the blocks' plain text is the body (422 on `bodyField` when neither has text).
+ */
+export function bodyAndBlocks(
+  fields: Pick<NewMessage, "body" | "blocks">,
+  bodyField = "body",
+): { body: string; blocks: Block[] | null } {
+  const blocks = parseBlocks(fields.blocks);
+  const given = fields.body ?? (blocks ? blocksText(blocks) : "");
+  return { body: cleanBody(given, bodyField), blocks };
 }
 
 /** The message a reused client_uuid created; a key is tied to the channel it was used in. */
@@ -224,14 +242,15 @@ async function loadOwn(
 }
 
 /**
- * PATCH: replaces the body, sets `edited_at` and fires `message.updated`, even when the text is
- * the same: the interface promises `edited_at` set on every edit's answer.
+ * PATCH: replaces the body (and the blocks, as given: none given clears them), sets `edited_at`
+ * and fires `message.updated`, even when the text is the same: the interface promises
+ * `edited_at` set on every edit's answer.
  */
 export async function editMessage(
   ctx: Ctx,
   subject: Subject,
   { channelId, messageId }: MessageRef,
-  input: Settled<string>,
+  input: Settled<Pick<NewMessage, "body" | "blocks">>,
 ): Promise<Message> {
   return await ctx.kv.lock(MESSAGE_LOCKS).run(
     messageId,
@@ -247,7 +266,7 @@ export async function editMessage(
           throw invalid("message", "Only a standard message can be edited.");
         }
         if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
-        const next: Message = { ...message, body: cleanBody(unwrap(input)), edited_at: nowIso() };
+        const next: Message = { ...message, ...bodyAndBlocks(unwrap(input)), edited_at: nowIso() };
         const op = ctx.kv.atomic().check(...checks);
         emit(op, audience, messageEvent("message.updated", next));
         const done = await replaceMessage(op, next);
@@ -275,7 +294,13 @@ export async function deleteMessage(
         "message.delete",
       );
       if (message.deleted_at) return true;
-      const next: Message = { ...message, body: "", reactions: [], deleted_at: nowIso() };
+      const next: Message = {
+        ...message,
+        body: "",
+        blocks: null,
+        reactions: [],
+        deleted_at: nowIso(),
+      };
       const op = ctx.kv.atomic().check(...checks);
       emit(op, audience, messageEvent("message.deleted", next));
       const rest = await planErasure(ctx.kv, op, next);

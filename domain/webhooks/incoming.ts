@@ -6,6 +6,7 @@ import { isUuid, newId, nowIso } from "../../core/ids.ts";
 import { authorize } from "../policy.ts";
 import { type Actor, auditActor } from "../principals.ts";
 import { postMessageWith } from "../messages/messages.ts";
+import { supportedBlocks } from "../messages/blocks.ts";
 import type { Settled } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { checkName } from "../text.ts";
@@ -141,7 +142,7 @@ export async function hookFor(ctx: Ctx, secret: string): Promise<IncomingWebhook
 export async function postThroughHook(
   ctx: Ctx,
   hook: IncomingWebhook,
-  text: Settled<string>,
+  payload: Settled<{ text: string; blocks?: unknown }>,
 ): Promise<Message> {
   const subject: Subject = {
     user_id: hook.bot_id,
@@ -152,7 +153,12 @@ export async function postThroughHook(
     token_id: hook.id,
     scopes: ["messages:write"],
   };
-  const input = text.ok ? { ok: true as const, value: { body: text.value } } : text;
+  const input = payload.ok
+    ? {
+      ok: true as const,
+      value: { body: payload.value.text, blocks: supportedBlocks(payload.value.blocks) },
+    }
+    : payload;
   try {
     return (await postMessageWith(ctx, subject, {
       channelId: hook.channel_id,
