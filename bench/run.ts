@@ -20,6 +20,7 @@ import { eventFeed } from "./scenarios/event_feed.ts";
 import { remoteStore } from "./scenarios/remote_store.ts";
 import { twoInstances } from "./scenarios/two_instances.ts";
 import { dataOverTime } from "./scenarios/data_over_time.ts";
+import { apps } from "./scenarios/apps.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -38,6 +39,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["remote store", remoteStore, 30],
   ["two instances", twoInstances, 25],
   ["data over time", dataOverTime, 120],
+  ["apps", apps, 40],
 ];
 
 await requireWrk();

@@ -64,7 +64,7 @@ const help = () =>
   "Usage: deno task admin <command> [--flag value ...]\n" +
   "Prints one JSON value (an object, or an array for lists) on stdout; errors go to stderr.\n\n" +
   "Commands:\n" +
-  Object.entries(commands).map(([name, c]) => `  ${name.padEnd(22)}${c.summary}`).join("\n") +
+  Object.entries(commands).map(([name, c]) => `  ${name.padEnd(26)}  ${c.summary}`).join("\n") +
   `\n\n${SETTINGS_HELP}\n\nMore on one command: deno task admin help <command>`;
 
 /** `help <command>`: what it does, its flags, what it prints. */

@@ -1,22 +1,121 @@
 import { appView, createApp, listApps, removeApp, rotateAppSecret } from "../domain/apps/apps.ts";
-import { uninstallApp } from "../domain/apps/installs.ts";
-import { type Command, listFlag, requiredFlag, uuidFlag } from "./command.ts";
+import { installApp, uninstallApp } from "../domain/apps/installs.ts";
+import {
+  createAppFromManifest,
+  exportManifest,
+  rotateSigningSecret,
+  updateAppFromManifest,
+} from "../domain/apps/declared.ts";
+import { appDeliveries } from "../domain/apps/deliveries.ts";
+import { tokenResponse } from "../domain/apps/oauth.ts";
+import { appById } from "../domain/apps/apps.ts";
+import { AppCalls } from "../domain/apps/app_call.ts";
+import { notFound } from "../core/errors.ts";
+import { deliveryView } from "../domain/views.ts";
+import {
+  type Command,
+  type Flags,
+  listFlag,
+  positiveIntFlag,
+  requiredFlag,
+  uuidFlag,
+} from "./command.ts";
 import { scopesFlag } from "./scopes_flag.ts";
+import { readManifestFile } from "./manifest_file.ts";
 
-/** OAuth apps: registered by the operator, installed by a team's admins. */
+/** Warnings go to stderr: stdout holds the one JSON value the command prints. */
+const warn = (warnings: string[]) => {
+  for (const w of warnings) console.error(`warning: manifest ${w}`);
+};
+
+/** `app:create` from the flags: the way apps were registered before manifests. */
+async function createFromFlags(ctx: Parameters<Command["run"]>[0], flags: Flags) {
+  const { app, clientSecret } = await createApp(ctx, {
+    name: requiredFlag(flags, "name"),
+    redirectUris: listFlag(flags, "redirect-uris"),
+    scopes: scopesFlag(flags),
+    incomingWebhook: flags["incoming-webhook"] === "true",
+  }, null);
+  return { ...appView(app), client_secret: clientSecret };
+}
+
+/** OAuth apps and apps that listen: registered by the operator, installed into teams. */
 export const appCommands: Record<string, Command> = {
   "app:create": {
-    usage: "app:create --name <name> --redirect-uris <url>[,<url>] --scopes <a,b,...|all> " +
-      "[--incoming-webhook]",
-    summary: "Registers an app that installs itself with OAuth; prints its client secret once.",
+    usage: "app:create (--manifest <file> | --name <name> --redirect-uris <url>[,<url>] " +
+      "--scopes <a,b,...|all> [--incoming-webhook])",
+    summary:
+      "Registers an app, from a Slack-style manifest (JSON or YAML) or flags; prints its secrets once.",
     async run(ctx, flags) {
-      const { app, clientSecret } = await createApp(ctx, {
-        name: requiredFlag(flags, "name"),
-        redirectUris: listFlag(flags, "redirect-uris"),
-        scopes: scopesFlag(flags),
-        incomingWebhook: flags["incoming-webhook"] === "true",
-      }, null);
-      return { ...appView(app), client_secret: clientSecret };
+      if (flags.manifest === undefined) return await createFromFlags(ctx, flags);
+      const made = await createAppFromManifest(ctx, await readManifestFile(flags.manifest), null);
+      warn(made.warnings);
+      return {
+        ...appView(made.app),
+        client_secret: made.clientSecret,
+        signing_secret: made.signingSecret,
+      };
+    },
+  },
+  "app:update": {
+    usage: "app:update --id <app id> --manifest <file>",
+    summary:
+      "Changes an app in place from its manifest; its installs follow (a new event URL is verified).",
+    async run(ctx, flags) {
+      const calls = new AppCalls();
+      try {
+        const { app, warnings } = await updateAppFromManifest(ctx, calls, {
+          id: uuidFlag(flags, "id"),
+          text: await readManifestFile(requiredFlag(flags, "manifest")),
+          actor: null,
+        });
+        warn(warnings);
+        return appView(app);
+      } finally {
+        await calls.close();
+      }
+    },
+  },
+  "app:export": {
+    usage: "app:export --id <app id>",
+    summary: "Prints an app's manifest (app:create --manifest takes it back as it is).",
+    run: (ctx, flags) => exportManifest(ctx, uuidFlag(flags, "id"), null),
+  },
+  "app:rotate-signing-secret": {
+    usage: "app:rotate-signing-secret --id <app id>",
+    summary:
+      "Gives an app a new signing secret (printed once): what the service sends is signed with it.",
+    async run(ctx, flags) {
+      return { signing_secret: await rotateSigningSecret(ctx, uuidFlag(flags, "id"), null) };
+    },
+  },
+  "app:install": {
+    usage: "app:install --app <app id> --team <team id> [--channel <channel id>]",
+    summary:
+      "Installs an app into a team as an approved consent would; prints what its token grant would.",
+    async run(ctx, flags) {
+      const app = await appById(ctx, uuidFlag(flags, "app"));
+      if (!app) throw notFound(`No app ${flags.app}.`);
+      const installed = await installApp(ctx, {
+        app,
+        teamId: uuidFlag(flags, "team"),
+        scopes: app.scopes,
+        channelId: flags.channel === undefined ? null : uuidFlag(flags, "channel"),
+        approvedBy: null,
+      });
+      return tokenResponse(app, installed);
+    },
+  },
+  "app:deliveries": {
+    usage: "app:deliveries --app <app id> [--limit <n, default 20>]",
+    summary: "What the service sent an app lately (its events), newest first, with the answers.",
+    async run(ctx, flags) {
+      const deliveries = await appDeliveries(ctx, {
+        appId: uuidFlag(flags, "app"),
+        limit: positiveIntFlag(flags, "limit", 20),
+        actor: null,
+      });
+      return deliveries.map((d) => ({ ...deliveryView(d), team_id: d.team_id }));
     },
   },
   "app:list": {

@@ -20,6 +20,16 @@ export const notFound = (what = "Not found.") => new ApiError(404, what);
 export const forbidden = (why: string) => new ApiError(403, why);
 export const unauthenticated = (why = "Unauthenticated.") => new ApiError(401, why);
 
+/** Why a credential was refused: what the Slack Web API names, and what a 401 says. */
+export type RefusedBecause = "missing" | "invalid" | "revoked" | "expired" | "inactive";
+
+/** A 401 that knows why: a token missing, malformed or unknown, revoked, expired, or its user's. */
+export class Unauthenticated extends ApiError {
+  constructor(readonly reason: RefusedBecause, message: string) {
+    super(401, message);
+  }
+}
+
 /** A 422 for one field, worded the way Laravel-style clients expect. */
 export function invalid(field: string, message: string): ApiError {
   return new ApiError(422, message, { [field]: [message] });

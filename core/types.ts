@@ -48,6 +48,7 @@ export const SCOPES = [
   "members:write",
   "webhooks:read",
   "webhooks:write",
+  "commands",
 ] as const;
 export type Scope = typeof SCOPES[number];
 
@@ -124,6 +125,8 @@ export interface Message {
    * absent on messages stored before 0.29 (their view derives one from the id).
    */
   ts?: string;
+  /** A thread reply's root's `ts`, for Slack's `thread_ts` (stored from 0.29). */
+  thread_ts?: string | null;
   /** Block Kit blocks, checked by domain/messages/blocks.ts; absent or null without. */
   blocks?: Block[] | null;
   /** Where the copies of this message live, so a change rewrites every one of them. */
@@ -228,56 +231,4 @@ export interface Session {
   csrf: string;
   created_at: string;
   expires_at: string;
-}
-
-/** A third-party integration, registered by the operator, that installs itself with OAuth 2.0. */
-export interface App {
-  id: string;
-  name: string;
-  /** Public; what the app sends as `client_id`. */
-  client_id: string;
-  /** SHA-256 of the client secret, hex. The secret itself is never stored. */
-  secret_hash: string;
-  /** Where an authorization may send the browser back to, compared exactly. */
-  redirect_uris: string[];
-  /** The most an install may grant. */
-  scopes: Scope[];
-  /** Whether an install asks the admin for a channel and gives the app an incoming webhook. */
-  incoming_webhook: boolean;
-  created_at: string;
-}
-
-/** An app in a team: its bot, what the last install issued, and whether it is uninstalled. */
-export interface AppInstall {
-  app_id: string;
-  team_id: string;
-  bot_user_id: string;
-  token_id: string;
-  incoming_webhook_id: string | null;
-  scopes: Scope[];
-  installed_at: string;
-  installed_by: string;
-  uninstalled_at: string | null;
-}
-
-/**
- * A one-time authorization code, by SHA-256 of its value: what the admin approved, for the
- * token endpoint to turn into an install. Kept a day past its expiry, so a replay is recognised.
- */
-export interface AuthorizationCode {
-  app_id: string;
-  team_id: string;
-  /** The admin who approved; the install acts as them. */
-  user_id: string;
-  redirect_uri: string;
-  scopes: Scope[];
-  /** PKCE S256: base64url of the SHA-256 of the verifier. */
-  code_challenge: string;
-  channel_id: string | null;
-  expires_at: string;
-  used_at: string | null;
-  /** What its one redemption issued: taken back if the code is presented again. */
-  issued: { token_id: string; incoming_webhook_id: string | null } | null;
-  /** When it was presented again after its use: what it issued is taken back. */
-  replayed_at: string | null;
 }

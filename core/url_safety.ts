@@ -1,7 +1,7 @@
 /**
  * Server-side request forgery guard: a webhook URL may only reach public addresses. The check
  * runs at creation and again before every attempt, and the attempt then connects to the very
- * address that was checked (delivery/connector.ts), so a DNS answer that changes in between
+ * address that was checked (core/outbound/connector.ts), so a DNS answer that changes in between
  * (rebinding) cannot redirect it.
  */
 import { type Resolver, systemResolver } from "./dns.ts";

@@ -21,6 +21,28 @@ export interface Subscription {
   /** The secret replaced by the last rotation, still signed with until it expires. */
   previous_secret: string | null;
   previous_secret_expires_at: string | null;
+  /**
+   * Set on the subscriptions an app's install makes for its Events API request URL: deliveries
+   * go in Slack's `event_callback` envelope, signed with the app's signing secret (sealed in
+   * `secret`), and the REST API and screen's subscription lists leave them out.
+   */
+  app?: AppListener;
+}
+
+/** Where channels are, as Slack's `message.*` events tell them apart. */
+export type ChannelKind = "public" | "private" | "direct";
+
+/** What an app's install listens to through one subscription. */
+export interface AppListener {
+  app_id: string;
+  /** The app's bot in the team: whose channels it hears, and who its events are authorized for. */
+  bot_id: string;
+  /** The Slack events it was made for (`message.channels`, `reaction_added`, `app_mention`...). */
+  bot_events: string[];
+  /** Message events only in channels of these kinds (from `message.channels` and the like). */
+  message_kinds: ChannelKind[];
+  /** Only messages naming the bot (`<@id>` or `@name`): the `app_mention` subscription. */
+  mention_of: { id: string; name: string } | null;
 }
 
 /** One attempt to deliver an event to a subscription's endpoint. */
@@ -72,6 +94,8 @@ export interface WebhookRoute {
   status: "active" | "disabled";
   /** Absent on routes written before owners were kept: loadRoutes fills it in. Null: nobody. */
   owner?: RouteOwner | null;
+  /** An app's listener: which channel kinds its message events come from, whom they mention. */
+  app?: Pick<AppListener, "message_kinds" | "mention_of">;
 }
 
 /** A pending delivery of one event to one subscription; removed when it is settled. */
@@ -80,6 +104,8 @@ export interface DeliveryJob {
   event_id: string;
   /** The attempt the next try will be (1-based). */
   attempt: number;
+  /** Why the last attempt failed, in Slack's words, for an app's `X-Slack-Retry-Reason`. */
+  retry_reason?: string;
   next_attempt_at: string;
   created_at: string;
   /**

@@ -2,15 +2,19 @@ import type { Ctx } from "../domain/context.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob, Redelivery, Subscription } from "../core/webhook_records.ts";
 import { dropIfUnchanged } from "../kv/settlement.ts";
-import type { Connector } from "./connector.ts";
+import type { Connector } from "../core/outbound/connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import type { Recorder } from "./record.ts";
 import type { SigningKeys } from "./secrets.ts";
 import { deliveryHeaders } from "./sign.ts";
-import { type AttemptOutcome, send } from "./send.ts";
+import { slackEnvelope, slackHeaders } from "./slack_events.ts";
+import { type AttemptOutcome, send } from "../core/outbound/send.ts";
 import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
 import { log } from "../core/log.ts";
+
+/** How long an app has to answer an event: Slack's 3 seconds. */
+const APP_EVENT_TIMEOUT_MS = 3_000;
 
 /** Attempts sent but not yet recorded beyond which a task keeps its slot until recorded. */
 const MAX_UNRECORDED = 256;
@@ -106,11 +110,21 @@ export class Attempts {
     return { sub: sub.value, pending: held, event: now, attempt };
   }
 
-  /** Signs the event's body with the subscription's secrets (both during a rotation). */
-  async sign({ sub, event }: Claimed, startedAt: number): Promise<Signed | AttemptOutcome> {
-    const body = this.deps.events.body(event);
+  /**
+   * Signs the event's body with the subscription's secrets (both during a rotation); for an app's
+   * listener, Slack's envelope signed as Slack signs, with the app's signing secret.
+   */
+  async sign(claimed: Claimed, startedAt: number): Promise<Signed | AttemptOutcome> {
+    const { sub, event } = claimed;
     try {
       const signers = await this.deps.signingKeys.for(sub, startedAt);
+      if (sub.app) {
+        const body = await slackEnvelope(this.deps.ctx.kv, { event, listener: sub.app });
+        const job = claimed.attempt === null ? null : claimed.pending.value as DeliveryJob;
+        const headers = slackHeaders({ signer: signers[0], body, nowMs: startedAt, job });
+        return { body, headers, startedAt };
+      }
+      const body = this.deps.events.body(event);
       return { body, headers: deliveryHeaders(event, signers, body, startedAt), startedAt };
     } catch {
       return {
@@ -128,7 +142,8 @@ export class Attempts {
     const { webhooks } = this.deps.ctx.settings;
     return send(sub.url, headers, body, {
       connector: this.deps.connector,
-      timeoutMs: webhooks.timeoutMs,
+      // An app answers events within Slack's 3 seconds.
+      timeoutMs: sub.app ? APP_EVENT_TIMEOUT_MS : webhooks.timeoutMs,
       allowPrivate: webhooks.allowPrivateUrls,
       resolver: this.deps.resolver,
     });

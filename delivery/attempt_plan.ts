@@ -4,7 +4,8 @@ import type { Delivery, DeliveryJob, Redelivery, Subscription } from "../core/we
 import type { OutboxEvent } from "../core/types.ts";
 import type { AttemptCommit, Settlement } from "../kv/settlement.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
-import type { AttemptOutcome } from "./send.ts";
+import { retryReasonOf } from "./slack_events.ts";
+import type { AttemptOutcome } from "../core/outbound/send.ts";
 
 /**
  * A job or redelivery whose lease this process holds for this much longer is settled without a
@@ -97,6 +98,9 @@ export function planCommit(
       attempt: a.attempt! + 1,
       next_attempt_at: new Date(nowMs + delayMs).toISOString(),
       lease_until: null,
+      ...(sub.value.app
+        ? { retry_reason: retryReasonOf(a.outcome.error, a.outcome.response_status) }
+        : {}),
     };
     settle.push({ pending, retry: { job, delayMs }, succeeded: false, checked });
   }

@@ -11,7 +11,7 @@ import type { CommitWork } from "../kv/plan.ts";
 import type { Store } from "../kv/store.ts";
 import type { DeliveryEngine, DueRun, EngineOptions } from "./engine_contract.ts";
 import { Attempts } from "./attempt.ts";
-import { Connector } from "./connector.ts";
+import { Connector } from "../core/outbound/connector.ts";
 import { Dispatcher } from "../core/dispatcher.ts";
 import { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import { Leases } from "./leases.ts";

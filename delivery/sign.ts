@@ -13,12 +13,10 @@ export const envelope = (event: OutboxEvent): string => JSON.stringify(envelopeO
 export class Signer {
   /** Private, so an inspected or logged Signer never shows them. */
   readonly #secret: string;
-  readonly #standardKey: Uint8Array;
+  #standardKey: Uint8Array | undefined;
 
   constructor(secret: string) {
     this.#secret = secret;
-    // Standard Webhooks keys the MAC with the base64 after `whsec_`, decoded (base62 is base64).
-    this.#standardKey = Uint8Array.fromBase64(secret.slice("whsec_".length));
   }
 
   /** The MAC of `message` (UTF-8) keyed by the whole secret string, in hex. */
@@ -28,6 +26,8 @@ export class Signer {
 
   /** The MAC of `message` as Standard Webhooks makes it, in base64. */
   standard(message: string): string {
+    // Standard Webhooks keys the MAC with the base64 after `whsec_`, decoded (base62 is base64).
+    this.#standardKey ??= Uint8Array.fromBase64(this.#secret.slice("whsec_".length));
     return createHmac("sha256", this.#standardKey).update(message).digest("base64");
   }
 }

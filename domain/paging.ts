@@ -15,8 +15,11 @@ export interface PagedList {
 
 const newestFirst = (list: PagedList) => list.threadRootId === null;
 
-/** What the client asked for: a page number, or a cursor (a position, already verified). */
-export type PageStart = { page: number } | { cursorPos: number };
+/**
+ * What the client asked for: a page number, or a cursor (a position, already verified); and how
+ * many a page holds (PER_PAGE unless a client of the Slack Web API asked for `limit`).
+ */
+export type PageStart = ({ page: number } | { cursorPos: number }) & { perPage?: number };
 
 /** The positions a page covers (inclusive; empty when `lo > hi`) and their ranks. */
 export interface Window {
@@ -85,13 +88,14 @@ export function decodeChannelCursor(keyring: Keyring, userId: string, raw: strin
  */
 export function pageWindow(list: PagedList, start: PageStart): Window {
   const { total } = list;
+  const perPage = start.perPage ?? PER_PAGE;
   const newest = newestFirst(list);
   const startRank = "page" in start
-    ? (start.page - 1) * PER_PAGE + 1
+    ? (start.page - 1) * perPage + 1
     : newest
     ? total - start.cursorPos + 1
     : start.cursorPos;
-  const endRank = Math.min(total, startRank + PER_PAGE - 1);
+  const endRank = Math.min(total, startRank + perPage - 1);
   if (startRank > endRank) return { lo: 1, hi: 0, startRank, endRank, nextPos: null };
   const [lo, hi] = newest ? [total - endRank + 1, total - startRank + 1] : [startRank, endRank];
   const nextPos = endRank < total ? (newest ? lo - 1 : hi + 1) : null;
@@ -131,8 +135,9 @@ export function pagingObjects(
     count: number;
   },
 ): { links: PageLinks; meta: PageMeta } {
-  const lastPage = Math.max(1, Math.ceil(list.total / PER_PAGE));
-  const currentPage = "page" in start ? start.page : Math.ceil(window.startRank / PER_PAGE);
+  const perPage = start.perPage ?? PER_PAGE;
+  const lastPage = Math.max(1, Math.ceil(list.total / perPage));
+  const currentPage = "page" in start ? start.page : Math.ceil(window.startRank / perPage);
   const nextCursor = window.nextPos === null ? null : encodeCursor(keyring, list, window.nextPos);
   const url = (param: "page" | "cursor", value: string | number) => {
     const query = new URLSearchParams();
@@ -154,7 +159,7 @@ export function pagingObjects(
       current_page: currentPage,
       from: count ? window.startRank : null,
       last_page: lastPage,
-      per_page: PER_PAGE,
+      per_page: perPage,
       to: count ? window.endRank : null,
       total: list.total,
       path,

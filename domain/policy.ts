@@ -39,7 +39,7 @@ export interface RemovalTarget extends ChannelTarget {
   targetIsMember: boolean;
 }
 
-export type SubscriptionTarget = Pick<Subscription, "team_id" | "created_by">;
+export type SubscriptionTarget = Pick<Subscription, "team_id" | "created_by" | "app">;
 
 /** The user whose tokens are managed. */
 export type HolderTarget = { id: string; team_id: string; type: UserType };
@@ -79,6 +79,8 @@ export interface Targets {
   "token.manage": HolderTarget;
   /** Bots, incoming webhooks, the audit log: the team's parts of the settings screen. */
   "team.administer": TeamTarget;
+  /** See the team's people and bots, by name (Slack's users.list and users.info). */
+  "team.read": TeamTarget;
   /** Point an incoming webhook at this channel. */
   "incoming.target": ChannelTarget;
   /** Deactivate or reactivate this user. */
@@ -165,8 +167,12 @@ const ownMessage = (verb: string) => (p: Principal, t: MessageTarget) =>
 const seesSubscription = (p: Principal, s: SubscriptionTarget) =>
   s.team_id === p.team_id && (s.created_by === p.user_id || isAdmin(p));
 
+/**
+ * An app's listener (what its install made for its Events API URL) is the app's: its manifest
+ * decides it, so no subject sees or manages it as a subscription.
+ */
 const subscriptionVisible = (p: Principal, s: SubscriptionTarget) =>
-  seesSubscription(p, s) ? null : hidden(SUBSCRIPTION_NOT_FOUND);
+  seesSubscription(p, s) && !s.app ? null : hidden(SUBSCRIPTION_NOT_FOUND);
 
 /** Its own tokens; an admin also its team's bots'. */
 const managesTokensOf = (p: Principal, h: HolderTarget) =>
@@ -225,6 +231,7 @@ const RULES: Rules = {
   "token.create": (p, h) => managesTokensOf(p, h) ? null : hidden("No such user."),
   "token.manage": (p, h) => managesTokensOf(p, h) ? null : hidden("No such token."),
   "team.administer": (p, t) => adminOf(p, t.team_id) ? null : hidden("Not found."),
+  "team.read": (p, t) => p.team_id === t.team_id ? null : hidden("No such user."),
   "incoming.target": (p, t) =>
     adminOf(p, t.channel.team_id) && sees(p, t) ? null : hidden("No such channel."),
   // An admin: members and bots; an owner: anyone; nobody: themselves.

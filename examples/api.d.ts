@@ -775,6 +775,12 @@ export interface paths {
          *     (receivers de-duplicate on `id`). A position older than the 30 days events are kept is
          *     answered 410. Without either, the stream starts now.
          *
+         *     A message only the stream's user may see (an app's ephemeral reply, see `commands`)
+         *     comes as `event: message.ephemeral` with no `id:` line, since it is never stored and
+         *     can't be replayed; its `data` is `{ channel_id, text, blocks, app_id }` (Ephemeral). A
+         *     stream filtered by `types` does not get it (it is not a `types` value), one filtered by
+         *     `channel_ids` only for those channels, and a stream resumed later does not get it again.
+         *
          *     Every open stream of a token gets every event it may see (connections do not share
          *     them out). A token holds at most 10 open streams and a user at most 20 with all its
          *     tokens, across all instances (429 beyond; a stream cut off for reading too slowly
@@ -792,6 +798,65 @@ export interface paths {
         get: operations["streamEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team's slash commands
+         * @description Addition. The slash commands of the team's app installs that hold the `commands` scope,
+         *     by name: what a client offers when a person types `/`. A name is unique in a team: an
+         *     install whose command is taken is refused, naming both apps. Needs `messages:write`,
+         *     the scope that runs them.
+         */
+        get: operations["listCommands"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/channels/{channel}/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a slash command in a channel
+         * @description Addition. A person (a bot: 403) runs one of the team's commands in a channel it can see
+         *     and post in: public, private or direct (an archived channel: 422 on `channel`; an unknown
+         *     command: 422 on `command`). The service POSTs Slack's form fields (`team_id`,
+         *     `team_domain`, `channel_id`, `channel_name`, `user_id`, `user_name`, `command`, `text`,
+         *     `api_app_id`, `response_url`, `trigger_id`) to the command's URL, signed with the app's
+         *     signing secret as Slack signs (`X-Slack-Request-Timestamp`, `X-Slack-Signature: v0=...`),
+         *     and waits up to 3 seconds.
+         *
+         *     The app's answer is the run's: an empty 2xx acknowledges (`acknowledged`); JSON `{ text,
+         *     blocks, response_type }` replies (`answered`): ephemerally, the default, as `ephemeral`
+         *     here and on the person's open streams only, or `in_channel`, a message in the channel as
+         *     the app's bot, as `message` here. No answer within 3 s is `pending`, not an error: the
+         *     app's later replies through `response_url` still arrive. A refused, unreachable or
+         *     non-2xx app is `failed`, with `error` in plain words. The app's faults are never a 5xx.
+         */
+        post: operations["runCommand"];
         delete?: never;
         options?: never;
         head?: never;
@@ -845,6 +910,339 @@ export interface paths {
          *     `payload` for form data without it; 413 over 1 MiB).
          */
         post: operations["postThroughIncomingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/responses/{secret}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The last segment of a `response_url` the service gave an app with a command run (or an
+                 *     action). It takes 10 replies within 30 minutes, on any instance; then it answers 404,
+                 *     as an unknown one does. Each miss counts against the client's address, as secret URLs
+                 *     do (60 a minute, then 429 with `Retry-After`).
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An app's reply through its response_url (Slack-compatible)
+         * @description Outside `/api/v1`; the secret in the URL is the credential. JSON as Slack takes it:
+         *     `text` and/or `blocks`, `response_type` (`ephemeral`, the default: shown to the person
+         *     who ran the command on their open streams only, never stored; or `in_channel`: a message
+         *     in the channel as the app's bot), `replace_original` or `delete_original` (on the message
+         *     an action came from, when the app's bot wrote it). A reply the service can't read is 422
+         *     on its field.
+         */
+        post: operations["replyThroughResponseUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * auth.test: Who the token acts as
+         * @description The token's team and user; a bot token's `bot_id` (its bot user's id), which Bolt reads to ignore the app's own messages. Any valid token, no scope. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackAuthTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.postMessage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.postMessage: Post a message
+         * @description As `POST /api/v1/channels/{channel}/messages`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatPostMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.postEphemeral": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.postEphemeral: Show a message to one person only
+         * @description Shown on that person's open streams (`message.ephemeral`), never stored. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatPostEphemeral"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.update: Edit a message
+         * @description As `PATCH /api/v1/channels/{channel}/messages/{message}`: the author only (`cant_update_message`). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatUpdate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.delete: Delete a message
+         * @description As `DELETE /api/v1/channels/{channel}/messages/{message}` (`cant_delete_message`). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatDelete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.getPermalink": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.getPermalink: A message's link
+         * @description The message's URL in this API. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatGetPermalink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.list: List channels
+         * @description As `GET /api/v1/channels`: the channels the subject can see. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.info: A channel
+         * @description As `GET /api/v1/channels/{channel}`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsInfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.history: A channel's messages, newest first
+         * @description As `GET /api/v1/channels/{channel}/messages`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsHistory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.replies: A thread: its root, then its replies
+         * @description As `GET /api/v1/channels/{channel}/messages?thread_root_id=...`, the root first on the first page. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsReplies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.members: A channel's members' ids
+         * @description As `GET /api/v1/channels/{channel}/members`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users.info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * users.info: A person or bot of the team
+         * @description Anyone of the subject's team (`user_not_found` otherwise). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackUsersInfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * users.list: The team's people and bots
+         * @description Everyone of the subject's team, deactivated people with `deleted: true`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackUsersList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reactions.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reactions.add: React to a message
+         * @description As `PUT /api/v1/channels/{channel}/messages/{message}/reactions/{emoji}`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackReactionsAdd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reactions.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reactions.remove: Take a reaction back
+         * @description As `DELETE /api/v1/channels/{channel}/messages/{message}/reactions/{emoji}`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackReactionsRemove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1578,6 +1976,381 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CommandView: {
+            /** @example /deploy */
+            command: string;
+            description: string;
+            usage_hint: string;
+            app_id: components["schemas"]["Uuid"];
+        };
+        CommandList: {
+            data: components["schemas"]["CommandView"][];
+        };
+        RunCommandRequest: {
+            /** @description A command of the team, such as `/deploy` (case does not matter). */
+            command: string;
+            /** @description What follows the command, given to the app as Slack's `text`. */
+            text?: string;
+        };
+        /**
+         * @description A message seen by one person only, never stored: in the answer of the request that
+         *     caused it and as `message.ephemeral` on that person's open streams.
+         */
+        Ephemeral: {
+            channel_id: components["schemas"]["Uuid"];
+            text: string;
+            blocks: components["schemas"]["Block"][] | null;
+            /** @description The app whose reply it is. */
+            app_id: string | null;
+        };
+        CommandRun: {
+            command: string;
+            /**
+             * @description `answered`: the app replied (in `ephemeral` or `message`); `acknowledged`: an empty
+             *     2xx; `pending`: no answer within 3 s (later replies still arrive); `failed`: see
+             *     `error`.
+             * @enum {string}
+             */
+            status: "answered" | "acknowledged" | "pending" | "failed";
+            ephemeral: components["schemas"]["Ephemeral"] | null;
+            message: components["schemas"]["Message"] | null;
+            /** @description Why the run failed, in plain words; null unless `failed`. */
+            error: string | null;
+        };
+        CommandRunResponse: {
+            data: components["schemas"]["CommandRun"];
+        };
+        ResponseUrlReply: {
+            text?: string;
+            blocks?: components["schemas"]["Block"][];
+            /**
+             * @default ephemeral
+             * @enum {string}
+             */
+            response_type?: "ephemeral" | "in_channel";
+            replace_original?: boolean;
+            delete_original?: boolean;
+        };
+        SlackArgsAuthTest: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+        };
+        SlackArgsChatPostMessage: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id the token's subject may post in. */
+            channel: string;
+            /** @description The message (its body). Required unless `blocks` carry text. */
+            text?: string;
+            /** @description Block Kit blocks, as JSON (a form's value is JSON text). */
+            blocks?: unknown[] | string;
+            /** @description The `ts` of a message of the channel: post as a reply in its thread. */
+            thread_ts?: string;
+            /** @description With `thread_ts`: also show the reply in the channel. */
+            reply_broadcast?: boolean | string;
+        };
+        SlackArgsChatPostEphemeral: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id the token's subject may post in. */
+            channel: string;
+            /** @description A person who can see the channel. */
+            user: string;
+            /** @description The message. */
+            text?: string;
+            /** @description Block Kit blocks. */
+            blocks?: unknown[] | string;
+        };
+        SlackArgsChatUpdate: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The message's channel. */
+            channel: string;
+            /** @description The message's `ts`. */
+            ts: string;
+            /** @description The new text. */
+            text?: string;
+            /** @description The new blocks (omitted: none). */
+            blocks?: unknown[] | string;
+        };
+        SlackArgsChatDelete: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The message's channel. */
+            channel: string;
+            /** @description The message's `ts`. */
+            ts: string;
+        };
+        SlackArgsChatGetPermalink: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The message's channel. */
+            channel: string;
+            /** @description The message's `ts`. */
+            message_ts: string;
+        };
+        SlackArgsConversationsList: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description Comma-separated: `public_channel`, `private_channel`, `im`, `mpim` (default: all). */
+            types?: string;
+            /** @description `true` leaves archived channels out. */
+            exclude_archived?: boolean | string;
+            /** @description At most this many (default 100, at most 1,000). */
+            limit?: number | string;
+            /** @description `response_metadata.next_cursor` of the page before. */
+            cursor?: string;
+        };
+        SlackArgsConversationsInfo: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+        };
+        SlackArgsConversationsHistory: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description At most this many (default 100, at most 1,000). */
+            limit?: number | string;
+            /** @description `response_metadata.next_cursor` of the page before. */
+            cursor?: string;
+        };
+        SlackArgsConversationsReplies: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description The `ts` of the thread's root or of any reply in it. */
+            ts: string;
+            /** @description At most this many replies (default 100, at most 1,000). */
+            limit?: number | string;
+            /** @description `response_metadata.next_cursor` of the page before. */
+            cursor?: string;
+        };
+        SlackArgsConversationsMembers: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description At most this many (default 100, at most 1,000). */
+            limit?: number | string;
+            /** @description `response_metadata.next_cursor` of the page before. */
+            cursor?: string;
+        };
+        SlackArgsUsersInfo: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A user id of the team. */
+            user: string;
+        };
+        SlackArgsUsersList: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description At most this many (default 200, at most 1,000). */
+            limit?: number | string;
+            /** @description `response_metadata.next_cursor` of the page before. */
+            cursor?: string;
+        };
+        SlackArgsReactionsAdd: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The message's channel. */
+            channel: string;
+            /** @description The message's `ts`. */
+            timestamp: string;
+            /** @description An emoji name without colons (`thumbsup`). */
+            name: string;
+        };
+        SlackArgsReactionsRemove: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The message's channel. */
+            channel: string;
+            /** @description The message's `ts`. */
+            timestamp: string;
+            /** @description An emoji name without colons. */
+            name: string;
+        };
+        /**
+         * @description A refusal in Slack's codes: `not_authed`, `invalid_auth`, `account_inactive` (a
+         *     deactivated user's or an uninstalled app's bot), `token_revoked`, `token_expired`,
+         *     `missing_scope` (with `needed` and `provided`), `channel_not_found`, `not_in_channel`,
+         *     `is_archived`, `message_not_found`, `user_not_found`, `cant_update_message`,
+         *     `cant_delete_message`, `invalid_blocks`, `no_text`, `msg_too_long`, `invalid_name`,
+         *     `invalid_cursor`, `invalid_arguments`, `invalid_json`, `request_too_large`,
+         *     `restricted_action`, `internal_error`, `unknown_method`, `ratelimited`.
+         */
+        SlackError: {
+            /** @constant */
+            ok: false;
+            error: string;
+            needed?: string;
+            provided?: string;
+            response_metadata?: {
+                /** @description What the refusal says, field by field (`[ERROR] ...`). */
+                messages?: string[];
+            };
+        };
+        SlackOk: {
+            /** @constant */
+            ok: true;
+        };
+        SlackNextCursor: {
+            /** @description The next page's `cursor`; empty on the last page. */
+            next_cursor: string;
+        };
+        /** @description A message as Slack gives one; a bot's carries `bot_id`. */
+        SlackMessage: {
+            /** @constant */
+            type: "message";
+            /** @enum {string} */
+            subtype?: "channel_join" | "channel_leave";
+            ts: string;
+            user: string;
+            bot_id?: string;
+            text: string;
+            blocks?: components["schemas"]["Block"][];
+            thread_ts?: string;
+            edited?: {
+                user?: string;
+                ts?: string;
+            };
+            team: string;
+            reactions?: {
+                name?: string;
+                count?: number;
+                users?: string[];
+            }[];
+        };
+        /** @description A channel as Slack gives one; `name` is its slug. */
+        SlackChannel: {
+            id: string;
+            name: string;
+            name_normalized?: string;
+            is_channel: boolean;
+            is_group: boolean;
+            is_im: boolean;
+            is_mpim?: boolean;
+            is_private: boolean;
+            is_archived: boolean;
+            is_general?: boolean;
+            is_member: boolean;
+            created?: number;
+            creator?: string;
+            topic?: {
+                value?: string;
+            };
+            purpose?: {
+                value?: string;
+            };
+        };
+        /** @description A person or bot as Slack gives one. */
+        SlackUser: {
+            id: string;
+            team_id: string;
+            name: string;
+            real_name?: string;
+            deleted: boolean;
+            is_bot: boolean;
+            is_admin?: boolean;
+            is_owner?: boolean;
+            tz?: string;
+            profile?: {
+                real_name?: string;
+                display_name?: string;
+                bot_id?: string;
+            };
+        };
+        SlackAuthTest: {
+            /** @constant */
+            ok: true;
+            url: string;
+            team: string;
+            user: string;
+            team_id: string;
+            user_id: string;
+            bot_id?: string;
+            is_enterprise_install?: boolean;
+        };
+        SlackPosted: {
+            /** @constant */
+            ok: true;
+            channel: string;
+            ts: string;
+            message: components["schemas"]["SlackMessage"];
+        };
+        SlackEphemeralPosted: {
+            /** @constant */
+            ok: true;
+            message_ts: string;
+        };
+        SlackUpdated: {
+            /** @constant */
+            ok: true;
+            channel: string;
+            ts: string;
+            text: string;
+            message: components["schemas"]["SlackMessage"];
+        };
+        SlackDeleted: {
+            /** @constant */
+            ok: true;
+            channel: string;
+            ts: string;
+        };
+        SlackPermalink: {
+            /** @constant */
+            ok: true;
+            channel: string;
+            /** Format: uri */
+            permalink: string;
+        };
+        SlackChannelList: {
+            /** @constant */
+            ok: true;
+            channels: components["schemas"]["SlackChannel"][];
+            response_metadata: components["schemas"]["SlackNextCursor"];
+        };
+        SlackChannelInfo: {
+            /** @constant */
+            ok: true;
+            channel: components["schemas"]["SlackChannel"];
+        };
+        SlackHistory: {
+            /** @constant */
+            ok: true;
+            messages: components["schemas"]["SlackMessage"][];
+            has_more: boolean;
+            pin_count?: number;
+            response_metadata: components["schemas"]["SlackNextCursor"];
+        };
+        SlackReplies: {
+            /** @constant */
+            ok: true;
+            messages: components["schemas"]["SlackMessage"][];
+            has_more: boolean;
+            response_metadata: components["schemas"]["SlackNextCursor"];
+        };
+        SlackMembers: {
+            /** @constant */
+            ok: true;
+            members: string[];
+            response_metadata: components["schemas"]["SlackNextCursor"];
+        };
+        SlackUserInfo: {
+            /** @constant */
+            ok: true;
+            user: components["schemas"]["SlackUser"];
+        };
+        SlackUserList: {
+            /** @constant */
+            ok: true;
+            members: components["schemas"]["SlackUser"][];
+            cache_ts?: number;
+            response_metadata: components["schemas"]["SlackNextCursor"];
+        };
         /**
          * @description A Slack incoming-webhook message. Only `text`, `blocks` and `attachments` are read (see
          *     the operation); any other field is accepted and ignored.
@@ -2300,6 +3073,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The token's rate limit (the REST API's, shared with it) is used up for this minute:
+         *     `{ ok: false, error: "ratelimited" }` with `Retry-After`, as Slack answers.
+         */
+        SlackRateLimited: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["SlackError"];
             };
         };
     };
@@ -3642,6 +4428,70 @@ export interface operations {
             503: components["responses"]["Busy"];
         };
     };
+    listCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's commands, sorted by name. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    runCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCommandRequest"];
+            };
+        };
+        responses: {
+            /** @description What the run came to. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandRunResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
     postThroughIncomingWebhook: {
         parameters: {
             query?: never;
@@ -3685,6 +4535,438 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
+        };
+    };
+    replyThroughResponseUrl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The last segment of a `response_url` the service gave an app with a command run (or an
+                 *     action). It takes 10 replies within 30 minutes, on any instance; then it answers 404,
+                 *     as an unknown one does. Each miss counts against the client's address, as secret URLs
+                 *     do (60 a minute, then 429 with `Retry-After`).
+                 */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponseUrlReply"];
+            };
+        };
+        responses: {
+            /** @description The reply was shown or posted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    slackAuthTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsAuthTest"];
+                "application/json": components["schemas"]["SlackArgsAuthTest"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackAuthTest"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatPostMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatPostMessage"];
+                "application/json": components["schemas"]["SlackArgsChatPostMessage"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackPosted"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatPostEphemeral: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatPostEphemeral"];
+                "application/json": components["schemas"]["SlackArgsChatPostEphemeral"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackEphemeralPosted"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatUpdate"];
+                "application/json": components["schemas"]["SlackArgsChatUpdate"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackUpdated"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatDelete"];
+                "application/json": components["schemas"]["SlackArgsChatDelete"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackDeleted"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatGetPermalink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatGetPermalink"];
+                "application/json": components["schemas"]["SlackArgsChatGetPermalink"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackPermalink"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsList"];
+                "application/json": components["schemas"]["SlackArgsConversationsList"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelList"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsInfo"];
+                "application/json": components["schemas"]["SlackArgsConversationsInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsHistory"];
+                "application/json": components["schemas"]["SlackArgsConversationsHistory"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackHistory"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsReplies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsReplies"];
+                "application/json": components["schemas"]["SlackArgsConversationsReplies"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackReplies"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsMembers"];
+                "application/json": components["schemas"]["SlackArgsConversationsMembers"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackMembers"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackUsersInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsUsersInfo"];
+                "application/json": components["schemas"]["SlackArgsUsersInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackUserInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackUsersList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsUsersList"];
+                "application/json": components["schemas"]["SlackArgsUsersList"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackUserList"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackReactionsAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsReactionsAdd"];
+                "application/json": components["schemas"]["SlackArgsReactionsAdd"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackReactionsRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsReactionsRemove"];
+                "application/json": components["schemas"]["SlackArgsReactionsRemove"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
         };
     };
     settingsAsset: {

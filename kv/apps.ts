@@ -1,5 +1,4 @@
-import type { App, AppInstall, AuthorizationCode } from "../core/types.ts";
-import { addAudit, type AuditDraft } from "./audit.ts";
+import type { App, AppInstall, AuthorizationCode } from "../core/app_records.ts";
 import { commitOrThrow } from "./commit.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
@@ -83,16 +82,13 @@ export function spendCode(
 export const getInstall = (kv: Store, teamId: string, appId: string) =>
   kv.get<AppInstall>(keys.install(teamId, appId));
 
-/** Writes an install's record with its audit entry, unless it changed since `entry`. */
-export async function putInstall(
-  kv: Store,
-  entry: Deno.KvEntryMaybe<AppInstall>,
-  install: AppInstall,
-  audit: AuditDraft,
-): Promise<boolean> {
-  const op = kv.atomic().check(entry).set(keys.install(install.team_id, install.app_id), install);
-  addAudit(op, audit);
-  return (await op.commit()).ok;
+/** Every team's installs of one app, uninstalled ones included. */
+export async function listAllInstalls(kv: Store, appId: string): Promise<AppInstall[]> {
+  const out: AppInstall[] = [];
+  for await (const e of kv.list<AppInstall>({ prefix: keys.installs() })) {
+    if (e.value.app_id === appId) out.push(e.value);
+  }
+  return out;
 }
 
 /** A team's installs, uninstalled ones included. */

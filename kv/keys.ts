@@ -44,6 +44,8 @@
  * | ["streams_version", tokenId]                  | number (time)        | rewritten when a stream of the token opens: a count of them checks it |
  * | ["user_streams", userId, streamId]            | { expires_at }       | the same registration, per user: a user's tokens together hold at most a user's cap of streams |
  * | ["user_streams_version", userId]              | number (time)        | rewritten when a stream of the user opens: a count of them checks it |
+ * | ["notices", teamId, noticeId]                 | PersonalNotice       | an ephemeral message or opened view for one person's open streams, relayed to every instance (kv/ephemeral.ts); expires in a minute; never exported |
+ * | ["notices_version", teamId]                   | noticeId             | the team's last notice: instances with open streams poll it; expires |
  * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again; a post that reuses its token's entry checks it |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
@@ -63,6 +65,10 @@
  * | ["apps", appId]                               | App                  | an OAuth client, registered by the operator; its secret hashed |
  * | ["app_clients", clientId]                     | appId                | index: client_id to app                 |
  * | ["app_installs", teamId, appId]               | AppInstall           | the app in the team: its bot, its last token and hook; kept after an uninstall, so a reinstall reuses the bot |
+ * | ["team_commands", teamId, command]            | TeamCommand          | a slash command's name in a team, held by the app whose install brought it (kv/commands.ts) |
+ * | ["team_commands_version", teamId]             | number (time)        | rewritten with every change of the team's commands: a change checks it |
+ * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/responses.ts): 10 uses in 30 minutes; expires |
+ * | ["triggers", triggerHash]                     | Trigger              | a `trigger_id`: opens one view within 30 seconds; expires |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
@@ -158,6 +164,9 @@ export const keys = {
   userStreams: (userId: string) => ["user_streams", userId],
   userStream: (userId: string, streamId: string) => ["user_streams", userId, streamId],
   userStreamsVersion: (userId: string) => ["user_streams_version", userId],
+  notices: (teamId: string) => ["notices", teamId],
+  notice: (teamId: string, noticeId: string) => ["notices", teamId, noticeId],
+  noticesVersion: (teamId: string) => ["notices_version", teamId],
   tokensVersion: () => ["tokens_version"],
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],
   undelivered: (wakeId: string) => ["undelivered", wakeId],
@@ -204,9 +213,15 @@ export const keys = {
   apps: () => ["apps"],
   app: (appId: string) => ["apps", appId],
   appClient: (clientId: string) => ["app_clients", clientId],
+  installs: () => ["app_installs"],
   teamInstalls: (teamId: string) => ["app_installs", teamId],
   install: (teamId: string, appId: string) => ["app_installs", teamId, appId],
   oauthCode: (hash: string) => ["oauth_codes", hash],
+  responseUrl: (hash: string) => ["responses", hash],
+  trigger: (hash: string) => ["triggers", hash],
+  teamCommands: (teamId: string) => ["team_commands", teamId],
+  teamCommand: (teamId: string, command: string) => ["team_commands", teamId, command],
+  teamCommandsVersion: (teamId: string) => ["team_commands_version", teamId],
   audits: (teamId: string) => ["audit", teamId],
   audit: (teamId: string, entryId: string) => ["audit", teamId, entryId],
   rateCounts: () => ["rate"],
@@ -238,7 +253,7 @@ const PREFIX_KINDS = {
     user_closed_channels members_version messages timeline timeline_len thread thread_len
     client_uuids channel_ts message_ts reactions emoji events tokens_version jobs job_counts delivery_counts redeliveries
     failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids
-    team_incoming apps app_clients app_installs oauth_codes audit
+    team_incoming apps app_clients app_installs oauth_codes audit team_commands team_commands_version
   `),
   rebuilt: words(`
     team_events open_events channel_events team_events_version stream_pending team_stream
@@ -246,7 +261,7 @@ const PREFIX_KINDS = {
   `),
   local: words(`
     append_turn streams streams_version user_streams user_streams_version undelivered
-    delivery_signal rate up app_key_check service
+    delivery_signal rate up app_key_check service notices notices_version responses triggers
   `),
 };
 

@@ -76,10 +76,12 @@ export async function migrate(kv: Store): Promise<number | null> {
 
 /**
  * For the admin CLI, which never migrates: a store of another layout than this release's is
- * refused, in one line, before anything is written.
+ * refused, in one line, before anything is written. A new store is this release's layout: it is
+ * recorded, so what the CLI writes first is not taken for an old store's data by the next run.
  */
 export async function requireLayout(kv: Store): Promise<void> {
-  const found = await readLayout(kv) ?? LAYOUT_VERSION;
+  const found = await readLayout(kv);
+  if (found === null) return await recordLayout(kv);
   if (found > LAYOUT_VERSION) throw newer(found);
   if (found < LAYOUT_VERSION) {
     throw new SettingsError(

@@ -18,6 +18,7 @@ const routeOf = (s: Subscription): WebhookRoute => ({
   status: s.status,
   // Subscriptions made before owners were kept get theirs when routes are loaded.
   ...(s.owner_type && s.created_by ? { owner: { id: s.created_by, type: s.owner_type } } : {}),
+  ...(s.app ? { app: { message_kinds: s.app.message_kinds, mention_of: s.app.mention_of } } : {}),
 });
 
 /** Writes a subscription's route, and bumps its team's routes version (see routesAt). */

@@ -26,6 +26,10 @@ import { settingsRoutes } from "./settings/app.tsx";
 import { upHandler } from "./up.ts";
 import { build } from "../domain/data/operations.ts";
 import { webhookRoutes } from "./webhooks.ts";
+import { slackWebApi } from "./slack/web_api.ts";
+import { commandListRoutes, commandRunRoutes } from "./commands.ts";
+import { responseRoutes } from "./responses.ts";
+import { AppCalls } from "../domain/apps/app_call.ts";
 
 /** GET /: where things are, for a person or a probe that found the service, and what runs. */
 const indexOf = (base: string) => ({
@@ -51,6 +55,8 @@ const indexOf = (base: string) => ({
 export function createApp(ctx: Ctx, streams: StreamHub) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const guard = new GuessGuard(ctx.kv);
+  // The connections kept to apps, for what the service asks them and waits for.
+  const calls = new AppCalls();
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .get("/docs", apiReferenceHandler)
@@ -61,6 +67,8 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
     .route("/channels", memberRoutes(ctx))
     .route("/channels", messageRoutes(ctx))
     .route("/channels", reactionRoutes(ctx))
+    .route("/channels", commandRunRoutes(ctx, calls))
+    .route("/commands", commandListRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams));
 
@@ -78,7 +86,10 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
   app.use("/.well-known/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.use("/oauth/*", bodyLimit({ maxSize: MAX_BODY_BYTES }));
   app.route("/api/v1", api);
+  app.route("/api/slack", slackWebApi(ctx, limiter));
   app.route("/hooks", hookRoutes(ctx, limiter, guard));
+  app.use("/responses/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.route("/responses", responseRoutes(ctx, guard));
   app.route("/settings", settingsRoutes(ctx, guard));
   app.route("/oauth", authorizeRoutes(ctx));
   app.route("/oauth", tokenRoutes(ctx, guard));
@@ -87,6 +98,7 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
     close: async () => {
       await streams.closeAll();
       await limiter.close();
+      await calls.close();
     },
   });
 }

@@ -13,9 +13,13 @@ import type { StreamBatch, StreamedEvent, StreamSink } from "../domain/stream/si
 
 const enc = new TextEncoder();
 
-/** An event as an SSE frame: its id, its type, its data on one line (JSON has no newline). */
+/**
+ * An event as an SSE frame: its id, its type, its data on one line (JSON has no newline). A
+ * personal notice (an ephemeral message) has no id: it can't be replayed, and a client resuming
+ * from its last id must not resume from one.
+ */
 const frameOf = (e: StreamedEvent) =>
-  `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`;
+  `${e.id ? `id: ${e.id}\n` : ""}event: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`;
 
 const bytesOf = (events: readonly StreamedEvent[]) =>
   enc.encode(events.map((e) => e.encoded(frameOf)).join(""));

@@ -4,12 +4,8 @@ import type { Ctx } from "../domain/context.ts";
 import { isUuid } from "../core/ids.ts";
 import { listMessages } from "../domain/messages/list.ts";
 import { messageView } from "../domain/views.ts";
-import {
-  deleteMessage,
-  editMessage,
-  postMessage,
-  showMessage,
-} from "../domain/messages/messages.ts";
+import { postMessage, showMessage } from "../domain/messages/messages.ts";
+import { deleteMessage, editMessage } from "../domain/messages/changes.ts";
 import { settle } from "../core/settled.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
@@ -41,8 +37,9 @@ export function messageRoutes(ctx: Ctx) {
     .get("/:channel/messages", requireScope("messages:read"), async (c) => {
       const channelId = c.req.param("channel");
       const path = `${ctx.settings.baseUrl}/api/v1/channels/${channelId}/messages`;
+      const { page: number, cursor, thread_root_id } = c.req.query();
       const page = await listMessages(ctx, c.var.subject, channelId, {
-        query: c.req.query(),
+        query: { page: number, cursor, thread_root_id },
         path,
       });
       return c.json({ data: page.messages.map(messageView), links: page.links, meta: page.meta });

@@ -16,12 +16,16 @@ import { createLoginLink } from "../domain/people/sessions.ts";
 import { createToken, revokeTokenById } from "../domain/people/tokens.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
 import { type Scope, SCOPES, type Subject, type Team, type User } from "../core/types.ts";
+import { type App } from "../core/app_records.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { changeRole, deactivateUser } from "../domain/people/people.ts";
 import { keys } from "../kv/keys.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
 import { installApp } from "../domain/apps/installs.ts";
+import { createAppFromManifest } from "../domain/apps/declared.ts";
+import { issueAnswerWays } from "../domain/apps/responses.ts";
+import type { Ctx } from "../domain/context.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
 import { receiver, waitUntil } from "./webhook_receivers.ts";
 
@@ -62,6 +66,8 @@ const seesSubscription = (p: Person, owner: Person) =>
 interface ChannelFixture {
   id: string;
   messageId: string;
+  /** The message's Slack-style `ts`, which the Web API names it by. */
+  messageTs: string;
   /** A member the remove-member cells take out. */
   removeeId: string;
 }
@@ -79,6 +85,10 @@ interface World {
   shared: Record<Kind, ChannelFixture>;
   subs: Record<"member" | "botIn", { id: string; deliveryId: string }>;
   receiverUrl: string;
+  /** An app installed in team A with a slash command answered by the receiver, and its bot. */
+  app: App;
+  appBot: string;
+  command: string;
 }
 
 /** One request of a cell, and what it must answer. */
@@ -90,6 +100,8 @@ interface Cell {
   expect: number;
   /** The same request naming an unknown resource, whose answer a hidden one must equal. */
   unknownPath?: string;
+  /** The body of that request, where the body names the resource (the Slack Web API's). */
+  unknownBody?: unknown;
   /** What a hidden resource answers: 404, or 422 where it is named in a field. */
   hidden?: 404 | 422;
   /** Checks a 200's content beyond its status (what a list shows). */
@@ -106,7 +118,13 @@ type ScreenRow = {
   cells: (w: World, p: ScreenSubject) => Promise<Omit<Cell, "method">[]>;
 };
 type OpenRow = { surface: "open"; cells: (w: World) => Promise<Omit<Cell, "method">[]> };
-type Row = ApiRow | ScreenRow | OpenRow;
+/** A Slack Web API method: its scope (none for auth.test), and cells as for the REST API. */
+type SlackRow = {
+  surface: "slack";
+  scope: Scope | null;
+  cells: (w: World, p: Person) => Promise<Omit<Cell, "method">[]>;
+};
+type Row = ApiRow | ScreenRow | OpenRow | SlackRow;
 
 const uuid = () => crypto.randomUUID();
 const ch = (id: string) => `/api/v1/channels/${id}`;
@@ -120,7 +138,12 @@ async function channelOf(w: World, kind: Kind): Promise<ChannelFixture> {
   if (kind === "direct") {
     const dm = await createDirectChannel(ctx, [w.users.owner, w.users.botIn]);
     const posted = await postMessage(ctx, owner, dm.id, { ok: true, value: { body: "hi" } });
-    return { id: dm.id, messageId: posted.message.id, removeeId: w.users.botIn.id };
+    return {
+      id: dm.id,
+      messageId: posted.message.id,
+      messageTs: posted.message.ts!,
+      removeeId: w.users.botIn.id,
+    };
   }
   const visibility = kind === "private" ? "private" : "public";
   const channel = await createChannel(ctx, owner, { name: `c-${uuid()}`, visibility });
@@ -128,7 +151,12 @@ async function channelOf(w: World, kind: Kind): Promise<ChannelFixture> {
   await addMemberAsOperator(ctx, channel.id, w.removee);
   const posted = await postMessage(ctx, owner, channel.id, { ok: true, value: { body: "hi" } });
   if (kind === "archived") await archiveChannel(ctx, owner, channel.id);
-  return { id: channel.id, messageId: posted.message.id, removeeId: w.removee.id };
+  return {
+    id: channel.id,
+    messageId: posted.message.id,
+    messageTs: posted.message.ts!,
+    removeeId: w.removee.id,
+  };
 }
 
 /** Cells on a channel of each kind: `make` builds the request, `expect` the answer. */
@@ -486,6 +514,208 @@ const API: Record<string, ApiRow> = {
         }),
         (p, k) => sees(p, k) ? 200 : 422,
       )(w, p)).map((cell) => ({ ...cell, hidden: 422 })),
+  },
+  "GET /api/v1/commands": {
+    surface: "api",
+    scope: "messages:write",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "what is listed",
+        path: "/api/v1/commands",
+        expect: 200,
+        check: (body) => {
+          const listed = (body as { data: { command: string }[] }).data.map((c) => c.command);
+          assert.deepEqual(listed, p === "foreign" ? [] : [w.command], `${p} lists`);
+        },
+      }]),
+  },
+  "POST /api/v1/channels/{channel}/commands": {
+    surface: "api",
+    scope: "messages:write",
+    cells: async (w, p) =>
+      await perKind(
+        false,
+        (f) => ({
+          path: `${ch(f.id)}/commands`,
+          body: { command: w.command, text: "matrix" },
+          unknown: `${ch(uuid())}/commands`,
+        }),
+        (p, k) => {
+          if (!sees(p, k)) return 404;
+          if (!isHuman(p)) return 403;
+          return k === "archived" ? 422 : 200;
+        },
+      )(w, p),
+  },
+};
+
+const slack = (method: string) => `/api/slack/${method}`;
+
+/** Web API cells on a channel of each kind: `params` names it, as the REST path does. */
+function slackPerKind(
+  method: string,
+  fresh: boolean,
+  params: (f: ChannelFixture, w: World) => Record<string, string>,
+  expect: (p: Person, k: Kind) => number,
+): SlackRow["cells"] {
+  return async (w, p) =>
+    await Promise.all(KINDS.map(async (k) => {
+      const f = fresh ? await channelOf(w, k) : w.shared[k];
+      const body = params(f, w);
+      return {
+        what: k,
+        path: slack(method),
+        body,
+        expect: expect(p, k),
+        unknownPath: slack(method),
+        unknownBody: { ...body, channel: uuid() },
+      };
+    }));
+}
+
+const slackOnce = (method: string, body: Record<string, string> = {}): SlackRow["cells"] => () =>
+  Promise.resolve([{ what: "-", path: slack(method), body, expect: 200 }]);
+
+/**
+ * Slack's Web API answers 200 with `ok` and Slack's code; each code stands for the REST API's
+ * status for the same refusal, so one expectation holds for both.
+ */
+const SLACK_STATUS: Record<string, number> = {
+  not_authed: 401,
+  invalid_auth: 401,
+  token_revoked: 401,
+  token_expired: 401,
+  account_inactive: 401,
+  missing_scope: 403,
+  not_in_channel: 403,
+  is_archived: 403,
+  restricted_action: 403,
+  cant_update_message: 403,
+  cant_delete_message: 403,
+  channel_not_found: 404,
+  message_not_found: 404,
+  user_not_found: 404,
+};
+
+const SLACK: Record<string, SlackRow> = {
+  "POST /api/slack/auth.test": { surface: "slack", scope: null, cells: slackOnce("auth.test") },
+  "POST /api/slack/chat.postMessage": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackPerKind(
+      "chat.postMessage",
+      false,
+      (f) => ({ channel: f.id, text: "m" }),
+      writes(200),
+    ),
+  },
+  "POST /api/slack/chat.postEphemeral": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackPerKind(
+      "chat.postEphemeral",
+      false,
+      (f, w) => ({ channel: f.id, user: w.users.owner.id, text: "only you" }),
+      writes(200),
+    ),
+  },
+  "POST /api/slack/chat.update": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackPerKind(
+      "chat.update",
+      true,
+      (f) => ({ channel: f.id, ts: f.messageTs, text: "edited" }),
+      ownMessage(200),
+    ),
+  },
+  "POST /api/slack/chat.delete": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackPerKind(
+      "chat.delete",
+      true,
+      (f) => ({ channel: f.id, ts: f.messageTs }),
+      ownMessage(200),
+    ),
+  },
+  "POST /api/slack/chat.getPermalink": {
+    surface: "slack",
+    scope: "messages:read",
+    cells: slackPerKind(
+      "chat.getPermalink",
+      false,
+      (f) => ({ channel: f.id, message_ts: f.messageTs }),
+      readOnly(200),
+    ),
+  },
+  "POST /api/slack/conversations.list": {
+    surface: "slack",
+    scope: "channels:read",
+    cells: slackOnce("conversations.list"),
+  },
+  "POST /api/slack/conversations.info": {
+    surface: "slack",
+    scope: "channels:read",
+    cells: slackPerKind("conversations.info", false, (f) => ({ channel: f.id }), readOnly(200)),
+  },
+  "POST /api/slack/conversations.history": {
+    surface: "slack",
+    scope: "messages:read",
+    cells: slackPerKind("conversations.history", false, (f) => ({ channel: f.id }), readOnly(200)),
+  },
+  "POST /api/slack/conversations.replies": {
+    surface: "slack",
+    scope: "messages:read",
+    cells: slackPerKind(
+      "conversations.replies",
+      false,
+      (f) => ({ channel: f.id, ts: f.messageTs }),
+      readOnly(200),
+    ),
+  },
+  "POST /api/slack/conversations.members": {
+    surface: "slack",
+    scope: "members:read",
+    cells: slackPerKind("conversations.members", false, (f) => ({ channel: f.id }), readOnly(200)),
+  },
+  "POST /api/slack/users.info": {
+    surface: "slack",
+    scope: "members:read",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "a person of team A",
+        path: slack("users.info"),
+        body: { user: w.users.owner.id },
+        expect: p === "foreign" ? 404 : 200,
+        unknownPath: slack("users.info"),
+        unknownBody: { user: uuid() },
+      }]),
+  },
+  "POST /api/slack/users.list": {
+    surface: "slack",
+    scope: "members:read",
+    cells: slackOnce("users.list"),
+  },
+  "POST /api/slack/reactions.add": {
+    surface: "slack",
+    scope: "reactions:write",
+    cells: slackPerKind(
+      "reactions.add",
+      false,
+      (f) => ({ channel: f.id, timestamp: f.messageTs, name: "thumbsup" }),
+      writes(200),
+    ),
+  },
+  "POST /api/slack/reactions.remove": {
+    surface: "slack",
+    scope: "reactions:write",
+    cells: slackPerKind(
+      "reactions.remove",
+      false,
+      (f) => ({ channel: f.id, timestamp: f.messageTs, name: "thumbsup" }),
+      writes(200),
+    ),
   },
 };
 
@@ -884,6 +1114,29 @@ const SCREEN: Record<string, ScreenRow> = {
 };
 
 const OPEN: Record<string, OpenRow> = {
+  "POST /responses/{secret}": {
+    surface: "open",
+    cells: async (w) => {
+      const { response_url: url } = await issueAnswerWays(w.s.ctx, {
+        app: w.app,
+        teamId: w.team.id,
+        channelId: w.shared.public.id,
+        userId: w.users.member.id,
+        botId: w.appBot,
+        messageId: null,
+      });
+      const body = { text: "later" };
+      return [
+        { what: "a live response_url", path: new URL(url).pathname, body, expect: 200 },
+        {
+          what: "an unknown one",
+          path: `/responses/${"r".repeat(40)}`,
+          body,
+          expect: 404,
+        },
+      ];
+    },
+  },
   "GET /": {
     surface: "open",
     cells: () => Promise.resolve([{ what: "-", path: "/", expect: 200 }]),
@@ -1019,7 +1272,7 @@ const OPEN: Record<string, OpenRow> = {
   },
 };
 
-const ROWS: Record<string, Row> = { ...API, ...SCREEN, ...OPEN };
+const ROWS: Record<string, Row> = { ...API, ...SCREEN, ...OPEN, ...SLACK };
 
 /** Every operation openapi.yaml describes, as "METHOD /full/path". */
 function documentedOperations(): string[] {
@@ -1051,7 +1304,7 @@ async function call(
 ): Promise<Answer> {
   const headers = new Headers();
   let payload: string | undefined;
-  if (surface === "api" && subject) {
+  if ((surface === "api" || surface === "slack") && subject) {
     headers.set("Authorization", `Bearer ${w.tokens[subject as ApiSubject]}`);
   }
   if (surface === "screen") {
@@ -1096,7 +1349,29 @@ async function call(
   const text = await res.text();
   const json = type.includes("json") ? JSON.parse(text) : null;
   checkResponse(method, path, res.status, json);
+  if (surface === "slack" && res.status === 200) {
+    return { status: json.ok ? 200 : SLACK_STATUS[json.error] ?? 422, text };
+  }
   return { status: res.status, text };
+}
+
+/** An app whose slash command the receiver answers, installed in `team` by the operator. */
+async function commandApp(ctx: Ctx, team: Team, url: string) {
+  const command = "/matrix";
+  const manifest = {
+    display_information: { name: "Matrix App" },
+    features: { slash_commands: [{ command, url, description: "Answers" }] },
+    oauth_config: { scopes: { bot: ["commands", "chat:write"] } },
+  };
+  const { app } = await createAppFromManifest(ctx, JSON.stringify(manifest), null);
+  const { install } = await installApp(ctx, {
+    app,
+    teamId: team.id,
+    scopes: ["commands", "messages:write"],
+    channelId: null,
+    approvedBy: null,
+  });
+  return { app, appBot: install.bot_user_id, command };
 }
 
 async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
@@ -1159,6 +1434,7 @@ async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
     shared: {} as Record<Kind, ChannelFixture>,
     subs: {} as World["subs"],
     receiverUrl,
+    ...await commandApp(ctx, team, receiverUrl),
   };
   const subscribe = async (owner: "member" | "botIn") => {
     const res = await fetch(`${s.url}/api/v1/webhooks`, {
@@ -1226,7 +1502,8 @@ Deno.test("authorization matrix: every operation × every subject, as decisions.
         }
       }
       if (got.status === (cell.hidden ?? 404) && cell.unknownPath) {
-        const unknown = await call(w, row.surface, subject, method, cell.unknownPath, cell.body);
+        const unknownBody = cell.unknownBody ?? cell.body;
+        const unknown = await call(w, row.surface, subject, method, cell.unknownPath, unknownBody);
         compared++;
         if (unknown.status !== got.status || normalized(unknown.text) !== normalized(got.text)) {
           wrong.push(`${where}: hidden and unknown differ: ${got.text} / ${unknown.text}`);
@@ -1235,14 +1512,16 @@ Deno.test("authorization matrix: every operation × every subject, as decisions.
     };
 
     for (const [op, row] of Object.entries(ROWS)) {
-      if (row.surface === "api") {
+      if (row.surface === "api" || row.surface === "slack") {
         for (const subject of API_SUBJECTS) {
           const as: Person = subject.startsWith("only:") || ended(subject)
             ? "owner"
             : subject as Person;
           for (const cell of await row.cells(w, as)) {
             if (ended(subject)) cell.expect = 401;
-            else if (subject.startsWith("only:") && subject !== `only:${row.scope}`) {
+            else if (
+              subject.startsWith("only:") && row.scope && subject !== `only:${row.scope}`
+            ) {
               cell.expect = 403;
             }
             if (cell.expect !== 200) delete cell.check;

@@ -1,11 +1,11 @@
 /** The delivery engine against real receivers on loopback and a real KV. */
 import assert from "node:assert/strict";
-import { Connector } from "../delivery/connector.ts";
+import { Connector } from "../core/outbound/connector.ts";
 import type { EngineOptions } from "../delivery/engine_contract.ts";
 import { retryDelayMs } from "../delivery/schedule.ts";
 import { SigningKeys } from "../delivery/secrets.ts";
 import { signatureHeader } from "../delivery/sign.ts";
-import { send } from "../delivery/send.ts";
+import { send } from "../core/outbound/send.ts";
 import { isPublicAddress, parseIp, resolveTarget } from "../core/url_safety.ts";
 import { newId } from "../core/ids.ts";
 import { loadSettings } from "../core/settings.ts";

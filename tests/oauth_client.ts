@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import type { Ctx } from "../domain/context.ts";
 import { createApp } from "../domain/apps/apps.ts";
-import type { App, Scope } from "../core/types.ts";
+import type { Scope } from "../core/types.ts";
+import type { App } from "../core/app_records.ts";
 import { signedInCookie, type TestServer } from "./harness.ts";
 
 export const CALLBACK = "http://127.0.0.1:9/callback";

@@ -3,7 +3,7 @@
  * instance and redeemed on another, once; uninstalled by the CLI, and gone on every instance.
  */
 import assert from "node:assert/strict";
-import type { App } from "../core/types.ts";
+import type { App } from "../core/app_records.ts";
 import { api, workspace } from "./harness.ts";
 import { listAudit } from "../kv/audit.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";

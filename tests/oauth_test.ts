@@ -23,7 +23,7 @@ import {
 } from "./oauth_client.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
-import type { AuthorizationCode } from "../core/types.ts";
+import type { AuthorizationCode } from "../core/app_records.ts";
 import { sha256Hex } from "../core/random.ts";
 import { userById } from "../domain/people/workspace.ts";
 import { createLoginLink } from "../domain/people/sessions.ts";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { parse } from "npm:yaml@2.9.1";
 import { SCOPES } from "../core/types.ts";
+import { SLACK_METHODS } from "../routes/slack/web_api.ts";
 import { startServer } from "./harness.ts";
 import { checkEvent, checkResponse, matchPath, openApi, validatorAt } from "./openapi_check.ts";
 
@@ -35,6 +36,8 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/webhooks/{webhookSubscription}/recover", "webhooks:write"],
   ["get", "/events", "messages:read"],
   ["get", "/events/stream", "messages:read"],
+  ["get", "/commands", "messages:write"],
+  ["post", "/channels/{channel}/commands", "messages:write"],
 ];
 
 /**
@@ -54,6 +57,7 @@ const PUBLIC = new Set([
   "/oauth/token",
   "/oauth/revoke",
   "/hooks/{secret}",
+  "/responses/{secret}",
 ]);
 
 // deno-lint-ignore no-explicit-any
@@ -62,11 +66,14 @@ type Json = any;
 /** The settings screen's pages and forms: a session cookie, not a token. */
 const isSettings = (path: string) => path.startsWith("/settings/");
 
-/** Every operation that takes a token. */
+/** Slack's Web API: its own server, and Slack's answers. */
+const isSlack = (item: Json) => item.servers?.[0]?.url === "/api/slack";
+
+/** Every operation of the REST API that takes a token. */
 function operations(): { path: string; method: string; op: Json }[] {
   const out = [];
   for (const [path, item] of Object.entries<Json>(openApi().doc.paths)) {
-    if (PUBLIC.has(path) || isSettings(path)) continue;
+    if (PUBLIC.has(path) || isSettings(path) || isSlack(item)) continue;
     for (const method of METHODS) if (item[method]) out.push({ path, method, op: item[method] });
   }
   return out;
@@ -101,7 +108,7 @@ Deno.test("openapi: the document is OpenAPI 3.1 with the API under /api/v1", () 
   assert.deepEqual(doc.paths["/openapi.yaml"].get.security, []);
 });
 
-Deno.test("openapi: every API operation requires exactly one of the nine scopes", () => {
+Deno.test("openapi: every API operation requires exactly one scope", () => {
   for (const { path, method, op } of operations()) {
     const where = `${method.toUpperCase()} ${path}`;
     assert.equal(op.security?.length, 1, `${where}: one security requirement`);
@@ -162,6 +169,19 @@ Deno.test("openapi: statuses follow decisions.md", () => {
     }
     assert.equal(codes.includes("413"), Boolean(op.requestBody), `${where}: 413 iff a body`);
     if (op.requestBody) assert.ok(codes.includes("422"), `${where}: 422 with a body`);
+  }
+});
+
+Deno.test("openapi: the Slack Web API is one group, each method answering 200 or 429", () => {
+  const slack = Object.entries<Json>(openApi().doc.paths).filter(([, item]) => isSlack(item));
+  assert.deepEqual(slack.map(([path]) => path.slice(1)).sort(), [...SLACK_METHODS]);
+  for (const [path, item] of slack) {
+    assert.deepEqual(Object.keys(item).filter((k) => METHODS.includes(k)), ["post"], path);
+    const op = item.post;
+    assert.deepEqual(op.tags, ["slack"], path);
+    assert.deepEqual(Object.keys(op.responses).sort(), ["200", "429"], path);
+    const scopes = op.security[0].bearerAuth;
+    assert.ok(scopes.length <= 1 && scopes.every((s: string) => SCOPES.includes(s as never)), path);
   }
 });
 

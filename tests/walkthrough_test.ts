@@ -23,6 +23,14 @@ const vacuumInto = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric
 const NO_VACUUM = `Deno ${Deno.version.deno} refuses VACUUM INTO; backups and exports of a ` +
   "local file are the CLI's, on Deno 2.9 (docs/data.md)";
 
+/**
+ * Slack's SDKs (Bolt, through undici) need Node 22's APIs, which Deno 2.5 lacks: the service runs
+ * there, the example Slack app does not.
+ */
+const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
+const NO_SLACK_SDKS = `Deno ${Deno.version.deno} can't run Slack's Bolt (it needs Node 22's ` +
+  "APIs, which undici uses); the example Slack app runs on Deno 2.9";
+
 /** Blocks not run, or run with the service stopped; each must match exactly one block. */
 const RULES: Rule[] = [
   {
@@ -44,6 +52,10 @@ const RULES: Rule[] = [
     ...vacuumInto ? { stopped: true } : { skip: NO_VACUUM },
   },
   { page: "docs/data.md", has: "admin export", ...vacuumInto ? {} : { skip: NO_VACUUM } },
+  ...(slackSdks ? [] : [
+    { page: "docs/apps.md", has: "examples/bolt_app.ts", skip: NO_SLACK_SDKS },
+    { page: "docs/apps.md", has: '"command": "/ship"', skip: NO_SLACK_SDKS },
+  ]),
 ];
 
 /** What each page says will print, as extended regular expressions (grep -E and JavaScript). */
@@ -54,7 +66,16 @@ const PRINTS: Record<string, string[]> = {
   ],
   "docs/api.md": ["^event: message\\.created$"],
   "docs/webhooks.md": ["message\\.created [0-9a-f-]{36} → 2[0-9]{2}$"], // the forwarder, taken
-  "docs/apps.md": ["^Open http://localhost:8001/", '"url": "http://localhost:8080/settings/login/'],
+  "docs/apps.md": [
+    "^Open http://localhost:8001/",
+    '"url": "http://localhost:8080/settings/login/',
+    ...(slackSdks
+      ? [
+        '"status": "answered"', // a Bolt app's answer to /ship prod
+        "^shipper: .*shipped prod", // its reply in the channel
+      ]
+      : []),
+  ],
   "docs/settings-screen.md": ['"url": "http://localhost:8080/settings/login/'],
   "docs/operating.md": ["^# HELP "],
   "docs/deploy.md": ["^[A-Za-z0-9+/]{43}=$"],

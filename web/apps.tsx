@@ -1,15 +1,21 @@
-import type { AppInstall } from "../core/types.ts";
+import type { App, AppInstall } from "../core/app_records.ts";
+import type { Delivery } from "../core/webhook_records.ts";
 import { ActionButton, Notice, Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
 
-/** An install as the page shows it, its app and people named. */
+/** An install as the page shows it: its app (null once deleted), people named, what it was sent. */
 export interface ShownInstall {
   install: AppInstall;
-  appName: string;
+  app: App | null;
   botName: string;
   installedBy: string;
+  deliveries: Delivery[];
 }
+
+const listens = (app: App | null) =>
+  !!app && (!!app.slash_commands?.length || !!app.event_subscriptions ||
+    !!app.interactivity?.is_enabled);
 
 /** The apps installed into the team, and a way to take each out: admins and owners only. */
 export function AppsPage(p: { viewer: Viewer; installs: ShownInstall[]; notice?: string }) {
@@ -25,30 +31,98 @@ export function AppsPage(p: { viewer: Viewer; installs: ShownInstall[]; notice?:
         ? <p class="muted">No app is installed.</p>
         : (
           <Table columns={["App", "Its bot", "Scopes", "Installed"]} actions>
-            {live.map(({ install, appName, botName, installedBy }) => (
-              <tr data-app-id={install.app_id}>
-                <th scope="row">{appName}</th>
-                <td data-label="Its bot">{botName}</td>
-                <td data-label="Scopes">
-                  <ul class="scopes">{install.scopes.map((s) => <li>{s}</li>)}</ul>
-                </td>
-                <td data-label="Installed">
-                  <Time at={install.installed_at} /> by {installedBy}
-                </td>
-                <td class="actions">
-                  <ActionButton
-                    action={`${SETTINGS}/apps/${install.app_id}/uninstall`}
-                    csrf={p.viewer.csrf}
-                    label="Uninstall"
-                    danger
-                    title={`Uninstall ${appName}`}
-                    confirm={`Uninstall “${appName}”? Its token, bot and incoming webhooks stop working at once.`}
-                  />
-                </td>
-              </tr>
-            ))}
+            {live.map((shown) => <InstallRow shown={shown} csrf={p.viewer.csrf} />)}
           </Table>
         )}
+      {live.filter((s) => listens(s.app)).map((s) => <Wiring shown={s} />)}
     </Layout>
+  );
+}
+
+function InstallRow({ shown, csrf }: { shown: ShownInstall; csrf: string }) {
+  const { install, botName, installedBy } = shown;
+  const appName = shown.app?.name ?? "a deleted app";
+  return (
+    <tr data-app-id={install.app_id}>
+      <th scope="row">{appName}</th>
+      <td data-label="Its bot">{botName}</td>
+      <td data-label="Scopes">
+        <ul class="scopes">{install.scopes.map((s) => <li>{s}</li>)}</ul>
+      </td>
+      <td data-label="Installed">
+        <Time at={install.installed_at} /> by {installedBy}
+      </td>
+      <td class="actions">
+        <ActionButton
+          action={`${SETTINGS}/apps/${install.app_id}/uninstall`}
+          csrf={csrf}
+          label="Uninstall"
+          danger
+          title={`Uninstall ${appName}`}
+          confirm={`Uninstall “${appName}”? Its token, bot, commands and incoming webhooks stop working at once.`}
+        />
+      </td>
+    </tr>
+  );
+}
+
+/** What an app that listens answers (its commands, events, buttons), where, and lately how. */
+function Wiring({ shown }: { shown: ShownInstall }) {
+  const app = shown.app!;
+  const commands = shown.install.scopes.includes("commands") ? app.slash_commands ?? [] : [];
+  return (
+    <section class="app-wiring" data-app-id={app.id}>
+      <h2>{app.name}: what it answers</h2>
+      <dl>
+        {commands.map((c) => (
+          <>
+            <dt>
+              <code>{c.command}</code> {c.usage_hint}
+            </dt>
+            <dd>
+              {c.description} → <code>{c.url}</code>
+            </dd>
+          </>
+        ))}
+        {app.event_subscriptions && (
+          <>
+            <dt>Events ({app.event_subscriptions.bot_events.join(", ")})</dt>
+            <dd>
+              <code>{app.event_subscriptions.request_url}</code>
+            </dd>
+          </>
+        )}
+        {app.interactivity?.is_enabled && (
+          <>
+            <dt>Buttons and forms</dt>
+            <dd>
+              <code>{app.interactivity.request_url}</code>
+            </dd>
+          </>
+        )}
+      </dl>
+      {shown.deliveries.length === 0
+        ? <p class="muted">No event sent to it yet.</p>
+        : <RecentDeliveries deliveries={shown.deliveries} />}
+    </section>
+  );
+}
+
+function RecentDeliveries({ deliveries }: { deliveries: Delivery[] }) {
+  return (
+    <Table columns={["When", "Event", "Status code", "Result"]} class="deliveries">
+      {deliveries.map((d) => (
+        <tr data-delivery-id={d.id} class={d.succeeded ? "ok" : "bad"}>
+          <td data-label="When">
+            <Time at={d.created_at} />
+          </td>
+          <td data-label="Event">{d.event_type}</td>
+          <td data-label="Status code" class="num">{d.response_status ?? "—"}</td>
+          <td data-label="Result">
+            {d.succeeded ? <span class="badge ok">ok</span> : (d.error ?? "failed")}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }

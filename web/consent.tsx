@@ -13,6 +13,7 @@ export const SCOPE_WORDS: Record<Scope, string> = {
   "members:write": "Add people and bots to channels, and remove them",
   "webhooks:read": "See its outgoing webhook subscriptions and their deliveries",
   "webhooks:write": "Subscribe to events with outgoing webhooks, and change or delete them",
+  "commands": "Add its slash commands to the team, for people to run in their channels",
 };
 
 export interface ConsentPageProps {

@@ -1,5 +1,6 @@
 import type { Ctx } from "../context.ts";
-import { type App, type Scope, SCOPES } from "../../core/types.ts";
+import { type Scope, SCOPES } from "../../core/types.ts";
+import { type App } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso } from "../../core/ids.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
@@ -23,15 +24,15 @@ export interface NewApp {
   incomingWebhook: boolean;
 }
 
-/** What an app is shown as: everything but its secret's hash. */
-export type AppView = Omit<App, "secret_hash">;
+/** What an app is shown as: everything but its secrets (hashed or sealed). */
+export type AppView = Omit<App, "secret_hash" | "signing_secret">;
 
-export const appView = ({ secret_hash: _, ...view }: App): AppView => view;
+export const appView = ({ secret_hash: _, signing_secret: __, ...view }: App): AppView => view;
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** https, or http to this machine (for development); no fragment (RFC 6749 §3.1.2). */
-function checkRedirectUri(text: string): string {
+export function checkRedirectUri(text: string): string {
   let url: URL;
   try {
     url = new URL(text);

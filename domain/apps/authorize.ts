@@ -5,7 +5,8 @@
  * `error`.
  */
 import type { Ctx } from "../context.ts";
-import { type App, type Scope, SCOPES, type Subject } from "../../core/types.ts";
+import { type Scope, SCOPES, type Subject } from "../../core/types.ts";
+import { type App } from "../../core/app_records.ts";
 import { invalid } from "../../core/errors.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { insertCode } from "../../kv/apps.ts";

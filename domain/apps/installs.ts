@@ -4,21 +4,12 @@
  * rule (and every audit entry) of making a bot, a token and an incoming webhook holds for it.
  */
 import type { Ctx } from "../context.ts";
-import type {
-  App,
-  AppInstall,
-  AuditAction,
-  AuthorizationCode,
-  Channel,
-  Scope,
-  Subject,
-  Team,
-  User,
-} from "../../core/types.ts";
+import type { AuditAction, Channel, Scope, Subject, Team, User } from "../../core/types.ts";
+import type { App, AppInstall, AuthorizationCode } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { isUuid, newId, nowIso } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { getApp, getInstall, listTeamInstalls, putInstall } from "../../kv/apps.ts";
+import { getApp, getInstall, listTeamInstalls } from "../../kv/apps.ts";
 import { addAudit } from "../../kv/audit.ts";
 import { getChannelFor } from "../../kv/channels.ts";
 import { getIncomingById, putIncoming } from "../../kv/incoming.ts";
@@ -35,6 +26,7 @@ import { isTokenLive } from "../people/token_format.ts";
 import { commitMemberAdded } from "../channels/members.ts";
 import { hookCreated, hookUrl, newHook } from "../webhooks/incoming.ts";
 import { checkName } from "../text.ts";
+import { commandsOf, planCommands, planListeners } from "./listeners.ts";
 
 export interface Installed {
   install: AppInstall;
@@ -95,7 +87,7 @@ async function planBot(d: Draft, app: App, earlier: AppInstall | null): Promise<
     const bot: User = {
       id: newId(),
       team_id: d.team.id,
-      name: checkName("name", app.name),
+      name: checkName("name", app.bot_name ?? app.name),
       type: "bot",
       role: null,
       created_at: nowIso(),
@@ -184,6 +176,18 @@ async function installOnce(ctx: Ctx, approval: Approval): Promise<Installed | nu
     putIncoming(d.plan, made.hook);
     addAudit(d.plan, hookCreated(made.hook, actor));
   }
+  const listeners = await planListeners(ctx, d.plan, {
+    app,
+    bot,
+    earlier: earlier?.listener_ids ?? [],
+  });
+  const commands = commandsOf(app, approval.scopes);
+  await planCommands(ctx, d.plan, {
+    app,
+    teamId: team.id,
+    names: commands,
+    earlier: earlier?.commands ?? [],
+  });
   const install: AppInstall = {
     app_id: app.id,
     team_id: team.id,
@@ -194,6 +198,8 @@ async function installOnce(ctx: Ctx, approval: Approval): Promise<Installed | nu
     installed_at: nowIso(),
     installed_by: approval.approvedBy ?? "",
     uninstalled_at: null,
+    listener_ids: listeners,
+    commands,
   };
   d.plan.set(keys.install(team.id, app.id), install);
   audited(d, "app.installed", app);
@@ -226,14 +232,37 @@ export async function uninstallApp(
   if (entry.value.uninstalled_at) return entry.value;
   const bot = await getUser(ctx.kv, entry.value.bot_user_id);
   if (bot && !bot.deactivated_at) await deactivateUser(ctx, opts.actor, bot.id);
-  const done: AppInstall = { ...entry.value, uninstalled_at: nowIso() };
-  const ok = await putInstall(ctx.kv, entry, done, {
+  const app = (await getApp(ctx.kv, opts.appId)).value;
+  const done: AppInstall = {
+    ...entry.value,
+    uninstalled_at: nowIso(),
+    listener_ids: [],
+    commands: [],
+  };
+  // Its commands and its listeners go with it, in the same commit as its record.
+  const plan = ctx.kv.atomic().check(entry).set(entry.key, done);
+  if (app) {
+    const gone = { ...app, event_subscriptions: null };
+    await planListeners(ctx, plan, {
+      app: gone,
+      bot: bot!,
+      earlier: entry.value.listener_ids ?? [],
+    });
+    await planCommands(ctx, plan, {
+      app,
+      teamId: opts.teamId,
+      names: [],
+      earlier: entry.value.commands ?? [],
+    });
+  }
+  addAudit(plan, {
     team_id: opts.teamId,
     action: "app.uninstalled",
     ...auditActor(opts.actor),
     target_id: opts.appId,
-    target_name: (await getApp(ctx.kv, opts.appId)).value?.name ?? "a deleted app",
+    target_name: app?.name ?? "a deleted app",
   });
+  const ok = (await plan.commit()).ok;
   // Someone else wrote the record meanwhile (a reinstall, another uninstall): theirs stands.
   return ok ? done : (await getInstall(ctx.kv, opts.teamId, opts.appId)).value!;
 }

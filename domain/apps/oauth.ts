@@ -4,7 +4,7 @@
  * Errors here are the token endpoint's JSON.
  */
 import type { Ctx } from "../context.ts";
-import type { App, AuthorizationCode } from "../../core/types.ts";
+import type { App, AuthorizationCode } from "../../core/app_records.ts";
 import { ApiError, notFound, unlessAlreadyDone } from "../../core/errors.ts";
 import { sha256Hex } from "../../core/random.ts";
 import { nowIso } from "../../core/ids.ts";

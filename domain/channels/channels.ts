@@ -3,9 +3,9 @@ import type { Channel, MemberRef, Subject, Team, User } from "../../core/types.t
 import { authorize } from "../policy.ts";
 import { type Actor, subjectOfPerson } from "../principals.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
-import { newId, nowIso } from "../../core/ids.ts";
+import { isUuid, newId, nowIso } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { loadChannel } from "./access.ts";
+import { loadChannel, loadChannelWith } from "./access.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
 import { checkName, checkOptionalName } from "../text.ts";
 import {
@@ -85,6 +85,14 @@ function firstAfter(sorted: Channel[], mark: Channel): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** A channel the subject sees, and whether it is a member of it (read, whatever the channel). */
+export async function channelAndMembership(ctx: Ctx, subject: Subject, channelId: string) {
+  const read = await loadChannelWith<[MemberRef]>(ctx, subject, channelId, {
+    extraKeys: [isUuid(channelId) ? keys.member(channelId.toLowerCase(), subject.user_id) : null],
+  });
+  return { channel: read.channel, isMember: read.extra[0]?.versionstamp != null };
 }
 
 /** Whether being in the channel lets a token read what the public can't. */

@@ -12,7 +12,12 @@ const WINDOW_MS = 60_000;
 const MISS_CLAIMS = new LockKind("guessing misses");
 
 /** Where a secret is guessed at: an incoming webhook's URL, a sign-in link, an app's secrets. */
-export type SecretSurface = "incoming_webhook" | "login_link" | "client_secret" | "oauth_code";
+export type SecretSurface =
+  | "incoming_webhook"
+  | "login_link"
+  | "client_secret"
+  | "oauth_code"
+  | "response_url";
 
 /**
  * Secret URLs can't be guessed at speed. A lookup whose secret matches nothing (the 404) counts a

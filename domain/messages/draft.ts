@@ -10,6 +10,8 @@ export interface DraftInput {
   author: MemberRef;
   body: string;
   blocks?: Block[] | null;
+  /** The thread root's `ts`, when this is a thread reply. */
+  thread_ts?: string | null;
   type: MessageType;
   reply_to_id?: string | null;
   thread_root_id?: string | null;
@@ -27,6 +29,7 @@ export function draftMessage(input: DraftInput): Message {
     team_id: input.channel.team_id,
     body: input.body,
     blocks: input.blocks ?? null,
+    ...(threadRoot ? { thread_ts: input.thread_ts ?? null } : {}),
     type: input.type,
     author: input.author,
     reply_to_id: input.reply_to_id ?? null,

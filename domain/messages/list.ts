@@ -19,6 +19,8 @@ export interface ListQuery {
   page?: string;
   cursor?: string;
   thread_root_id?: string;
+  /** Messages a page holds (the Slack Web API's `limit`); PER_PAGE (50) when absent. */
+  limit?: number;
 }
 
 export interface MessagePage {
@@ -58,8 +60,8 @@ export async function listMessages(
     total: Number(length.value?.value ?? 0n),
   };
   const start: PageStart = query.cursor !== undefined
-    ? { cursorPos: decodeCursor(ctx.keyring, list, query.cursor) }
-    : { page: parsePage(query.page) };
+    ? { cursorPos: decodeCursor(ctx.keyring, list, query.cursor), perPage: query.limit }
+    : { page: parsePage(query.page), perPage: query.limit };
   const window = pageWindow(list, start);
   const messages = await readRange(ctx.kv, listKeys, {
     lo: window.lo,

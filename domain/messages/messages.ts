@@ -2,22 +2,19 @@ import type { Ctx } from "../context.ts";
 import type { Block, Channel, EventType, MemberRef, Message, Subject } from "../../core/types.ts";
 import { blocksText, parseBlocks } from "./blocks.ts";
 import { invalid } from "../../core/errors.ts";
-import { nowIso } from "../../core/ids.ts";
+import { legacyTs } from "../../core/ids.ts";
 import { checksOf, loadChannelWith, reusingFirst } from "../channels/access.ts";
-import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./access.ts";
+import { messageIn, messageKeyFor } from "./access.ts";
 import { cleanBody } from "./body.ts";
 import { draftMessage } from "./draft.ts";
 import { messageView } from "../views.ts";
-import { authorize } from "../policy.ts";
 import { peek, type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { keys } from "../../kv/keys.ts";
-import { getMessage, replaceMessage } from "../../kv/messages.ts";
+import { getMessage } from "../../kv/messages.ts";
 import type { EventDraft } from "../../kv/outbox.ts";
 import { audienceKeys, audienceOf, emit } from "../webhooks/audience.ts";
 import { LockKind } from "../../core/memory.ts";
-import { clearReactions } from "../../kv/reactions.ts";
-import { planErasure } from "./erasure.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
 export interface NewMessage {
@@ -73,21 +70,35 @@ export function postMessage(
   return postMessageWith(ctx, subject, { channelId, input, bodyField: "body" });
 }
 
-/** `postMessage`, with the body's errors named `bodyField` (an incoming webhook's `text`). */
+/**
+ * `postMessage`, with the body's errors named `bodyField` (an incoming webhook's `text`); and,
+ * with `author`, a message written by someone else where the subject may post: an app's reply
+ * to a command the subject ran (the app's bot is its author, wherever the subject ran it).
+ */
 export async function postMessageWith(
   ctx: Ctx,
   subject: Subject,
-  { channelId, input, bodyField }: {
+  { channelId, input, bodyField, author }: {
     channelId: string;
     input: Settled<NewMessage>;
     bodyField: string;
+    author?: MemberRef;
   },
 ): Promise<Posted> {
   const early = peek(input);
   const given = early?.client_uuid;
   const clientUuid = given || crypto.randomUUID();
   const once = (reuse?: boolean) =>
-    postOnce(ctx, { subject, channelId, input, clientUuid, given: !!given, bodyField, reuse });
+    postOnce(ctx, {
+      subject,
+      channelId,
+      input,
+      clientUuid,
+      given: !!given,
+      bodyField,
+      reuse,
+      author: author ?? authorOf(subject),
+    });
   // Only a commit that checks all a post read lets it reuse: a reply's target is read, unchecked.
   const replies = early?.reply_to_id || early?.thread_root_id;
   const post = () => retrying("post message", replies ? () => once() : reusingFirst(once));
@@ -106,11 +117,12 @@ interface PostTry {
   bodyField: string;
   /** Whether it may start from the reads last made for a post (see loadChannelWith). */
   reuse: boolean | undefined;
+  author: MemberRef;
 }
 
 async function postOnce(
   ctx: Ctx,
-  { subject, channelId, input, clientUuid, given, bodyField, reuse }: PostTry,
+  { subject, channelId, input, clientUuid, given, bodyField, reuse, author }: PostTry,
 ): Promise<Posted | null> {
   const early = peek(input);
   const read = await loadChannelWith<[string, Message, Message, unknown, unknown]>(
@@ -146,12 +158,13 @@ async function postOnce(
   }
   const draft = draftMessage({
     channel,
-    author: authorOf(subject),
+    author,
     body,
     blocks,
     type: "standard",
     reply_to_id: fields.reply_to_id,
     thread_root_id: fields.thread_root_id,
+    thread_ts: root.value ? root.value.ts ?? legacyTs(root.value.id) : null,
     sent_to_channel: fields.sent_to_channel ?? false,
     client_uuid: clientUuid,
   });
@@ -210,104 +223,4 @@ export async function showMessage(
     extraKeys: [messageKeyFor(messageId)],
   });
   return messageIn(read.channel, read.extra[0]).value;
-}
-
-/** A message the subject may edit or delete (the policy), with what its commit must re-check. */
-async function loadOwn(
-  ctx: Ctx,
-  subject: Subject,
-  { channelId, messageId }: MessageRef,
-  action: "message.edit" | "message.delete",
-) {
-  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, {
-    extraKeys: [
-      messageKeyFor(messageId),
-      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-    ],
-  });
-  const [found, ...versions] = read.extra;
-  const entry = messageIn(read.channel, found);
-  authorize(subject, action, {
-    channel: read.channel,
-    isMember: read.isMember,
-    message: entry.value,
-  });
-  const audience = await audienceOf(ctx, read.channel, versions);
-  return {
-    entry,
-    message: entry.value,
-    checks: [entry, read.entry, ...audience.checks],
-    audience,
-  };
-}
-
-/**
- * PATCH: replaces the body (and the blocks, as given: none given clears them), sets `edited_at`
- * and fires `message.updated`, even when the text is the same: the interface promises
- * `edited_at` set on every edit's answer.
- */
-export async function editMessage(
-  ctx: Ctx,
-  subject: Subject,
-  { channelId, messageId }: MessageRef,
-  input: Settled<Pick<NewMessage, "body" | "blocks">>,
-): Promise<Message> {
-  return await ctx.kv.lock(MESSAGE_LOCKS).run(
-    messageId,
-    () =>
-      retrying("edit message", async () => {
-        const { message, checks, audience } = await loadOwn(
-          ctx,
-          subject,
-          { channelId, messageId },
-          "message.edit",
-        );
-        if (message.type !== "standard") {
-          throw invalid("message", "Only a standard message can be edited.");
-        }
-        if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
-        const next: Message = { ...message, ...bodyAndBlocks(unwrap(input)), edited_at: nowIso() };
-        const op = ctx.kv.atomic().check(...checks);
-        emit(op, audience, messageEvent("message.updated", next));
-        const done = await replaceMessage(op, next);
-        return done ? next : null;
-      }),
-  );
-}
-
-/**
- * DELETE: leaves a tombstone in place (body "", reactions cleared, `edited_at` kept) and fires
- * `message.deleted`. A tombstone deleted again changes nothing and fires nothing.
- */
-export async function deleteMessage(
-  ctx: Ctx,
-  subject: Subject,
-  channelId: string,
-  messageId: string,
-): Promise<void> {
-  await ctx.kv.lock(MESSAGE_LOCKS).run(messageId, () =>
-    retrying("delete message", async () => {
-      const { message, checks, audience } = await loadOwn(
-        ctx,
-        subject,
-        { channelId, messageId },
-        "message.delete",
-      );
-      if (message.deleted_at) return true;
-      const next: Message = {
-        ...message,
-        body: "",
-        blocks: null,
-        reactions: [],
-        deleted_at: nowIso(),
-      };
-      const op = ctx.kv.atomic().check(...checks);
-      emit(op, audience, messageEvent("message.deleted", next));
-      const rest = await planErasure(ctx.kv, op, next);
-      const done = await replaceMessage(op, next);
-      if (!done) return null;
-      await rest();
-      await clearReactions(ctx.kv, message.id);
-      return true;
-    }));
 }

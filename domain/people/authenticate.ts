@@ -1,5 +1,6 @@
 import type { Ctx } from "../context.ts";
-import { unauthenticated } from "../../core/errors.ts";
+import { Unauthenticated } from "../../core/errors.ts";
+import { getUser } from "../../kv/workspace.ts";
 import { sha256Hex } from "../../core/random.ts";
 import { CacheKind } from "../../core/memory.ts";
 import type { Subject, Token } from "../../core/types.ts";
@@ -10,12 +11,30 @@ const TOUCH_EVERY_MS = 60_000;
 /** When this process last recorded each token's use. */
 const TOUCHED = new CacheKind<number>("token uses", 10_000);
 
-/** Throws the 401 unless the token exists, is unrevoked and unexpired. */
-function assertLive(token: Token | null | undefined, now = Date.now()): Token {
-  if (!isTokenLive(token, now)) {
-    throw unauthenticated("The token is invalid, revoked or expired.");
+const MAKE_ONE = "make a new one (the settings screen, or deno task admin token:create)";
+
+/**
+ * The 401 for a token that isn't live, saying which: unknown, expired, revoked, or its user's
+ * deactivated (a deactivation revokes its tokens, so a revoked one is read against its user).
+ */
+async function refusal(ctx: Ctx, token: Token | null): Promise<Unauthenticated> {
+  if (!token) {
+    return new Unauthenticated(
+      "invalid",
+      "The token is not known here: check that it was copied whole, and for this service.",
+    );
   }
-  return token;
+  if (token.revoked_at) {
+    const user = await getUser(ctx.kv, token.user_id);
+    if (user?.deactivated_at) {
+      return new Unauthenticated("inactive", "The token's user is deactivated.");
+    }
+    return new Unauthenticated(
+      "revoked",
+      `The token was revoked at ${token.revoked_at}; ${MAKE_ONE}.`,
+    );
+  }
+  return new Unauthenticated("expired", `The token expired at ${token.expires_at}; ${MAKE_ONE}.`);
 }
 
 function touch(ctx: Ctx, token: Token, now: number) {
@@ -43,14 +62,22 @@ const subjectOf = (token: Token): Subject => ({
  */
 export async function authenticate(ctx: Ctx, value: string | undefined): Promise<Subject> {
   const hash = hashOfWellFormed(value);
-  const token = assertLive(await getTokenByHash(ctx.kv, hash));
-  touch(ctx, token, Date.now());
+  const token = await getTokenByHash(ctx.kv, hash);
+  const now = Date.now();
+  if (!isTokenLive(token, now)) throw await refusal(ctx, token);
+  touch(ctx, token, now);
   return subjectOf(token);
 }
 
 function hashOfWellFormed(value: string | undefined): string {
-  if (!value || !isWellFormedToken(value)) {
-    throw unauthenticated("Missing or malformed bearer token.");
+  if (!value) {
+    throw new Unauthenticated("missing", "Send a token: Authorization: Bearer <token>.");
+  }
+  if (!isWellFormedToken(value)) {
+    throw new Unauthenticated(
+      "invalid",
+      "The token is malformed: tokens look like tcb_… (a bot's) or tcp_… (a person's), 42 characters; check that it was copied whole.",
+    );
   }
   return sha256Hex(value);
 }

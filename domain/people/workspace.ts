@@ -4,7 +4,7 @@ import { type Actor } from "../principals.ts";
 import type { Role, Team, User } from "../../core/types.ts";
 import { generalChannelFor } from "../channels/channels.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { newId, nowIso } from "../../core/ids.ts";
+import { isUuid, newId, nowIso } from "../../core/ids.ts";
 import { checkName } from "../text.ts";
 import { standardEmoji } from "../messages/emoji_names.ts";
 import {
@@ -36,6 +36,20 @@ export const listTeams = (ctx: Ctx) => listAllTeams(ctx.kv);
 export async function listUsers(ctx: Ctx, teamId: string, actor: Actor): Promise<User[]> {
   authorize(actor, "team.administer", { team_id: teamId });
   return await listTeamUsers(ctx.kv, (await findTeam(ctx, teamId)).id);
+}
+
+/** The people and bots of the subject's team, oldest first: anyone of the team may see them. */
+export async function teamPeople(ctx: Ctx, actor: Actor & object): Promise<User[]> {
+  authorize(actor, "team.read", { team_id: actor.team_id });
+  return await listTeamUsers(ctx.kv, actor.team_id);
+}
+
+/** A person or bot of the subject's team by id; anyone else, and an unknown id, alike: 404. */
+export async function teamPerson(ctx: Ctx, actor: Actor & object, id: string): Promise<User> {
+  const user = isUuid(id) ? await getUser(ctx.kv, id.toLowerCase()) : null;
+  authorize(actor, "team.read", { team_id: user?.team_id ?? "" });
+  if (!user) throw notFound("No such user.");
+  return user;
 }
 
 /** A team by id, or the 404 naming it. */

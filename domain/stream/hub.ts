@@ -10,16 +10,22 @@ import type { Ctx } from "../context.ts";
 import { ApiError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { errorFields, log } from "../../core/log.ts";
-import type { Subject } from "../../core/types.ts";
 import type { Committed } from "../../kv/plan.ts";
-import { after, eventsVersions, type LogPosition } from "../../kv/stream_log.ts";
+import { after, eventsVersions } from "../../kv/stream_log.ts";
 import type { StreamRef } from "../../kv/stream_registry.ts";
-import type { StreamFilter } from "./audience.ts";
 import { isFarBehind } from "./catch_up.ts";
 import { catchUp, round } from "./rounds.ts";
-import { frontierPosition, type OpenStream, type TeamState } from "./state.ts";
+import {
+  frontierPosition,
+  type OpenedStream,
+  type OpenStream,
+  type StreamRequest,
+  type TeamState,
+} from "./state.ts";
 import { HEARTBEAT_MS, StreamRegistrations } from "./registrations.ts";
-import type { StreamBatch, StreamSink } from "./sink.ts";
+import type { StreamBatch } from "./sink.ts";
+import { noticesVersions } from "../../kv/ephemeral.ts";
+import { sendNotices } from "./notices.ts";
 import { TokenWatch } from "./tokens.ts";
 
 /** How often events committed by other processes are looked for, while any stream is open. */
@@ -28,22 +34,6 @@ const POLL_MS = 20;
 const MAX_UNREAD_BYTES = 1 << 20;
 /** How long a client waits before coming back after the service closed its stream. */
 const RETRY_MS = 1_000;
-
-/** A stream the hub let open: `run` serves it to `sink` until it ends; `gone` when its reader left. */
-export interface OpenedStream {
-  run(sink: StreamSink): Promise<void>;
-  gone(): void;
-}
-
-/** What a stream is opened with. */
-export interface StreamRequest {
-  subject: Subject;
-  filter: StreamFilter;
-  /** Where it resumes after; null: from now. */
-  from: LogPosition | null;
-  /** Settles when the server is done with the response: what a cut-off stream waits for. */
-  done?: Promise<void>;
-}
 
 /** One process's event streams. */
 export class StreamHub {
@@ -146,15 +136,20 @@ export class StreamHub {
   async #team(teamId: string): Promise<TeamState> {
     let team = this.#teams.get(teamId);
     if (team) return team;
-    const version = (await eventsVersions(this.ctx.kv, [teamId])).get(teamId) ?? null;
+    const [versions, notices] = await Promise.all([
+      eventsVersions(this.ctx.kv, [teamId]),
+      noticesVersions(this.ctx.kv, [teamId]),
+    ]);
     team = this.#teams.get(teamId);
     if (team) return team;
+    const version = versions.get(teamId) ?? null;
     team = {
       streams: new Set(),
       position: frontierPosition(version),
       version,
       round: null,
       again: false,
+      noticesSeen: notices.get(teamId) ?? null,
     };
     this.#teams.set(teamId, team);
     return team;
@@ -259,8 +254,9 @@ export class StreamHub {
     }
     try {
       const teams = [...this.#teams.keys()];
-      const [versions, revoked] = await Promise.all([
+      const [versions, notices, revoked] = await Promise.all([
         eventsVersions(this.ctx.kv, teams),
+        noticesVersions(this.ctx.kv, teams),
         this.#tokens.revoked(this.#allStreams()),
       ]);
       for (const s of revoked) void this.#end(s, "the token is no longer valid");
@@ -268,6 +264,7 @@ export class StreamHub {
         const team = this.#teams.get(teamId);
         if (team && version !== team.version) this.#wake(teamId);
       }
+      await sendNotices(this.ctx, { teams: this.#teams, versions: notices, send: this.#sender });
     } catch (e) {
       log.error("stream: polling for events failed", errorFields(e));
     } finally {

@@ -13,7 +13,8 @@ import { visibleChannelIds } from "../channels/access.ts";
 import type { StreamFilter } from "./audience.ts";
 import { FEED_LAG_MS } from "./feed.ts";
 import { requireWithinHorizon } from "./horizon.ts";
-import type { OpenedStream, StreamHub } from "./hub.ts";
+import type { StreamHub } from "./hub.ts";
+import type { OpenedStream } from "./state.ts";
 
 /** What a client asks a stream for, shape-checked at the edge. */
 export interface StreamQuery {

@@ -38,4 +38,22 @@ export interface TeamState {
   version: string | null;
   round: Promise<void> | null;
   again: boolean;
+  /** The last personal notice (kv/ephemeral.ts) of the team looked at: later ones are new. */
+  noticesSeen: string | null;
+}
+
+/** A stream the hub let open: `run` serves it to `sink` until it ends; `gone` when its reader left. */
+export interface OpenedStream {
+  run(sink: StreamSink): Promise<void>;
+  gone(): void;
+}
+
+/** What a stream is opened with. */
+export interface StreamRequest {
+  subject: Subject;
+  filter: StreamFilter;
+  /** Where it resumes after; null: from now. */
+  from: LogPosition | null;
+  /** Settles when the server is done with the response: what a cut-off stream waits for. */
+  done?: Promise<void>;
 }

@@ -7,7 +7,7 @@
  */
 import type { Ctx } from "../context.ts";
 import type { Channel, EventType, OutboxEvent } from "../../core/types.ts";
-import type { RouteOwner, WebhookRoute } from "../../core/webhook_records.ts";
+import type { ChannelKind, RouteOwner, WebhookRoute } from "../../core/webhook_records.ts";
 import { permits } from "../policy.ts";
 import { keys } from "../../kv/keys.ts";
 import { addEvent, type EventDraft } from "../../kv/outbox.ts";
@@ -34,10 +34,12 @@ export interface Audience {
   checks: Deno.AtomicCheck[];
   /** Whether every human of the team sees the channel (kv/outbox.ts EventPlace). */
   open: boolean;
+  /** What kind of channel it is: apps' listeners take message events of some kinds only. */
+  kind: ChannelKind;
 }
 
 /** No subscription hears it: a write that emits nothing. */
-export const NOBODY: Audience = { routes: [], checks: [], open: false };
+export const NOBODY: Audience = { routes: [], checks: [], open: false, kind: "public" };
 
 /** A membership the very commit that emits the events changes: it counts as done. */
 export interface MembershipChange {
@@ -51,6 +53,10 @@ const principalOf = (owner: RouteOwner, channel: Channel) => ({
   type: owner.type,
   role: null,
 });
+
+/** A channel's kind, as Slack's message events tell them apart. */
+export const kindOf = (c: Pick<Channel, "visibility" | "is_direct">): ChannelKind =>
+  c.is_direct ? "direct" : c.visibility === "private" ? "private" : "public";
 
 /** Whether the owner hears the channel's events, given whether it is a member. */
 const hears = (owner: RouteOwner, channel: Channel, isMember: boolean) =>
@@ -72,8 +78,9 @@ export async function audienceOf(
   const all = await routesAt(ctx.kv, channel.team_id, routesVersion);
   const routes = all.filter((r) => r.route.status === "active" && r.route.owner);
   const open = !isClosed(channel);
+  const kind = kindOf(channel);
   const asked = routes.map((r) => r.route.owner!).filter((o) => !hears(o, channel, false));
-  if (asked.length === 0) return { routes, checks: [routesVersion], open };
+  if (asked.length === 0) return { routes, checks: [routesVersion], open, kind };
   const members = await membersAt(ctx.kv, channel.id, membersVersion, asked.map((o) => o.id));
   if (change) {
     if (change.member) members.add(change.userId);
@@ -86,6 +93,7 @@ export async function audienceOf(
       { key: keys.membersVersion(channel.id), versionstamp: membersVersion.versionstamp },
     ],
     open,
+    kind,
   };
 }
 
@@ -94,16 +102,38 @@ const wants = (route: WebhookRoute, type: EventType, channelId: string) =>
   route.events.includes(type) &&
   (route.channel_ids === null || route.channel_ids.includes(channelId));
 
+/** Whether a message names the bot as Slack's clients write it: `<@id>`, or `@name`. */
+const mentions = (data: unknown, bot: { id: string; name: string }) => {
+  const body = (data as { body?: unknown } | null)?.body;
+  if (typeof body !== "string") return false;
+  const name = bot.name.toLowerCase();
+  return body.includes(`<@${bot.id}>`) || body.toLowerCase().includes(`@${name}`);
+};
+
+/**
+ * Whether an app's listener takes this event: its message events only from the channel kinds it
+ * asked for (Slack's `message.channels`, `message.groups`, `message.im`), and its mention
+ * listener only messages naming its bot.
+ */
+function listens(route: WebhookRoute, audience: Audience, draft: EventDraft) {
+  const app = route.app;
+  if (!app) return true;
+  if (app.mention_of) return mentions(draft.data, app.mention_of);
+  return !draft.type.startsWith("message.") || app.message_kinds.includes(audience.kind);
+}
+
 /** The routes of `audience` that hear an event of this type in this channel. */
-const hearing = (audience: Audience, type: EventType, channelId: string) =>
-  audience.routes.filter((r) => wants(r.route, type, channelId));
+const hearing = (audience: Audience, draft: EventDraft) =>
+  audience.routes.filter((r) =>
+    wants(r.route, draft.type, draft.channel_id) && listens(r.route, audience, draft)
+  );
 
 /**
  * Adds an event to a write's commit, with a delivery job for each subscription of `audience`
  * (from `audienceOf`) that wants it: the transactional outbox.
  */
 export function emit(op: Plan, audience: Audience, draft: EventDraft): OutboxEvent {
-  return addEvent(op, hearing(audience, draft.type, draft.channel_id), {
+  return addEvent(op, hearing(audience, draft), {
     ...draft,
     open: audience.open,
   });

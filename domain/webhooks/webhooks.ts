@@ -164,7 +164,9 @@ export async function createWebhook(
 export const MAX_TEAM_SUBSCRIPTIONS = 100;
 export const MAX_OWN_SUBSCRIPTIONS = 25;
 
-function assertRoom(routes: RouteTable, subject: Subject): void {
+function assertRoom(all: RouteTable, subject: Subject): void {
+  // Apps' listeners are bounded by their installs, not by these counts.
+  const routes = all.filter((r) => !r.route.app);
   const tooMany = (message: string) => new ApiError(422, message, { request: [message] });
   if (routes.length >= MAX_TEAM_SUBSCRIPTIONS) {
     throw tooMany(

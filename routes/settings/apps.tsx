@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { Ctx } from "../../domain/context.ts";
 import { appById } from "../../domain/apps/apps.ts";
+import { installDeliveries } from "../../domain/apps/deliveries.ts";
 import { listInstalls, uninstallApp } from "../../domain/apps/installs.ts";
 import { userById } from "../../domain/people/workspace.ts";
 import { AppsPage } from "../../web/apps.tsx";
@@ -24,9 +25,12 @@ export function appPages(ctx: Ctx) {
       const installs = await listInstalls(ctx, viewer.user.team_id, viewer.subject);
       const shown = await Promise.all(installs.map(async (install) => ({
         install,
-        appName: (await appById(ctx, install.app_id))?.name ?? "a deleted app",
+        app: await appById(ctx, install.app_id),
         botName: await nameOf(ctx, install.bot_user_id),
         installedBy: await nameOf(ctx, install.installed_by),
+        deliveries: install.uninstalled_at
+          ? []
+          : await installDeliveries(ctx, { install, limit: 5, actor: viewer.subject }),
       })));
       return page(
         c,

@@ -1,4 +1,4 @@
-import type { Target } from "../core/url_safety.ts";
+import type { Target } from "../url_safety.ts";
 import { Tunnel } from "./tunnel.ts";
 
 const MAX_CLIENTS = 256;

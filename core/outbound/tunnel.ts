@@ -5,7 +5,7 @@
  * to a proxy, for http:// and https:// alike, without resolving the name itself: the proxy
  * credentials carry the checked address, and the tunnel dials exactly that address.
  */
-import { randomBase62 } from "../core/random.ts";
+import { randomBase62 } from "../random.ts";
 
 const VERSION = 5;
 const USERNAME_PASSWORD = 2;

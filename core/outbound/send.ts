@@ -1,9 +1,9 @@
 import type { Connector } from "./connector.ts";
-import type { Resolver } from "../core/dns.ts";
-import { resolveTarget, UnsafeUrlError } from "../core/url_safety.ts";
+import type { Resolver } from "../dns.ts";
+import { resolveTarget, UnsafeUrlError } from "../url_safety.ts";
 
 /** Enough of a response body to keep the connection reusable; the rest is never read. */
-const MAX_RESPONSE_BYTES = 64 * 1024;
+export const MAX_RESPONSE_BYTES = 64 * 1024;
 /** The start of the receiver's answer that a Delivery record keeps, to say why it refused. */
 const KEPT_RESPONSE_BYTES = 1024;
 
@@ -26,6 +26,13 @@ export interface SendOptions {
   timeoutMs: number;
   allowPrivate: boolean;
   resolver?: Resolver;
+  /**
+   * How much of the answer to keep as `response_body` (KEPT_RESPONSE_BYTES unless told): an app's
+   * answer to a command is read whole, up to MAX_RESPONSE_BYTES.
+   */
+  keepBytes?: number;
+  /** Ends the attempt early (the process is closing), as a timeout would. */
+  signal?: AbortSignal;
 }
 
 class Timeout extends Error {}
@@ -43,6 +50,8 @@ export async function send(
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Timeout()), opts.timeoutMs);
   const { signal } = controller;
+  const closing = () => controller.abort(opts.signal!.reason);
+  opts.signal?.addEventListener("abort", closing);
   try {
     const target = await resolveTarget(url, {
       allowPrivate: opts.allowPrivate,
@@ -58,12 +67,13 @@ export async function send(
         signal,
         client,
       });
-      return outcomeOf(res, await startOf(res.body));
+      return outcomeOf(res, await startOf(res.body, opts.keepBytes ?? KEPT_RESPONSE_BYTES));
     });
   } catch (e) {
     return failed(null, describe(e, signal, opts.timeoutMs));
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", closing);
   }
 }
 
@@ -99,26 +109,30 @@ const failed = (status: number | null, error: string): AttemptOutcome => ({
 
 /**
  * Reads at most MAX_RESPONSE_BYTES, then drops the stream: a huge body is never buffered. Returns
- * its first KEPT_RESPONSE_BYTES as text (a character cut in two at the end is left out), or null
- * when there was none.
+ * its first `keep` bytes as text (a character cut in two at the end is left out), or null when
+ * there was none.
  */
-async function startOf(stream: ReadableStream<Uint8Array> | null): Promise<string | null> {
+async function startOf(
+  stream: ReadableStream<Uint8Array> | null,
+  keep: number,
+): Promise<string | null> {
   if (!stream) return null;
   const reader = stream.getReader();
-  const kept = new Uint8Array(KEPT_RESPONSE_BYTES);
+  const limit = Math.min(keep, MAX_RESPONSE_BYTES);
+  const kept = new Uint8Array(limit);
   let seen = 0;
   try {
     while (seen < MAX_RESPONSE_BYTES) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (seen < KEPT_RESPONSE_BYTES) kept.set(value.subarray(0, KEPT_RESPONSE_BYTES - seen), seen);
+      if (seen < limit) kept.set(value.subarray(0, limit - seen), seen);
       seen += value.byteLength;
     }
   } catch {
     // The status is what counts; a body that breaks off after it changes nothing.
   }
   await reader.cancel().catch(() => {});
-  const text = new TextDecoder().decode(kept.subarray(0, Math.min(seen, KEPT_RESPONSE_BYTES)), {
+  const text = new TextDecoder().decode(kept.subarray(0, Math.min(seen, limit)), {
     stream: true,
   });
   return text === "" ? null : text;

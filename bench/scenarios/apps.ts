@@ -1,0 +1,192 @@
+/**
+ * Issue 41, apps that listen: a command run's dispatch (request in, app request out), an event's
+ * way to an app beside a webhook's to a subscription in the same run, and a Slack Web API call
+ * against the REST call it maps to.
+ */
+import type { Ctx } from "../../domain/context.ts";
+import { createAppFromManifest } from "../../domain/apps/declared.ts";
+import { installApp } from "../../domain/apps/installs.ts";
+import { addMemberAsOperator } from "../../domain/channels/members.ts";
+import { getUser } from "../../kv/workspace.ts";
+import { freePort, type Proc, startService } from "../procs.ts";
+import type { Receiver } from "../receiver.ts";
+import { infoRow, limitRow, ratioRow, type Row } from "../report.ts";
+import { openCtx, type Seeded, seedSubscriptions, seedWorkspace, serviceEnv } from "../seed.ts";
+import { now, onSchedule, percentile } from "../pacing.ts";
+import { measure } from "../wrk.ts";
+import { type Bench, bestOf, scenarioDir, using } from "./context.ts";
+
+const RUNS = 300;
+const RUNS_PER_SECOND = 50;
+const POSTS = 300;
+const POSTS_PER_SECOND = 100;
+
+/** The app's endpoint, in the bench process: when each command and event arrived. */
+class AppEndpoint {
+  readonly commands = new Map<string, number>();
+  readonly events = new Map<string, number>();
+  readonly #server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const text = await req.text();
+    const at = now();
+    if (req.headers.get("Content-Type")?.startsWith("application/x-www-form-urlencoded")) {
+      this.commands.set(new URLSearchParams(text).get("text") ?? "", at);
+    } else {
+      const ts = (JSON.parse(text) as { event?: { ts?: string } }).event?.ts;
+      if (ts) this.events.set(ts, at);
+    }
+    return new Response(null, { status: 200 });
+  });
+
+  get url() {
+    return `http://127.0.0.1:${this.#server.addr.port}/slack/events`;
+  }
+
+  stop = () => this.#server.shutdown();
+}
+
+/** An app whose command and message events go to `url`, installed with its bot in the channel. */
+async function seedApp(ctx: Ctx, seeded: Seeded, url: string) {
+  const manifest = {
+    display_information: { name: "Bench App" },
+    features: { slash_commands: [{ command: "/bench", url, description: "Benches" }] },
+    oauth_config: { scopes: { bot: ["commands", "chat:write", "channels:history"] } },
+    settings: { event_subscriptions: { request_url: url, bot_events: ["message.channels"] } },
+  };
+  const { app } = await createAppFromManifest(ctx, JSON.stringify(manifest), null);
+  const { install } = await installApp(ctx, {
+    app,
+    teamId: seeded.subject.team_id,
+    scopes: ["commands", "messages:write", "messages:read"],
+    channelId: null,
+    approvedBy: null,
+  });
+  await addMemberAsOperator(ctx, seeded.channel.id, (await getUser(ctx.kv, install.bot_user_id))!);
+}
+
+const authorized = (seeded: Seeded) => ({
+  Authorization: `Bearer ${seeded.token}`,
+  "Content-Type": "application/json",
+});
+
+/** Runs /bench at a steady rate: for each, from the request's start to its arrival at the app. */
+async function dispatches(proc: Proc, seeded: Seeded, app: AppEndpoint): Promise<number[]> {
+  const started = await onSchedule(RUNS, RUNS_PER_SECOND, async (i) => {
+    const at = now();
+    const res = await fetch(`${proc.url}/api/v1/channels/${seeded.channel.id}/commands`, {
+      method: "POST",
+      headers: authorized(seeded),
+      body: JSON.stringify({ command: "/bench", text: `run ${i}` }),
+    });
+    const run = await res.json();
+    if (run.data?.status !== "acknowledged") throw new Error(`run ${i}: ${JSON.stringify(run)}`);
+    return [`run ${i}`, at] as const;
+  });
+  return started.map(([text, at]) => app.commands.get(text)! - at).sort((a, b) => a - b);
+}
+
+/**
+ * A plain authenticated GET's whole round trip at the same rate: what reaching the service and
+ * being answered costs here, which a command run's dispatch is measured beyond.
+ */
+async function roundTrips(proc: Proc, seeded: Seeded): Promise<number[]> {
+  const times = await onSchedule(RUNS, RUNS_PER_SECOND, async () => {
+    const at = now();
+    const res = await fetch(`${proc.url}/api/v1/channels/${seeded.channel.id}`, {
+      headers: authorized(seeded),
+    });
+    await res.body?.cancel();
+    return now() - at;
+  });
+  return times.sort((a, b) => a - b);
+}
+
+/** Posts at a steady rate; from each answer to the webhook's arrival, and to the app event's. */
+async function eventLatencies(
+  proc: Proc,
+  seeded: Seeded,
+  to: { hook: Receiver; app: AppEndpoint },
+) {
+  const answered = await onSchedule(POSTS, POSTS_PER_SECOND, async (i) => {
+    const res = await fetch(`${proc.url}/api/v1/channels/${seeded.channel.id}/messages`, {
+      method: "POST",
+      headers: authorized(seeded),
+      body: JSON.stringify({ body: `event ${i}` }),
+    });
+    const { data } = await res.json();
+    return { id: data.id as string, ts: data.ts as string, at: now() };
+  });
+  const deadline = Date.now() + 30_000;
+  const arrived = () =>
+    answered.every((p) => to.hook.arrivals.has(p.id) && to.app.events.has(p.ts));
+  while (!arrived()) {
+    if (Date.now() > deadline) throw new Error("not every event arrived");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const sorted = (xs: number[]) => xs.sort((a, b) => a - b);
+  return {
+    hook: sorted(answered.map((p) => to.hook.arrivals.get(p.id)![0] - p.at)),
+    app: sorted(answered.map((p) => to.app.events.get(p.ts)! - p.at)),
+  };
+}
+
+async function webApiAgainstRest(proc: Proc, seeded: Seeded) {
+  const headers = { Authorization: `Bearer ${seeded.token}` };
+  return await bestOf({
+    rest: () => measure({ url: `${proc.url}/api/v1/channels/${seeded.channel.id}`, headers }),
+    slack: () =>
+      measure({
+        url: `${proc.url}/api/slack/conversations.info?channel=${seeded.channel.id}`,
+        headers,
+      }),
+  });
+}
+
+export async function apps({ root, receiver }: Bench): Promise<Row[]> {
+  const dir = await scenarioDir(root, "apps");
+  const kvPath = `${dir}/kv.sqlite3`;
+  const ctx = await openCtx(kvPath);
+  const seeded = await seedWorkspace(ctx);
+  const app = new AppEndpoint();
+  await seedApp(ctx, seeded, app.url);
+  await seedSubscriptions(ctx, seeded, receiver.url, 1);
+  ctx.kv.close();
+  receiver.reset();
+  try {
+    return await using(startService(serviceEnv(kvPath, freePort())), async (proc) => {
+      const dispatch = await dispatches(proc, seeded, app);
+      const plain = await roundTrips(proc, seeded);
+      const events = await eventLatencies(proc, seeded, { hook: receiver, app });
+      const { rest, slack } = await webApiAgainstRest(proc, seeded);
+      const p99 = (xs: number[]) => percentile(xs, 0.99);
+      return [
+        infoRow(
+          `command run: request -> app p50 / p99 @${RUNS_PER_SECOND}/s`,
+          `${percentile(dispatch, 0.5).toFixed(1)} / ${p99(dispatch).toFixed(1)} ms`,
+        ),
+        infoRow(
+          "plain GET /channels/{id}: round trip p50 / p99",
+          `${percentile(plain, 0.5).toFixed(1)} / ${p99(plain).toFixed(1)} ms`,
+        ),
+        limitRow(
+          "command run: what dispatch adds to a round trip, p99",
+          p99(dispatch) - p99(plain),
+          5,
+          "ms",
+        ),
+        infoRow(
+          `answer->webhook arrival @${POSTS_PER_SECOND}/s p99`,
+          `${p99(events.hook).toFixed(1)} ms`,
+        ),
+        limitRow(
+          `answer->app event arrival @${POSTS_PER_SECOND}/s p99 (webhook's +0.5 ms)`,
+          p99(events.app),
+          Math.round((p99(events.hook) + 0.5) * 10) / 10,
+          "ms",
+        ),
+        ratioRow("Web API conversations.info vs REST GET /channels/{id}", slack, rest, 1 / 1.2),
+      ];
+    });
+  } finally {
+    await app.stop();
+  }
+}

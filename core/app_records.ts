@@ -1,0 +1,87 @@
+/** Apps as they are stored: what an app declares, its installs into teams, its OAuth codes. */
+import type { Scope } from "./types.ts";
+
+/** The events an app's manifest may subscribe its bot to (Slack's Events API names). */
+export const BOT_EVENTS = [
+  "message.channels",
+  "message.groups",
+  "message.im",
+  "app_mention",
+  "reaction_added",
+  "member_joined_channel",
+] as const;
+export type BotEvent = typeof BOT_EVENTS[number];
+
+/** A slash command an app declares: what a person types, and where the service sends it. */
+export interface SlashCommand {
+  command: string;
+  url: string;
+  description: string;
+  usage_hint: string;
+}
+
+/** A third-party integration, registered by the operator, that installs itself with OAuth 2.0. */
+export interface App {
+  id: string;
+  name: string;
+  /** Public; what the app sends as `client_id`. */
+  client_id: string;
+  /** SHA-256 of the client secret, hex. The secret itself is never stored. */
+  secret_hash: string;
+  /** Where an authorization may send the browser back to, compared exactly. */
+  redirect_uris: string[];
+  /** The most an install may grant. */
+  scopes: Scope[];
+  /** Whether an install asks the admin for a channel and gives the app an incoming webhook. */
+  incoming_webhook: boolean;
+  created_at: string;
+  /** Its bot's display name; the app's name when absent (apps registered before manifests). */
+  bot_name?: string;
+  slash_commands?: SlashCommand[];
+  interactivity?: { is_enabled: boolean; request_url: string | null } | null;
+  event_subscriptions?: { request_url: string; bot_events: BotEvent[] } | null;
+  /**
+   * Signs what the service sends the app (Slack's v0 signature), sealed with APP_KEY; absent on
+   * apps registered before manifests until `app:rotate-signing-secret`.
+   */
+  signing_secret?: string;
+}
+
+/** An app in a team: its bot, what the last install issued, and whether it is uninstalled. */
+export interface AppInstall {
+  app_id: string;
+  team_id: string;
+  bot_user_id: string;
+  token_id: string;
+  incoming_webhook_id: string | null;
+  scopes: Scope[];
+  installed_at: string;
+  installed_by: string;
+  /** The subscriptions made for the app's Events API request URL (domain/apps/listeners.ts). */
+  listener_ids?: string[];
+  /** The slash command names the install holds in its team. */
+  commands?: string[];
+  uninstalled_at: string | null;
+}
+
+/**
+ * A one-time authorization code, by SHA-256 of its value: what the admin approved, for the
+ * token endpoint to turn into an install. Kept a day past its expiry, so a replay is recognised.
+ */
+export interface AuthorizationCode {
+  app_id: string;
+  team_id: string;
+  /** The admin who approved; the install acts as them. */
+  user_id: string;
+  redirect_uri: string;
+  scopes: Scope[];
+  /** PKCE S256: base64url of the SHA-256 of the verifier. */
+  code_challenge: string;
+  channel_id: string | null;
+  expires_at: string;
+  used_at: string | null;
+  /** What its one redemption issued: taken back if the code is presented again. */
+  issued: { token_id: string; incoming_webhook_id: string | null } | null;
+  /** When it was presented again after its use: what it issued is taken back. */
+  replayed_at: string | null;
+}

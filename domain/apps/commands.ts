@@ -1,0 +1,189 @@
+/**
+ * Slash commands (decisions.md, "Slash commands"): a person runs one of the team's commands in a
+ * channel it can see and post in; the service POSTs Slack's form fields to the app's URL, signed
+ * as Slack signs, and waits up to 3 s. The app's answer, or its silence, is the run's answer:
+ * `answered` (a reply, ephemeral or in the channel as the app's bot), `acknowledged`, `pending`
+ * (no answer in time; its later replies still arrive) or `failed`, never a 5xx for the app's fault.
+ */
+import type { Ctx } from "../context.ts";
+import type { Channel, Message, Subject } from "../../core/types.ts";
+import type { App, AppInstall } from "../../core/app_records.ts";
+import { ApiError, forbidden, invalid } from "../../core/errors.ts";
+import { getApp } from "../../kv/apps.ts";
+import { keys } from "../../kv/keys.ts";
+import { getCommand, listTeamCommands } from "../../kv/commands.ts";
+import { getTeam, getUser, memberRef } from "../../kv/workspace.ts";
+import { loadChannel } from "../channels/access.ts";
+import { authorize } from "../policy.ts";
+import { slugify } from "../channels/slug.ts";
+import type { AttemptOutcome } from "../../core/outbound/send.ts";
+import { type AppCalls, callAppWaiting, signingSecretOf } from "./app_call.ts";
+import { issueAnswerWays } from "./responses.ts";
+import { type AppReply, deliverReply, readReply } from "./replies.ts";
+import type { Ephemeral } from "../messages/ephemeral.ts";
+
+/** A command as a team lists it. */
+export interface CommandView {
+  command: string;
+  description: string;
+  usage_hint: string;
+  app_id: string;
+}
+
+/** The commands of the subject's team, by name: those its installs with `commands` brought. */
+export async function listCommands(ctx: Ctx, subject: Subject): Promise<CommandView[]> {
+  authorize(subject, "team.read", { team_id: subject.team_id });
+  const out: CommandView[] = [];
+  for (const held of await listTeamCommands(ctx.kv, subject.team_id)) {
+    const app = (await getApp(ctx.kv, held.app_id)).value;
+    const declared = app?.slash_commands?.find((c) => c.command === held.command);
+    if (!declared) continue;
+    out.push({
+      command: held.command,
+      description: declared.description,
+      usage_hint: declared.usage_hint,
+      app_id: held.app_id,
+    });
+  }
+  return out.sort((a, b) => a.command.localeCompare(b.command));
+}
+
+/** What a run of a command came to. */
+export interface CommandRun {
+  command: string;
+  status: "answered" | "acknowledged" | "pending" | "failed";
+  ephemeral: Ephemeral | null;
+  message: Message | null;
+  error: string | null;
+}
+
+/** The app, its live install and its bot behind one of the team's commands; 422 on `command`. */
+async function commandHolder(ctx: Ctx, teamId: string, command: string) {
+  const unknown = () => invalid("command", `There is no command ${command} in this team.`);
+  const held = (await getCommand(ctx.kv, teamId, command.trim().toLowerCase())).value;
+  if (!held) throw unknown();
+  const [appEntry, installEntry] = await ctx.kv.getMany<[App, AppInstall]>([
+    keys.app(held.app_id),
+    keys.install(teamId, held.app_id),
+  ]);
+  const [app, install] = [appEntry.value, installEntry.value];
+  const declared = app?.slash_commands?.find((c) => c.command === held.command);
+  const bot = install ? await getUser(ctx.kv, install.bot_user_id) : null;
+  if (!app || !declared || !install || install.uninstalled_at || !bot || bot.deactivated_at) {
+    throw unknown();
+  }
+  return { app, install, bot, declared };
+}
+
+/**
+ * Runs a command in a channel: a person (bots can't: 403, once the channel is seen) who may post
+ * there; an archived channel is 422 on `channel`; an unknown command 422 on `command`.
+ */
+export async function runCommand(
+  ctx: Ctx,
+  calls: AppCalls,
+  { subject, channelId, command, text }: {
+    subject: Subject;
+    channelId: string;
+    command: string;
+    text: string;
+  },
+): Promise<CommandRun> {
+  const { channel, isMember } = await loadChannel(ctx, subject, channelId);
+  if (subject.type === "bot") throw forbidden("Only people run commands; bots call apps directly.");
+  if (channel.is_archived) throw invalid("channel", "The channel is archived.");
+  authorize(subject, "channel.post", { channel, isMember });
+  const { app, install, bot, declared } = await commandHolder(ctx, subject.team_id, command);
+  const secret = await signingSecretOf(ctx, app);
+  const base = { command: declared.command, ephemeral: null, message: null };
+  if (!secret) {
+    return { ...base, status: "failed", error: "the app has no signing secret (ask the operator)" };
+  }
+  const form = await commandForm(ctx, {
+    subject,
+    channel,
+    app,
+    install,
+    command: declared.command,
+    text,
+  });
+  const deliver = (reply: AppReply) =>
+    deliverReply(ctx, { reply, invoker: subject, channelId: channel.id, app, bot: memberRef(bot) });
+  const outcome = await callAppWaiting(ctx, calls, {
+    url: declared.url,
+    body: new URLSearchParams(form).toString(),
+    contentType: "application/x-www-form-urlencoded",
+    signingSecret: secret,
+  }, async (late) => {
+    const reply = answerOf(late);
+    if (!("status" in reply)) await deliver(reply);
+  });
+  if (!outcome) return { ...base, status: "pending", error: null };
+  const reply = answerOf(outcome);
+  if ("status" in reply) return { ...base, ...reply };
+  return { ...base, status: "answered", error: null, ...await deliver(reply) };
+}
+
+/** Slack's slash command form fields, with a new `response_url` and `trigger_id`. */
+async function commandForm(
+  ctx: Ctx,
+  { subject, channel, app, install, command, text }: {
+    subject: Subject;
+    channel: Channel;
+    app: App;
+    install: AppInstall;
+    command: string;
+    text: string;
+  },
+): Promise<Record<string, string>> {
+  const [team, ways] = await Promise.all([
+    getTeam(ctx.kv, subject.team_id),
+    issueAnswerWays(ctx, {
+      app,
+      teamId: subject.team_id,
+      channelId: channel.id,
+      userId: subject.user_id,
+      botId: install.bot_user_id,
+      messageId: null,
+    }),
+  ]);
+  return {
+    token: "",
+    team_id: subject.team_id,
+    team_domain: slugify(team?.name ?? "team"),
+    channel_id: channel.id,
+    channel_name: channel.is_direct ? "directmessage" : channel.slug,
+    user_id: subject.user_id,
+    user_name: subject.name,
+    command,
+    text,
+    api_app_id: app.id,
+    is_enterprise_install: "false",
+    ...ways,
+  };
+}
+
+/** What the app's answer asks for, or the run's status when there is nothing to deliver. */
+function answerOf(
+  outcome: AttemptOutcome,
+): AppReply | { status: "acknowledged" | "failed"; error: string | null } {
+  if (!outcome.succeeded) return { status: "failed", error: failureOf(outcome) };
+  const body = outcome.response_body?.trim() ?? "";
+  if (!body) return { status: "acknowledged", error: null };
+  try {
+    return readReply(body);
+  } catch (e) {
+    const why = e instanceof ApiError ? e.message : "an answer the service can't read";
+    return { status: "failed", error: `the app answered with ${why}` };
+  }
+}
+
+/** Why an app failed, in plain words; its own answer's words are never repeated. */
+function failureOf(outcome: AttemptOutcome): string {
+  const status = outcome.response_status;
+  if (status === 401 || status === 403) {
+    return `the app refused the request (HTTP ${status}): its signing secret may not be the one the service signs with`;
+  }
+  if (status !== null) return `the app answered HTTP ${status}`;
+  return `the app is unreachable (${outcome.error})`;
+}

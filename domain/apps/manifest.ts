@@ -1,0 +1,234 @@
+/**
+ * What an app declares (decisions.md, "Apps that listen"): the subset of Slack's app manifest the
+ * service reads, as JSON or YAML. Invalid fields refuse the whole manifest with every fault and
+ * its JSON pointer, writing nothing; unknown fields are ignored with a warning. Scopes may be ours
+ * or Slack's where one maps (docs/apps.md holds the table); `incoming-webhook` asks for a hook.
+ */
+import { z } from "zod";
+import { parse as parseYaml } from "yaml";
+import { ApiError } from "../../core/errors.ts";
+import { type Scope, SCOPES } from "../../core/types.ts";
+import { BOT_EVENTS, type BotEvent, type SlashCommand } from "../../core/app_records.ts";
+
+/** Slack's bot scopes and ours they grant. */
+export const SLACK_SCOPES: Record<string, Scope> = {
+  "channels:read": "channels:read",
+  "groups:read": "channels:read",
+  "im:read": "channels:read",
+  "mpim:read": "channels:read",
+  "channels:manage": "channels:write",
+  "groups:write": "channels:write",
+  "channels:history": "messages:read",
+  "groups:history": "messages:read",
+  "im:history": "messages:read",
+  "mpim:history": "messages:read",
+  "app_mentions:read": "messages:read",
+  "chat:write": "messages:write",
+  "chat:write.public": "messages:write",
+  "reactions:read": "messages:read",
+  "reactions:write": "reactions:write",
+  "users:read": "members:read",
+  "channels:join": "members:write",
+  "commands": "commands",
+};
+
+/** The scope that asks the admin for a channel and gives the app an incoming webhook there. */
+const INCOMING = "incoming-webhook";
+
+/** What a manifest says of an app, as the service keeps it. */
+export interface Declared {
+  name: string;
+  botName: string;
+  redirectUris: string[];
+  scopes: Scope[];
+  incomingWebhook: boolean;
+  slashCommands: SlashCommand[];
+  interactivity: { is_enabled: boolean; request_url: string | null } | null;
+  events: { request_url: string; bot_events: BotEvent[] } | null;
+}
+
+const url = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+  .max(2048);
+const command = z.object({
+  command: z.string().regex(/^\/[a-z0-9_-]{1,31}$/, "must be / and 1-31 of a-z 0-9 _ -"),
+  url,
+  description: z.string().min(1).max(2000),
+  usage_hint: z.string().max(1000).optional(),
+  should_escape: z.boolean().optional(),
+});
+const scope = z.string().refine(
+  (s) => s === INCOMING || (SCOPES as readonly string[]).includes(s) || s in SLACK_SCOPES,
+  { error: (issue) => `unknown scope ${issue.input}` },
+);
+/** Each part checked on its own, so one fault does not hide another's. */
+const schema = z.object({
+  display_information: z.object({ name: z.string().min(1).max(35) }),
+  features: z.object({
+    bot_user: z.object({
+      display_name: z.string().min(1).max(80),
+      always_online: z.boolean().optional(),
+    }).optional(),
+    slash_commands: z.array(command).max(50).superRefine((commands, ctx) => {
+      commands.forEach((c, i) => {
+        if (commands.findIndex((o) => o.command === c.command) === i) return;
+        ctx.addIssue({
+          code: "custom",
+          path: [i, "command"],
+          message: `${c.command} is declared twice`,
+        });
+      });
+    }).optional(),
+  }).optional(),
+  oauth_config: z.object({
+    redirect_urls: z.array(url).max(1000).optional(),
+    scopes: z.object({ bot: z.array(scope).max(255).optional() }).optional(),
+  }).optional(),
+  settings: z.object({
+    interactivity: z.object({
+      is_enabled: z.boolean(),
+      request_url: url.optional(),
+    }).refine((i) => !i.is_enabled || i.request_url, {
+      path: ["request_url"],
+      error: "required when interactivity is enabled",
+    }).optional(),
+    event_subscriptions: z.object({
+      request_url: url.optional(),
+      bot_events: z.array(z.enum(BOT_EVENTS)).max(100).optional(),
+    }).refine((e) => !e.bot_events?.length || e.request_url, {
+      path: ["request_url"],
+      error: "required for bot_events",
+    }).optional(),
+  }).optional(),
+});
+
+/** The manifest's parts the service reads, by JSON pointer: anything else is only warned of. */
+const KNOWN = [
+  "/display_information/name",
+  "/features/bot_user/display_name",
+  "/features/bot_user/always_online",
+  "/features/slash_commands",
+  "/oauth_config/redirect_urls",
+  "/oauth_config/scopes/bot",
+  "/settings/interactivity",
+  "/settings/event_subscriptions",
+];
+
+const pointer = (path: PropertyKey[]) =>
+  `/${path.map((p) => String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("/")}`;
+
+/** JSON or YAML text, as a value; the 422 on `manifest` when it is neither. */
+function parseText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    try {
+      return parseYaml(text);
+    } catch (e) {
+      throw new ApiError(
+        422,
+        `The manifest is neither JSON nor YAML: ${(e as Error).message.split("\n")[0]}`,
+        {
+          manifest: ["/: neither JSON nor YAML"],
+        },
+      );
+    }
+  }
+}
+
+/** The pointers of what `value` holds that the service does not read. */
+function unknownFields(value: unknown, at = ""): string[] {
+  if (KNOWN.some((k) => at === k || at.startsWith(`${k}/`))) return [];
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return KNOWN.some((k) => k.startsWith(`${at}/`)) ? [] : [at];
+  }
+  const out: string[] = [];
+  for (const [key, v] of Object.entries(value)) {
+    const here = `${at}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    if (KNOWN.some((k) => k === here || k.startsWith(`${here}/`) || here.startsWith(`${k}/`))) {
+      out.push(...unknownFields(v, here));
+    } else out.push(here);
+  }
+  return out;
+}
+
+/** Our scopes for the manifest's (each known: the schema checked). */
+function scopesOf(asked: string[]): { scopes: Scope[]; incoming: boolean } {
+  const granted = new Set<Scope>();
+  for (const s of asked) {
+    if (s !== INCOMING) granted.add(SLACK_SCOPES[s] ?? s as Scope);
+  }
+  return { scopes: SCOPES.filter((s) => granted.has(s)), incoming: asked.includes(INCOMING) };
+}
+
+/**
+ * The app a manifest declares, with the warnings of what it held that is ignored; or the 422 on
+ * `manifest` listing every fault by its JSON pointer.
+ */
+export function readManifest(text: string): { declared: Declared; warnings: string[] } {
+  const value = parseText(text);
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const faults = parsed.error.issues.map((i) => `${pointer(i.path)}: ${i.message}`);
+    throw new ApiError(422, `The manifest is not valid: ${faults[0]}`, { manifest: faults });
+  }
+  const m = parsed.data;
+  const { scopes, incoming } = scopesOf(m.oauth_config?.scopes?.bot ?? []);
+  const commands = m.features?.slash_commands ?? [];
+  const interactivity = m.settings?.interactivity;
+  const events = m.settings?.event_subscriptions;
+  const declared: Declared = {
+    name: m.display_information.name,
+    botName: m.features?.bot_user?.display_name ?? m.display_information.name,
+    redirectUris: m.oauth_config?.redirect_urls ?? [],
+    scopes,
+    incomingWebhook: incoming,
+    slashCommands: commands.map((c) => ({
+      command: c.command,
+      url: c.url,
+      description: c.description,
+      usage_hint: c.usage_hint ?? "",
+    })),
+    interactivity: interactivity
+      ? { is_enabled: interactivity.is_enabled, request_url: interactivity.request_url ?? null }
+      : null,
+    events: events?.request_url
+      ? { request_url: events.request_url, bot_events: [...new Set(events.bot_events ?? [])] }
+      : null,
+  };
+  return { declared, warnings: unknownFields(value).map((p) => `${p}: ignored`) };
+}
+
+/** An app's manifest, as `readManifest` reads it back into the same app. */
+export function manifestOf(a: Declared): Record<string, unknown> {
+  return {
+    display_information: { name: a.name },
+    features: {
+      bot_user: { display_name: a.botName },
+      ...(a.slashCommands.length > 0
+        ? {
+          slash_commands: a.slashCommands.map((c) => ({
+            command: c.command,
+            url: c.url,
+            description: c.description,
+            ...(c.usage_hint ? { usage_hint: c.usage_hint } : {}),
+          })),
+        }
+        : {}),
+    },
+    oauth_config: {
+      redirect_urls: a.redirectUris,
+      scopes: { bot: [...a.scopes, ...(a.incomingWebhook ? [INCOMING] : [])] },
+    },
+    settings: {
+      ...(a.interactivity
+        ? {
+          interactivity: {
+            is_enabled: a.interactivity.is_enabled,
+            ...(a.interactivity.request_url ? { request_url: a.interactivity.request_url } : {}),
+          },
+        }
+        : {}),
+      ...(a.events ? { event_subscriptions: a.events } : {}),
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/** Changing a message after it was posted: editing its text and blocks, deleting it. */
+import type { Ctx } from "../context.ts";
+import type { Message, Subject } from "../../core/types.ts";
+import { invalid } from "../../core/errors.ts";
+import { nowIso } from "../../core/ids.ts";
+import { loadChannelWith } from "../channels/access.ts";
+import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./access.ts";
+import { authorize } from "../policy.ts";
+import { type Settled, unwrap } from "../../core/settled.ts";
+import { retrying } from "../../core/retry.ts";
+import { replaceMessage } from "../../kv/messages.ts";
+import { audienceKeys, audienceOf, emit } from "../webhooks/audience.ts";
+import { clearReactions } from "../../kv/reactions.ts";
+import { planErasure } from "./erasure.ts";
+import { bodyAndBlocks, messageEvent, type MessageRef, type NewMessage } from "./messages.ts";
+
+/** A message the subject may edit or delete (the policy), with what its commit must re-check. */
+async function loadOwn(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, messageId }: MessageRef,
+  action: "message.edit" | "message.delete",
+) {
+  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, {
+    extraKeys: [
+      messageKeyFor(messageId),
+      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
+    ],
+  });
+  const [found, ...versions] = read.extra;
+  const entry = messageIn(read.channel, found);
+  authorize(subject, action, {
+    channel: read.channel,
+    isMember: read.isMember,
+    message: entry.value,
+  });
+  const audience = await audienceOf(ctx, read.channel, versions);
+  return {
+    entry,
+    message: entry.value,
+    checks: [entry, read.entry, ...audience.checks],
+    audience,
+  };
+}
+
+/**
+ * PATCH: replaces the body (and the blocks, as given: none given clears them), sets `edited_at`
+ * and fires `message.updated`, even when the text is the same: the interface promises
+ * `edited_at` set on every edit's answer.
+ */
+export async function editMessage(
+  ctx: Ctx,
+  subject: Subject,
+  { channelId, messageId }: MessageRef,
+  input: Settled<Pick<NewMessage, "body" | "blocks">>,
+): Promise<Message> {
+  return await ctx.kv.lock(MESSAGE_LOCKS).run(
+    messageId,
+    () =>
+      retrying("edit message", async () => {
+        const { message, checks, audience } = await loadOwn(
+          ctx,
+          subject,
+          { channelId, messageId },
+          "message.edit",
+        );
+        if (message.type !== "standard") {
+          throw invalid("message", "Only a standard message can be edited.");
+        }
+        if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
+        const next: Message = { ...message, ...bodyAndBlocks(unwrap(input)), edited_at: nowIso() };
+        const op = ctx.kv.atomic().check(...checks);
+        emit(op, audience, messageEvent("message.updated", next));
+        const done = await replaceMessage(op, next);
+        return done ? next : null;
+      }),
+  );
+}
+
+/**
+ * DELETE: leaves a tombstone in place (body "", reactions cleared, `edited_at` kept) and fires
+ * `message.deleted`. A tombstone deleted again changes nothing and fires nothing.
+ */
+export async function deleteMessage(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  messageId: string,
+): Promise<void> {
+  await ctx.kv.lock(MESSAGE_LOCKS).run(messageId, () =>
+    retrying("delete message", async () => {
+      const { message, checks, audience } = await loadOwn(
+        ctx,
+        subject,
+        { channelId, messageId },
+        "message.delete",
+      );
+      if (message.deleted_at) return true;
+      const next: Message = {
+        ...message,
+        body: "",
+        blocks: null,
+        reactions: [],
+        deleted_at: nowIso(),
+      };
+      const op = ctx.kv.atomic().check(...checks);
+      emit(op, audience, messageEvent("message.deleted", next));
+      const rest = await planErasure(ctx.kv, op, next);
+      const done = await replaceMessage(op, next);
+      if (!done) return null;
+      await rest();
+      await clearReactions(ctx.kv, message.id);
+      return true;
+    }));
+}

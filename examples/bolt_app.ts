@@ -1,0 +1,53 @@
+/**
+ * A Slack app written with Slack's Bolt framework, as it would be for Slack: nothing in it knows
+ * this service but the three values it is started with. It answers "hello" and mentions, ships
+ * with `/ship <where>`, and takes its time with `/slow`.
+ *
+ *   SLACK_BOT_TOKEN=tcb_... SLACK_SIGNING_SECRET=... SLACK_API_URL=http://localhost:8080/api/slack/ \
+ *     deno run --lock=tests/deno.lock --frozen --allow-net --allow-env --allow-sys=osRelease \
+ *     examples/bolt_app.ts
+ *
+ * Register it from examples/bolt_manifest.yaml with `deno task admin app:create --manifest`, then
+ * install it with `app:install` (docs/apps.md). It listens on PORT (3000 unless set), where the
+ * manifest's request URLs point.
+ */
+import bolt from "npm:@slack/bolt@5.1.0";
+
+const app = new bolt.App({
+  token: Deno.env.get("SLACK_BOT_TOKEN"),
+  signingSecret: Deno.env.get("SLACK_SIGNING_SECRET") ?? "",
+  clientOptions: { slackApiUrl: Deno.env.get("SLACK_API_URL") },
+});
+
+app.message("hello", async ({ message, say }) => {
+  if (message.subtype === undefined) await say(`Hi <@${message.user}>!`);
+});
+
+app.event("app_mention", async ({ event, say }) => {
+  await say({ text: `You called, <@${event.user}>?`, thread_ts: event.ts });
+});
+
+app.command("/ship", async ({ command, ack, say, respond, client }) => {
+  await ack(`Shipping ${command.text}…`);
+  const posted = await say(`:rocket: Shipping ${command.text}…`);
+  await client.chat.update({
+    channel: posted.channel!,
+    ts: posted.ts!,
+    text: `:rocket: Shipped ${command.text}.`,
+  });
+  await respond({
+    response_type: "in_channel",
+    text: `<@${command.user_id}> shipped ${command.text}.`,
+  });
+});
+
+app.command("/slow", async ({ command, respond }) => {
+  // No ack within 3 s: the person is told the app is still at it (Bolt logs that it was not
+  // acknowledged), and the reply comes later, to them alone.
+  await new Promise((done) => setTimeout(done, 4_000));
+  await respond(`Done thinking about ${command.text || "nothing"}.`);
+});
+
+const port = Number(Deno.env.get("PORT") ?? 3000);
+await app.start(port);
+console.log(`Bolt app listening on http://localhost:${port}/slack/events`);

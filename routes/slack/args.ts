@@ -1,0 +1,35 @@
+/**
+ * A Web API call's arguments: Slack's clients send a form whose values are strings (`blocks` as
+ * JSON text, flags as "true"), or a JSON body whose values are themselves; both read alike here.
+ */
+import { z } from "zod";
+import { SlackError } from "./errors.ts";
+
+/** `blocks` as JSON text or as itself; checked by the domain, which names each fault. */
+export const blocksArg = z.unknown().transform((v, ctx) => {
+  if (typeof v !== "string") return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    ctx.addIssue({ code: "custom", message: "blocks must be JSON" });
+    return z.NEVER;
+  }
+}).optional();
+
+/** A flag: `true`, or "true" / "1" in a form. */
+export const flagArg = z.union([z.boolean(), z.string()]).optional()
+  .transform((v) => v === true || v === "true" || v === "1");
+
+/** A count in a form or JSON: `limit`, say. */
+export const countArg = (fallback: number, max: number) =>
+  z.union([z.number(), z.string()]).optional().transform((v) => {
+    const n = v === undefined || v === "" ? fallback : Number(v);
+    return Number.isInteger(n) && n > 0 ? Math.min(n, max) : fallback;
+  });
+
+/** The arguments as `schema` reads them, or Slack's `invalid_arguments`. */
+export function args<T extends z.ZodType>(schema: T, params: Record<string, unknown>): z.infer<T> {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) throw new SlackError("invalid_arguments");
+  return parsed.data;
+}

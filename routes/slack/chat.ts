@@ -1,0 +1,101 @@
+/** `chat.*`: posting, updating and deleting as the REST API's message operations do. */
+import { z } from "zod";
+import { postMessage } from "../../domain/messages/messages.ts";
+import { deleteMessage, editMessage } from "../../domain/messages/changes.ts";
+import { messageIdByTs } from "../../domain/messages/by_ts.ts";
+import { sendEphemeral } from "../../domain/messages/ephemeral.ts";
+import { slackMessage } from "../../domain/slack/shapes.ts";
+import type { Method, MethodCall } from "./method.ts";
+import { args, blocksArg, flagArg } from "./args.ts";
+
+const post = z.object({
+  channel: z.string(),
+  text: z.string().optional(),
+  blocks: blocksArg,
+  thread_ts: z.string().optional(),
+  reply_broadcast: flagArg,
+});
+
+const update = z.object({
+  channel: z.string(),
+  ts: z.string(),
+  text: z.string().optional(),
+  blocks: blocksArg,
+});
+
+const ephemeral = z.object({
+  channel: z.string(),
+  user: z.string(),
+  text: z.string().optional(),
+  blocks: blocksArg,
+});
+
+const byTs = z.object({ channel: z.string(), ts: z.string() });
+const permalink = z.object({ channel: z.string(), message_ts: z.string() });
+
+async function postMessageCall({ ctx, subject, params }: MethodCall) {
+  const p = args(post, params);
+  const threadRootId = p.thread_ts
+    ? await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.thread_ts })
+    : null;
+  const { message } = await postMessage(ctx, subject, p.channel, {
+    ok: true,
+    value: {
+      body: p.text ?? null,
+      blocks: p.blocks,
+      thread_root_id: threadRootId,
+      sent_to_channel: p.reply_broadcast,
+    },
+  });
+  return { channel: message.channel_id, ts: message.ts, message: slackMessage(message) };
+}
+
+async function updateCall({ ctx, subject, params }: MethodCall) {
+  const p = args(update, params);
+  const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.ts });
+  const edited = await editMessage(ctx, subject, { channelId: p.channel, messageId }, {
+    ok: true,
+    value: { body: p.text ?? null, blocks: p.blocks },
+  });
+  return {
+    channel: edited.channel_id,
+    ts: p.ts,
+    text: edited.body,
+    message: slackMessage(edited),
+  };
+}
+
+async function deleteCall({ ctx, subject, params }: MethodCall) {
+  const p = args(byTs, params);
+  const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.ts });
+  await deleteMessage(ctx, subject, p.channel, messageId);
+  return { channel: p.channel, ts: p.ts };
+}
+
+async function permalinkCall({ ctx, subject, params }: MethodCall) {
+  const p = args(permalink, params);
+  const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.message_ts });
+  return {
+    channel: p.channel,
+    permalink: `${ctx.settings.baseUrl}/api/v1/channels/${p.channel}/messages/${messageId}`,
+  };
+}
+
+async function ephemeralCall({ ctx, subject, params }: MethodCall) {
+  const p = args(ephemeral, params);
+  await sendEphemeral(ctx, subject, {
+    channelId: p.channel,
+    userId: p.user,
+    message: { body: p.text ?? null, blocks: p.blocks },
+  });
+  const now = Date.now() * 1000;
+  return { message_ts: `${Math.floor(now / 1e6)}.${String(now % 1e6).padStart(6, "0")}` };
+}
+
+export const chatMethods: Record<string, Method> = {
+  "chat.postMessage": { scope: "messages:write", run: postMessageCall },
+  "chat.postEphemeral": { scope: "messages:write", run: ephemeralCall },
+  "chat.update": { scope: "messages:write", run: updateCall },
+  "chat.delete": { scope: "messages:write", run: deleteCall },
+  "chat.getPermalink": { scope: "messages:read", run: permalinkCall },
+};

@@ -1,0 +1,112 @@
+/** `conversations.*`: channels, their messages and members, as the REST API reads them. */
+import { z } from "zod";
+import { channelAndMembership, pageChannels } from "../../domain/channels/channels.ts";
+import { listMembers } from "../../domain/channels/members.ts";
+import { listMessages } from "../../domain/messages/list.ts";
+import { showMessage } from "../../domain/messages/messages.ts";
+import { messageIdByTs } from "../../domain/messages/by_ts.ts";
+import { slackChannel, slackMessage } from "../../domain/slack/shapes.ts";
+import type { Channel } from "../../core/types.ts";
+import type { Method, MethodCall } from "./method.ts";
+import { args, countArg, flagArg } from "./args.ts";
+import { offsetPage } from "./paging.ts";
+
+const list = z.object({
+  types: z.string().optional(),
+  exclude_archived: flagArg,
+  limit: countArg(100, 1000),
+  cursor: z.string().optional(),
+});
+const info = z.object({ channel: z.string() });
+const history = z.object({
+  channel: z.string(),
+  limit: countArg(100, 1000),
+  cursor: z.string().optional(),
+});
+const replies = history.extend({ ts: z.string() });
+
+/** Slack's conversation types, as our channels are. */
+const typeOf = (c: Channel) =>
+  c.is_direct ? "im" : c.visibility === "private" ? "private_channel" : "public_channel";
+
+const nextCursor = (cursor: string | null) => ({
+  response_metadata: { next_cursor: cursor ?? "" },
+});
+
+async function listCall({ ctx, subject, params }: MethodCall) {
+  const p = args(list, params);
+  const types = (p.types ?? "public_channel,private_channel,mpim,im").split(",").map((t) =>
+    t.trim()
+  );
+  const page = await pageChannels(ctx, subject, { limit: p.limit, cursor: p.cursor || null });
+  const channels = page.channels
+    .filter((c) => types.includes(typeOf(c)) && !(p.exclude_archived && c.is_archived))
+    .map((c) => slackChannel(c, true));
+  return { channels, ...nextCursor(page.nextCursor) };
+}
+
+async function infoCall({ ctx, subject, params }: MethodCall) {
+  const { channel, isMember } = await channelAndMembership(
+    ctx,
+    subject,
+    args(info, params).channel,
+  );
+  return { channel: slackChannel(channel, isMember) };
+}
+
+async function historyCall({ ctx, subject, params }: MethodCall) {
+  const p = args(history, params);
+  const page = await listMessages(ctx, subject, p.channel, {
+    query: { cursor: p.cursor || undefined, limit: p.limit },
+    path: `${ctx.settings.baseUrl}/api/v1/channels/${p.channel}/messages`,
+  });
+  return {
+    messages: page.messages.map((m) => slackMessage(m)),
+    has_more: page.meta.next_cursor !== null,
+    pin_count: 0,
+    ...nextCursor(page.meta.next_cursor),
+  };
+}
+
+/** A thread: its root first (on the first page), then its replies, oldest first. */
+async function repliesCall({ ctx, subject, params }: MethodCall) {
+  const p = args(replies, params);
+  const named = await showMessage(
+    ctx,
+    subject,
+    p.channel,
+    await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.ts }),
+  );
+  const root = named.thread_root_id
+    ? await showMessage(ctx, subject, p.channel, named.thread_root_id)
+    : named;
+  const page = await listMessages(ctx, subject, p.channel, {
+    query: { thread_root_id: root.id, cursor: p.cursor || undefined, limit: p.limit },
+    path: `${ctx.settings.baseUrl}/api/v1/channels/${p.channel}/messages`,
+  });
+  const rootTs = slackMessage(root).ts as string;
+  const messages = [
+    ...(p.cursor ? [] : [slackMessage(root, rootTs)]),
+    ...page.messages.map((m) => slackMessage(m, rootTs)),
+  ];
+  return {
+    messages,
+    has_more: page.meta.next_cursor !== null,
+    ...nextCursor(page.meta.next_cursor),
+  };
+}
+
+async function membersCall({ ctx, subject, params }: MethodCall) {
+  const p = args(history, params);
+  const members = await listMembers(ctx, subject, p.channel);
+  const page = offsetPage(members.map((m) => m.id), { limit: p.limit, cursor: p.cursor });
+  return { members: page.items, ...nextCursor(page.next) };
+}
+
+export const conversationMethods: Record<string, Method> = {
+  "conversations.list": { scope: "channels:read", run: listCall },
+  "conversations.info": { scope: "channels:read", run: infoCall },
+  "conversations.history": { scope: "messages:read", run: historyCall },
+  "conversations.replies": { scope: "messages:read", run: repliesCall },
+  "conversations.members": { scope: "members:read", run: membersCall },
+};

@@ -1,0 +1,46 @@
+/**
+ * Refusals in Slack's words (decisions.md, "The Slack Web API subset"): the domain's errors, the
+ * same the REST API answers with, named by Slack's codes as its clients test for them.
+ */
+import type { ApiError } from "../../core/errors.ts";
+
+/** A Web API refusal: its Slack code, and the domain's error it stands for, if any. */
+export class SlackError extends Error {
+  constructor(readonly code: string, readonly source?: unknown) {
+    super(code);
+  }
+}
+
+/** What each method calls a refusal of its own action (403) that isn't about the channel. */
+const REFUSED: Record<string, string> = {
+  "chat.update": "cant_update_message",
+  "chat.delete": "cant_delete_message",
+};
+
+/** The Slack code for a domain error met by `method`. */
+export function slackCodeOf(method: string, e: ApiError): string {
+  const field = e.errors ? Object.keys(e.errors)[0] : null;
+  switch (e.status) {
+    case 401:
+      return "invalid_auth";
+    case 404:
+      if (/message/i.test(e.message)) return "message_not_found";
+      if (/user/i.test(e.message)) return "user_not_found";
+      return "channel_not_found";
+    case 403:
+      if (/archived/i.test(e.message)) return "is_archived";
+      if (/member|join|in this channel/i.test(e.message)) return "not_in_channel";
+      return REFUSED[method] ?? "restricted_action";
+    case 422:
+      if (field === "blocks") return "invalid_blocks";
+      if (field === "body" || field === "text") {
+        return e.message.includes("long") ? "msg_too_long" : "no_text";
+      }
+      if (field === "emoji") return "invalid_name";
+      if (field === "message" && REFUSED[method]) return REFUSED[method];
+      return "invalid_arguments";
+    case 503:
+      return "internal_error";
+  }
+  return "invalid_arguments";
+}

@@ -1,0 +1,63 @@
+/** `auth.test`, `users.*` and `reactions.*`: who calls, the team's people, and reactions. */
+import { z } from "zod";
+import { findTeam, teamPeople, teamPerson } from "../../domain/people/workspace.ts";
+import { setReaction } from "../../domain/messages/reactions.ts";
+import { messageIdByTs } from "../../domain/messages/by_ts.ts";
+import { slackUser } from "../../domain/slack/shapes.ts";
+import type { Method, MethodCall } from "./method.ts";
+import { args, countArg } from "./args.ts";
+import { offsetPage } from "./paging.ts";
+
+const userArgs = z.object({ user: z.string() });
+const listArgs = z.object({ limit: countArg(200, 1000), cursor: z.string().optional() });
+const reactionArgs = z.object({ channel: z.string(), timestamp: z.string(), name: z.string() });
+
+/** Who the token acts as: Bolt reads `user_id` and `bot_id` to tell the app's own messages. */
+async function authTest({ ctx, subject }: MethodCall) {
+  const team = await findTeam(ctx, subject.team_id);
+  return {
+    url: `${ctx.settings.baseUrl}/`,
+    team: team.name,
+    user: subject.name,
+    team_id: subject.team_id,
+    user_id: subject.user_id,
+    ...(subject.type === "bot" ? { bot_id: subject.user_id } : {}),
+    is_enterprise_install: false,
+  };
+}
+
+async function usersInfo({ ctx, subject, params }: MethodCall) {
+  return { user: slackUser(await teamPerson(ctx, subject, args(userArgs, params).user)) };
+}
+
+async function usersList({ ctx, subject, params }: MethodCall) {
+  const p = args(listArgs, params);
+  const page = offsetPage(await teamPeople(ctx, subject), p);
+  return {
+    members: page.items.map(slackUser),
+    cache_ts: Math.floor(Date.now() / 1000),
+    response_metadata: { next_cursor: page.next ?? "" },
+  };
+}
+
+/** `name` is Slack's emoji name without colons (`thumbsup`, a custom one's), as `:name:`. */
+const react = (present: boolean) => async ({ ctx, subject, params }: MethodCall) => {
+  const p = args(reactionArgs, params);
+  const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.timestamp });
+  const name = p.name.replace(/^:|:$/g, "");
+  await setReaction(ctx, subject, {
+    channelId: p.channel,
+    messageId,
+    segment: encodeURIComponent(`:${name}:`),
+    present,
+  });
+  return {};
+};
+
+export const peopleMethods: Record<string, Method> = {
+  "auth.test": { scope: null, run: authTest },
+  "users.info": { scope: "members:read", run: usersInfo },
+  "users.list": { scope: "members:read", run: usersList },
+  "reactions.add": { scope: "reactions:write", run: react(true) },
+  "reactions.remove": { scope: "reactions:write", run: react(false) },
+};
