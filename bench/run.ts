@@ -21,6 +21,7 @@ import { remoteStore } from "./scenarios/remote_store.ts";
 import { twoInstances } from "./scenarios/two_instances.ts";
 import { dataOverTime } from "./scenarios/data_over_time.ts";
 import { apps } from "./scenarios/apps.ts";
+import { votes } from "./scenarios/votes.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -40,6 +41,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["two instances", twoInstances, 25],
   ["data over time", dataOverTime, 120],
   ["apps", apps, 40],
+  ["votes", votes, 40],
 ];
 
 await requireWrk();

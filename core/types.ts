@@ -105,6 +105,22 @@ export interface ReactionSummary {
   count: number;
 }
 
+/** One answer of a poll, and how many voted for it. */
+export interface PollOption {
+  /** "1" to "10", in the order given. */
+  id: string;
+  text: string;
+  count: number;
+}
+
+/** The question is the message's body; the counts live here, as reactions' do on Message. */
+export interface Poll {
+  options: PollOption[];
+  /** Whether a person may vote for several options; without, a vote moves their earlier one. */
+  multiple: boolean;
+  closed_at: string | null;
+}
+
 export interface Message {
   id: string;
   channel_id: string;
@@ -129,6 +145,8 @@ export interface Message {
   thread_ts?: string | null;
   /** Block Kit blocks, checked by domain/messages/blocks.ts; absent or null without. */
   blocks?: Block[] | null;
+  /** A poll's options and counts (type `poll`); absent or null otherwise and on a tombstone. */
+  poll?: Poll | null;
   /** Where the copies of this message live, so a change rewrites every one of them. */
   timeline_pos: number | null;
   thread_pos: number | null;
@@ -140,6 +158,9 @@ export const EVENT_TYPES = [
   "message.deleted",
   "reaction.added",
   "channel.member_added",
+  "poll.vote_added",
+  "poll.vote_removed",
+  "poll.closed",
 ] as const;
 export type EventType = typeof EVENT_TYPES[number];
 

@@ -63,8 +63,10 @@ export interface Targets {
   "member.remove": RemovalTarget;
   "message.edit": MessageTarget;
   "message.delete": MessageTarget;
-  /** Add or remove one's reaction. */
+  /** Add or remove one's reaction; vote in a poll. */
   "reaction.set": ChannelTarget;
+  /** End a poll's voting: its author, or a team admin. */
+  "poll.close": MessageTarget;
   /** Whether an event of the channel reaches a subscription: its owner must see the channel. */
   "event.hear": ChannelTarget;
   /** See a subscription and its deliveries (list, show). */
@@ -220,6 +222,11 @@ const RULES: Rules = {
     ownMessage("delete")(p, t) ??
       (isSystem(t.message) ? forbidden("System messages can't be deleted.") : null),
   "reaction.set": writable,
+  "poll.close": (p, t) =>
+    writable(p, t) ??
+      (t.message.author.id === p.user_id || (p.type === "human" && isAdmin(p))
+        ? null
+        : forbidden("Only the poll's author or a team admin may close it.")),
   // Admins get no exception here: a subscription hears what its owner reads, no more.
   "event.hear": readable,
   "subscription.read": subscriptionVisible,

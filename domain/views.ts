@@ -10,6 +10,7 @@ import type {
   MemberRef,
   Message,
   OutboxEvent,
+  Poll,
   Token,
 } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
@@ -44,6 +45,7 @@ export interface MessageView {
   /** Slack-style, unique in the channel: what the Slack Web API names the message by. */
   ts: string;
   blocks: Block[] | null;
+  poll: Poll | null;
 }
 
 export function messageView(m: Message): MessageView {
@@ -62,6 +64,7 @@ export function messageView(m: Message): MessageView {
     ts: m.ts ?? legacyTs(m.id),
     // A deleted message keeps no blocks: they carried its text.
     blocks: m.deleted_at ? null : m.blocks ?? null,
+    poll: m.deleted_at ? null : m.poll ?? null,
   };
 }
 

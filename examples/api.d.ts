@@ -468,6 +468,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/channels/{channel}/messages/{message}/votes/{option}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                option: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Who voted for an option
+         * @description Addition. 50 voters to a page, by user id; `meta.next_cursor` goes on (`?cursor=`; one
+         *     this service did not issue for this list: 422 on `cursor`).
+         */
+        get: operations["listVoters"];
+        /**
+         * Vote for a poll's option
+         * @description Addition. Anyone who sees the channel and may react votes (an archived channel: 403).
+         *     Idempotent: voting again for the same option is a no-op and fires nothing. Without the
+         *     poll's `multiple`, the vote moves the voter's earlier one (firing `poll.vote_removed`,
+         *     then `poll.vote_added`, in one commit). A closed poll: 422 on `poll`. A message that is
+         *     not a poll, or a deleted one: 404. Counts stay exact under concurrent votes on every
+         *     instance.
+         */
+        put: operations["vote"];
+        post?: never;
+        /**
+         * Take a vote back
+         * @description Addition. Idempotent; taking back a vote never given is a no-op and fires nothing.
+         *     Otherwise fires `poll.vote_removed`. A closed poll: 422 on `poll`.
+         */
+        delete: operations["unvote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/channels/{channel}/messages/{message}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a poll
+         * @description Addition. The poll's author or a team admin (anyone else: 403) ends the voting and
+         *     fires `poll.closed` with the message. Closing a closed poll changes nothing and answers
+         *     the same. A message that is not a poll: 404.
+         */
+        post: operations["closePoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/channels/{channel}/members": {
         parameters: {
             query?: never;
@@ -1939,6 +2008,57 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "poll.vote_added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Someone voted for a poll's option */
+        post: operations["eventPollVoteAdded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "poll.vote_removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A vote was taken back, or moved to another option */
+        post: operations["eventPollVoteRemoved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "poll.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A poll was closed; its data is the message with its final counts */
+        post: operations["eventPollClosed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "channel.member_added": {
         parameters: {
             query?: never;
@@ -2372,7 +2492,7 @@ export interface components {
         /** Format: date-time */
         NullableDateTime: string | null;
         /** @enum {string} */
-        EventType: "message.created" | "message.updated" | "message.deleted" | "reaction.added" | "channel.member_added";
+        EventType: "message.created" | "message.updated" | "message.deleted" | "reaction.added" | "channel.member_added" | "poll.vote_added" | "poll.vote_removed" | "poll.closed";
         Channel: {
             id: components["schemas"]["Uuid"];
             name: string;
@@ -2452,6 +2572,33 @@ export interface components {
              *     none).
              */
             blocks: components["schemas"]["Block"][] | null;
+            /**
+             * @description A `poll` message's options and counts; null on every other message and on a deleted
+             *     poll's tombstone.
+             */
+            poll: components["schemas"]["Poll"] | null;
+        };
+        Poll: {
+            options: {
+                /** @description "1" to "10", in the order the options were given. */
+                id: string;
+                text: string;
+                count: number;
+            }[];
+            /** @description Whether a person may vote for several options. */
+            multiple: boolean;
+            /**
+             * Format: date-time
+             * @description When the author or an admin closed it; no vote is taken after.
+             */
+            closed_at: string | null;
+        };
+        VoterPage: {
+            data: components["schemas"]["Member"][];
+            meta: {
+                /** @description Opaque; pass as `?cursor=` for the next page. Null on the last page. */
+                next_cursor: string | null;
+            };
         };
         /**
          * @description A Block Kit block, of the subset the service takes (Slack's shapes and limits):
@@ -2692,6 +2839,16 @@ export interface components {
              * @default false
              */
             sent_to_channel?: boolean;
+            /**
+             * @description Addition. Makes the message a `poll`, its `body` the question: 2 to 10 distinct
+             *     options of 1 to 80 characters (trimmed; the rule for names), otherwise 422 on
+             *     `poll`. Without `multiple` (default false), a vote moves the voter's earlier one.
+             */
+            poll?: {
+                options: string[];
+                /** @default false */
+                multiple?: boolean;
+            };
         };
         UpdateMessageRequest: {
             /**
@@ -2799,6 +2956,43 @@ export interface components {
                 emoji: string;
                 user: components["schemas"]["Member"];
             };
+        };
+        /** @description The delivery envelope; see MessageCreatedEvent. */
+        PollVoteAddedEvent: {
+            id: components["schemas"]["Uuid"];
+            /** @constant */
+            type: "poll.vote_added";
+            /** Format: date-time */
+            created_at: string;
+            data: {
+                channel_id: components["schemas"]["Uuid"];
+                message_id: components["schemas"]["Uuid"];
+                option_id: string;
+                user: components["schemas"]["Member"];
+            };
+        };
+        /** @description The delivery envelope; see MessageCreatedEvent. */
+        PollVoteRemovedEvent: {
+            id: components["schemas"]["Uuid"];
+            /** @constant */
+            type: "poll.vote_removed";
+            /** Format: date-time */
+            created_at: string;
+            data: {
+                channel_id: components["schemas"]["Uuid"];
+                message_id: components["schemas"]["Uuid"];
+                option_id: string;
+                user: components["schemas"]["Member"];
+            };
+        };
+        /** @description The delivery envelope; see MessageCreatedEvent. */
+        PollClosedEvent: {
+            id: components["schemas"]["Uuid"];
+            /** @constant */
+            type: "poll.closed";
+            /** Format: date-time */
+            created_at: string;
+            data: components["schemas"]["Message"];
         };
         /** @description The delivery envelope; see MessageCreatedEvent. */
         ChannelMemberAddedEvent: {
@@ -3984,6 +4178,130 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    listVoters: {
+        parameters: {
+            query?: {
+                /**
+                 * @description An opaque `meta.next_cursor` from an earlier page of the same list; wins over `page`.
+                 *     Unlike page numbers, a cursor keeps its place while new messages arrive. Anything else
+                 *     is 422 on `cursor`.
+                 */
+                cursor?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                option: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of voters. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoterPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    vote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                option: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    unvote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                option: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    closePoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The poll, closed. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
         };
@@ -5713,6 +6031,129 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReactionAddedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["DeliveryAcknowledged"];
+        };
+    };
+    eventPollVoteAdded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, equal to the envelope `type`. */
+                "X-Service-Event": components["parameters"]["X-Service-Event"];
+                /** @description The envelope `id` (the event id; the same on every retry). */
+                "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
+                /**
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
+                 *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
+                 *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
+                 *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
+                 */
+                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
+                 *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
+                 *     signing secret after `whsec_`, as that spec's libraries (JavaScript, Python, Go, Ruby,
+                 *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
+                 *     space-separated.
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PollVoteAddedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["DeliveryAcknowledged"];
+        };
+    };
+    eventPollVoteRemoved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, equal to the envelope `type`. */
+                "X-Service-Event": components["parameters"]["X-Service-Event"];
+                /** @description The envelope `id` (the event id; the same on every retry). */
+                "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
+                /**
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
+                 *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
+                 *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
+                 *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
+                 */
+                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
+                 *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
+                 *     signing secret after `whsec_`, as that spec's libraries (JavaScript, Python, Go, Ruby,
+                 *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
+                 *     space-separated.
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PollVoteRemovedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["DeliveryAcknowledged"];
+        };
+    };
+    eventPollClosed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, equal to the envelope `type`. */
+                "X-Service-Event": components["parameters"]["X-Service-Event"];
+                /** @description The envelope `id` (the event id; the same on every retry). */
+                "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
+                /**
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
+                 *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
+                 *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
+                 *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
+                 */
+                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /**
+                 * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
+                 *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
+                 *     signing secret after `whsec_`, as that spec's libraries (JavaScript, Python, Go, Ruby,
+                 *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
+                 *     space-separated.
+                 */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PollClosedEvent"];
             };
         };
         responses: {

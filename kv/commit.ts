@@ -47,3 +47,25 @@ export async function commitInBatches<T>(
     await op.commit();
   }
 }
+
+/**
+ * Deletes every key under `prefixes`, 500 to a commit: for records nothing writes again (a
+ * tombstone's reactions and votes), so no check is needed.
+ */
+export async function deleteUnder(
+  kv: Planner & { list(selector: { prefix: Deno.KvKey }): Deno.KvListIterator<unknown> },
+  prefixes: Deno.KvKey[],
+): Promise<void> {
+  let op = kv.atomic();
+  let pending = 0;
+  for (const prefix of prefixes) {
+    for await (const e of kv.list({ prefix })) {
+      op.delete(e.key);
+      if (++pending === 500) {
+        await op.commit();
+        [op, pending] = [kv.atomic(), 0];
+      }
+    }
+  }
+  if (pending) await op.commit();
+}

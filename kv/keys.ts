@@ -32,6 +32,8 @@
  * | ["channel_ts", channelId]                     | Deno.KvU64           | the channel's last message `ts`, in microseconds: each append takes the next (written from 0.29) |
  * | ["message_ts", channelId, ts]                 | messageId            | index: a message by its Slack-style `ts` (written from 0.29; older messages have none) |
  * | ["reactions", messageId, emoji, userId]       | null                 | who reacted; the counts live on Message |
+ * | ["poll_votes", messageId, optionId, userId]  | MemberRef            | who voted for a poll's option; the counts live on Message (domain/messages/polls.ts) |
+ * | ["poll_ballots", messageId, userId]           | optionId[]           | a voter's options of a poll: a single-choice vote moves from them |
  * | ["emoji", teamId, name]                       | { name }             | custom emoji                            |
  * | ["events", eventId]                           | OutboxEvent          | the outbox; expires after EVENT_TTL_MS  |
  * | ["team_events", teamId, eventId]              | { type, channel_id } | index: a team's events in id order: the stream turns a time into a place in its log with it (an entry's versionstamp is its event's commit's); expires with the event |
@@ -136,6 +138,16 @@ export const keys = {
     userId,
   ],
   reactions: (messageId: string) => ["reactions", messageId],
+  pollVote: (messageId: string, optionId: string, userId: string) => [
+    "poll_votes",
+    messageId,
+    optionId,
+    userId,
+  ],
+  pollVoters: (messageId: string, optionId: string) => ["poll_votes", messageId, optionId],
+  pollVotes: (messageId: string) => ["poll_votes", messageId],
+  pollBallot: (messageId: string, userId: string) => ["poll_ballots", messageId, userId],
+  pollBallots: (messageId: string) => ["poll_ballots", messageId],
   emoji: (teamId: string, name: string) => ["emoji", teamId, name],
   event: (eventId: string) => ["events", eventId],
   events: () => ["events"],
@@ -233,48 +245,6 @@ export const keys = {
   serviceInstances: () => ["service", "instances"],
   serviceInstance: (instanceId: string) => ["service", "instances", instanceId],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
-
-/**
- * What an export (kv/store_export.ts) does with the keys of each prefix, decided here for every
- * prefix `keys` builds (tests/keys_test.ts fails on one left out), so that a new kind of key is
- * moved only when someone says so:
- * - `moved`: copied as stored (secrets stay sealed);
- * - `rebuilt`: remade by the target as it writes each event again (kv/outbox.ts writeEvent);
- * - `local`: of the running processes or the store itself (rate windows, open streams, leases,
- *   the key check, the service's URL): meaningless in another store, or remade by its processes.
- * `events` is moved too, last and oldest first, so each lands after its channel.
- */
-const words = (text: string) => text.trim().split(/\s+/);
-
-const PREFIX_KINDS = {
-  moved: words(`
-    teams users team_users tokens token_ids user_tokens user_tokens_version login_links
-    sessions layout import migrations channels channel_slugs members user_channels
-    user_closed_channels members_version messages timeline timeline_len thread thread_len
-    client_uuids channel_ts message_ts reactions emoji events tokens_version jobs job_counts delivery_counts redeliveries
-    failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids
-    team_incoming apps app_clients app_installs oauth_codes audit team_commands team_commands_version
-  `),
-  rebuilt: words(`
-    team_events open_events channel_events team_events_version stream_pending team_stream
-    message_events
-  `),
-  local: words(`
-    append_turn streams streams_version user_streams user_streams_version undelivered
-    delivery_signal rate up app_key_check service notices notices_version responses triggers
-  `),
-};
-
-type ExportKind = keyof typeof PREFIX_KINDS;
-
-/** Every prefix, with what an export does with it. */
-export const EXPORTED: Record<string, ExportKind> = Object.fromEntries(
-  (Object.entries(PREFIX_KINDS) as [ExportKind, string[]][])
-    .flatMap(([kind, prefixes]) => prefixes.map((p) => [p, kind])),
-);
-
-/** Whether an export copies the keys of `prefix` as they are stored. */
-export const isMoved = (prefix: unknown): boolean => EXPORTED[String(prefix)] === "moved";
 
 /**
  * A key as text, for maps and sets of keys in memory (never stored): each part tagged by its type

@@ -36,13 +36,16 @@ export interface JobRoom {
  */
 export const eventWrites = (subscriptions: number): number => 6 + 2 * subscriptions;
 
+/** The events that hold a message as it was then (`data` is the Message). */
+const CARRYING = new Set(["message.created", "message.updated", "poll.closed"]);
+
 /**
- * The message whose text an event carries, or null: a message.created or message.updated event
- * holds the message (`data.id`) as it was then. Deleting that message rewrites such events
+ * The message whose text an event carries, or null: a message.created, message.updated or
+ * poll.closed event holds the message (`data.id`) as it was then. Deleting that message rewrites such events
  * (domain/messages/erasure.ts), found through `["message_events", ...]`.
  */
 export function carriedMessageId(event: Pick<OutboxEvent, "type" | "data">): string | null {
-  if (event.type !== "message.created" && event.type !== "message.updated") return null;
+  if (!CARRYING.has(event.type)) return null;
   const id = (event.data as { id?: unknown } | null)?.id;
   return typeof id === "string" ? id : null;
 }

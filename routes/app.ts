@@ -22,6 +22,7 @@ import { authorizeRoutes } from "./oauth/authorize.tsx";
 import { metadataHandler, tokenRoutes } from "./oauth/token.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
+import { pollRoutes } from "./polls.ts";
 import { settingsRoutes } from "./settings/app.tsx";
 import { upHandler } from "./up.ts";
 import { build } from "../domain/data/operations.ts";
@@ -67,6 +68,7 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
     .route("/channels", memberRoutes(ctx))
     .route("/channels", messageRoutes(ctx))
     .route("/channels", reactionRoutes(ctx))
+    .route("/channels", pollRoutes(ctx))
     .route("/channels", commandRunRoutes(ctx, calls))
     .route("/commands", commandListRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))

@@ -27,6 +27,12 @@ const newMessage = z.object({
   reply_to_id: uuidField("reply_to_id").nullish(),
   thread_root_id: uuidField("thread_root_id").nullish(),
   sent_to_channel: z.boolean({ error: "The sent_to_channel must be true or false." }).nullish(),
+  poll: z.object({
+    options: z.array(z.string({ error: "Each option must be a string." }), {
+      error: "The poll's options are required: an array of 2 to 10 strings.",
+    }).max(100, "A poll has 2 to 10 options."),
+    multiple: z.boolean({ error: "The poll's multiple must be true or false." }).nullish(),
+  }, { error: "The poll must be an object with options." }).nullish(),
 });
 
 const messageEdit = z.object({ body: bodyField, blocks: blocksField });

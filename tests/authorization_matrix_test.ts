@@ -68,6 +68,8 @@ interface ChannelFixture {
   messageId: string;
   /** The message's Slack-style `ts`, which the Web API names it by. */
   messageTs: string;
+  /** A poll of the owner's. */
+  pollId: string;
   /** A member the remove-member cells take out. */
   removeeId: string;
 }
@@ -135,6 +137,11 @@ const S = "/settings/integrations";
 async function channelOf(w: World, kind: Kind): Promise<ChannelFixture> {
   const { ctx } = w.s;
   const owner = w.subjects.owner;
+  const poll = async (channelId: string) =>
+    (await postMessage(ctx, owner, channelId, {
+      ok: true,
+      value: { body: "Which?", poll: { options: ["this", "that"] } },
+    })).message.id;
   if (kind === "direct") {
     const dm = await createDirectChannel(ctx, [w.users.owner, w.users.botIn]);
     const posted = await postMessage(ctx, owner, dm.id, { ok: true, value: { body: "hi" } });
@@ -142,6 +149,7 @@ async function channelOf(w: World, kind: Kind): Promise<ChannelFixture> {
       id: dm.id,
       messageId: posted.message.id,
       messageTs: posted.message.ts!,
+      pollId: await poll(dm.id),
       removeeId: w.users.botIn.id,
     };
   }
@@ -150,11 +158,13 @@ async function channelOf(w: World, kind: Kind): Promise<ChannelFixture> {
   await addMemberAsOperator(ctx, channel.id, w.users.botIn);
   await addMemberAsOperator(ctx, channel.id, w.removee);
   const posted = await postMessage(ctx, owner, channel.id, { ok: true, value: { body: "hi" } });
+  const pollId = await poll(channel.id);
   if (kind === "archived") await archiveChannel(ctx, owner, channel.id);
   return {
     id: channel.id,
     messageId: posted.message.id,
     messageTs: posted.message.ts!,
+    pollId,
     removeeId: w.removee.id,
   };
 }
@@ -350,6 +360,58 @@ const API: Record<string, ApiRow> = {
         unknown: `${ch(uuid())}/messages/${f.messageId}/reactions/%F0%9F%91%8D`,
       }),
       writes(204),
+    ),
+  },
+  "PUT /api/v1/channels/{channel}/messages/{message}/votes/{option}": {
+    surface: "api",
+    scope: "reactions:write",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.pollId}/votes/1`,
+        unknown: `${ch(uuid())}/messages/${f.pollId}/votes/1`,
+      }),
+      writes(204),
+    ),
+  },
+  "DELETE /api/v1/channels/{channel}/messages/{message}/votes/{option}": {
+    surface: "api",
+    scope: "reactions:write",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.pollId}/votes/1`,
+        unknown: `${ch(uuid())}/messages/${f.pollId}/votes/1`,
+      }),
+      writes(204),
+    ),
+  },
+  "GET /api/v1/channels/{channel}/messages/{message}/votes/{option}": {
+    surface: "api",
+    scope: "messages:read",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.pollId}/votes/1`,
+        unknown: `${ch(uuid())}/messages/${f.pollId}/votes/1`,
+      }),
+      readOnly(200),
+    ),
+  },
+  "POST /api/v1/channels/{channel}/messages/{message}/close": {
+    surface: "api",
+    scope: "messages:write",
+    cells: perKind(
+      true,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.pollId}/close`,
+        unknown: `${ch(uuid())}/messages/${f.pollId}/close`,
+      }),
+      (p, k) => {
+        if (!sees(p, k)) return 404;
+        if (k === "archived") return 403;
+        return p === "owner" || p === "admin" ? 200 : 403;
+      },
     ),
   },
   "GET /api/v1/channels/{channel}/members": {

@@ -1,6 +1,7 @@
 /** The key table decides what an export moves: every prefix the store writes is classified. */
 import assert from "node:assert/strict";
-import { EXPORTED, keys } from "../kv/keys.ts";
+import { keys } from "../kv/keys.ts";
+import { EXPORTED } from "../kv/key_kinds.ts";
 
 /** The first part of every key `keys` builds, given placeholder arguments. */
 function prefixes(): Set<string> {
@@ -14,7 +15,7 @@ function prefixes(): Set<string> {
 
 Deno.test("keys: every prefix the store writes says whether an export moves it", () => {
   const unclassified = [...prefixes()].filter((p) => !(p in EXPORTED));
-  assert.deepEqual(unclassified, [], "classify these in kv/keys.ts EXPORTED");
+  assert.deepEqual(unclassified, [], "classify these in kv/key_kinds.ts");
   const unused = Object.keys(EXPORTED).filter((p) => !prefixes().has(p));
   assert.deepEqual(unused, [], "these are classified but no key builds them");
 });

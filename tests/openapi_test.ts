@@ -38,6 +38,10 @@ const CONTRACT: [string, string, string][] = [
   ["get", "/events/stream", "messages:read"],
   ["get", "/commands", "messages:write"],
   ["post", "/channels/{channel}/commands", "messages:write"],
+  ["put", "/channels/{channel}/messages/{message}/votes/{option}", "reactions:write"],
+  ["delete", "/channels/{channel}/messages/{message}/votes/{option}", "reactions:write"],
+  ["get", "/channels/{channel}/messages/{message}/votes/{option}", "messages:read"],
+  ["post", "/channels/{channel}/messages/{message}/close", "messages:write"],
 ];
 
 /**
@@ -154,7 +158,7 @@ Deno.test("openapi: statuses follow decisions.md", () => {
     const codes = Object.keys(op.responses);
     for (const code of ["401", "403", "404", "429"]) assert.ok(codes.includes(code), where + code);
     const success = codes.filter((c) => c.startsWith("2"));
-    if (method === "delete" || path.includes("/reactions/")) {
+    if (method === "delete" || (method === "put" && /\/(reactions|votes)\//.test(path))) {
       assert.deepEqual(success, ["204"], where);
     } else if (method === "post" && (path === "/channels" || path.endsWith("/members"))) {
       assert.deepEqual(success, ["201"], where);

@@ -10,7 +10,8 @@ import { type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { replaceMessage } from "../../kv/messages.ts";
 import { audienceKeys, audienceOf, emit } from "../webhooks/audience.ts";
-import { clearReactions } from "../../kv/reactions.ts";
+import { deleteUnder } from "../../kv/commit.ts";
+import { keys } from "../../kv/keys.ts";
 import { planErasure } from "./erasure.ts";
 import { bodyAndBlocks, messageEvent, type MessageRef, type NewMessage } from "./messages.ts";
 
@@ -64,6 +65,7 @@ export async function editMessage(
           { channelId, messageId },
           "message.edit",
         );
+        if (message.type === "poll") throw invalid("body", "A poll's question can't be edited.");
         if (message.type !== "standard") {
           throw invalid("message", "Only a standard message can be edited.");
         }
@@ -100,6 +102,7 @@ export async function deleteMessage(
         ...message,
         body: "",
         blocks: null,
+        poll: null,
         reactions: [],
         deleted_at: nowIso(),
       };
@@ -109,7 +112,8 @@ export async function deleteMessage(
       const done = await replaceMessage(op, next);
       if (!done) return null;
       await rest();
-      await clearReactions(ctx.kv, message.id);
+      const id = message.id;
+      await deleteUnder(ctx.kv, [keys.reactions(id), keys.pollVotes(id), keys.pollBallots(id)]);
       return true;
     }));
 }

@@ -1,4 +1,4 @@
-import type { Block, Channel, MemberRef, Message, MessageType } from "../../core/types.ts";
+import type { Block, Channel, MemberRef, Message, MessageType, Poll } from "../../core/types.ts";
 import { newId } from "../../core/ids.ts";
 
 /** Notices the service writes itself: nobody edits, deletes or reacts to them. */
@@ -10,6 +10,7 @@ export interface DraftInput {
   author: MemberRef;
   body: string;
   blocks?: Block[] | null;
+  poll?: Poll | null;
   /** The thread root's `ts`, when this is a thread reply. */
   thread_ts?: string | null;
   type: MessageType;
@@ -29,6 +30,7 @@ export function draftMessage(input: DraftInput): Message {
     team_id: input.channel.team_id,
     body: input.body,
     blocks: input.blocks ?? null,
+    ...(input.poll ? { poll: input.poll } : {}),
     ...(threadRoot ? { thread_ts: input.thread_ts ?? null } : {}),
     type: input.type,
     author: input.author,

@@ -7,6 +7,7 @@ import { checksOf, loadChannelWith, reusingFirst } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "./access.ts";
 import { cleanBody } from "./body.ts";
 import { draftMessage } from "./draft.ts";
+import { pollOf } from "./new_poll.ts";
 import { messageView } from "../views.ts";
 import { peek, type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
@@ -26,6 +27,8 @@ export interface NewMessage {
   reply_to_id?: string | null;
   thread_root_id?: string | null;
   sent_to_channel?: boolean | null;
+  /** A poll's options: the message is then of type `poll`, its body the question. */
+  poll?: { options: string[]; multiple?: boolean | null } | null;
 }
 
 export interface Posted {
@@ -144,6 +147,7 @@ async function postOnce(
   const { channel } = read;
   const fields = unwrap(input);
   const { body, blocks } = bodyAndBlocks(fields, bodyField);
+  const poll = fields.poll ? pollOf(fields.poll) : null;
   const [used, replyTo, root, ...versions] = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
@@ -161,7 +165,8 @@ async function postOnce(
     author,
     body,
     blocks,
-    type: "standard",
+    poll,
+    type: poll ? "poll" : "standard",
     reply_to_id: fields.reply_to_id,
     thread_root_id: fields.thread_root_id,
     thread_ts: root.value ? root.value.ts ?? legacyTs(root.value.id) : null,

@@ -1,0 +1,41 @@
+/**
+ * What an export (kv/store_export.ts) does with the keys of each prefix, decided here for every
+ * prefix kv/keys.ts builds (tests/keys_test.ts fails on one left out), so that a new kind of key is
+ * moved only when someone says so:
+ * - `moved`: copied as stored (secrets stay sealed);
+ * - `rebuilt`: remade by the target as it writes each event again (kv/outbox.ts writeEvent);
+ * - `local`: of the running processes or the store itself (rate windows, open streams, leases,
+ *   the key check, the service's URL): meaningless in another store, or remade by its processes.
+ * `events` is moved too, last and oldest first, so each lands after its channel.
+ */
+const words = (text: string) => text.trim().split(/\s+/);
+
+const PREFIX_KINDS = {
+  moved: words(`
+    teams users team_users tokens token_ids user_tokens user_tokens_version login_links
+    sessions layout import migrations channels channel_slugs members user_channels
+    user_closed_channels members_version messages timeline timeline_len thread thread_len
+    client_uuids channel_ts message_ts reactions poll_votes poll_ballots emoji events tokens_version jobs job_counts delivery_counts redeliveries
+    failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids
+    team_incoming apps app_clients app_installs oauth_codes audit team_commands team_commands_version
+  `),
+  rebuilt: words(`
+    team_events open_events channel_events team_events_version stream_pending team_stream
+    message_events
+  `),
+  local: words(`
+    append_turn streams streams_version user_streams user_streams_version undelivered
+    delivery_signal rate up app_key_check service notices notices_version responses triggers
+  `),
+};
+
+type ExportKind = keyof typeof PREFIX_KINDS;
+
+/** Every prefix, with what an export does with it. */
+export const EXPORTED: Record<string, ExportKind> = Object.fromEntries(
+  (Object.entries(PREFIX_KINDS) as [ExportKind, string[]][])
+    .flatMap(([kind, prefixes]) => prefixes.map((p) => [p, kind])),
+);
+
+/** Whether an export copies the keys of `prefix` as they are stored. */
+export const isMoved = (prefix: unknown): boolean => EXPORTED[String(prefix)] === "moved";
