@@ -1,5 +1,5 @@
 /** Apps as they are stored: what an app declares, its installs into teams, its OAuth codes. */
-import type { Scope } from "./types.ts";
+import type { Block, Scope } from "./types.ts";
 
 /** The events an app's manifest may subscribe its bot to (Slack's Events API names). */
 export const BOT_EVENTS = [
@@ -84,4 +84,41 @@ export interface AuthorizationCode {
   issued: { token_id: string; incoming_webhook_id: string | null } | null;
   /** When it was presented again after its use: what it issued is taken back. */
   replayed_at: string | null;
+}
+
+/** A modal as an app describes it (Slack's view object), checked when it is opened or changed. */
+export interface ViewSpec {
+  type: "modal";
+  title: { type: "plain_text"; text: string };
+  blocks: Block[];
+  submit: { type: "plain_text"; text: string } | null;
+  close: { type: "plain_text"; text: string } | null;
+  callback_id: string;
+  private_metadata: string;
+  notify_on_close: boolean;
+  external_id: string;
+}
+
+/** A view as stored: its spec, its id and hash (which change with each update), where it stands. */
+export interface StoredView extends ViewSpec {
+  id: string;
+  hash: string;
+  previous_view_id: string | null;
+}
+
+/**
+ * The modals a person has open from one app: the first opened by a trigger, at most 3 pushed
+ * onto it; the person submits or closes the top one. Gone a day after it was opened.
+ */
+export interface ViewStack {
+  /** The first view's id: the stack's. */
+  id: string;
+  app_id: string;
+  team_id: string;
+  user_id: string;
+  channel_id: string;
+  bot_user_id: string;
+  views: StoredView[];
+  closed_at: string | null;
+  expires_at: string;
 }

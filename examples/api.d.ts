@@ -537,6 +537,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/channels/{channel}/messages/{message}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Press a message's button or pick from its menu
+         * @description Addition. A person (a bot: 403) who sees the message and may write in its channel
+         *     presses one of its elements. The element must be in the message's blocks as they are
+         *     now, named by `action_id` (and `block_id`; an `actions` block without one is
+         *     `block-<index>`), with a button's own `value` if one is given and a menu's option by
+         *     `selected_option.value`: anything else is 422 on `action_id` (or `selected_option`),
+         *     so an action can't be forged or replayed against a changed message. The message must
+         *     be an installed app's, with interactivity on (422 on `message` otherwise).
+         *
+         *     The service POSTs Slack's `block_actions` payload (`payload=<JSON>`: `type`, `user`,
+         *     `team`, `api_app_id`, `channel`, `container`, `message` with its `ts`, `actions`,
+         *     `response_url`, `trigger_id`, `state`) to the app's interactivity URL, signed as Slack
+         *     signs, and the press answers as a command run does. Through that `response_url` the app
+         *     may replace the message (`replace_original`) or delete it (`delete_original`).
+         */
+        post: operations["pressAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/channels/{channel}/members": {
         parameters: {
             query?: never;
@@ -844,11 +881,13 @@ export interface paths {
          *     (receivers de-duplicate on `id`). A position older than the 30 days events are kept is
          *     answered 410. Without either, the stream starts now.
          *
-         *     A message only the stream's user may see (an app's ephemeral reply, see `commands`)
-         *     comes as `event: message.ephemeral` with no `id:` line, since it is never stored and
-         *     can't be replayed; its `data` is `{ channel_id, text, blocks, app_id }` (Ephemeral). A
-         *     stream filtered by `types` does not get it (it is not a `types` value), one filtered by
-         *     `channel_ids` only for those channels, and a stream resumed later does not get it again.
+         *     A modal an app opened for the stream's user comes as `event: view.opened` (its `data`
+         *     the View, shown again on each push or update), and a message only the user may see (an
+         *     app's ephemeral reply, see `commands`) as `event: message.ephemeral`; both with no `id:`
+         *     line, since neither is stored nor can be replayed. An ephemeral message's `data` is
+         *     `{ channel_id, text, blocks, app_id }` (Ephemeral). A stream filtered by `types` gets
+         *     neither (they are not `types` values), one filtered by `channel_ids` only those of its
+         *     channels, and a stream resumed later does not get them again.
          *
          *     Every open stream of a token gets every event it may see (connections do not share
          *     them out). A token holds at most 10 open streams and a user at most 20 with all its
@@ -926,6 +965,87 @@ export interface paths {
          *     non-2xx app is `failed`, with `error` in plain words. The app's faults are never a 5xx.
          */
         post: operations["runCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views/{view}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A modal an app opened for the subject
+         * @description Addition. The person whose trigger opened it sees it, while it is open; anyone else,
+         *     and a view closed, replaced by a push's pop, or of an app uninstalled since, gets the
+         *     404 an unknown view gets. Its `blocks` hold the `input` blocks to fill.
+         */
+        get: operations["showView"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views/{view}/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit the modal shown
+         * @description Addition. The view on top of its modal (another one on top: 422 on `view`), by its
+         *     person. `values` name its `input` blocks by `block_id` and `action_id` (an unknown one,
+         *     or a menu's value that is not one of its options: 422 on `values`). The service sends
+         *     Slack's `view_submission` (`view.state.values`, `callback_id`, `private_metadata`,
+         *     `hash`, a `trigger_id` the app may push with) and waits up to 3 s; the app's
+         *     `response_action` answers: `errors` → 422 with `errors` by block id, as the app worded
+         *     them; `update` or `push` → 200 with the view now shown; `clear`, or none, → 200
+         *     `{ data: null }` (`clear` closes the modal; none closes this view, showing the one
+         *     under it, if any). An app that fails or does not answer in time: 422 on `view`, in
+         *     plain words.
+         */
+        post: operations["submitView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views/{view}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close the modal
+         * @description Addition. Its person closes the modal, every view of it. When the view asked
+         *     (`notify_on_close`), the app hears Slack's `view_closed` afterwards; nothing waits for it.
+         */
+        post: operations["closeView"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1312,6 +1432,66 @@ export interface paths {
          * @description As `DELETE /api/v1/channels/{channel}/messages/{message}/reactions/{emoji}`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackReactionsRemove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views.open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * views.open: Open a modal for a person
+         * @description The person the trigger was issued for sees it (`GET /api/v1/views/{view}`, `view.opened` on their streams). No scope: the trigger or the view, issued to the app's own bot, is what lets it. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackViewsOpen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views.push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * views.push: Push a view onto a modal
+         * @description A modal holds 3 views at most (`push_limit_reached`). No scope: the trigger or the view, issued to the app's own bot, is what lets it. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackViewsPush"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * views.update: Change a view in place
+         * @description An unknown view, or another app's: `not_found`. No scope: the trigger or the view, issued to the app's own bot, is what lets it. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackViewsUpdate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2292,6 +2472,102 @@ export interface components {
             timestamp: string;
             /** @description An emoji name without colons. */
             name: string;
+        };
+        PressActionRequest: {
+            action_id: string;
+            block_id?: string;
+            /** @description A button's value; when given it must be the button's. */
+            value?: string;
+            /** @description A menu's (`static_select`, `overflow`) choice, by its option's value. */
+            selected_option?: {
+                value: string;
+            };
+        };
+        InteractionResponse: {
+            data: {
+                /** @enum {string} */
+                status: "answered" | "acknowledged" | "pending" | "failed";
+                ephemeral: components["schemas"]["Ephemeral"] | null;
+                message: components["schemas"]["Message"] | null;
+                error: string | null;
+            };
+        };
+        /**
+         * @description A modal as its person sees it (what the app keeps to itself, `private_metadata` and
+         *     `callback_id`, is not shown). `hash` changes with every update.
+         */
+        View: {
+            id: components["schemas"]["Uuid"];
+            app_id: components["schemas"]["Uuid"];
+            /** @constant */
+            type: "modal";
+            title: components["schemas"]["PlainText"];
+            blocks: components["schemas"]["Block"][];
+            submit: components["schemas"]["PlainText"] | null;
+            close: components["schemas"]["PlainText"] | null;
+            hash: string;
+            previous_view_id: string | null;
+            root_view_id: string;
+        };
+        PlainText: {
+            /** @constant */
+            type: "plain_text";
+            text: string;
+        };
+        ViewResponse: {
+            data: components["schemas"]["View"];
+        };
+        SubmitViewRequest: {
+            /** @description `{ <block_id>: { <action_id>: { "value": "..." } } }` */
+            values: {
+                [key: string]: {
+                    [key: string]: {
+                        value: string;
+                    };
+                };
+            };
+        };
+        SlackArgsViewsOpen: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description From a command run, a press or a submission: it works once, within 30 s (`expired_trigger_id` after), and only for the app it was issued to. */
+            trigger_id: string;
+            /** @description The modal (Slack's view object: `type: modal`, `title`, `blocks` with `input`s, `submit`, `close`, `callback_id`, `private_metadata`, `notify_on_close`), as JSON text in a form. */
+            view: Record<string, never> | string;
+        };
+        SlackArgsViewsPush: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description From the modal's submission. */
+            trigger_id: string;
+            /** @description The view to show on top. */
+            view: Record<string, never> | string;
+        };
+        SlackArgsViewsUpdate: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A view of the calling app's modal. */
+            view_id: string;
+            /** @description The view's `hash` as last seen: a view changed since is `hash_conflict`. */
+            hash?: string;
+            /** @description The view as it should be now. */
+            view: Record<string, never> | string;
+        };
+        SlackViewAnswer: {
+            /** @constant */
+            ok: true;
+            /** @description The view as Slack gives it, `state` and `private_metadata` included. */
+            view: {
+                id: string;
+                /** @constant */
+                type: "modal";
+                hash: string;
+                callback_id?: string;
+                private_metadata?: string;
+                root_view_id: string;
+                previous_view_id?: string | null;
+                app_id: string;
+            };
         };
         /**
          * @description A refusal in Slack's codes: `not_authed`, `invalid_auth`, `account_inactive` (a
@@ -3284,6 +3560,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+        view: string;
         /** @description A token's id (never its value). */
         settingsToken: string;
         /** @description A subscription of the team. */
@@ -4306,6 +4584,45 @@ export interface operations {
             503: components["responses"]["Busy"];
         };
     };
+    pressAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PressActionRequest"];
+            };
+        };
+        responses: {
+            /** @description What the press came to. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InteractionResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
     listMembers: {
         parameters: {
             query?: never;
@@ -4810,6 +5127,95 @@ export interface operations {
             503: components["responses"]["Busy"];
         };
     };
+    showView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The view. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    submitView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitViewRequest"];
+            };
+        };
+        responses: {
+            /** @description The view shown now, or null when the modal closed. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["View"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    closeView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
     postThroughIncomingWebhook: {
         parameters: {
             query?: never;
@@ -5282,6 +5688,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackViewsOpen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsViewsOpen"];
+                "application/json": components["schemas"]["SlackArgsViewsOpen"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackViewsPush: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsViewsPush"];
+                "application/json": components["schemas"]["SlackArgsViewsPush"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackViewsUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsViewsUpdate"];
+                "application/json": components["schemas"]["SlackArgsViewsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
                 };
             };
             429: components["responses"]["SlackRateLimited"];

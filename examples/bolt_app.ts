@@ -1,7 +1,8 @@
 /**
  * A Slack app written with Slack's Bolt framework, as it would be for Slack: nothing in it knows
  * this service but the three values it is started with. It answers "hello" and mentions, ships
- * with `/ship <where>`, and takes its time with `/slow`.
+ * with `/ship <where>`, takes its time with `/slow`, asks with a button (`/approve`) and with a
+ * form (`/form`).
  *
  *   SLACK_BOT_TOKEN=tcb_... SLACK_SIGNING_SECRET=... SLACK_API_URL=http://localhost:8080/api/slack/ \
  *     deno run --lock=tests/deno.lock --frozen --allow-net --allow-env --allow-sys=osRelease \
@@ -46,6 +47,62 @@ app.command("/slow", async ({ command, respond }) => {
   // acknowledged), and the reply comes later, to them alone.
   await new Promise((done) => setTimeout(done, 4_000));
   await respond(`Done thinking about ${command.text || "nothing"}.`);
+});
+
+app.command("/approve", async ({ command, ack, say }) => {
+  await ack();
+  const what = command.text || "the release";
+  await say({
+    text: `Approve ${what}?`,
+    blocks: [
+      { type: "section", text: { type: "mrkdwn", text: `Approve *${what}*?` } },
+      {
+        type: "actions",
+        block_id: "decision",
+        elements: [{
+          type: "button",
+          action_id: "approve",
+          text: { type: "plain_text", text: "Approve" },
+          value: what,
+          style: "primary",
+        }],
+      },
+    ],
+  });
+});
+
+app.action("approve", async ({ ack, body, respond }) => {
+  await ack();
+  await respond({ replace_original: true, text: `Approved by <@${body.user.id}>.` });
+});
+
+app.command("/form", async ({ ack, body, client }) => {
+  await ack();
+  await client.views.open({
+    trigger_id: body.trigger_id,
+    view: {
+      type: "modal",
+      callback_id: "name_form",
+      title: { type: "plain_text", text: "Who's asking?" },
+      submit: { type: "plain_text", text: "Send" },
+      blocks: [{
+        type: "input",
+        block_id: "name",
+        label: { type: "plain_text", text: "Your name" },
+        element: { type: "plain_text_input", action_id: "value" },
+      }],
+    },
+  });
+});
+
+app.view("name_form", async ({ ack, view }) => {
+  const name = view.state.values.name.value.value?.trim() ?? "";
+  if (!name) {
+    await ack({ response_action: "errors", errors: { name: "Please give your name." } });
+    return;
+  }
+  await ack();
+  console.log(`Hello, ${name}.`);
 });
 
 const port = Number(Deno.env.get("PORT") ?? 3000);

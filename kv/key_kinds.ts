@@ -26,6 +26,7 @@ const PREFIX_KINDS = {
   local: words(`
     append_turn streams streams_version user_streams user_streams_version undelivered
     delivery_signal rate up app_key_check service notices notices_version responses triggers
+    view_stacks views
   `),
 };
 

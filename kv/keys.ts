@@ -71,6 +71,8 @@
  * | ["team_commands_version", teamId]             | number (time)        | rewritten with every change of the team's commands: a change checks it |
  * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/responses.ts): 10 uses in 30 minutes; expires |
  * | ["triggers", triggerHash]                     | Trigger              | a `trigger_id`: opens one view within 30 seconds; expires |
+ * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/views.ts); expires a day after it opened |
+ * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it  |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
@@ -231,6 +233,8 @@ export const keys = {
   oauthCode: (hash: string) => ["oauth_codes", hash],
   responseUrl: (hash: string) => ["responses", hash],
   trigger: (hash: string) => ["triggers", hash],
+  viewStack: (stackId: string) => ["view_stacks", stackId],
+  view: (viewId: string) => ["views", viewId],
   teamCommands: (teamId: string) => ["team_commands", teamId],
   teamCommand: (teamId: string, command: string) => ["team_commands", teamId, command],
   teamCommandsVersion: (teamId: string) => ["team_commands_version", teamId],

@@ -5,6 +5,7 @@
  */
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** Where a `response_url` posts, for whom, and how often it has. */
 export interface ResponseTarget {
@@ -64,6 +65,19 @@ export interface Trigger {
   channel_id: string;
   expires_at: string;
   used: boolean;
+  /** The stack of the modal it came from (a submission's), for views.push; null otherwise. */
+  view_stack_id?: string | null;
+}
+
+/** Stores a trigger alone: one a modal's submission hands the app. */
+export async function insertTrigger(kv: Store, hash: string, trigger: Trigger) {
+  await kv.set(keys.trigger(hash), trigger, { expireIn: keptFor(trigger.expires_at) });
+}
+
+/** Spends a trigger in `op`, which then fails if it was spent since `entry` was read. */
+export function spendTrigger(op: Plan, entry: Deno.KvEntry<Trigger>) {
+  const next = { ...entry.value, used: true };
+  op.check(entry).set(entry.key, next, { expireIn: keptFor(next.expires_at) });
 }
 
 export const getTrigger = (kv: Store, hash: string) => kv.get<Trigger>(keys.trigger(hash));

@@ -22,6 +22,8 @@ import { authorizeRoutes } from "./oauth/authorize.tsx";
 import { metadataHandler, tokenRoutes } from "./oauth/token.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
+import { actionRoutes } from "./actions.ts";
+import { viewRoutes } from "./views.ts";
 import { pollRoutes } from "./polls.ts";
 import { settingsRoutes } from "./settings/app.tsx";
 import { upHandler } from "./up.ts";
@@ -70,7 +72,9 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
     .route("/channels", reactionRoutes(ctx))
     .route("/channels", pollRoutes(ctx))
     .route("/channels", commandRunRoutes(ctx, calls))
+    .route("/channels", actionRoutes(ctx, calls))
     .route("/commands", commandListRoutes(ctx))
+    .route("/views", viewRoutes(ctx, calls))
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams));
 

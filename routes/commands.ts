@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { Ctx } from "../domain/context.ts";
 import type { AppCalls } from "../domain/apps/app_call.ts";
-import { type CommandRun, listCommands, runCommand } from "../domain/apps/commands.ts";
+import { listCommands, runCommand } from "../domain/apps/commands.ts";
+import type { Interaction } from "../domain/apps/interaction.ts";
 import { messageView } from "../domain/views.ts";
 import { readBody } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
@@ -13,7 +14,8 @@ const runBody = z.object({
   text: z.string({ error: "The text must be a string." }).max(4_000).optional(),
 });
 
-const runView = (run: CommandRun) => ({
+/** A command run or a press, its message (if the app posted one) as the API shows messages. */
+export const interactionView = <T extends Interaction>(run: T) => ({
   ...run,
   message: run.message && messageView(run.message),
 });
@@ -36,5 +38,5 @@ export const commandRunRoutes = (ctx: Ctx, calls: AppCalls) =>
       command: body.command,
       text: body.text ?? "",
     });
-    return c.json({ data: runView(run) });
+    return c.json({ data: interactionView(run) });
   });

@@ -25,6 +25,9 @@ import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { issueAnswerWays } from "../domain/apps/responses.ts";
+import { openView } from "../domain/apps/views.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
+import { getUser } from "../kv/workspace.ts";
 import type { Ctx } from "../domain/context.ts";
 import { checkResponse, openApi } from "./openapi_check.ts";
 import { receiver, waitUntil } from "./webhook_receivers.ts";
@@ -238,6 +241,52 @@ async function freshSubscription(
   assert.equal(res.status, 201);
   return (await res.json()).data.id;
 }
+
+const MODAL = {
+  type: "modal",
+  title: { type: "plain_text", text: "Matrix" },
+  blocks: [{
+    type: "input",
+    block_id: "b",
+    label: { type: "plain_text", text: "Say" },
+    element: { type: "plain_text_input", action_id: "a" },
+  }],
+};
+
+/** A trigger the app was given for the owner, in the public channel (as a command run gives it). */
+const ownersTrigger = async (w: World) =>
+  (await issueAnswerWays(w.s.ctx, {
+    app: w.app,
+    teamId: w.team.id,
+    channelId: w.shared.public.id,
+    userId: w.users.owner.id,
+    botId: w.appBot,
+    messageId: null,
+  })).trigger_id;
+
+/** A modal the app opened for the owner, fresh for the cells that close it. */
+async function ownersView(w: World): Promise<string> {
+  const bot = (await getUser(w.s.ctx.kv, w.appBot))!;
+  const opened = await openView(w.s.ctx, subjectOfPerson(bot), {
+    triggerId: await ownersTrigger(w),
+    view: MODAL,
+  });
+  return opened.id;
+}
+
+/** Cells on a view of the owner's: the owner `ok`, anyone else the 404 an unknown view gets. */
+const ownersViewCells = (
+  verb: "" | "/submit" | "/close",
+  ok: number,
+  body?: unknown,
+): ApiRow["cells"] =>
+async (w, p) => [{
+  what: "the owner's view",
+  path: `/api/v1/views/${await ownersView(w)}${verb}`,
+  body,
+  expect: p === "owner" ? ok : 404,
+  unknownPath: `/api/v1/views/${uuid()}${verb}`,
+}];
 
 const API: Record<string, ApiRow> = {
   "GET /api/v1/channels": {
@@ -577,6 +626,34 @@ const API: Record<string, ApiRow> = {
         (p, k) => sees(p, k) ? 200 : 422,
       )(w, p)).map((cell) => ({ ...cell, hidden: 422 })),
   },
+  "POST /api/v1/channels/{channel}/messages/{message}/actions": {
+    surface: "api",
+    scope: "messages:write",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.messageId}/actions`,
+        body: { action_id: "nothing-here" },
+        unknown: `${ch(uuid())}/messages/${f.messageId}/actions`,
+      }),
+      (p, k) => !sees(p, k) ? 404 : !isHuman(p) || k === "archived" ? 403 : 422,
+    ),
+  },
+  "GET /api/v1/views/{view}": {
+    surface: "api",
+    scope: "messages:read",
+    cells: ownersViewCells("", 200),
+  },
+  "POST /api/v1/views/{view}/submit": {
+    surface: "api",
+    scope: "messages:write",
+    cells: ownersViewCells("/submit", 200, { values: { b: { a: { value: "hi" } } } }),
+  },
+  "POST /api/v1/views/{view}/close": {
+    surface: "api",
+    scope: "messages:write",
+    cells: ownersViewCells("/close", 204),
+  },
   "GET /api/v1/commands": {
     surface: "api",
     scope: "messages:write",
@@ -657,6 +734,7 @@ const SLACK_STATUS: Record<string, number> = {
   channel_not_found: 404,
   message_not_found: 404,
   user_not_found: 404,
+  not_found: 404,
 };
 
 const SLACK: Record<string, SlackRow> = {
@@ -768,6 +846,38 @@ const SLACK: Record<string, SlackRow> = {
       (f) => ({ channel: f.id, timestamp: f.messageTs, name: "thumbsup" }),
       writes(200),
     ),
+  },
+  "POST /api/slack/views.open": {
+    surface: "slack",
+    scope: null,
+    cells: async (w) => [{
+      what: "a trigger issued to another app's bot",
+      path: slack("views.open"),
+      body: { trigger_id: await ownersTrigger(w), view: JSON.stringify(MODAL) },
+      expect: 422,
+    }],
+  },
+  "POST /api/slack/views.push": {
+    surface: "slack",
+    scope: null,
+    cells: async (w) => [{
+      what: "a trigger issued to another app's bot",
+      path: slack("views.push"),
+      body: { trigger_id: await ownersTrigger(w), view: JSON.stringify(MODAL) },
+      expect: 422,
+    }],
+  },
+  "POST /api/slack/views.update": {
+    surface: "slack",
+    scope: null,
+    cells: async (w) => [{
+      what: "another app's view",
+      path: slack("views.update"),
+      body: { view_id: await ownersView(w), view: JSON.stringify(MODAL) },
+      expect: 404,
+      unknownPath: slack("views.update"),
+      unknownBody: { view_id: uuid(), view: JSON.stringify(MODAL) },
+    }],
   },
   "POST /api/slack/reactions.remove": {
     surface: "slack",
@@ -1424,6 +1534,7 @@ async function commandApp(ctx: Ctx, team: Team, url: string) {
     display_information: { name: "Matrix App" },
     features: { slash_commands: [{ command, url, description: "Answers" }] },
     oauth_config: { scopes: { bot: ["commands", "chat:write"] } },
+    settings: { interactivity: { is_enabled: true, request_url: url } },
   };
   const { app } = await createAppFromManifest(ctx, JSON.stringify(manifest), null);
   const { install } = await installApp(ctx, {

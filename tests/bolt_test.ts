@@ -131,6 +131,8 @@ async function exampleAppRuns() {
     await cli(store.env, "member:add", "--channel", general, "--user", installed.bot_user_id);
     const listed = await api(a, "GET", "/commands", { token: w.member.token });
     assert.deepEqual(listed.body.data.map((c: { command: string }) => c.command), [
+      "/approve",
+      "/form",
       "/ship",
       "/slow",
     ]);

@@ -42,6 +42,10 @@ const CONTRACT: [string, string, string][] = [
   ["delete", "/channels/{channel}/messages/{message}/votes/{option}", "reactions:write"],
   ["get", "/channels/{channel}/messages/{message}/votes/{option}", "messages:read"],
   ["post", "/channels/{channel}/messages/{message}/close", "messages:write"],
+  ["post", "/channels/{channel}/messages/{message}/actions", "messages:write"],
+  ["get", "/views/{view}", "messages:read"],
+  ["post", "/views/{view}/submit", "messages:write"],
+  ["post", "/views/{view}/close", "messages:write"],
 ];
 
 /**
@@ -158,7 +162,9 @@ Deno.test("openapi: statuses follow decisions.md", () => {
     const codes = Object.keys(op.responses);
     for (const code of ["401", "403", "404", "429"]) assert.ok(codes.includes(code), where + code);
     const success = codes.filter((c) => c.startsWith("2"));
-    if (method === "delete" || (method === "put" && /\/(reactions|votes)\//.test(path))) {
+    const noContent = method === "delete" || path === "/views/{view}/close" ||
+      (method === "put" && /\/(reactions|votes)\//.test(path));
+    if (noContent) {
       assert.deepEqual(success, ["204"], where);
     } else if (method === "post" && (path === "/channels" || path.endsWith("/members"))) {
       assert.deepEqual(success, ["201"], where);

@@ -55,6 +55,8 @@ const RULES: Rule[] = [
   ...(slackSdks ? [] : [
     { page: "docs/apps.md", has: "examples/bolt_app.ts", skip: NO_SLACK_SDKS },
     { page: "docs/apps.md", has: '"command": "/ship"', skip: NO_SLACK_SDKS },
+    { page: "docs/apps.md", has: '"command": "/approve"', skip: NO_SLACK_SDKS },
+    { page: "docs/apps.md", has: '"command": "/form"', skip: NO_SLACK_SDKS },
   ]),
 ];
 
@@ -73,8 +75,11 @@ const PRINTS: Record<string, string[]> = {
       ? [
         '"status": "answered"', // a Bolt app's answer to /ship prod
         "^shipper: .*shipped prod", // its reply in the channel
+        "^Approved by <@", // the message its button replaced
+        String.raw`^\{"name":\["Please give your name\."\]\}$`, // the form's refusal, by block
       ]
       : []),
+    String.raw`^\{"text":"Salad","count":1\}$`, // the poll, closed: the bot's vote moved
   ],
   "docs/settings-screen.md": ['"url": "http://localhost:8080/settings/login/'],
   "docs/operating.md": ["^# HELP "],

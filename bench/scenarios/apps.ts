@@ -8,6 +8,8 @@ import { createAppFromManifest } from "../../domain/apps/declared.ts";
 import { installApp } from "../../domain/apps/installs.ts";
 import { addMemberAsOperator } from "../../domain/channels/members.ts";
 import { getUser } from "../../kv/workspace.ts";
+import { postMessage } from "../../domain/messages/messages.ts";
+import { subjectOfPerson } from "../../domain/principals.ts";
 import { freePort, type Proc, startService } from "../procs.ts";
 import type { Receiver } from "../receiver.ts";
 import { infoRow, limitRow, ratioRow, type Row } from "../report.ts";
@@ -21,15 +23,21 @@ const RUNS_PER_SECOND = 50;
 const POSTS = 300;
 const POSTS_PER_SECOND = 100;
 
-/** The app's endpoint, in the bench process: when each command and event arrived. */
+/** The app's endpoint, in the bench process: when each command, press and event arrived. */
 class AppEndpoint {
+  /** By a command's text, or a press's action_id. */
   readonly commands = new Map<string, number>();
   readonly events = new Map<string, number>();
   readonly #server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const text = await req.text();
     const at = now();
     if (req.headers.get("Content-Type")?.startsWith("application/x-www-form-urlencoded")) {
-      this.commands.set(new URLSearchParams(text).get("text") ?? "", at);
+      const form = new URLSearchParams(text);
+      const payload = form.get("payload");
+      const key = payload
+        ? (JSON.parse(payload) as { actions: { action_id: string }[] }).actions[0].action_id
+        : form.get("text") ?? "";
+      this.commands.set(key, at);
     } else {
       const ts = (JSON.parse(text) as { event?: { ts?: string } }).event?.ts;
       if (ts) this.events.set(ts, at);
@@ -44,13 +52,19 @@ class AppEndpoint {
   stop = () => this.#server.shutdown();
 }
 
-/** An app whose command and message events go to `url`, installed with its bot in the channel. */
-async function seedApp(ctx: Ctx, seeded: Seeded, url: string) {
+/**
+ * An app whose command, buttons and message events go to `url`, installed with its bot in the
+ * channel, and a message of its bot's with a button for each press (action_id `b<i>`).
+ */
+async function seedApp(ctx: Ctx, seeded: Seeded, url: string): Promise<string> {
   const manifest = {
     display_information: { name: "Bench App" },
     features: { slash_commands: [{ command: "/bench", url, description: "Benches" }] },
     oauth_config: { scopes: { bot: ["commands", "chat:write", "channels:history"] } },
-    settings: { event_subscriptions: { request_url: url, bot_events: ["message.channels"] } },
+    settings: {
+      event_subscriptions: { request_url: url, bot_events: ["message.channels"] },
+      interactivity: { is_enabled: true, request_url: url },
+    },
   };
   const { app } = await createAppFromManifest(ctx, JSON.stringify(manifest), null);
   const { install } = await installApp(ctx, {
@@ -60,7 +74,24 @@ async function seedApp(ctx: Ctx, seeded: Seeded, url: string) {
     channelId: null,
     approvedBy: null,
   });
-  await addMemberAsOperator(ctx, seeded.channel.id, (await getUser(ctx.kv, install.bot_user_id))!);
+  const bot = (await getUser(ctx.kv, install.bot_user_id))!;
+  await addMemberAsOperator(ctx, seeded.channel.id, bot);
+  const button = (i: number) => ({
+    type: "button",
+    action_id: `b${i}`,
+    text: { type: "plain_text", text: `Button ${i}` },
+    value: "v",
+  });
+  const blocks = Array.from({ length: Math.ceil(RUNS / 25) }, (_, b) => ({
+    type: "actions",
+    block_id: `row${b}`,
+    elements: Array.from({ length: 25 }, (_, i) => button(b * 25 + i)),
+  }));
+  const { message } = await postMessage(ctx, subjectOfPerson(bot), seeded.channel.id, {
+    ok: true,
+    value: { body: "Press", blocks },
+  });
+  return message.id;
 }
 
 const authorized = (seeded: Seeded) => ({
@@ -68,20 +99,30 @@ const authorized = (seeded: Seeded) => ({
   "Content-Type": "application/json",
 });
 
-/** Runs /bench at a steady rate: for each, from the request's start to its arrival at the app. */
-async function dispatches(proc: Proc, seeded: Seeded, app: AppEndpoint): Promise<number[]> {
+/** What is dispatched: the i-th request's path and body, and the key the app records it by. */
+interface Dispatched {
+  path: string;
+  body: (i: number) => unknown;
+  key: (i: number) => string;
+}
+
+/** Requests at a steady rate: for each, from the request's start to its arrival at the app. */
+async function dispatches(
+  proc: Proc,
+  { seeded, app, what }: { seeded: Seeded; app: AppEndpoint; what: Dispatched },
+): Promise<number[]> {
   const started = await onSchedule(RUNS, RUNS_PER_SECOND, async (i) => {
     const at = now();
-    const res = await fetch(`${proc.url}/api/v1/channels/${seeded.channel.id}/commands`, {
+    const res = await fetch(`${proc.url}${what.path}`, {
       method: "POST",
       headers: authorized(seeded),
-      body: JSON.stringify({ command: "/bench", text: `run ${i}` }),
+      body: JSON.stringify(what.body(i)),
     });
     const run = await res.json();
-    if (run.data?.status !== "acknowledged") throw new Error(`run ${i}: ${JSON.stringify(run)}`);
-    return [`run ${i}`, at] as const;
+    if (run.data?.status !== "acknowledged") throw new Error(`${i}: ${JSON.stringify(run)}`);
+    return [what.key(i), at] as const;
   });
-  return started.map(([text, at]) => app.commands.get(text)! - at).sort((a, b) => a - b);
+  return started.map(([key, at]) => app.commands.get(key)! - at).sort((a, b) => a - b);
 }
 
 /**
@@ -147,13 +188,31 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
   const ctx = await openCtx(kvPath);
   const seeded = await seedWorkspace(ctx);
   const app = new AppEndpoint();
-  await seedApp(ctx, seeded, app.url);
+  const pressed = await seedApp(ctx, seeded, app.url);
+  const channel = `/api/v1/channels/${seeded.channel.id}`;
   await seedSubscriptions(ctx, seeded, receiver.url, 1);
   ctx.kv.close();
   receiver.reset();
   try {
     return await using(startService(serviceEnv(kvPath, freePort())), async (proc) => {
-      const dispatch = await dispatches(proc, seeded, app);
+      const dispatch = await dispatches(proc, {
+        seeded,
+        app,
+        what: {
+          path: `${channel}/commands`,
+          body: (i) => ({ command: "/bench", text: `run ${i}` }),
+          key: (i) => `run ${i}`,
+        },
+      });
+      const presses = await dispatches(proc, {
+        seeded,
+        app,
+        what: {
+          path: `${channel}/messages/${pressed}/actions`,
+          body: (i) => ({ action_id: `b${i}`, value: "v" }),
+          key: (i) => `b${i}`,
+        },
+      });
       const plain = await roundTrips(proc, seeded);
       const events = await eventLatencies(proc, seeded, { hook: receiver, app });
       const { rest, slack } = await webApiAgainstRest(proc, seeded);
@@ -170,6 +229,16 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
         limitRow(
           "command run: what dispatch adds to a round trip, p99",
           p99(dispatch) - p99(plain),
+          5,
+          "ms",
+        ),
+        infoRow(
+          `button press: request -> app p50 / p99 @${RUNS_PER_SECOND}/s`,
+          `${percentile(presses, 0.5).toFixed(1)} / ${p99(presses).toFixed(1)} ms`,
+        ),
+        limitRow(
+          "button press: what dispatch adds to a round trip, p99",
+          p99(presses) - p99(plain),
           5,
           "ms",
         ),

@@ -6,9 +6,9 @@
  * (no answer in time; its later replies still arrive) or `failed`, never a 5xx for the app's fault.
  */
 import type { Ctx } from "../context.ts";
-import type { Channel, Message, Subject } from "../../core/types.ts";
+import type { Channel, Subject } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
-import { ApiError, forbidden, invalid } from "../../core/errors.ts";
+import { forbidden, invalid } from "../../core/errors.ts";
 import { getApp } from "../../kv/apps.ts";
 import { keys } from "../../kv/keys.ts";
 import { getCommand, listTeamCommands } from "../../kv/commands.ts";
@@ -16,11 +16,10 @@ import { getTeam, getUser, memberRef } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
 import { authorize } from "../policy.ts";
 import { slugify } from "../channels/slug.ts";
-import type { AttemptOutcome } from "../../core/outbound/send.ts";
-import { type AppCalls, callAppWaiting, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, signingSecretOf } from "./app_call.ts";
+import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { issueAnswerWays } from "./responses.ts";
-import { type AppReply, deliverReply, readReply } from "./replies.ts";
-import type { Ephemeral } from "../messages/ephemeral.ts";
+import { deliverReply } from "./replies.ts";
 
 /** A command as a team lists it. */
 export interface CommandView {
@@ -49,12 +48,8 @@ export async function listCommands(ctx: Ctx, subject: Subject): Promise<CommandV
 }
 
 /** What a run of a command came to. */
-export interface CommandRun {
+export interface CommandRun extends Interaction {
   command: string;
-  status: "answered" | "acknowledged" | "pending" | "failed";
-  ephemeral: Ephemeral | null;
-  message: Message | null;
-  error: string | null;
 }
 
 /** The app, its live install and its bot behind one of the team's commands; 422 on `command`. */
@@ -95,10 +90,7 @@ export async function runCommand(
   authorize(subject, "channel.post", { channel, isMember });
   const { app, install, bot, declared } = await commandHolder(ctx, subject.team_id, command);
   const secret = await signingSecretOf(ctx, app);
-  const base = { command: declared.command, ephemeral: null, message: null };
-  if (!secret) {
-    return { ...base, status: "failed", error: "the app has no signing secret (ask the operator)" };
-  }
+  if (!secret) return { command: declared.command, ...unsigned() };
   const form = await commandForm(ctx, {
     subject,
     channel,
@@ -107,21 +99,20 @@ export async function runCommand(
     command: declared.command,
     text,
   });
-  const deliver = (reply: AppReply) =>
-    deliverReply(ctx, { reply, invoker: subject, channelId: channel.id, app, bot: memberRef(bot) });
-  const outcome = await callAppWaiting(ctx, calls, {
+  const ran = await interact(ctx, calls, {
     url: declared.url,
-    body: new URLSearchParams(form).toString(),
-    contentType: "application/x-www-form-urlencoded",
+    form,
     signingSecret: secret,
-  }, async (late) => {
-    const reply = answerOf(late);
-    if (!("status" in reply)) await deliver(reply);
+    deliver: (reply) =>
+      deliverReply(ctx, {
+        reply,
+        invoker: subject,
+        channelId: channel.id,
+        app,
+        bot: memberRef(bot),
+      }),
   });
-  if (!outcome) return { ...base, status: "pending", error: null };
-  const reply = answerOf(outcome);
-  if ("status" in reply) return { ...base, ...reply };
-  return { ...base, status: "answered", error: null, ...await deliver(reply) };
+  return { command: declared.command, ...ran };
 }
 
 /** Slack's slash command form fields, with a new `response_url` and `trigger_id`. */
@@ -161,29 +152,4 @@ async function commandForm(
     is_enterprise_install: "false",
     ...ways,
   };
-}
-
-/** What the app's answer asks for, or the run's status when there is nothing to deliver. */
-function answerOf(
-  outcome: AttemptOutcome,
-): AppReply | { status: "acknowledged" | "failed"; error: string | null } {
-  if (!outcome.succeeded) return { status: "failed", error: failureOf(outcome) };
-  const body = outcome.response_body?.trim() ?? "";
-  if (!body) return { status: "acknowledged", error: null };
-  try {
-    return readReply(body);
-  } catch (e) {
-    const why = e instanceof ApiError ? e.message : "an answer the service can't read";
-    return { status: "failed", error: `the app answered with ${why}` };
-  }
-}
-
-/** Why an app failed, in plain words; its own answer's words are never repeated. */
-function failureOf(outcome: AttemptOutcome): string {
-  const status = outcome.response_status;
-  if (status === 401 || status === 403) {
-    return `the app refused the request (HTTP ${status}): its signing secret may not be the one the service signs with`;
-  }
-  if (status !== null) return `the app answered HTTP ${status}`;
-  return `the app is unreachable (${outcome.error})`;
 }

@@ -4,10 +4,11 @@
  * posts a message in the channel, written by the app's bot, where the person may post.
  */
 import type { Ctx } from "../context.ts";
-import type { MemberRef, Message, Subject } from "../../core/types.ts";
+import { type MemberRef, type Message, SCOPES, type Subject } from "../../core/types.ts";
 import type { App } from "../../core/app_records.ts";
 import { invalid } from "../../core/errors.ts";
 import { bodyAndBlocks, postMessageWith } from "../messages/messages.ts";
+import { deleteMessage, editMessage } from "../messages/changes.ts";
 import { type Ephemeral, showEphemeral } from "../messages/ephemeral.ts";
 
 export interface AppReply {
@@ -45,21 +46,47 @@ export function replyOf(v: Record<string, unknown>): AppReply {
   };
 }
 
+/** The app's bot, acting on a message it wrote (the policy still decides, as for any bot). */
+const botSubject = (bot: MemberRef, teamId: string): Subject => ({
+  user_id: bot.id,
+  team_id: teamId,
+  name: bot.name,
+  type: "bot",
+  role: null,
+  token_id: "",
+  scopes: [...SCOPES],
+});
+
 /**
  * Delivers a reply: in the channel as a message of the app's bot (checked as the person's post:
- * a channel it may post in), or to the person alone. Blocks are checked as any writer's are.
+ * a channel it may post in), or to the person alone. A reply to an action (`original`, the
+ * message pressed, written by the bot) may instead replace that message or delete it, as the bot.
+ * Blocks are checked as any writer's are.
  */
 export async function deliverReply(
   ctx: Ctx,
-  { reply, invoker, channelId, app, bot }: {
+  { reply, invoker, channelId, app, bot, original }: {
     reply: AppReply;
     invoker: Subject;
     channelId: string;
     app: App;
     bot: MemberRef;
+    original?: string | null;
   },
 ): Promise<{ ephemeral: Ephemeral | null; message: Message | null }> {
   const given = { body: reply.text, blocks: reply.blocks };
+  if (original && (reply.delete_original || reply.replace_original)) {
+    const asBot = botSubject(bot, invoker.team_id);
+    const ref = { channelId, messageId: original };
+    if (reply.delete_original) {
+      await deleteMessage(ctx, asBot, channelId, original);
+      return { ephemeral: null, message: null };
+    }
+    return {
+      ephemeral: null,
+      message: await editMessage(ctx, asBot, ref, { ok: true, value: given }),
+    };
+  }
   if (reply.response_type === "in_channel") {
     const { message } = await postMessageWith(ctx, invoker, {
       channelId,

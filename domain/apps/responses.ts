@@ -103,5 +103,6 @@ export async function replyThroughUrl(
     channelId: target.channel_id,
     app,
     bot: memberRef(bot),
+    original: target.message_id,
   });
 }

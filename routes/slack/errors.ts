@@ -17,6 +17,13 @@ const REFUSED: Record<string, string> = {
   "chat.delete": "cant_delete_message",
 };
 
+/** Slack's codes for a refusal on one field. */
+const FIELD_CODES: Record<string, string> = {
+  trigger_id: "expired_trigger_id",
+  hash: "hash_conflict",
+  push: "push_limit_reached",
+};
+
 /** The Slack code for a domain error met by `method`. */
 export function slackCodeOf(method: string, e: ApiError): string {
   const field = e.errors ? Object.keys(e.errors)[0] : null;
@@ -24,6 +31,7 @@ export function slackCodeOf(method: string, e: ApiError): string {
     case 401:
       return "invalid_auth";
     case 404:
+      if (/view/i.test(e.message)) return "not_found";
       if (/message/i.test(e.message)) return "message_not_found";
       if (/user/i.test(e.message)) return "user_not_found";
       return "channel_not_found";
@@ -37,6 +45,7 @@ export function slackCodeOf(method: string, e: ApiError): string {
         return e.message.includes("long") ? "msg_too_long" : "no_text";
       }
       if (field === "emoji") return "invalid_name";
+      if (field && FIELD_CODES[field]) return FIELD_CODES[field];
       if (field === "message" && REFUSED[method]) return REFUSED[method];
       return "invalid_arguments";
     case 503:

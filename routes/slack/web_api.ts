@@ -20,12 +20,14 @@ import type { ObservedVars } from "../middleware/observe.ts";
 import { chatMethods } from "./chat.ts";
 import { conversationMethods } from "./conversations.ts";
 import { peopleMethods } from "./people.ts";
+import { viewMethods } from "./views.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
 
 const METHODS: Record<string, Method> = {
   ...chatMethods,
   ...conversationMethods,
   ...peopleMethods,
+  ...viewMethods,
 };
 
 /** Slack's Web API methods this service answers, for the docs and the reference. */

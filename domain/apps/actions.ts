@@ -1,0 +1,198 @@
+/**
+ * Actions (decisions.md, "Actions"): a person who can see a message presses one of its elements
+ * (a button, a menu's option). The element must be in the message's blocks as they are now, so
+ * an action can't be forged or replayed against a changed message; the message must be an
+ * installed app's, with interactivity on. The service POSTs Slack's `block_actions` payload to
+ * the app's interactivity URL, and the press answers as a command run does.
+ */
+import type { Ctx } from "../context.ts";
+import type { Block, Channel, Message, Subject, User } from "../../core/types.ts";
+import type { App, AppInstall } from "../../core/app_records.ts";
+import { forbidden, invalid } from "../../core/errors.ts";
+import { getApp, listTeamInstalls } from "../../kv/apps.ts";
+import { getTeam, getUser, memberRef } from "../../kv/workspace.ts";
+import { loadChannelWith } from "../channels/access.ts";
+import { messageIn, messageKeyFor } from "../messages/access.ts";
+import { authorize } from "../policy.ts";
+import { slugify } from "../channels/slug.ts";
+import { slackMessage } from "../slack/shapes.ts";
+import type { ActionElement } from "../messages/blocks.ts";
+import { type AppCalls, signingSecretOf } from "./app_call.ts";
+import { interact, type Interaction, unsigned } from "./interaction.ts";
+import { issueAnswerWays } from "./responses.ts";
+import { deliverReply } from "./replies.ts";
+
+/** What a person pressed: an element by its `action_id` (and `block_id`), with its value. */
+export interface Press {
+  action_id: string;
+  block_id?: string;
+  value?: string;
+  selected_option?: { value: string };
+}
+
+interface Found {
+  blockId: string;
+  element: ActionElement;
+}
+
+/** What was pressed, as the payload tells the app. */
+type Pressed = ReturnType<typeof pressed> & { actionId: string };
+
+/** The interactive elements of blocks: those of `actions` blocks, and sections' accessories. */
+function elementsOf(blocks: Block[]): Found[] {
+  return blocks.flatMap((b, i) => {
+    const blockId = b.block_id ?? `block-${i}`;
+    const inside = b.type === "actions"
+      ? (b.elements as ActionElement[])
+      : b.type === "section" && b.accessory
+      ? [b.accessory as ActionElement]
+      : [];
+    return inside.map((element) => ({ blockId, element }));
+  });
+}
+
+const notInMessage = () =>
+  invalid("action_id", "The message has no such element now: it may have changed.");
+
+/** The element pressed, with what the payload says of the choice; 422 when it is not there. */
+function pressed(message: Message, press: Press) {
+  const found = elementsOf(message.blocks ?? []).find((f) =>
+    f.element.action_id === press.action_id && (!press.block_id || f.blockId === press.block_id)
+  );
+  if (!found) throw notInMessage();
+  const { element } = found;
+  if (element.type === "button") {
+    if (press.value !== undefined && press.value !== (element.value ?? "")) throw notInMessage();
+    return { found, choice: { value: element.value, text: element.text } };
+  }
+  const option = element.options.find((o) => o.value === press.selected_option?.value);
+  if (!option) {
+    throw invalid("selected_option", "Pick one of the element's options, by its value.");
+  }
+  return { found, choice: { selected_option: option } };
+}
+
+/** The installed app whose bot wrote the message, with interactivity on; 422 otherwise. */
+async function interactiveApp(ctx: Ctx, message: Message) {
+  const refused = () =>
+    invalid("message", "This message's elements belong to no installed app that answers them.");
+  const installs = await listTeamInstalls(ctx.kv, message.team_id);
+  const install = installs.find((i) => i.bot_user_id === message.author.id && !i.uninstalled_at);
+  if (!install) throw refused();
+  const [app, bot] = [
+    (await getApp(ctx.kv, install.app_id)).value,
+    await getUser(ctx.kv, install.bot_user_id),
+  ];
+  const url = app?.interactivity?.is_enabled ? app.interactivity.request_url : null;
+  if (!app || !url || !bot || bot.deactivated_at) throw refused();
+  return { app, install, bot, url };
+}
+
+/**
+ * POST .../messages/{message}/actions: a person (a bot: 403) who sees the message and may write
+ * in its channel presses one of its elements.
+ */
+export async function pressAction(
+  ctx: Ctx,
+  calls: AppCalls,
+  { subject, channelId, messageId, press }: {
+    subject: Subject;
+    channelId: string;
+    messageId: string;
+    press: Press;
+  },
+): Promise<Interaction> {
+  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, {
+    extraKeys: [messageKeyFor(messageId)],
+  });
+  const message = messageIn(read.channel, read.extra[0]).value;
+  if (subject.type === "bot") {
+    throw forbidden("Only people press buttons; bots call apps directly.");
+  }
+  authorize(subject, "channel.post", read);
+  const what = pressed(message, press);
+  const { app, install, bot, url } = await interactiveApp(ctx, message);
+  const secret = await signingSecretOf(ctx, app);
+  if (!secret) return unsigned();
+  const payload = await blockActions(ctx, {
+    subject,
+    channel: read.channel,
+    message,
+    app,
+    install,
+    pressed: { ...what, actionId: press.action_id },
+  });
+  return await interact(ctx, calls, {
+    url,
+    form: { payload: JSON.stringify(payload) },
+    signingSecret: secret,
+    deliver: (reply) =>
+      deliverReply(ctx, {
+        reply,
+        invoker: subject,
+        channelId: message.channel_id,
+        app,
+        bot: memberRef(bot as User),
+        original: message.id,
+      }),
+  });
+}
+
+/** Slack's `block_actions` payload, with a new `response_url` and `trigger_id`. */
+async function blockActions(
+  ctx: Ctx,
+  { subject, channel, message, app, install, pressed }: {
+    subject: Subject;
+    channel: Channel;
+    message: Message;
+    app: App;
+    install: AppInstall;
+    pressed: Pressed;
+  },
+) {
+  const [team, ways] = await Promise.all([
+    getTeam(ctx.kv, subject.team_id),
+    issueAnswerWays(ctx, {
+      app,
+      teamId: subject.team_id,
+      channelId: channel.id,
+      userId: subject.user_id,
+      botId: install.bot_user_id,
+      messageId: message.id,
+    }),
+  ]);
+  const shown = slackMessage(message);
+  const now = Date.now();
+  return {
+    type: "block_actions",
+    token: "",
+    api_app_id: app.id,
+    user: {
+      id: subject.user_id,
+      username: subject.name,
+      name: subject.name,
+      team_id: subject.team_id,
+    },
+    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
+    enterprise: null,
+    is_enterprise_install: false,
+    container: {
+      type: "message",
+      message_ts: shown.ts,
+      channel_id: channel.id,
+      is_ephemeral: false,
+    },
+    channel: { id: channel.id, name: channel.is_direct ? "directmessage" : channel.slug },
+    message: shown,
+    state: { values: {} },
+    response_url: ways.response_url,
+    trigger_id: ways.trigger_id,
+    actions: [{
+      type: pressed.found.element.type,
+      action_id: pressed.actionId,
+      block_id: pressed.found.blockId,
+      ...pressed.choice,
+      action_ts: `${Math.floor(now / 1000)}.${String(now % 1000 * 1000).padStart(6, "0")}`,
+    }],
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * What a person's interaction with an app came to (decisions.md, "Slash commands", "Actions"): the
+ * service asks the app (a command's form, a button's `block_actions`) and waits up to 3 seconds.
+ * An empty 2xx acknowledges; a reply (`{ text, blocks, response_type }`) is delivered, to the
+ * person alone or in the channel; no answer yet is `pending` (a later one still arrives); a
+ * refused, unreachable or failing app is `failed`, in plain words. Never a 5xx for the app's fault.
+ */
+import type { Ctx } from "../context.ts";
+import type { Message } from "../../core/types.ts";
+import { ApiError } from "../../core/errors.ts";
+import type { AttemptOutcome } from "../../core/outbound/send.ts";
+import { type AppCalls, callAppWaiting } from "./app_call.ts";
+import { type AppReply, readReply } from "./replies.ts";
+import type { Ephemeral } from "../messages/ephemeral.ts";
+
+export type InteractionStatus = "answered" | "acknowledged" | "pending" | "failed";
+
+/** What an interaction came to: its status, and what the app's reply made. */
+export interface Interaction {
+  status: InteractionStatus;
+  ephemeral: Ephemeral | null;
+  message: Message | null;
+  error: string | null;
+}
+
+/** What an app's reply made: shown to the person, or posted. */
+export type Delivered = { ephemeral: Ephemeral | null; message: Message | null };
+
+/**
+ * POSTs `form` to the app at `url`, signed with `signingSecret`, and turns its answer into the
+ * interaction's; `deliver` carries out a reply, now or when it comes late.
+ */
+export async function interact(
+  ctx: Ctx,
+  calls: AppCalls,
+  { url, form, signingSecret, deliver }: {
+    url: string;
+    form: Record<string, string>;
+    signingSecret: string;
+    deliver: (reply: AppReply) => Promise<Delivered>;
+  },
+): Promise<Interaction> {
+  const none = { ephemeral: null, message: null };
+  const outcome = await callAppWaiting(ctx, calls, {
+    url,
+    body: new URLSearchParams(form).toString(),
+    contentType: "application/x-www-form-urlencoded",
+    signingSecret,
+  }, async (late) => {
+    const reply = answerOf(late);
+    if (!("status" in reply)) await deliver(reply);
+  });
+  if (!outcome) return { ...none, status: "pending", error: null };
+  const reply = answerOf(outcome);
+  if ("status" in reply) return { ...none, ...reply };
+  return { status: "answered", error: null, ...await deliver(reply) };
+}
+
+/** An interaction that could not be sent: the app has no signing secret. */
+export const unsigned = (): Interaction => ({
+  status: "failed",
+  ephemeral: null,
+  message: null,
+  error: "the app has no signing secret (ask the operator)",
+});
+
+/** What the app's answer asks for, or the status when there is nothing to deliver. */
+function answerOf(
+  outcome: AttemptOutcome,
+): AppReply | { status: "acknowledged" | "failed"; error: string | null } {
+  if (!outcome.succeeded) return { status: "failed", error: failureOf(outcome) };
+  const body = outcome.response_body?.trim() ?? "";
+  if (!body) return { status: "acknowledged", error: null };
+  try {
+    return readReply(body);
+  } catch (e) {
+    const why = e instanceof ApiError ? e.message : "an answer the service can't read";
+    return { status: "failed", error: `the app answered with ${why}` };
+  }
+}
+
+/** Why an app failed, in plain words; its own answer's words are never repeated. */
+function failureOf(outcome: AttemptOutcome): string {
+  const status = outcome.response_status;
+  if (status === 401 || status === 403) {
+    return `the app refused the request (HTTP ${status}): its signing secret may not be the one the service signs with`;
+  }
+  if (status !== null) return `the app answered HTTP ${status}`;
+  return `the app is unreachable (${outcome.error})`;
+}

@@ -1,0 +1,38 @@
+/** Open modals (domain/apps/views.ts): a person's stack of views from one app, by any view's id. */
+import type { ViewStack } from "../core/app_records.ts";
+import { keys } from "./keys.ts";
+import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
+
+const keptFor = (stack: ViewStack) => Math.max(1, Date.parse(stack.expires_at) - Date.now());
+
+/** The stack a view is in, as stored (with what a change must check), or null. */
+export async function stackOf(
+  kv: Store,
+  viewId: string,
+): Promise<Deno.KvEntry<ViewStack> | null> {
+  const stackId = (await kv.get<string>(keys.view(viewId))).value;
+  if (!stackId) return null;
+  const entry = await kv.get<ViewStack>(keys.viewStack(stackId));
+  return entry.value ? entry as Deno.KvEntry<ViewStack> : null;
+}
+
+/**
+ * Writes a stack as it now is, with an index for each of its views, unless it changed since
+ * `entry` was read (null: a new stack): false then. `also` adds to the commit (a trigger spent).
+ */
+export async function writeStack(
+  kv: Store,
+  { entry, stack, also }: {
+    entry: Deno.KvEntry<ViewStack> | null;
+    stack: ViewStack;
+    also?: (op: Plan) => void;
+  },
+): Promise<boolean> {
+  const expireIn = keptFor(stack);
+  const op = kv.atomic().check(entry ?? { key: keys.viewStack(stack.id), versionstamp: null });
+  op.set(keys.viewStack(stack.id), stack, { expireIn });
+  for (const v of stack.views) op.set(keys.view(v.id), stack.id, { expireIn });
+  also?.(op);
+  return (await op.commit()).ok;
+}

@@ -1,0 +1,36 @@
+/** `views.*`: modals the app opens with a trigger, pushes and updates (domain/apps/views.ts). */
+import { z } from "zod";
+import { openView, pushView, updateView } from "../../domain/apps/views.ts";
+import type { Method, MethodCall } from "./method.ts";
+import { args } from "./args.ts";
+
+const withTrigger = z.object({ trigger_id: z.string(), view: z.unknown() });
+const update = z.object({
+  view_id: z.string(),
+  hash: z.string().optional(),
+  view: z.unknown(),
+});
+
+const open = async ({ ctx, subject, params }: MethodCall) => {
+  const p = args(withTrigger, params);
+  return { view: await openView(ctx, subject, { triggerId: p.trigger_id, view: p.view }) };
+};
+
+const push = async ({ ctx, subject, params }: MethodCall) => {
+  const p = args(withTrigger, params);
+  return { view: await pushView(ctx, subject, { triggerId: p.trigger_id, view: p.view }) };
+};
+
+const change = async ({ ctx, subject, params }: MethodCall) => {
+  const p = args(update, params);
+  return {
+    view: await updateView(ctx, subject, { viewId: p.view_id, hash: p.hash, view: p.view }),
+  };
+};
+
+/** No scope: the trigger, issued to the app's own bot, is what lets it open a view. */
+export const viewMethods: Record<string, Method> = {
+  "views.open": { scope: null, run: open },
+  "views.push": { scope: null, run: push },
+  "views.update": { scope: null, run: change },
+};
