@@ -73,7 +73,19 @@ export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
         readPayload(c).then((p) => ({ text: slackText(p), blocks: p.blocks })),
       );
       const message = await postThroughHook(ctx, hook, payload);
-      return c.json({ data: messageView(message) }, 201);
+      // Slack's answer, which scripts written for Slack check for; JSON for clients that ask.
+      if (acceptsJson(c.req.header("Accept"))) {
+        return c.json({ data: messageView(message) }, 201);
+      }
+      return c.text("ok", 200);
     },
-  );
+  ).on(["GET", "HEAD", "PUT", "PATCH", "DELETE"], "/:secret", (c) => {
+    c.header("Allow", "POST");
+    return c.json({
+      message: 'An incoming webhook takes a POST with a JSON body, such as {"text": "Hello"}.',
+    }, 405);
+  });
 }
+
+/** Whether the client asked for JSON (`Accept: application/json`), not merely accepts anything. */
+const acceptsJson = (accept: string | undefined) => /\bapplication\/json\b/i.test(accept ?? "");

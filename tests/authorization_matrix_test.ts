@@ -1429,7 +1429,7 @@ const OPEN: Record<string, OpenRow> = {
       const path = (url: string) => new URL(url).pathname;
       const body = { text: "through a hook" };
       return [
-        { what: "a live hook", path: path(live.url), body, expect: 201 },
+        { what: "a live hook", path: path(live.url), body, expect: 200 },
         {
           what: "a revoked hook",
           path: path(revoked.url),

@@ -27,7 +27,11 @@ async function send(base: string, path: string, address: string, body = '{"text"
   const res = await fetch(`${base}${path}`, {
     method: "POST",
     body,
-    headers: { "Content-Type": "application/json", "X-Forwarded-For": `6.6.6.6, ${address}` },
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json",
+      "X-Forwarded-For": `6.6.6.6, ${address}`,
+    },
   });
   const type = res.headers.get("content-type") ?? "";
   const parsed = type.includes("json") ? await res.json() : await res.text();

@@ -31,7 +31,9 @@ async function hook(
   body: BodyInit,
   contentType: string | null = "application/json",
 ): Promise<ApiResponse> {
-  const headers = contentType ? { "Content-Type": contentType } : undefined;
+  // JSON, as a client that asks for it gets: the message posted (Slack's own "ok" is tested below).
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (contentType) headers["Content-Type"] = contentType;
   const res = await fetch(url, { method: "POST", headers, body });
   const text = await res.text();
   const parsed = text ? JSON.parse(text) : null;
@@ -86,6 +88,45 @@ Deno.test("incoming: JSON {text} posts as the bot and fires message.created in t
     FAST,
     { engine: true },
   ).finally(() => r.close());
+});
+
+/** Slack's own client for incoming webhooks: it needs Node 22's APIs, which Deno 2.5 lacks. */
+const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
+
+Deno.test("incoming: answers as Slack does, 200 ok, to a client that doesn't ask for JSON", () =>
+  withWorkspace(async (s, w) => {
+    const h = await botHook(s, w);
+    const res = await fetch(h.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: json({ text: "build 7 passed" }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/plain/);
+    assert.equal(await res.text(), "ok");
+    checkResponse("POST", new URL(h.url).pathname, 200, null);
+    const wrong = await fetch(h.url);
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get("allow"), "POST");
+    assert.match((await wrong.json()).message, /POST with a JSON body/);
+    const listed = await api(s, "GET", `/channels/${h.channel}/messages`, { token: w.admin.token });
+    assert.equal(listed.body.data[0].body, "build 7 passed");
+  }));
+
+Deno.test({
+  name: "incoming: Slack's @slack/webhook client posts and reads Slack's answer",
+  ignore: !slackSdks,
+  fn: () =>
+    withWorkspace(async (s, w) => {
+      const { IncomingWebhook } = await import("npm:@slack/webhook@8.0.2");
+      const h = await botHook(s, w);
+      const sent = await new IncomingWebhook(h.url).send({ text: "from Slack's client" });
+      assert.equal(sent.text, "ok");
+      const listed = await api(s, "GET", `/channels/${h.channel}/messages`, {
+        token: w.admin.token,
+      });
+      assert.equal(listed.body.data[0].body, "from Slack's client");
+    }),
 });
 
 Deno.test("incoming: form data with a payload field, urlencoded or multipart", async () => {

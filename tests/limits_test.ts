@@ -112,7 +112,7 @@ Deno.test("limits: Slack payloads nested deeper than 32 levels or with over 1,00
       const res = await fetch(url, {
         method: "POST",
         body: payload,
-        headers: { "Content-Type": "application/json" },
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
       });
       const body = await res.json();
       checkResponse("POST", new URL(url).pathname, res.status, body);

@@ -272,7 +272,7 @@ Deno.test("oauth: an app that asks for an incoming webhook gets one in the chann
     assert.equal(body.incoming_webhook.channel_id, general);
     const posted = await fetch(body.incoming_webhook.url, {
       method: "POST",
-      headers: { "Content-Type": "application/json" },
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
       body: JSON.stringify({ text: "deployed" }),
     });
     assert.equal(posted.status, 201);

@@ -195,10 +195,11 @@ Deno.test("openapi: the Slack Web API is one group, each method answering 200 or
   }
 });
 
-Deno.test("openapi: incoming webhooks are public, answer 201 and their own errors", () => {
+Deno.test("openapi: incoming webhooks are public, answer as Slack (or 201 JSON) and their own errors", () => {
   const op = openApi().doc.paths["/hooks/{secret}"].post;
   assert.deepEqual(op.security, []);
   assert.deepEqual(Object.keys(op.responses).sort(), [
+    "200",
     "201",
     "400",
     "403",

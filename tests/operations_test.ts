@@ -111,7 +111,11 @@ Deno.test("operations: one JSON log line per request and per attempt; no credent
     await bad.body?.cancel();
     assert.match(bad.headers.get("X-Request-Id") ?? "", /^[0-9a-f-]{36}$/);
     for (let i = 0; i < 2; i++) {
-      const res = await fetch(hookUrl, { method: "POST", body: JSON.stringify({ text: `${i}` }) });
+      const res = await fetch(hookUrl, {
+        method: "POST",
+        headers: { Accept: "application/json" },
+        body: JSON.stringify({ text: `${i}` }),
+      });
       await res.body?.cancel();
     }
     await waitUntil(

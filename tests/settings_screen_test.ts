@@ -427,7 +427,7 @@ Deno.test(
       assert.ok(hookUrl.startsWith(`${s.url}/hooks/`));
       const posted = await fetch(hookUrl, {
         method: "POST",
-        headers: { "Content-Type": "application/json" },
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
         body: JSON.stringify({ text: "build 42 passed" }),
       });
       assert.equal(posted.status, 201);
