@@ -80,6 +80,7 @@ export const demoCommands: Record<string, Command> = {
       });
       if (format === "shell") {
         return new PlainText(shellLines({
+          BASE: ctx.settings.baseUrl,
           TEAM: team.id,
           ADA: admin.user.id,
           TOKEN: admin.value,

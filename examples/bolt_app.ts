@@ -9,7 +9,7 @@
  *     examples/bolt_app.ts
  *
  * Register it from examples/bolt_manifest.yaml with `deno task admin app:create --manifest`, then
- * install it with `app:install` (docs/apps.md). It listens on PORT (3000 unless set), where the
+ * install it with `app:install` (docs/apps.md). It listens on APP_PORT (3000 unless set), where the
  * manifest's request URLs point.
  */
 import bolt from "npm:@slack/bolt@5.1.0";
@@ -105,6 +105,7 @@ app.view("name_form", async ({ ack, view }) => {
   console.log(`Hello, ${name}.`);
 });
 
-const port = Number(Deno.env.get("PORT") ?? 3000);
+// Not PORT: that is the service's, and a shell that set it for the service would hand it here.
+const port = Number(Deno.env.get("APP_PORT") ?? 3000);
 await app.start(port);
 console.log(`Bolt app listening on http://localhost:${port}/slack/events`);

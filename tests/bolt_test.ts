@@ -117,7 +117,7 @@ async function exampleAppRuns() {
       SLACK_BOT_TOKEN: installed.access_token,
       SLACK_SIGNING_SECRET: app.signing_secret,
       SLACK_API_URL: `${b.url}/api/slack/`,
-      PORT: String(port),
+      APP_PORT: String(port),
     });
     await waitUntil(
       () => example!.output().includes("Bolt app listening"),

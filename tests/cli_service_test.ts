@@ -78,3 +78,21 @@ Deno.test("cli service: a CLI on a newer Deno than the store's service writes no
     await store.cleanup();
   }
 });
+
+Deno.test("cli service: a store file deleted under the running service is said, not served around", async () => {
+  const store = await sharedStore();
+  const service = await startService(store.env);
+  try {
+    const before = await fetch(`${service.url}/up`);
+    assert.equal(before.status, 200, await before.text());
+    await Deno.remove(store.env.KV_PATH);
+    const after = await fetch(`${service.url}/up`);
+    assert.equal(after.status, 503);
+    const { message } = await after.json();
+    assert.match(message, /KV_PATH: .* was deleted while the service runs/);
+    assert.match(message, /Stop the service and start it again/);
+  } finally {
+    await service.kill();
+    await store.cleanup();
+  }
+});

@@ -295,7 +295,7 @@ Deno.test("cli: a second demo says so instead of making another team; --format s
     const shell = await admin(kv, "demo", "--name", "Second", "--format", "shell");
     assert.equal(shell.code, 0, shell.stderr);
     const names = [...shell.stdout.matchAll(/^export ([A-Z_]+)=/gm)].map((m) => m[1]);
-    assert.deepEqual(names, ["TEAM", "ADA", "TOKEN", "BOT", "BOT_TOKEN", "CHANNEL"]);
+    assert.deepEqual(names, ["BASE", "TEAM", "ADA", "TOKEN", "BOT", "BOT_TOKEN", "CHANNEL"]);
     // As the README uses them: eval'd, then $TOKEN and $CHANNEL in the next command.
     const script =
       `eval "$1"; curl -s "$2/api/v1/channels/$CHANNEL" -H "Authorization: Bearer $TOKEN"`;

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { cachedResolver, type DnsAnswer, systemLookup } from "../core/dns.ts";
 import { resolveTarget } from "../core/url_safety.ts";
+import { send } from "../core/outbound/send.ts";
+import { Connector } from "../core/outbound/connector.ts";
 
 /** A lookup answering from `answers`, counting its calls per name. */
 function fakeLookup(answers: Record<string, DnsAnswer[]>) {
@@ -92,5 +94,24 @@ Deno.test("dns: the system lookup reports each answer's TTL", async () => {
   for (const a of answers) {
     assert.ok(["127.0.0.1", "::1"].includes(a.address), a.address);
     assert.ok(Number.isInteger(a.ttl) && a.ttl >= 0, `ttl ${a.ttl}`);
+  }
+});
+
+Deno.test("dns: a receiver down is named alike by host name and by address: connection refused", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  const connector = new Connector();
+  try {
+    for (const host of ["localhost", "127.0.0.1"]) {
+      const outcome = await send(`http://${host}:${port}/`, {}, "{}", {
+        connector,
+        timeoutMs: 2_000,
+        allowPrivate: true,
+      });
+      assert.equal(outcome.error, "connection refused", host);
+    }
+  } finally {
+    connector.close();
   }
 });

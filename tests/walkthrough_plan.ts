@@ -95,7 +95,7 @@ service_start() {
   printf '%s\n' "$1" > "$RUN/service.cmd"
   ( setsid bash -c "$1" >> "$RUN/service.log" 2>&1 < /dev/null & echo $! > "$RUN/service.pgid" )
   for _ in $(seq 1 600); do
-    if curl -sf -o /dev/null http://localhost:8080/up; then return 0; fi
+    if curl -sf -o /dev/null "http://localhost:${"$"}{PORT:-8080}/up"; then return 0; fi
     sleep 0.1
   done
   echo "@@failed $BLOCK: the service did not answer GET /up within 60 s"

@@ -70,7 +70,7 @@ const PRINTS: Record<string, string[]> = {
   "docs/webhooks.md": ["message\\.created [0-9a-f-]{36} → 2[0-9]{2}$"], // the forwarder, taken
   "docs/apps.md": [
     "^Open http://localhost:8001/",
-    '"url": "http://localhost:8080/settings/login/',
+    '"url": "http://localhost:[0-9]+/settings/login/',
     ...(slackSdks
       ? [
         '"status": "answered"', // a Bolt app's answer to /ship prod
@@ -81,13 +81,22 @@ const PRINTS: Record<string, string[]> = {
       : []),
     String.raw`^\{"text":"Salad","count":1\}$`, // the poll, closed: the bot's vote moved
   ],
-  "docs/settings-screen.md": ['"url": "http://localhost:8080/settings/login/'],
+  "docs/settings-screen.md": ['"url": "http://localhost:[0-9]+/settings/login/'],
   "docs/operating.md": ["^# HELP "],
   "docs/deploy.md": ["^[A-Za-z0-9+/]{43}=$"],
 };
 
-/** The ports the walkthroughs use: the service's, the example receiver's and the example app's. */
-const PORTS = [8080, 8000, 8001];
+/**
+ * The service's port in the walkthroughs: not the default 8080, as for a newcomer whose 8080 is
+ * taken. Every block must work with the `PORT` they start it with, through `$BASE`.
+ */
+const SERVICE_PORT = 8093;
+
+/**
+ * The ports the walkthroughs use: the service's, the example receiver's, the example OAuth app's
+ * and the example Slack app's.
+ */
+const PORTS = [SERVICE_PORT, 8000, 8001, 3000];
 
 function portsFree() {
   for (const port of PORTS) {
@@ -128,7 +137,7 @@ async function freshCopy(): Promise<string> {
 /** The environment of a newcomer's shell: none of the service's settings, this test's Deno. */
 function newcomerEnv(run: string): Record<string, string> {
   const keep = ["HOME", "USER", "LANG", "TERM", "DENO_DIR", "TMPDIR"];
-  const env: Record<string, string> = { NO_COLOR: "1", RUN: run };
+  const env: Record<string, string> = { NO_COLOR: "1", RUN: run, PORT: String(SERVICE_PORT) };
   for (const name of keep) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;

@@ -12,7 +12,12 @@ const USERNAME_PASSWORD = 2;
 const NO_ACCEPTABLE_METHOD = 0xff;
 const CONNECT = 1;
 const SUCCEEDED = 0;
+const GENERAL_FAILURE = 1;
 const NOT_ALLOWED = 2;
+const NETWORK_UNREACHABLE = 3;
+const HOST_UNREACHABLE = 4;
+const CONNECTION_REFUSED = 5;
+const TTL_EXPIRED = 6;
 const ADDRESS_LENGTHS: Record<number, number | "name"> = { 1: 4, 3: "name", 4: 16 };
 
 /** What a client asked to reach, and with which credentials. */
@@ -64,7 +69,13 @@ export class Tunnel {
         await client.write(reply(NOT_ALLOWED));
         return;
       }
-      upstream = await Deno.connect({ hostname: address, port: asked.port });
+      try {
+        upstream = await Deno.connect({ hostname: address, port: asked.port });
+      } catch (e) {
+        // Said in SOCKS's words, so the attempt's error names the cause, as a direct one does.
+        await client.write(reply(failureOf(e)));
+        return;
+      }
       this.#conns.add(upstream);
       await client.write(reply(SUCCEEDED));
       await Promise.allSettled([
@@ -85,6 +96,16 @@ export class Tunnel {
       }
     }
   }
+}
+
+/** SOCKS5's reply code for a failed connect (RFC 1928, 6). */
+function failureOf(e: unknown): number {
+  if (e instanceof Deno.errors.ConnectionRefused) return CONNECTION_REFUSED;
+  if (e instanceof Deno.errors.TimedOut) return TTL_EXPIRED;
+  const text = String((e as Error)?.message ?? e);
+  if (/network is unreachable/i.test(text)) return NETWORK_UNREACHABLE;
+  if (/unreachable|no route/i.test(text)) return HOST_UNREACHABLE;
+  return GENERAL_FAILURE;
 }
 
 /** A SOCKS5 reply with no bound address (the client has no use for it). */

@@ -9,11 +9,30 @@ import { keys } from "../../kv/keys.ts";
 import { countSubscriptionsByStatus } from "../../kv/webhooks.ts";
 import { LAYOUT_VERSION } from "../../kv/migrations.ts";
 import { VERSION } from "../../core/version.ts";
+import { isFilePath } from "../../core/settings.ts";
 
 /** What this release is: its version, and the store layout it reads and writes. */
 export const build = { version: VERSION, layout: LAYOUT_VERSION } as const;
 
 const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * Why the local store file can't serve, or null: deleted under the running service (`rm -rf
+ * ./data`), SQLite keeps writing to the deleted file, which nobody else (the CLI, a second
+ * instance) sees: the service answers, but not for the store its operator looks at.
+ */
+export async function storeFileGone(ctx: Ctx): Promise<string | null> {
+  const path = ctx.settings.kvPath;
+  if (!isFilePath(path)) return null;
+  try {
+    await Deno.stat(path);
+    return null;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) return null;
+    return `KV_PATH: ${path} was deleted while the service runs; it writes to a store nothing ` +
+      "else can read. Stop the service and start it again.";
+  }
+}
 
 /** Whether the store answers a read within two seconds. */
 export async function storeAnswers(ctx: Ctx): Promise<boolean> {

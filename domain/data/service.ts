@@ -17,6 +17,7 @@ import {
   setRecordedDeno,
 } from "../../kv/service_record.ts";
 import type { Store } from "../../kv/store.ts";
+import { storeFileGone } from "./operations.ts";
 
 /** How often a running instance says so; it counts as gone three renewals after its last. */
 const RENEW_MS = 30_000;
@@ -29,6 +30,7 @@ export class Presence {
   readonly #id = crypto.randomUUID();
   readonly #startedAt = Date.now();
   #timer: ReturnType<typeof setInterval> | undefined;
+  #saidGone = false;
 
   constructor(private readonly ctx: Ctx) {}
 
@@ -51,8 +53,11 @@ export class Presence {
     await dropInstance(this.ctx.kv, this.#id).catch(() => {});
   }
 
-  #renew() {
-    return putInstance(this.ctx.kv, this.#id, {
+  async #renew() {
+    const gone = await storeFileGone(this.ctx);
+    if (gone && !this.#saidGone) log.error(gone);
+    this.#saidGone = gone !== null;
+    return await putInstance(this.ctx.kv, this.#id, {
       base_url: this.ctx.settings.baseUrl,
       explicit: this.ctx.settings.baseUrlSet,
       deno: Deno.version.deno,
