@@ -26,6 +26,8 @@ export interface User {
    * before it stay dead after a reactivation. Absent for users never deactivated.
    */
   signed_out_at?: string | null;
+  /** The team's "Integrations" bot (domain/webhooks/trouble.ts): in no channel, never a token. */
+  system?: boolean;
 }
 
 /** A Block Kit block as stored: checked when written (domain/messages/blocks.ts). */

@@ -59,6 +59,8 @@ export function planCommit(
 ): AttemptCommit {
   const next: Subscription = { ...sub.value };
   let audit: AttemptCommit["audit"];
+  let trouble: AttemptCommit["trouble"];
+  const half = Math.ceil(webhooks.disableAfter / 2);
   for (const { a, delivery } of items) {
     if (a.outcome.succeeded) {
       next.consecutive_failures = 0;
@@ -68,6 +70,9 @@ export function planCommit(
     // Attempts still in flight when the subscription was disabled don't lengthen the streak.
     if (next.status === "active" || next.consecutive_failures < webhooks.disableAfter) {
       next.consecutive_failures++;
+    }
+    if (next.status === "active" && next.consecutive_failures === half) {
+      trouble = { stage: "half", last: delivery };
     }
     if (next.status === "active" && next.consecutive_failures >= webhooks.disableAfter) {
       next.status = "disabled";
@@ -80,6 +85,7 @@ export function planCommit(
         target_id: next.id,
         target_name: next.name,
       };
+      trouble = { stage: "disabled", last: delivery };
     }
   }
   const settle: Settlement[] = [];
@@ -104,5 +110,12 @@ export function planCommit(
     };
     settle.push({ pending, retry: { job, delayMs }, succeeded: false, checked });
   }
-  return { subscription: sub, next, deliveries: items.map((i) => i.delivery), settle, audit };
+  return {
+    subscription: sub,
+    next,
+    deliveries: items.map((i) => i.delivery),
+    settle,
+    audit,
+    ...(trouble && !next.app ? { trouble } : {}),
+  };
 }

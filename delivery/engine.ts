@@ -1,4 +1,5 @@
 import type { Ctx } from "../domain/context.ts";
+import { troubleTeller } from "../domain/webhooks/trouble.ts";
 import { errorFields, log } from "../core/log.ts";
 import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
 import { afterThisTask, type WorkIntake } from "../core/work_pair.ts";
@@ -59,7 +60,10 @@ export class Engine implements DeliveryEngine {
     this.#connector = new Connector({ caCerts: opts.caCerts });
     const latest = new LatestSubscriptions();
     const leases = new Leases(kv, ctx.settings.webhooks.timeoutMs);
-    this.#recorder = new Recorder(kv, ctx.settings.webhooks, latest, (job) => this.#wakeAt(job));
+    this.#recorder = new Recorder(kv, ctx.settings.webhooks, latest, {
+      scheduled: (job) => this.#wakeAt(job),
+      troubled: troubleTeller(ctx),
+    });
     this.#attempts = new Attempts({
       ctx,
       connector: this.#connector,

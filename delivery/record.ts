@@ -64,8 +64,12 @@ export class Recorder {
     private readonly kv: Store,
     private readonly webhooks: Settings["webhooks"],
     private readonly latest: LatestSubscriptions,
-    /** Told of each retry once its commit landed. */
-    private readonly scheduled: (job: DeliveryJob) => void = () => {},
+    private readonly told: {
+      /** Told of each retry once its commit landed. */
+      scheduled?: (job: DeliveryJob) => void;
+      /** Told when a subscription's streak reached half the limit, or disabled it. */
+      troubled?: (sub: Subscription, trouble: NonNullable<AttemptCommit["trouble"]>) => void;
+    } = {},
   ) {}
 
   /** Attempts handed in and not yet recorded. */
@@ -263,7 +267,8 @@ export class Recorder {
     versionstamp: string,
   ) {
     this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
-    for (const { retry } of plan.settle) if (retry) this.scheduled(retry.job);
+    for (const { retry } of plan.settle) if (retry) this.told.scheduled?.(retry.job);
+    if (plan.trouble) this.told.troubled?.(plan.next, plan.trouble);
 
     if (plan.audit) {
       log.warn("delivery: subscription disabled after failing in a row", {

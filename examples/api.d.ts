@@ -1075,8 +1075,10 @@ export interface paths {
          * Post a message through an incoming webhook (Slack-compatible)
          * @description Outside `/api/v1`; the secret in the URL is the credential, so no token. Tools that post
          *     to Slack incoming webhooks work unchanged with this URL. Posts a `standard` message as
-         *     the hook's bot into its channel, fires `message.created` like every post, and answers
-         *     201 with the message.
+         *     the hook's bot into its channel, fires `message.created` like every post, and answers as
+         *     Slack does: 200 with the text `ok`, which scripts written for Slack check for. A client
+         *     that asks for JSON (`Accept: application/json`) gets 201 with the message instead. Any
+         *     other method on a hook URL answers 405 with `Allow: POST`.
          *
          *     The body is JSON, or form data (`application/x-www-form-urlencoded` or
          *     `multipart/form-data`) whose `payload` field holds the same JSON. The message is what
@@ -5241,7 +5243,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The message posted. */
+            /** @description Posted; Slack's answer. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "ok";
+                };
+            };
+            /** @description Posted, for a client that asked for JSON; the message. */
             201: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

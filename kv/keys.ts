@@ -7,6 +7,7 @@
  * | ["teams", teamId]                             | Team                 |                                         |
  * | ["users", userId]                             | User                 | its role and deactivation change (domain/people/people.ts); its tokens carry the role, rewritten with it |
  * | ["team_users", teamId, userId]                | null                 | index: a team's users                   |
+ * | ["system_bots", teamId]                       | userId               | the team's "Integrations" bot (domain/webhooks/trouble.ts) |
  * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value; read with each request's first resource |
  * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |
  * | ["user_tokens", userId, tokenId]              | tokenHash            | index: a user's tokens, by age (UUIDv7)  |
@@ -94,6 +95,7 @@ export const keys = {
   user: (userId: string) => ["users", userId],
   teamUsers: (teamId: string) => ["team_users", teamId],
   teamUser: (teamId: string, userId: string) => ["team_users", teamId, userId],
+  systemBot: (teamId: string) => ["system_bots", teamId],
   tokens: () => ["tokens"],
   token: (hash: string) => ["tokens", hash],
   tokenId: (tokenId: string) => ["token_ids", tokenId],

@@ -38,6 +38,11 @@ export interface AttemptCommit {
   settle: Settlement[];
   audit?: AuditDraft;
   /**
+   * The streak reached half the limit, or disabled the subscription, in this commit (one commit
+   * makes each transition): its people are told once it landed, with the last failed attempt.
+   */
+  trouble?: { stage: "half" | "disabled"; last: Delivery };
+  /**
    * The subscription's oldest Delivery records to delete (see `oldestBeyond`), so that the commit
    * leaves the latest 100: unchecked, since every commit of records rewrites the subscription,
    * whose check serializes them.

@@ -88,3 +88,17 @@ export const getUser = async (kv: Store, id: string) => (await kv.get<User>(keys
 export async function insertCustomEmoji(kv: Store, teamId: string, name: string) {
   await kv.set(keys.emoji(teamId, name), { name });
 }
+
+/** The id of the team's "Integrations" bot, or null before it is made. */
+export const systemBotIdOf = async (kv: Store, teamId: string) =>
+  (await kv.get<string>(keys.systemBot(teamId))).value;
+
+/** Stores the team's "Integrations" bot, unless another process made one: false then. */
+export async function insertSystemBot(kv: Store, team: Team, bot: User): Promise<boolean> {
+  const op = kv.atomic()
+    .check({ key: keys.systemBot(team.id), versionstamp: null })
+    .set(keys.systemBot(team.id), bot.id)
+    .set(keys.user(bot.id), bot)
+    .set(keys.teamUser(team.id, bot.id), null);
+  return (await op.commit()).ok;
+}

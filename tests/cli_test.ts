@@ -315,7 +315,7 @@ Deno.test("cli: lost ids can be found again: teams, users, tokens, subscriptions
     const users = await ok(kv, "user:list", "--team", demo.team.id);
     assert.deepEqual(
       users.map((u: { name: string; type: string }) => [u.name, u.type]),
-      [["Ada Admin", "human"], ["Demo Bot", "bot"]],
+      [["Integrations", "bot"], ["Ada Admin", "human"], ["Demo Bot", "bot"]],
     );
     const tokens = await ok(kv, "token:list", "--user", demo.bot.id);
     assert.deepEqual(tokens.map((t: { id: string }) => t.id), [demo.bot.token_id]);

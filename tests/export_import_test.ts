@@ -175,7 +175,7 @@ Deno.test({
         assert.equal(resent.body.data.id, root.id, "a client_uuid resend finds the original");
         const viaHook = await fetch(hook.url.replace(/^https?:\/\/[^/]+/, b.url), {
           method: "POST",
-          headers: { "Content-Type": "application/json" },
+          headers: { "Content-Type": "application/json", Accept: "application/json" },
           body: JSON.stringify({ text: "through the hook" }),
         });
         assert.equal(viaHook.status, 201, await viaHook.text());

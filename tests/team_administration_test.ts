@@ -31,10 +31,11 @@ Deno.test("team administration: members are refused in the domain, admins and th
       () => tokenHolder(ctx, w.bot.user.id, subjectOfPerson(member), "No such bot."),
       hidden,
     );
-    assert.equal((await listUsers(ctx, teamId, null)).length, 3, "nobody was added");
+    // Its three, and the team's Integrations bot.
+    assert.equal((await listUsers(ctx, teamId, null)).length, 4, "nobody was added");
 
     const admin = w.admin.user;
-    assert.equal((await listUsers(ctx, teamId, subjectOfPerson(admin))).length, 3);
+    assert.equal((await listUsers(ctx, teamId, subjectOfPerson(admin))).length, 4);
     await readAuditLog(ctx, teamId, { limit: 5, actor: subjectOfPerson(admin) });
     const bot = await createUser(
       ctx,

@@ -61,9 +61,9 @@ Deno.test("typed client: the docs' command runs it and leaves the tree as it was
   try {
     const w = await workspace(s.ctx);
     const run = await new Deno.Command("bash", {
-      args: ["-c", command.replaceAll("http://localhost:8080", s.url)],
+      args: ["-c", command],
       cwd: root,
-      env: { TOKEN: w.admin.token, NO_COLOR: "1" },
+      env: { BASE: s.url, TOKEN: w.admin.token, NO_COLOR: "1" },
       stdout: "piped",
       stderr: "piped",
     }).output();

@@ -71,6 +71,9 @@ async function audienceAfter(ctx: Ctx, channel: Channel, change: MembershipChang
 }
 
 /** Resolves `user_id` to a user of the channel's team who is not in it yet, or a 422. */
+/** Why the system bot is never added: decisions.md, "The owner hears of trouble". */
+const SYSTEM_BOT = "The Integrations bot only tells people of trouble: it joins no channel.";
+
 async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): Promise<User> {
   if (typeof userId !== "string" || !isUuid(userId)) {
     throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
@@ -80,6 +83,7 @@ async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): P
     throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
   }
   if (user.deactivated_at) throw invalid("user_id", "The user is deactivated.");
+  if (user.system) throw invalid("user_id", SYSTEM_BOT);
   if ((await ctx.kv.get(keys.member(access.channel.id, user.id))).versionstamp !== null) {
     throw invalid("user_id", "The user is already a member of this channel.");
   }
@@ -159,6 +163,7 @@ async function operatorAccess(ctx: Ctx, channelId: string, user: User): Promise<
     throw invalid("user", "The user is not in the channel's team.");
   }
   if (user.deactivated_at) throw invalid("user", "The user is deactivated.");
+  if (user.system) throw invalid("user", SYSTEM_BOT);
   if (member.versionstamp !== null) {
     throw invalid("user", "The user is already a member of this channel.");
   }

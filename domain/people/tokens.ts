@@ -104,6 +104,7 @@ export async function createToken(
     if (u.deactivated_at) {
       throw invalid("user", "The user is deactivated; reactivate it before giving it a token.");
     }
+    if (u.system) throw invalid("user", "The Integrations bot is never given a token.");
   };
   usable(user);
   const name = tokenName(opts.name);

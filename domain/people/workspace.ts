@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { systemBot } from "../webhooks/trouble.ts";
 import { authorize } from "../policy.ts";
 import { type Actor } from "../principals.ts";
 import type { Role, Team, User } from "../../core/types.ts";
@@ -27,6 +28,7 @@ export async function createTeam(ctx: Ctx, name: string): Promise<Team> {
     created_at: nowIso(),
   };
   await insertTeam(ctx.kv, team, generalChannelFor(team));
+  await systemBot(ctx, team);
   return team;
 }
 

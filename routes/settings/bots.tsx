@@ -23,7 +23,7 @@ const NOTICES = {
 };
 
 const teamBots = async (ctx: Ctx, viewer: Subject) =>
-  (await listUsers(ctx, viewer.team_id, viewer)).filter((u) => u.type === "bot");
+  (await listUsers(ctx, viewer.team_id, viewer)).filter((u) => u.type === "bot" && !u.system);
 
 /** A bot of the viewer's team, or the page's 404. */
 async function botOf(ctx: Ctx, id: string, viewer: Subject) {

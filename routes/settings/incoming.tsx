@@ -48,7 +48,7 @@ async function showIncoming(
     listIncoming(ctx, viewer.user.team_id),
     listUsers(ctx, viewer.user.team_id, viewer.subject),
   ]);
-  const bots = users.filter((u) => u.type === "bot");
+  const bots = users.filter((u) => u.type === "bot" && !u.system);
   const [named, targets] = await Promise.all([
     visibleChannels(ctx, subject, [...new Set(hooks.map((h) => h.channel_id))]),
     targetsOf(ctx, subject, bots),

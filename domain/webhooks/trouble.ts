@@ -1,0 +1,142 @@
+/**
+ * The owner hears of trouble before it's too late (decisions.md, "Delivery"): when a
+ * subscription's failures in a row reach half of WEBHOOKS_DISABLE_AFTER, and again when it is
+ * disabled, its owner (for a bot's subscription, the team's admins and owners) gets a direct
+ * message from the team's "Integrations" bot, naming the subscription, the last answer and what
+ * to do. The commit that makes the transition is one, so one instance tells, once; a success
+ * resets the streak, and with it the next warning.
+ */
+import type { Ctx } from "../context.ts";
+import type { Channel, Team, User } from "../../core/types.ts";
+import type { Delivery, Subscription } from "../../core/webhook_records.ts";
+import { newId, nowIso } from "../../core/ids.ts";
+import { errorFields, log } from "../../core/log.ts";
+import { sha256Hex } from "../../core/random.ts";
+import { keys } from "../../kv/keys.ts";
+import { insertChannel } from "../../kv/channels.ts";
+import {
+  getTeam,
+  getUser,
+  insertSystemBot,
+  listTeamUsers,
+  systemBotIdOf,
+} from "../../kv/workspace.ts";
+import { isAdmin } from "../policy.ts";
+import { subjectOfPerson } from "../principals.ts";
+import { postMessage } from "../messages/messages.ts";
+
+/** The system bot's name, as people see it in their direct messages. */
+export const SYSTEM_BOT_NAME = "Integrations";
+
+/** A uuid made from `text`, the same every time: a system record found without an index. */
+function derivedId(text: string): string {
+  const h = sha256Hex(text);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${
+    h.slice(20, 32)
+  }`;
+}
+
+/**
+ * The team's "Integrations" bot, made with the team (and on first need for a team made before
+ * it): in no channel, never given a token.
+ */
+export async function systemBot(ctx: Ctx, team: Team): Promise<User> {
+  for (;;) {
+    const id = await systemBotIdOf(ctx.kv, team.id);
+    const found = id ? await getUser(ctx.kv, id) : null;
+    if (found) return found;
+    const bot: User = {
+      id: newId(),
+      team_id: team.id,
+      name: SYSTEM_BOT_NAME,
+      type: "bot",
+      role: null,
+      created_at: nowIso(),
+      system: true,
+    };
+    // Another instance making it at the same moment wins: its bot is then read.
+    if (await insertSystemBot(ctx.kv, team, bot)) return bot;
+  }
+}
+
+/** The bot's direct message with a person, made on first need. */
+async function directWith(ctx: Ctx, bot: User, person: User): Promise<Channel> {
+  const id = derivedId(`integrations-dm|${bot.id}|${person.id}`);
+  const found = (await ctx.kv.get<Channel>(keys.channel(id))).value;
+  if (found) return found;
+  const channel: Channel = {
+    id,
+    team_id: bot.team_id,
+    name: `${bot.name}, ${person.name}`,
+    slug: `dm-${id.replaceAll("-", "")}`,
+    visibility: "private",
+    topic: null,
+    is_general: false,
+    is_archived: false,
+    is_direct: true,
+    created_by: null,
+    created_at: nowIso(),
+  };
+  const members = [bot, person].map((u) => ({ id: u.id, name: u.name, type: u.type }));
+  await insertChannel(ctx.kv, channel, members);
+  return (await ctx.kv.get<Channel>(keys.channel(id))).value ?? channel;
+}
+
+/** Who hears of a subscription's trouble: its human owner, else the team's admins and owners. */
+async function recipientsOf(ctx: Ctx, sub: Subscription): Promise<User[]> {
+  const owner = sub.created_by ? await getUser(ctx.kv, sub.created_by) : null;
+  if (owner?.type === "human" && !owner.deactivated_at) return [owner];
+  const people = await listTeamUsers(ctx.kv, sub.team_id);
+  return people.filter((u) => isAdmin(u) && !u.deactivated_at);
+}
+
+const lastAnswer = (d: Delivery) =>
+  d.response_status !== null ? `HTTP ${d.response_status}` : d.error ?? "no answer";
+
+/** What the message says, in plain words, with what to do. */
+function wordsOf(
+  sub: Subscription,
+  { stage, last, disableAfter }: { stage: Stage; last: Delivery; disableAfter: number },
+): string {
+  const named = `Your webhook subscription "${sub.name}" (${sub.url})`;
+  if (stage === "half") {
+    return `${named} has failed ${sub.consecutive_failures} times in a row; the last answer was ` +
+      `${lastAnswer(last)}. After ${disableAfter} it is disabled. Fix the endpoint: its next ` +
+      `success resets the count. Its deliveries: GET /api/v1/webhooks/${sub.id}.`;
+  }
+  return `${named} is disabled after ${disableAfter} failures in a row; the last answer was ` +
+    `${lastAnswer(last)}, and its pending retries were dropped. Fix the endpoint, re-enable it ` +
+    `(the settings screen, or deno task admin webhook:enable --id ${sub.id}), then send what it ` +
+    `missed with POST /api/v1/webhooks/${sub.id}/recover.`;
+}
+
+export type Stage = "half" | "disabled";
+
+/** Tells the subscription's people of its trouble, each in their direct message with the bot. */
+export async function tellOfTrouble(
+  ctx: Ctx,
+  { subscription, stage, last }: { subscription: Subscription; stage: Stage; last: Delivery },
+): Promise<void> {
+  const team = await getTeam(ctx.kv, subscription.team_id);
+  if (!team) return;
+  const bot = await systemBot(ctx, team);
+  const body = wordsOf(subscription, {
+    stage,
+    last,
+    disableAfter: ctx.settings.webhooks.disableAfter,
+  });
+  for (const person of await recipientsOf(ctx, subscription)) {
+    const dm = await directWith(ctx, bot, person);
+    await postMessage(ctx, subjectOfPerson(bot), dm.id, { ok: true, value: { body } });
+  }
+}
+
+/** What the delivery engine calls when a commit made a transition: tells, logging a failure. */
+export const troubleTeller =
+  (ctx: Ctx) => (subscription: Subscription, { stage, last }: { stage: Stage; last: Delivery }) =>
+    void tellOfTrouble(ctx, { subscription, stage, last }).catch((e) =>
+      log.error("delivery: telling a subscription's people of its trouble failed", {
+        subscription_id: subscription.id,
+        ...errorFields(e),
+      })
+    );
