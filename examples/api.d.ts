@@ -794,11 +794,13 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a test ping
-         * @description No body. Sends a signed `ping` event (`data: { subscription_id }`) to the subscription
-         *     now, as one attempt recorded like any other (a Delivery with `event_type` `ping`) and
-         *     never retried, so a receiver can be checked without posting into a channel. A disabled
-         *     subscription: 422 on `webhookSubscription`.
+         * Send a test event
+         * @description Sends a signed test event to the subscription now, as one attempt recorded like any
+         *     other (a Delivery with its `event_type`) and never retried, so a receiver can be checked
+         *     without posting into a channel. Without a body, or without `event_type`, a `ping`
+         *     (`data: { subscription_id }`); with an event type, a sample of that event: the envelope
+         *     and payload a real one has, with made-up ids and a text that says it is a sample. A
+         *     disabled subscription: 422 on `webhookSubscription`.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -1940,6 +1942,53 @@ export interface paths {
         get: operations["settingsWebhook"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/new": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a subscription (its signing secret is shown once)
+         * @description The same as the API's POST /webhooks, with its rules, owned by the signed-in admin: it
+         *     hears what they can see. No channel chosen: every channel they can see. On success the
+         *     subscription's page, with its signing secret shown this once; otherwise the list again,
+         *     with the form's errors (422).
+         */
+        post: operations["settingsCreateWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/{webhookSubscription}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test (a ping, or a sample of an event type) and show how it went
+         * @description The API's test send; the page it answers waits for the attempt (up to the webhook
+         *     timeout) and says what the receiver answered. A disabled subscription: 422.
+         */
+        post: operations["settingsTestWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4948,7 +4997,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    event_type?: "ping" | "message.created" | "message.updated" | "message.deleted" | "reaction.added" | "channel.member_added" | "poll.vote_added" | "poll.vote_removed" | "poll.closed";
+                };
+            };
+        };
         responses: {
             /** @description The ping is on its way. */
             202: {
@@ -4961,9 +5017,11 @@ export interface operations {
                     "application/json": components["schemas"]["RedeliveryAccepted"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
@@ -6188,6 +6246,61 @@ export interface operations {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];
             404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsCreateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    name: string;
+                    url: string;
+                    /** @description Repeated, once per event. */
+                    events: components["schemas"]["EventType"][];
+                    /** @description Repeated, once per channel; none for every channel. */
+                    channel_ids?: string[];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    /** @description `ping` (the default) or an event type. */
+                    event_type?: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
         };
     };
     settingsEditWebhook: {

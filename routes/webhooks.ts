@@ -12,9 +12,9 @@ import {
   showWebhook,
   updateWebhook,
 } from "../domain/webhooks/webhooks.ts";
-import { pingWebhook, recoverWebhook, redeliver } from "../domain/webhooks/sends.ts";
+import { recoverWebhook, redeliver, testWebhook } from "../domain/webhooks/sends.ts";
 import { attempt, settle } from "../core/settled.ts";
-import { readBody, readJsonObject, validate } from "./body.ts";
+import { parseJsonObject, readBody, readJsonObject, readText, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
@@ -36,7 +36,8 @@ const boundedArray = <T extends z.ZodType>(
     z.array(item, { error: messages.notArray }).min(1, messages.empty),
   );
 
-const newWebhook = z.object({
+/** What POST /webhooks takes (and the screen's form for a new subscription). */
+export const newWebhook = z.object({
   name: z.string({ error: "The name is required and must be a string." })
     .trim()
     .min(1, "The name is required.")
@@ -60,6 +61,15 @@ const newWebhook = z.object({
         `A subscription may name at most ${MAX_CHANNEL_IDS} channels; omit channel_ids for the whole workspace.`,
     },
   ).nullable().optional(),
+});
+
+/** What a test sends: a ping (the default), or a sample of an event type. */
+export const TEST_TYPES = ["ping", ...EVENT_TYPES] as const;
+const testBody = z.object({
+  event_type: z.enum(TEST_TYPES, {
+    error: `The event_type must be one of ${TEST_TYPES.join(", ")}.`,
+  })
+    .optional(),
 });
 
 const recoverBody = z.object({
@@ -118,12 +128,15 @@ export function webhookRoutes(ctx: Ctx) {
       return c.json({ message, events }, 202);
     })
     .post("/:webhookSubscription/test", requireScope("webhooks:write"), async (c) => {
-      const { event_id } = await pingWebhook(
-        ctx,
-        c.var.subject,
-        c.req.param("webhookSubscription"),
-      );
-      return c.json({ message: "A ping is on its way.", event_id }, 202);
+      const text = await readText(c);
+      const { event_type } = text.trim() ? validate(testBody, parseJsonObject(text)) : {};
+      const type = event_type ?? "ping";
+      const { event_id } = await testWebhook(ctx, c.var.subject, {
+        id: c.req.param("webhookSubscription"),
+        type,
+      });
+      const what = type === "ping" ? "A ping" : `A sample ${type} event`;
+      return c.json({ message: `${what} is on its way.`, event_id }, 202);
     })
     .delete("/:webhookSubscription", requireScope("webhooks:write"), async (c) => {
       await deleteWebhook(ctx, c.var.subject, c.req.param("webhookSubscription"));

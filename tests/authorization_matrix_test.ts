@@ -1183,6 +1183,29 @@ const SCREEN: Record<string, ScreenRow> = {
       teamAdmins(422),
     ),
   },
+  "POST /settings/integrations/webhooks/new": {
+    surface: "screen",
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/webhooks/new`,
+          form: { name: "screen-made", url: w.receiverUrl, events: "reaction.added" },
+        }),
+      anyAdmin(200),
+    ),
+  },
+  "POST /settings/integrations/webhooks/{webhookSubscription}/test": {
+    surface: "screen",
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/webhooks/${w.subs.botIn.id}/test`,
+          form: { event_type: "ping" },
+          unknown: `${S}/webhooks/${uuid()}/test`,
+        }),
+      teamAdmins(200),
+    ),
+  },
   "POST /settings/integrations/webhooks/{webhookSubscription}/rotate-secret": {
     surface: "screen",
     cells: screen(

@@ -25,6 +25,7 @@ import {
   subscribe,
   waitUntil,
 } from "./webhook_receivers.ts";
+import { checkEvent } from "./openapi_check.ts";
 
 Deno.test("integrators: PATCH changes a subscription in place, with the rules of creation", async () => {
   const r = receiver();
@@ -111,6 +112,49 @@ Deno.test("integrators: PATCH changes a subscription in place, with the rules of
       } finally {
         await other.close();
       }
+    },
+    FAST,
+    { engine: true },
+  ).finally(() => r.close());
+});
+
+Deno.test("integrators: a test of any event type sends a sample of it, as the webhooks section describes", async () => {
+  const r = receiver();
+  await withWorkspace(
+    async (s, w) => {
+      const sub = await subscribe(s, w.admin.token, r.url);
+      const types = [
+        "message.created",
+        "message.updated",
+        "message.deleted",
+        "reaction.added",
+        "channel.member_added",
+        "poll.vote_added",
+        "poll.vote_removed",
+        "poll.closed",
+      ];
+      for (const event_type of types) {
+        const res = await api(s, "POST", `/webhooks/${sub.id}/test`, {
+          token: w.admin.token,
+          body: { event_type },
+        });
+        assertStatus(res, 202);
+        assert.match(res.body.message, new RegExp(`sample ${event_type.replace(".", "\\.")}`));
+      }
+      const hits = await r.waitFor(types.length);
+      for (const hit of hits) {
+        const envelope = JSON.parse(hit.body);
+        assert.equal(hit.headers.get("x-service-event"), envelope.type);
+        checkEvent(envelope);
+      }
+      assert.deepEqual(hits.map((h) => JSON.parse(h.body).type).sort(), types.toSorted());
+      assertInvalid(
+        await api(s, "POST", `/webhooks/${sub.id}/test`, {
+          token: w.admin.token,
+          body: { event_type: "message.exploded" },
+        }),
+        "event_type",
+      );
     },
     FAST,
     { engine: true },

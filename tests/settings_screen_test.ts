@@ -675,3 +675,42 @@ Deno.test(
     }
   },
 );
+
+for (const width of [1280, 390]) {
+  Deno.test(
+    `settings screen: a subscription is made and sent a test from the screen, at ${width} px`,
+    browserTest,
+    async () => {
+      const r = receiver();
+      try {
+        await withScreen(async (s, w, browser, watch) => {
+          const { page } = await signIn(s, browser, w.admin.user, watch, { width });
+          // On a phone the pages are behind the menu.
+          if (width < 600) await page.locator("summary", { hasText: "Menu" }).click();
+          await page.getByRole("link", { name: "Outgoing webhooks" }).click();
+          const form = page.getByRole("form", { name: "New subscription" });
+          await form.getByLabel("Name").fill("CI receiver");
+          await form.getByLabel("URL").fill(r.url);
+          await form.getByLabel("reaction.added").check();
+          await form.getByRole("button", { name: "Create subscription" }).click();
+          const secret = await page.locator("#revealed-value").inputValue();
+          assert.match(secret, /^whsec_/);
+          await page.getByRole("heading", { name: "CI receiver" }).waitFor();
+
+          await page.getByLabel("Event").selectOption("message.created");
+          await page.getByRole("button", { name: "Send test" }).click();
+          await page.getByText(/Test sent: the receiver answered HTTP 200/).waitFor();
+          const [hit] = await r.waitFor(1);
+          const envelope = JSON.parse(hit.body);
+          assert.equal(envelope.type, "message.created");
+          assert.match(envelope.data.body, /sample/);
+          await page.locator("tr[data-delivery-id]").first().waitFor();
+          const wide = await page.evaluate("document.documentElement.scrollWidth") as number;
+          assert.ok(wide <= width, `${wide} px wide at ${width}`);
+        }, { WEBHOOKS_ALLOW_PRIVATE_URLS: "true" });
+      } finally {
+        await r.close();
+      }
+    },
+  );
+}

@@ -1,20 +1,8 @@
-import { EVENT_TYPES } from "../core/types.ts";
+import type { Channel } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
-import {
-  ActionButton,
-  controlId,
-  FieldError,
-  FormMessage,
-  type FormState,
-  Notice,
-  PostForm,
-  Revealed,
-  Table,
-  TextField,
-  Time,
-  valuesOf,
-} from "./forms.tsx";
+import { ActionButton, type FormState, Notice, Revealed, Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
+import { EditForm, NewWebhookForm, TestForm } from "./webhook_forms.tsx";
 import { SETTINGS } from "./paths.ts";
 
 function Status({ sub }: { sub: Subscription }) {
@@ -24,13 +12,21 @@ function Status({ sub }: { sub: Subscription }) {
 }
 
 /** The team's outgoing subscriptions: admins and owners only. */
-export function WebhooksPage(p: { viewer: Viewer; subs: Subscription[]; notice?: string }) {
+export function WebhooksPage(
+  p: {
+    viewer: Viewer;
+    subs: Subscription[];
+    channels: Channel[];
+    form?: FormState;
+    notice?: string;
+  },
+) {
   return (
     <Layout title="Outgoing webhooks" viewer={p.viewer} current="webhooks">
       <Notice text={p.notice} />
       <p>
-        Subscriptions are made through the API (<code>POST /api/v1/webhooks</code>); here you see
-        how they fare and put them right.
+        A subscription POSTs each event it hears, signed, to its URL. Make one here or through the
+        API (<code>POST /api/v1/webhooks</code>); see how each fares, test it and put it right.
       </p>
       {p.subs.length === 0
         ? <p class="muted">This team has no subscriptions.</p>
@@ -53,6 +49,8 @@ export function WebhooksPage(p: { viewer: Viewer; subs: Subscription[]; notice?:
             ))}
           </Table>
         )}
+      <h2>New subscription</h2>
+      <NewWebhookForm csrf={p.viewer.csrf} channels={p.channels} form={p.form} />
     </Layout>
   );
 }
@@ -153,44 +151,42 @@ export interface WebhookPageProps {
   notice?: string;
 }
 
-/**
- * Where a subscription delivers and what it hears: its owner's to change, with the rules of the
- * API's PATCH (the same domain function).
- */
-function EditForm(props: { sub: Subscription; csrf: string; form?: FormState }) {
-  const { sub, form } = props;
-  const chosen = form ? valuesOf(form, "events") : sub.events;
-  const eventsId = controlId("edit", "events");
+/** What a subscription is and how it fares. */
+function Facts(p: WebhookPageProps) {
+  const { sub } = p;
   return (
-    <PostForm
-      action={`${SETTINGS}/webhooks/${sub.id}/edit`}
-      csrf={props.csrf}
-      class="card"
-      label="Change where it delivers"
-    >
-      <FormMessage form={form} />
-      <TextField
-        form={form}
-        scope="edit"
-        name="url"
-        label="URL"
-        required
-        initial={sub.url}
-        maxlength={2048}
-      />
-      <fieldset aria-describedby={form?.errors.events ? `${eventsId}-error` : undefined}>
-        <legend>Events</legend>
-        <div class="checks">
-          {EVENT_TYPES.map((e) => (
-            <label>
-              <input type="checkbox" name="events" value={e} checked={chosen.includes(e)} /> {e}
-            </label>
-          ))}
-        </div>
-        <FieldError form={form} name="events" id={eventsId} />
-      </fieldset>
-      <button type="submit" class="primary">Save</button>
-    </PostForm>
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <Status sub={sub} />
+        {sub.disabled_at && (
+          <>
+            {" "}since <Time at={sub.disabled_at} />
+          </>
+        )}
+      </dd>
+      <dt>Failures in a row</dt>
+      <dd>{sub.consecutive_failures}</dd>
+      <dt>Last success</dt>
+      <dd>
+        <Time at={sub.last_success_at} />
+      </dd>
+      <dt>URL</dt>
+      <dd class="url">{sub.url}</dd>
+      <dt>Events</dt>
+      <dd>{sub.events.join(", ")}</dd>
+      <dt>Channels</dt>
+      <dd>
+        {sub.channel_ids
+          ? sub.channel_ids.map((id) => {
+            const name = p.channelNames.get(id);
+            return name ? `#${name}` : "a channel you can't see";
+          }).join(", ")
+          : "every channel its owner can see"}
+      </dd>
+      <dt>Owner</dt>
+      <dd>{p.owner ?? "unknown"} (it hears only what its owner can see)</dd>
+    </dl>
   );
 }
 
@@ -210,38 +206,7 @@ export function WebhookPage(p: WebhookPageProps) {
       </p>
       <Notice text={p.notice} />
       {p.revealed && <Revealed {...p.revealed} />}
-      <dl class="facts">
-        <dt>Status</dt>
-        <dd>
-          <Status sub={sub} />
-          {sub.disabled_at && (
-            <>
-              {" "}since <Time at={sub.disabled_at} />
-            </>
-          )}
-        </dd>
-        <dt>Failures in a row</dt>
-        <dd>{sub.consecutive_failures}</dd>
-        <dt>Last success</dt>
-        <dd>
-          <Time at={sub.last_success_at} />
-        </dd>
-        <dt>URL</dt>
-        <dd class="url">{sub.url}</dd>
-        <dt>Events</dt>
-        <dd>{sub.events.join(", ")}</dd>
-        <dt>Channels</dt>
-        <dd>
-          {sub.channel_ids
-            ? sub.channel_ids.map((id) => {
-              const name = p.channelNames.get(id);
-              return name ? `#${name}` : "a channel you can't see";
-            }).join(", ")
-            : "every channel its owner can see"}
-        </dd>
-        <dt>Owner</dt>
-        <dd>{p.owner ?? "unknown"} (it hears only what its owner can see)</dd>
-      </dl>
+      <Facts {...p} />
       <div class="button-row">
         {sub.status === "disabled" && (
           <ActionButton action={`${base}/enable`} csrf={viewer.csrf} label="Re-enable" />
@@ -255,6 +220,7 @@ export function WebhookPage(p: WebhookPageProps) {
           confirm={`Delete “${sub.name}” and its delivery history? Nothing more will be sent to it.`}
         />
       </div>
+      {sub.status === "active" && <TestForm sub={sub} csrf={viewer.csrf} />}
       <h2>Where it delivers</h2>
       {p.canRetarget ? <EditForm sub={sub} csrf={viewer.csrf} form={p.edit} /> : (
         <p class="muted">

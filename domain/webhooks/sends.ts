@@ -16,6 +16,7 @@ import { insertRedeliveries, insertRedelivery } from "../../kv/redeliveries.ts";
 import { listFailedEvents } from "../../kv/failed_events.ts";
 import { keys } from "../../kv/keys.ts";
 import { chunks } from "../../core/chunks.ts";
+import { sampleData, type TestType } from "./samples.ts";
 
 /**
  * One attempt of an event asked for by hand (redeliver, test, recover): sent once, never retried,
@@ -41,14 +42,15 @@ function assertActive(sub: Subscription): void {
 }
 
 /**
- * Sends a signed `ping` event to the subscription now, as one attempt recorded like any other
- * (never retried), so a receiver can be checked without posting into a channel. The
- * subscription must be active (422 on `webhookSubscription`).
+ * Sends a signed test event to the subscription now, as one attempt recorded like any other
+ * (never retried), so a receiver can be checked without posting into a channel: a `ping`, or a
+ * sample of one of the event types (domain/webhooks/samples.ts). The subscription must be active
+ * (422 on `webhookSubscription`).
  */
-export async function pingWebhook(
+export async function testWebhook(
   ctx: Ctx,
   subject: Subject,
-  id: string,
+  { id, type = "ping" }: { id: string; type?: TestType },
 ): Promise<{ event_id: string }> {
   return await retrying("test webhook", async () => {
     const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
@@ -56,11 +58,11 @@ export async function pingWebhook(
     const created_at = nowIso();
     const event: OutboxEvent = {
       id: newId(),
-      type: "ping",
+      type,
       team_id: entry.value.team_id,
       channel_id: "",
       created_at,
-      data: { subscription_id: entry.value.id },
+      data: sampleData(type, entry.value),
       subscription_ids: [],
     };
     const redelivery = redeliveryOf(entry, event.id, created_at);

@@ -4,15 +4,20 @@ import type { Ctx } from "../../domain/context.ts";
 import { userById } from "../../domain/people/workspace.ts";
 import { permits } from "../../domain/policy.ts";
 import {
+  createWebhook,
   deleteWebhook,
   listWebhooks,
   showWebhook,
   updateWebhook,
 } from "../../domain/webhooks/webhooks.ts";
+import { listChannels } from "../../domain/channels/channels.ts";
+import type { TestType } from "../../domain/webhooks/samples.ts";
+import type { Subject } from "../../core/types.ts";
+import type { FormState } from "../../web/forms.tsx";
 import { attempt } from "../../core/settled.ts";
 import { validate } from "../body.ts";
-import { webhookChanges } from "../webhooks.ts";
-import { redeliver } from "../../domain/webhooks/sends.ts";
+import { newWebhook, TEST_TYPES, webhookChanges } from "../webhooks.ts";
+import { redeliver, testWebhook } from "../../domain/webhooks/sends.ts";
 import { enableWebhook, rotateWebhookSecret } from "../../domain/webhooks/admin.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { WebhookPage, type WebhookPageProps, WebhooksPage } from "../../web/webhooks.tsx";
@@ -21,6 +26,7 @@ import { adminsOnly } from "./guard.tsx";
 import { formStateOf, noticeOf, page } from "./render.ts";
 
 const NOTICES = {
+  created: "The subscription is made: events flow to it from now on.",
   updated: "Saved: from the next event on it delivers there, and hears these events.",
   deleted: "The subscription is deleted: nothing more will be sent to it.",
   enabled: "The subscription is active again; its failure streak starts from zero.",
@@ -55,19 +61,101 @@ async function showOne(
   );
 }
 
+/** The list, with the form for a new subscription (its channels: those the viewer sees). */
+async function listPage(
+  ctx: Ctx,
+  c: Context<SettingsEnv>,
+  { status = 200, ...extra }: {
+    notice?: string;
+    form?: FormState;
+    status?: 200 | 403 | 404 | 422;
+  },
+) {
+  const subject = c.var.viewer.subject;
+  const [subs, channels] = await Promise.all([
+    listWebhooks(ctx, subject),
+    listChannels(ctx, subject),
+  ]);
+  const open = channels.filter((ch) => !ch.is_direct && !ch.is_archived);
+  return page(
+    c,
+    <WebhooksPage viewer={c.var.viewer} subs={subs} channels={open} {...extra} />,
+    status,
+  );
+}
+
+/**
+ * What a test send came to, in words, once its attempt is recorded: the person who pressed
+ * "Send test" reads the answer on the page it leads to, without looking again.
+ */
+async function testOutcome(
+  ctx: Ctx,
+  subject: Subject,
+  { id, eventId }: { id: string; eventId: string },
+): Promise<string> {
+  const deadline = Date.now() + ctx.settings.webhooks.timeoutMs + 3_000;
+  while (Date.now() < deadline) {
+    const { deliveries } = await showWebhook(ctx, subject, id);
+    const d = deliveries.find((x) => x.event_id === eventId);
+    if (d) {
+      const answer = d.response_status !== null ? `HTTP ${d.response_status}` : d.error;
+      return d.succeeded
+        ? `Test sent: the receiver answered ${answer} in ${d.duration_ms ?? "?"} ms.`
+        : `Test sent, and refused: ${answer}. Its delivery is below.`;
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return "Test queued: its delivery shows below once the attempt is done.";
+}
+
+/** The new-subscription form: the subscription's page with its secret, or the form's errors. */
+async function createFromForm(ctx: Ctx, c: Context<SettingsEnv>) {
+  const { viewer, form } = c.var;
+  const channelIds = [form.channel_ids ?? []].flat().filter(Boolean);
+  const asked = {
+    name: form.name ?? "",
+    url: form.url ?? "",
+    events: [form.events ?? []].flat(),
+    channel_ids: channelIds.length > 0 ? channelIds : null,
+  };
+  try {
+    const input = validate(newWebhook, asked);
+    const made = await createWebhook(ctx, viewer.subject, input);
+    return await showOne(ctx, c, made.subscription.id, {
+      notice: NOTICES.created,
+      revealed: {
+        label: "Signing secret",
+        value: made.secret,
+        note:
+          "Shown this once: your receiver verifies every delivery with it (docs/verifying-webhooks.md).",
+      },
+    });
+  } catch (e) {
+    const state = formStateOf(e, form);
+    return await listPage(ctx, c, { form: state, status: state.status });
+  }
+}
+
+/** "Send test": the subscription's page, saying what the receiver answered. */
+async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>) {
+  const { viewer, form } = c.var;
+  const id = c.req.param("id")!;
+  const asked = String(form.event_type ?? "ping");
+  const type = (TEST_TYPES as readonly string[]).includes(asked) ? asked as TestType : "ping";
+  const { event_id } = await testWebhook(ctx, viewer.subject, { id, type });
+  const outcome = await testOutcome(ctx, viewer.subject, { id, eventId: event_id });
+  return await showOne(ctx, c, id, { notice: outcome });
+}
+
 /** The team's outgoing subscriptions: admins and owners. */
 export function webhookPages(ctx: Ctx) {
   const back = (c: Context<SettingsEnv>, done: keyof typeof NOTICES) =>
     c.redirect(`${SETTINGS}/webhooks/${c.req.param("id")}?done=${done}`, 303);
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
-    .get("/", async (c) => {
-      const subs = await listWebhooks(ctx, c.var.viewer.subject);
-      return page(
-        c,
-        <WebhooksPage viewer={c.var.viewer} subs={subs} notice={noticeOf(c, NOTICES)} />,
-      );
-    })
+    .get("/", (c) => listPage(ctx, c, { notice: noticeOf(c, NOTICES) }))
+    .post("/new", (c) => createFromForm(ctx, c))
+    .post("/:id/test", (c) => testFromForm(ctx, c))
     .get("/:id", (c) => showOne(ctx, c, c.req.param("id"), { notice: noticeOf(c, NOTICES) }))
     .post("/:id/enable", async (c) => {
       await enableWebhook(ctx, c.req.param("id"), c.var.viewer.subject);
