@@ -1,4 +1,5 @@
 import type { Ctx } from "../domain/context.ts";
+import { didYouMean } from "./suggest.ts";
 import { ApiError, ConflictError } from "../core/errors.ts";
 import { loadSettings, SettingsError } from "../core/settings.ts";
 import { openStore } from "../kv/open.ts";
@@ -123,10 +124,14 @@ function unexpected(e: unknown): string {
 
 async function run(name: string, command: AnyCommand, args: string[]): Promise<number> {
   try {
-    const flags = parseFlags(args, switchFlags(command.usage));
     const allowed = declaredFlags(command.usage);
-    const unknown = Object.keys(flags).find((f) => !allowed.has(f));
-    if (unknown) throw new UsageError(`Unknown flag --${unknown}.`);
+    // Named before values are read: a mistyped last flag is unknown, not one that needs a value.
+    const given = args.flatMap((a) => /^--([a-z][a-z0-9-]*)/.exec(a)?.[1] ?? []);
+    const unknown = given.find((f) => !allowed.has(f));
+    if (unknown) {
+      throw new UsageError(`Unknown flag --${unknown}.${didYouMean(unknown, allowed, "--")}`);
+    }
+    const flags = parseFlags(args, switchFlags(command.usage));
     if ("onFile" in command) {
       const result = await command.onFile(loadSettings(Deno.env.toObject()), flags);
       console.log(JSON.stringify(result, null, 2));
@@ -149,6 +154,12 @@ async function run(name: string, command: AnyCommand, args: string[]): Promise<n
   }
 }
 
+/** One line for a command that isn't one: the closest that is, and where they are all listed. */
+const unknownCommand = (name: string) =>
+  `Unknown command "${name}".${
+    didYouMean(name, Object.keys(commands))
+  } Every command: deno task admin help`;
+
 async function main([name, ...args]: string[]): Promise<number> {
   if (name === "help" || name === "--help" || name === "-h") {
     const asked = args[0];
@@ -157,7 +168,7 @@ async function main([name, ...args]: string[]): Promise<number> {
       return 0;
     }
     if (!(asked in commands)) {
-      console.error(`Unknown command "${asked}".\n\n${help()}`);
+      console.error(unknownCommand(asked));
       return 2;
     }
     console.log(helpFor(asked, commands[asked]));
@@ -165,9 +176,7 @@ async function main([name, ...args]: string[]): Promise<number> {
   }
   const command = name === undefined ? undefined : commands[name];
   if (!command) {
-    console.error(
-      `${name === undefined ? "No command given." : `Unknown command "${name}".`}\n\n${help()}`,
-    );
+    console.error(name === undefined ? `No command given.\n\n${help()}` : unknownCommand(name));
     return 2;
   }
   return await run(name!, command, args);

@@ -1,5 +1,5 @@
 import type { Ctx } from "../domain/context.ts";
-import { troubleTeller } from "../domain/webhooks/trouble.ts";
+import { TroubleTeller } from "../domain/webhooks/trouble.ts";
 import { errorFields, log } from "../core/log.ts";
 import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
 import { afterThisTask, type WorkIntake } from "../core/work_pair.ts";
@@ -43,6 +43,7 @@ export class Engine implements DeliveryEngine {
   readonly #dispatcher: Dispatcher;
   readonly #puller: Puller;
   readonly #report: BacklogReport;
+  readonly #teller: TroubleTeller;
   readonly #sources: Sources;
   readonly #detach: () => void;
   /** Work leased to this engine that it will not start: freed at stop. */
@@ -61,8 +62,8 @@ export class Engine implements DeliveryEngine {
     const latest = new LatestSubscriptions();
     const leases = new Leases(kv, ctx.settings.webhooks.timeoutMs);
     this.#recorder = new Recorder(kv, ctx.settings.webhooks, latest, {
-      scheduled: (job) => this.#wakeAt(job),
-      troubled: troubleTeller(ctx),
+      scheduled: this.#wakeAt,
+      troubled: (this.#teller = new TroubleTeller(ctx)).tell,
     });
     this.#attempts = new Attempts({
       ctx,
@@ -189,6 +190,7 @@ export class Engine implements DeliveryEngine {
     await this.#sweeping;
     await this.#puller.pulling;
     await this.#dispatcher.stop();
+    await this.#teller.settled();
     await unlease(this.#kv, this.#unstarted.splice(0)).catch((e) =>
       log.error("delivery: freeing leases at stop failed", errorFields(e))
     );
@@ -249,9 +251,7 @@ export class Engine implements DeliveryEngine {
     return this.#sweeping;
   }
 
-  #wakeAt(job: DeliveryJob) {
-    this.#sources.wakeAt(due(job));
-  }
+  #wakeAt = (job: DeliveryJob) => this.#sources.wakeAt(due(job));
 
   #submitJob(
     job: Deno.KvEntry<DeliveryJob>,

@@ -34,6 +34,16 @@ export interface Backlog {
 
 const countOf = (e: Deno.KvEntryMaybe<Deno.KvU64>) => e.value?.value ?? 0n;
 
+/** A subscription's jobs not yet settled: first tries and retries still to come. */
+export async function pendingJobs(kv: Store, subscriptionId: string): Promise<number> {
+  const [created, settled] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+    keys.jobsCreated(subscriptionId),
+    keys.jobsSettled(subscriptionId),
+  ]);
+  const open = countOf(created) - countOf(settled);
+  return open > 0n ? Number(open) : 0;
+}
+
 /**
  * The backlog without a scan: per subscription, the jobs made minus those settled (both summed
  * in the commits that make and settle them), and its first job, the oldest (ids sort by time).

@@ -81,6 +81,17 @@ const recoverBody = z.object({
 /** What PATCH takes (and the screen's edit form): any of the create fields, with their rules. */
 export const webhookChanges = newWebhook.partial();
 
+/** What a recover did, and what it left to the retries still under way. */
+function recoverMessage(events: number, retrying: number): string {
+  const sent = events === 0
+    ? "No event has failed for good since then: nothing to send again."
+    : `${events === 1 ? "The failed event" : `The ${events} failed events`} will be sent again.`;
+  if (retrying === 0) return sent;
+  const still = retrying === 1 ? "1 delivery is" : `${retrying} deliveries are`;
+  return `${sent} ${still} still being retried on schedule (GET /webhooks/{id} shows them); ` +
+    "what fails for good can be recovered then.";
+}
+
 /** /webhooks: outgoing-webhook subscriptions of the token's team, and redelivery. */
 export function webhookRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
@@ -114,18 +125,13 @@ export function webhookRoutes(ctx: Ctx) {
     })
     .post("/:webhookSubscription/recover", requireScope("webhooks:write"), async (c) => {
       const since = await settle(readBody(c, recoverBody).then((b) => b.since));
-      const { events } = await recoverWebhook(
+      const { events, retrying } = await recoverWebhook(
         ctx,
         c.var.subject,
         c.req.param("webhookSubscription"),
         since,
       );
-      const message = events === 0
-        ? "No failed deliveries since then: nothing to send again."
-        : `${
-          events === 1 ? "The failed event" : `The ${events} failed events`
-        } will be sent again.`;
-      return c.json({ message, events }, 202);
+      return c.json({ message: recoverMessage(events, retrying), events }, 202);
     })
     .post("/:webhookSubscription/test", requireScope("webhooks:write"), async (c) => {
       const text = await readText(c);

@@ -118,6 +118,10 @@ Deno.test("platform: rate limit headers on every answer, 429 once the minute is 
     const retryAfter = Number(limited.headers.get("Retry-After"));
     assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `${retryAfter}`);
     assert.equal(limited.headers.get("X-RateLimit-Reset"), String(retryAfter));
+    assert.equal(
+      limited.body.message,
+      `Too many requests: this token may make 3 a minute. Try again in ${retryAfter} s.`,
+    );
     const other = await api(s, "GET", "/channels", { token: w.admin.token });
     assert.equal(other.status, 200, "each token has its own budget");
     assert.equal(other.headers.get("X-RateLimit-Remaining"), "2");

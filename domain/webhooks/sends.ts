@@ -16,6 +16,7 @@ import { insertRedeliveries, insertRedelivery } from "../../kv/redeliveries.ts";
 import { listFailedEvents } from "../../kv/failed_events.ts";
 import { keys } from "../../kv/keys.ts";
 import { chunks } from "../../core/chunks.ts";
+import { pendingJobs } from "../../kv/backlog.ts";
 import { sampleData, type TestType } from "./samples.ts";
 
 /**
@@ -118,7 +119,7 @@ export async function recoverWebhook(
   subject: Subject,
   id: string,
   input: Settled<Date>,
-): Promise<{ events: number }> {
+): Promise<{ events: number; retrying: number }> {
   const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
   const since = unwrap(input);
   assertActive(entry.value);
@@ -134,5 +135,5 @@ export async function recoverWebhook(
     const redeliveries = batch.map((eventId) => redeliveryOf(entry, eventId));
     await insertRedeliveries(ctx.kv, entry.value.id, redeliveries);
   }
-  return { events: eventIds.length };
+  return { events: eventIds.length, retrying: await pendingJobs(ctx.kv, entry.value.id) };
 }

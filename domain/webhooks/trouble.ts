@@ -131,12 +131,26 @@ export async function tellOfTrouble(
   }
 }
 
-/** What the delivery engine calls when a commit made a transition: tells, logging a failure. */
-export const troubleTeller =
-  (ctx: Ctx) => (subscription: Subscription, { stage, last }: { stage: Stage; last: Delivery }) =>
-    void tellOfTrouble(ctx, { subscription, stage, last }).catch((e) =>
+/**
+ * What the delivery engine calls when a commit made a transition: tells, logging a failure, and
+ * keeps what it is telling so a stopping engine waits for it (the message isn't lost to a deploy).
+ */
+export class TroubleTeller {
+  readonly #telling = new Set<Promise<void>>();
+
+  constructor(private readonly ctx: Ctx) {}
+
+  tell = (subscription: Subscription, { stage, last }: { stage: Stage; last: Delivery }) => {
+    const telling = tellOfTrouble(this.ctx, { subscription, stage, last }).catch((e) =>
       log.error("delivery: telling a subscription's people of its trouble failed", {
         subscription_id: subscription.id,
         ...errorFields(e),
       })
-    );
+    ).finally(() => this.#telling.delete(telling));
+    this.#telling.add(telling);
+  };
+
+  async settled(): Promise<void> {
+    await Promise.all(this.#telling);
+  }
+}

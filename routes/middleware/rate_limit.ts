@@ -16,10 +16,16 @@ export async function applyRateLimit(
   c.header("X-RateLimit-Limit", String(limiter.limit));
   c.header("X-RateLimit-Remaining", String(verdict.remaining));
   if (!verdict.allowed) {
-    throw new ApiError(429, "Too many requests; slow down.", undefined, {
-      "Retry-After": String(verdict.resetIn),
-      "X-RateLimit-Reset": String(verdict.resetIn),
-    });
+    const what = name.startsWith("hook:") ? "this incoming webhook" : "this token";
+    throw new ApiError(
+      429,
+      `Too many requests: ${what} may make ${limiter.limit} a minute. Try again in ${verdict.resetIn} s.`,
+      undefined,
+      {
+        "Retry-After": String(verdict.resetIn),
+        "X-RateLimit-Reset": String(verdict.resetIn),
+      },
+    );
   }
 }
 
