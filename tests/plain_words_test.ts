@@ -29,25 +29,29 @@ Deno.test("plain words: a recover with nothing failed says so", () =>
   }));
 
 Deno.test("plain words: a recover while retries are still due says so", () =>
-  withWorkspace(async (s, w) => {
-    const down = receiver(() => new Response(null, { status: 503 }));
-    try {
-      const sub = await subscribe(s, w.admin.token, down.url);
-      await api(s, "POST", `/channels/${w.team.general_channel_id}/messages`, {
-        token: w.admin.token,
-        body: { body: "into the outage" },
-      });
-      await down.waitFor(1);
-      const res = await api(s, "POST", `/webhooks/${sub.id}/recover`, {
-        token: w.admin.token,
-        body: { since: new Date(Date.now() - 60_000).toISOString() },
-      });
-      assert.equal(res.body.events, 0);
-      assert.match(res.body.message, /1 delivery is still being retried on schedule/);
-    } finally {
-      await down.close();
-    }
-  }, { WEBHOOKS_BACKOFF: "1h" }, { engine: true }));
+  withWorkspace(
+    async (s, w) => {
+      const down = receiver(() => new Response(null, { status: 503 }));
+      try {
+        const sub = await subscribe(s, w.admin.token, down.url);
+        await api(s, "POST", `/channels/${w.team.general_channel_id}/messages`, {
+          token: w.admin.token,
+          body: { body: "into the outage" },
+        });
+        await down.waitFor(1);
+        const res = await api(s, "POST", `/webhooks/${sub.id}/recover`, {
+          token: w.admin.token,
+          body: { since: new Date(Date.now() - 60_000).toISOString() },
+        });
+        assert.equal(res.body.events, 0);
+        assert.match(res.body.message, /1 delivery is still being retried on schedule/);
+      } finally {
+        await down.close();
+      }
+    },
+    { WEBHOOKS_BACKOFF: "1h" },
+    { engine: true },
+  ));
 
 Deno.test("plain words: a used sign-in link sends its person to whoever runs the service", () =>
   withWorkspace(async (s, w) => {
