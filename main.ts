@@ -65,6 +65,11 @@ if (engine && !settings.deliveryTimers) {
     "delivery: no timers of its own (DELIVERY_TIMERS=false): what is due later goes out with the every-minute cron task",
   );
 }
+if (settings.inContainer && !settings.baseUrlSet) {
+  log.warn(
+    `BASE_URL: not set, so the links this service gives out (sign-in links, incoming-webhook URLs, paging links) name ${settings.baseUrl}, the container's own address; set BASE_URL to the address people and apps reach it at (docker run -e BASE_URL=https://chat.example.com …)`,
+  );
+}
 if (!settings.integrationsEnabled) {
   log.warn(
     "INTEGRATIONS_ENABLED=false: the API and incoming webhooks answer 404 and nothing is delivered",

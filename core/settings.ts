@@ -60,6 +60,7 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   TRUST_PROXY: bool.default(false),
   DELIVERY_TIMERS: bool.optional(),
+  SERVICE_IN_CONTAINER: bool.default(false),
 });
 
 /** The service's settings, read once from the environment at start. */
@@ -72,6 +73,8 @@ export interface Settings {
   baseUrl: string;
   /** Whether BASE_URL was set, rather than made from PORT. */
   baseUrlSet: boolean;
+  /** Set by the Docker image: localhost there is the container's own address, not the host's. */
+  inContainer: boolean;
   /** base64 of 32 bytes; resolved by the caller (generated into the data folder when missing). */
   appKey: string | undefined;
   integrationsEnabled: boolean;
@@ -113,11 +116,15 @@ const refuse = (lines: string[]) => new SettingsError(`Invalid settings:\n  ${li
  */
 export function loadSettings(env: Record<string, string | undefined>): Settings {
   const present = Object.fromEntries(
-    Object.entries(env).filter(([k, v]) => k in schema.shape && v !== undefined && v !== ""),
+    Object.entries(withKeyFile(env)).filter(([k, v]) =>
+      k in schema.shape && v !== undefined && v !== ""
+    ),
   );
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
-    throw refuse(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+    const name = (path: PropertyKey[]) =>
+      path[0] === "APP_KEY" && env.APP_KEY_FILE ? `APP_KEY_FILE (${env.APP_KEY_FILE})` : path[0];
+    throw refuse(parsed.error.issues.map((i) => `${String(name(i.path))}: ${i.message}`));
   }
   const s = parsed.data;
   const kvPath = s.KV_PATH ?? (onDeploy() ? undefined : "./data/kv.sqlite3");
@@ -131,6 +138,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     kvPath,
     baseUrl: (s.BASE_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, ""),
     baseUrlSet: s.BASE_URL !== undefined,
+    inContainer: s.SERVICE_IN_CONTAINER,
     appKey: s.APP_KEY,
     integrationsEnabled: s.INTEGRATIONS_ENABLED,
     rateLimit: s.INTEGRATIONS_API_RATE_LIMIT,
@@ -147,4 +155,24 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
       window: s.WEBHOOKS_MAX_IN_MEMORY,
     },
   };
+}
+
+/**
+ * APP_KEY read from the file APP_KEY_FILE names (a Docker or Compose secret), the way official
+ * images take secrets: the key never sits in the environment a `docker inspect` shows.
+ */
+function withKeyFile(env: Record<string, string | undefined>) {
+  const file = env.APP_KEY_FILE;
+  if (!file) return env;
+  if (env.APP_KEY) throw refuse(["APP_KEY_FILE: set APP_KEY or APP_KEY_FILE, not both"]);
+  try {
+    return { ...env, APP_KEY: Deno.readTextFileSync(file).trim() };
+  } catch (e) {
+    const why = e instanceof Deno.errors.NotFound
+      ? "there is no such file"
+      : e instanceof Deno.errors.PermissionDenied
+      ? "permission denied: the service's user (uid 1993 in the Docker image) must be able to read it"
+      : (e as Error).message;
+    throw refuse([`APP_KEY_FILE: can't read ${file} (${why})`]);
+  }
 }

@@ -33,6 +33,7 @@ export async function openStore(
     if (!opts.existing) {
       await Deno.writeFile(path, new Uint8Array(), { mode: 0o600, createNew: true })
         .catch((e) => {
+          if (e instanceof Deno.errors.PermissionDenied) throw unwritable(dirname(path));
           if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
         });
     }
@@ -46,6 +47,7 @@ export async function openStore(
   try {
     raw = await Deno.openKv(path);
   } catch (e) {
+    if (isFilePath(path) && !await writableFolder(dirname(path))) throw unwritable(dirname(path));
     throw new SettingsError(`KV_PATH: can't open the store at ${where(settings)}: ${firstLine(e)}`);
   }
   const kv = wrapStore(raw, path);
@@ -115,6 +117,24 @@ async function ensureFolder(path: string) {
     );
   }
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+}
+
+/** A bind-mounted folder owned by the host's user is the usual cause (docs/deploy.md). */
+const unwritable = (folder: string) =>
+  new SettingsError(
+    `KV_PATH: the user this service runs as can't write to ${folder}, where the store lives; give that folder to it (for the Docker image's deno user: sudo chown -R 1993:1993 <host folder> && sudo chmod 700 <host folder>), or set KV_PATH to a folder it can write.`,
+  );
+
+/** Whether a file can be made in `folder` (the store needs its -wal and -shm beside it). */
+async function writableFolder(folder: string): Promise<boolean> {
+  const probe = `${folder}/.write-check-${crypto.randomUUID()}`;
+  try {
+    await Deno.writeFile(probe, new Uint8Array(), { createNew: true, mode: 0o600 });
+    await Deno.remove(probe);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -253,3 +253,54 @@ Deno.test("settings: main.ts prints where it listens, creates its KV and APP_KEY
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("settings: APP_KEY_FILE reads the key from a secret file, and says what is wrong", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "secret-" });
+  try {
+    const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+    await Deno.writeTextFile(`${dir}/app_key`, `${key}\n`);
+    assert.equal(loadSettings({ APP_KEY_FILE: `${dir}/app_key` }).appKey, key);
+    assert.match(
+      refusal({ APP_KEY_FILE: `${dir}/app_key`, APP_KEY: key }),
+      /APP_KEY_FILE: set APP_KEY or APP_KEY_FILE, not both/,
+    );
+    assert.match(
+      refusal({ APP_KEY_FILE: `${dir}/nope` }),
+      /APP_KEY_FILE: can't read .*no such file/,
+    );
+    await Deno.writeTextFile(`${dir}/short`, "c2hvcnQ=");
+    assert.match(
+      refusal({ APP_KEY_FILE: `${dir}/short` }),
+      /APP_KEY_FILE \(.*short\): must be base64 of exactly 32 bytes/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("settings: in a container without BASE_URL, the start says its links name the container", async () => {
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--lock=tests/deno.lock", "main.ts"],
+    cwd: ROOT,
+    env: { PORT: String(port), KV_PATH: ":memory:", SERVICE_IN_CONTAINER: "true", NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const lines: string[] = [];
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  const out = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const both = async (r: ReadableStreamDefaultReader<string>) => {
+    for (let c = await r.read(); !c.done; c = await r.read()) lines.push(...c.value.split("\n"));
+  };
+  const reading = Promise.all([both(reader), both(out)]);
+  for (let i = 0; i < 400 && !lines.some((l) => l.includes("Listening on")); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill("SIGTERM");
+  await child.status;
+  await reading;
+  const warned = lines.filter((l) => l.includes("BASE_URL: not set"));
+  assert.equal(warned.length, 1, lines.join("\n"));
+  assert.match(warned[0], /http:\/\/localhost:\d+, the container's own address/);
+});

@@ -8,9 +8,12 @@ export interface Page {
   blocks: string[];
 }
 
-/** A block not run (`skip` says why), or run with the service stopped and started again after. */
+/**
+ * A block not run (`skip` says why), or run with the service stopped and started again after.
+ * A rule matches exactly one block, or with `every`, one or more.
+ */
 export type Rule =
-  & { page: string; skip?: string; stopped?: boolean }
+  & { page: string; skip?: string; stopped?: boolean; every?: boolean }
   & ({ has: string } | { is: string });
 
 type Step =
@@ -69,7 +72,7 @@ export function planOf(pages: Page[], rules: Rule[]): PlannedPage[] {
     }),
   }));
   for (const [rule, count] of used) {
-    if (count !== 1) {
+    if (rule.every ? count === 0 : count !== 1) {
       throw new Error(`rule for ${rule.page} matches ${count} blocks: ${JSON.stringify(rule)}`);
     }
   }
