@@ -30,7 +30,8 @@ export async function insertChannel(
 ): Promise<boolean> {
   const op = kv.atomic()
     .check({ key: keys.channel(channel.id), versionstamp: null })
-    .set(keys.channel(channel.id), channel);
+    .set(keys.channel(channel.id), channel)
+    .set(keys.channelsVersion(channel.team_id), Date.now());
   if (!channel.is_direct) {
     op.check({ key: keys.channelSlug(channel.team_id, channel.slug), versionstamp: null })
       .set(keys.channelSlug(channel.team_id, channel.slug), channel.id);
@@ -45,7 +46,9 @@ export async function updateChannel(
   entry: Deno.KvEntry<Channel>,
   next: Channel,
 ): Promise<boolean> {
-  return (await kv.atomic().check(entry).set(keys.channel(next.id), next).commit()).ok;
+  const op = kv.atomic().check(entry).set(keys.channel(next.id), next)
+    .set(keys.channelsVersion(next.team_id), Date.now());
+  return (await op.commit()).ok;
 }
 
 /** The ids of the channels a user belongs to. */

@@ -14,6 +14,7 @@ const PREFIX_KINDS = {
   moved: words(`
     teams users team_users system_bots tokens token_ids user_tokens user_tokens_version login_links
     sessions layout import migrations channels channel_slugs members user_channels
+    user_channels_version channels_version
     user_closed_channels members_version messages timeline timeline_len thread thread_len
     client_uuids channel_ts message_ts reactions poll_votes poll_ballots emoji events tokens_version jobs job_counts delivery_counts redeliveries
     failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids

@@ -21,6 +21,8 @@
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |
  * | ["members", channelId, userId]                | MemberRef            | channel membership                      |
  * | ["user_channels", userId, channelId]          | null                 | index: a user's channels                |
+ * | ["user_channels_version", userId]             | number (time)        | rewritten with every change of the user's memberships: a cached list of its channels is current while this is (written from 0.29, read from 0.30) |
+ * | ["channels_version", teamId]                  | number (time)        | rewritten with every channel record of the team made or changed: with the above, what a cached channel list is checked against |
  * | ["user_closed_channels", userId, channelId]   | null                 | index: a user's private and direct channels, whose events only members see: the event feed's sources beyond the open events; kept with user_channels |
  * | ["members_version", channelId]                | number (time)        | rewritten with every membership change: who hears the channel's events |
  * | ["messages", messageId]                       | Message              | primary                                 |
@@ -116,6 +118,8 @@ export const keys = {
   members: (channelId: string) => ["members", channelId],
   member: (channelId: string, userId: string) => ["members", channelId, userId],
   userChannels: (userId: string) => ["user_channels", userId],
+  userChannelsVersion: (userId: string) => ["user_channels_version", userId],
+  channelsVersion: (teamId: string) => ["channels_version", teamId],
   userChannel: (userId: string, channelId: string) => ["user_channels", userId, channelId],
   userClosedChannels: (userId: string) => ["user_closed_channels", userId],
   userClosedChannel: (userId: string, channelId: string) => [

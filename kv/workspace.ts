@@ -31,6 +31,7 @@ export const isClosed = (channel: Pick<Channel, "visibility" | "is_direct">): bo
 export function setMembership(op: Plan, channel: MembershipOf, user: MemberRef) {
   op.set(keys.member(channel.id, user.id), memberRef(user))
     .set(keys.userChannel(user.id, channel.id), null)
+    .set(keys.userChannelsVersion(user.id), Date.now())
     .set(keys.membersVersion(channel.id), Date.now());
   if (isClosed(channel)) op.set(keys.userClosedChannel(user.id, channel.id), null);
 }
@@ -39,6 +40,7 @@ export function setMembership(op: Plan, channel: MembershipOf, user: MemberRef) 
 export function dropMembership(op: Plan, channel: MembershipOf, userId: string) {
   op.delete(keys.member(channel.id, userId))
     .delete(keys.userChannel(userId, channel.id))
+    .set(keys.userChannelsVersion(userId), Date.now())
     .set(keys.membersVersion(channel.id), Date.now());
   if (isClosed(channel)) op.delete(keys.userClosedChannel(userId, channel.id));
 }
@@ -50,6 +52,7 @@ export async function insertTeam(kv: Store, team: Team, general: Channel): Promi
       .check({ key: keys.team(team.id), versionstamp: null })
       .set(keys.team(team.id), team)
       .set(keys.channel(general.id), general)
+      .set(keys.channelsVersion(team.id), Date.now())
       .set(keys.channelSlug(team.id, general.slug), general.id),
     "create team",
   );

@@ -169,7 +169,7 @@ Deno.test("layout: an upgrade counts pending jobs from what is in the store", as
 
 Deno.test("layout: unreleased code carries the next version with a prerelease tag", async () => {
   const changelog = await Deno.readTextFile(new URL("../CHANGELOG.md", import.meta.url));
-  const first = /^## (.+)$/m.exec(changelog)?.[1];
+  const first = /^## (\S+)/m.exec(changelog)?.[1];
   const released = [...changelog.matchAll(/^## (\d+\.\d+\.\d+)/gm)].map((m) => m[1]);
   if (first === "Unreleased") {
     assert.match(VERSION, /-/, "main with unreleased changes must not claim a release's version");
