@@ -17,6 +17,7 @@ import { deliveryBursts } from "./scenarios/delivery_bursts.ts";
 import { incomingPost } from "./scenarios/incoming_post.ts";
 import { eventStream } from "./scenarios/event_stream.ts";
 import { eventFeed } from "./scenarios/event_feed.ts";
+import { botFeed } from "./scenarios/bot_feed.ts";
 import { remoteStore } from "./scenarios/remote_store.ts";
 import { twoInstances } from "./scenarios/two_instances.ts";
 import { dataOverTime } from "./scenarios/data_over_time.ts";
@@ -27,7 +28,7 @@ import { requireWrk } from "./wrk.ts";
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
 const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["channel show", channelShow, 30],
-  ["channel list", channelList, 150],
+  ["channel list", channelList, 240],
   ["post messages", postMessages, 50],
   ["incoming webhook", incomingPost, 25],
   ["read messages", readMessages, 40],
@@ -37,6 +38,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["delivery bursts", deliveryBursts, 55],
   ["event stream", eventStream, 60],
   ["event feed", eventFeed, 120],
+  ["bot feed", botFeed, 90],
   ["remote store", remoteStore, 30],
   ["two instances", twoInstances, 25],
   ["data over time", dataOverTime, 120],

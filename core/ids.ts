@@ -56,6 +56,12 @@ export const idsFrom = (ms: number): string => {
   return `${hex.slice(0, 8)}-${hex.slice(8)}`;
 };
 
+/**
+ * A UUIDv7 no id made at `ms` sorts before: a place in time, at the start of that millisecond,
+ * that names no event (a feed cursor past events its reader doesn't see).
+ */
+export const placeAt = (ms: number): string => `${idsFrom(ms)}-7000-8000-000000000000`;
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const isUuid = (s: string): boolean => uuidPattern.test(s);

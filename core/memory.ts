@@ -5,8 +5,15 @@
  * remember, and everything a process remembers about a store is found on it.
  */
 export class CacheKind<V> {
-  /** `max`: entries kept at most, the least recently set forgotten first. */
-  constructor(readonly name: string, readonly max: number) {}
+  /**
+   * `max`: entries kept at most, the least recently set forgotten first; with `weigh`, their
+   * total weight at most.
+   */
+  constructor(
+    readonly name: string,
+    readonly max: number,
+    readonly weigh?: (value: V) => number,
+  ) {}
 
   /** Never set: it ties V to the kind, so that `Store.cache` returns a map of V. */
   declare readonly value?: V;

@@ -825,8 +825,12 @@ export interface paths {
          *
          *     Page with `after=<meta.next_cursor>`: the cursor is the last event the page looked at
          *     that the user can see (never one it can't), so walking on with it misses and repeats
-         *     nothing, while events are being written too. The last 5 seconds are held back until
-         *     every commit of that time has landed. `has_more` is true when more is ready now.
+         *     nothing, while events are being written too. A page looks at 1,000 events at most; one
+         *     that ended on events the user can't see hands out, as its cursor, the start of the
+         *     millisecond of the last of them: a place in time that names no event, so the walk moves
+         *     on. Such a page may be short, or empty, with `has_more` true. The last 5 seconds are held
+         *     back until every commit of that time has landed. `has_more` is true when more is ready
+         *     now.
          *
          *     `after` is a position in time: an event id the user can't see, another team's, or one
          *     never made are all answered alike, as the place after that id. A position older than
@@ -839,8 +843,9 @@ export interface paths {
          *     attempt still waiting 2 seconds after the event). An edit is not an erasure.
          *
          *     A page reads only the indexes of what the user may see: the team's public channels,
-         *     and each private or direct channel the user is in (a bot: each channel it is in), so
-         *     its cost follows the page and the user's channels, not the team's other activity.
+         *     and each private or direct channel the user is in (a bot: each channel it is in; a bot
+         *     in more than 32, the team's one index, passing what isn't its channels'), so its cost
+         *     follows the page, not the team's other activity nor how many channels a bot is in.
          */
         get: operations["listEvents"];
         put?: never;

@@ -9,10 +9,26 @@ export interface FeedEntry {
   id: string;
   type: EventType;
   channel_id: string;
+  /** Of a channel the reader is not in: a place passed, never shown (a team's source only). */
+  passed?: true;
 }
 
-/** Where a feed reads from: the events every human of a team sees, or one channel's. */
-export type FeedSource = { openOf: string } | { channelId: string };
+/**
+ * Where a feed reads from: the events every human of a team sees, one channel's, or all of a
+ * team's, those of channels `member` doesn't hold marked as passed (for a reader in so many of
+ * its channels that one index beats one per channel).
+ */
+export type FeedSource =
+  | { openOf: string }
+  | { channelId: string }
+  | { teamOf: string; member: { has(channelId: string): boolean } };
+
+const prefixOf = (source: FeedSource): Deno.KvKey =>
+  "openOf" in source
+    ? keys.openEvents(source.openOf)
+    : "teamOf" in source
+    ? keys.teamEventsOf(source.teamOf)
+    : keys.channelEvents(source.channelId);
 
 /**
  * A source's events after `after` (exclusive) in id order, those whose id was made after
@@ -23,9 +39,7 @@ export async function* listFeedSource(
   source: FeedSource,
   { after, untilMs, batch }: { after: string | null; untilMs: number; batch: number },
 ): AsyncGenerator<FeedEntry> {
-  const prefix = "openOf" in source
-    ? keys.openEvents(source.openOf)
-    : keys.channelEvents(source.channelId);
+  const prefix = prefixOf(source);
   const selector = {
     start: after ? [...prefix, after, ""] : prefix,
     end: [...prefix, idsFrom(untilMs + 1)],
@@ -36,7 +50,9 @@ export async function* listFeedSource(
   for await (const e of entries) {
     const id = e.key.at(-1) as string;
     const channel_id = e.value.channel_id ?? (source as { channelId: string }).channelId;
-    yield { id, type: e.value.type, channel_id };
+    if ("teamOf" in source && !source.member.has(channel_id)) {
+      yield { id, type: e.value.type, channel_id, passed: true };
+    } else yield { id, type: e.value.type, channel_id };
   }
 }
 

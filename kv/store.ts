@@ -45,7 +45,7 @@ export class Store {
   readonly #appender: Appender;
   readonly #mover = new LogMover(this);
   readonly #underWay = new Set<Promise<unknown>>();
-  readonly #caches = new Map<CacheKind<unknown>, RecentMap<string, unknown>>();
+  readonly #caches = new Map<object, RecentMap<string, unknown>>();
   readonly #locks = new Map<LockKind, KeyedLock>();
   #work: WorkProducer<CommitWork, JobRoom> | undefined;
   #queues = true;
@@ -122,9 +122,11 @@ export class Store {
    * ever a starting point that a versionstamp or a commit's check confirms.
    */
   cache<V>(kind: CacheKind<V>): RecentMap<string, V> {
-    let cache = this.#caches.get(kind);
-    if (!cache) this.#caches.set(kind, cache = new RecentMap(kind.max));
-    return cache as RecentMap<string, V>;
+    const kept = this.#caches.get(kind) as RecentMap<string, V> | undefined;
+    if (kept) return kept;
+    const made = new RecentMap<string, V>(kind.max, kind.weigh);
+    this.#caches.set(kind, made as RecentMap<string, unknown>);
+    return made;
   }
 
   /** This process's locks of `kind` on this store's records. */

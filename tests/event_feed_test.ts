@@ -148,3 +148,34 @@ Deno.test("event feed: upgrading fills the indexes for events and memberships ol
     assert.deepEqual((await walk(s, w.bot, 100)).messages.length, 3);
   });
 });
+
+Deno.test("event feed: a bot in many channels reads its team's one index, and moves on past what it can't see", async () => {
+  await withWorkspace(async (s, w) => {
+    // More channels than the bot reads one by one (feed.ts TEAM_SCAN_FROM).
+    const rooms: string[] = [];
+    for (let i = 0; i < 34; i++) {
+      const room = await createChannelAs(s, w.admin.token, `bot-room-${i}`, "public");
+      const added = await api(s, "POST", `/channels/${room}/members`, {
+        token: w.admin.token,
+        body: { user_id: w.bot.user.id },
+      });
+      assertStatus(added, 201);
+      rooms.push(room);
+    }
+    const elsewhere = await createChannelAs(s, w.admin.token, "not-the-bots", "public");
+    await post(s, w.admin.token, rooms[0], "before");
+    // More than a page looks at (SCAN_LIMIT): a page that sees none of them still moves on.
+    for (let i = 0; i < 1_050; i++) await post(s, w.admin.token, elsewhere, `elsewhere ${i}`);
+    await post(s, w.admin.token, rooms[33], "after");
+    await post(s, w.admin.token, rooms[7], "last");
+    await sleep(FEED_LAG_MS + 100);
+    const bot = await walk(s, w.bot, 2);
+    assert.deepEqual(bot.messages, ["before", "after", "last"]);
+    const hidden = new Set(await eventIdsIn(s.ctx.kv, elsewhere));
+    for (const cursor of bot.cursors) {
+      assert.ok(!hidden.has(cursor), "a cursor names an event the bot can't see");
+    }
+    // The member, in all of them, reads them all: the same events as before the bot's shortcut.
+    assert.equal((await walk(s, w.admin, 100)).messages.length, 1_053);
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * A rolling deploy (decisions.md, "Rolling upgrades"; issue 28 finding 4): the release before
- * this one (0.27.0, kept in tests/fixtures/0.27.0/release.tar.gz) and this one run side by side
+ * this one (the `previous` of tests/fixtures/make_fixtures.ts, kept as its release.tar.gz) and this one run side by side
  * on one store, under load. Every post, through either, reaches the feed and the live stream of
  * both, and the subscription; a token revoked through one is refused by both, and a sign-in link
  * used through one can't be used through the other. This test is what proves that each layout
@@ -130,6 +130,41 @@ Deno.test(`rolling deploy: ${PREVIOUS.name} and this release on one store lose n
       const feed = await feedOf(s, w.member.token);
       assert.deepEqual(new Set(feed), all, `the feed through ${s === old ? "old" : "new"}`);
       assert.equal(feed.length, all.size, "each once");
+    }
+
+    // A channel list this release keeps in memory is never stale for what the other changed:
+    // a channel made, archived, joined and left through either shows at once through both.
+    for (const [through, other] of [[old, next], [next, old]]) {
+      const listed = async (s: Service) => {
+        const res = await fetch(`${s.url}/api/v1/channels?limit=100`, {
+          headers: { Authorization: `Bearer ${w.member.token}` },
+        });
+        const { data } = await res.json();
+        return data.map((c: { name: string; is_archived: boolean }) =>
+          `${c.name}${c.is_archived ? " (archived)" : ""}`
+        ).sort();
+      };
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`${through.url}/api/v1${path}`, {
+          method,
+          headers: {
+            Authorization: `Bearer ${w.member.token}`,
+            "Content-Type": "application/json",
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        assert.ok(res.ok, `${method} ${path}: ${res.status} ${await res.clone().text()}`);
+        return res.status === 204 ? null : (await res.json()).data;
+      };
+      const before = await listed(other);
+      assert.deepEqual(await listed(through), before);
+      const tag = through === old ? "old" : "new";
+      const kept = await call("POST", "/channels", { name: `kept-${tag}`, visibility: "public" });
+      const gone = await call("POST", "/channels", { name: `gone-${tag}`, visibility: "public" });
+      assert.deepEqual(await listed(other), [...before, kept.name, gone.name].sort(), "made");
+      await call("POST", `/channels/${kept.id}/archive`);
+      await call("DELETE", `/channels/${gone.id}/members/${w.member.user.id}`);
+      assert.deepEqual(await listed(other), [...before, `${kept.name} (archived)`].sort());
     }
 
     // No rule undone: a token each has just used, revoked, is refused by both; a sign-in link

@@ -11,22 +11,16 @@ import { checkName, checkOptionalName } from "../text.ts";
 import {
   insertChannel,
   listTeamChannels as listTeamChannelRecords,
-  listUserChannels,
   updateChannel,
 } from "../../kv/channels.ts";
 import { getTeam, listTeamUsers } from "../../kv/workspace.ts";
 import { keys } from "../../kv/keys.ts";
 import { decodeChannelCursor, encodeChannelCursor } from "../paging.ts";
+import { byName, channelListOf } from "./channel_list.ts";
 
-const names = new Intl.Collator();
-
-/** The order of a list of channels: by name, as people read names, then by id. */
-export const byName = (a: Channel, b: Channel) =>
-  names.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
-/** The channels the subject belongs to, archived ones included, by name. */
-export async function listChannels(ctx: Ctx, subject: Subject): Promise<Channel[]> {
-  return (await listUserChannels(ctx.kv, subject.user_id)).sort(byName);
+/** The channels the subject belongs to, archived ones included, by name. Never change it. */
+export async function listChannels(ctx: Ctx, subject: Subject): Promise<readonly Channel[]> {
+  return (await channelListOf(ctx, subject)).channels;
 }
 
 /**
@@ -58,13 +52,15 @@ export async function pageChannels(
   { limit, cursor }: { limit: number; cursor: string | null },
 ): Promise<ChannelPage> {
   const after = cursor && decodeChannelCursor(ctx.keyring, subject.user_id, cursor);
-  const all = await listChannels(ctx, subject);
+  const { channels: all, placeOf } = await channelListOf(ctx, subject);
   let start = 0;
   if (after) {
-    const mark = all.find((c) => c.id === after) ??
-      (await ctx.kv.get<Channel>(keys.channel(after))).value;
+    const place = placeOf.get(after);
+    const mark = place === undefined
+      ? (await ctx.kv.get<Channel>(keys.channel(after))).value
+      : all[place];
     if (!mark) throw invalid("cursor", "The channel this cursor went on after is gone.");
-    start = firstAfter(all, mark);
+    start = place === undefined ? firstAfter(all, mark) : place + 1;
   }
   const channels = all.slice(start, start + limit);
   const more = start + limit < all.length;
@@ -77,7 +73,7 @@ export async function pageChannels(
 }
 
 /** Where in `sorted` the channels after `mark` begin (a binary search). */
-function firstAfter(sorted: Channel[], mark: Channel): number {
+function firstAfter(sorted: readonly Channel[], mark: Channel): number {
   let [lo, hi] = [0, sorted.length];
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
@@ -103,7 +99,11 @@ export const readsPrivately = (c: Channel) => c.visibility === "private" || c.is
  * policy's "team.administer"), who add bots to channels and choose what an incoming webhook
  * posts as.
  */
-export async function channelsOf(ctx: Ctx, actor: Actor, user: User): Promise<Channel[]> {
+export async function channelsOf(
+  ctx: Ctx,
+  actor: Actor,
+  user: User,
+): Promise<readonly Channel[]> {
   authorize(actor, "team.administer", user);
   return await listChannels(ctx, subjectOfPerson(user));
 }

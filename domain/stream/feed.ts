@@ -11,7 +11,9 @@ import {
   listFeedSource,
   readEvents,
 } from "../../kv/event_feed.ts";
-import { listUserChannelIds } from "../../kv/channels.ts";
+import { idTime, placeAt } from "../../core/ids.ts";
+import { permits } from "../policy.ts";
+import { type ChannelList, channelListOf } from "../channels/channel_list.ts";
 
 /**
  * Events younger than this are not listed yet. An event's id is made just before its commit, so
@@ -50,13 +52,39 @@ export interface FeedPage {
 export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Promise<FeedPage> {
   if (q.after) requireWithinHorizon(q.after);
   if (q.channelId) await loadChannel(ctx, subject, q.channelId);
-  const sources = await feedSources(ctx, subject, q.channelId ? [q.channelId] : null);
+  // A bot's events are those of its channels: its list says which, and whether it sees them.
+  const list = !q.channelId && subject.type === "bot" ? await channelListOf(ctx, subject) : null;
+  const sources = list && list.channels.length > TEAM_SCAN_FROM
+    ? [{ teamOf: subject.team_id, member: list.placeOf }]
+    : await feedSources(ctx, subject, q.channelId ? [q.channelId] : null);
   const merged = mergedSources(ctx, sources, {
     after: q.after,
     untilMs: Date.now() - FEED_LAG_MS,
     limit: q.limit,
   });
-  return await readPage(ctx, subject, q, merged);
+  const see = list
+    ? (ids: string[]) => Promise.resolve(seenIn(subject, list, ids))
+    : (ids: string[]) => visibleChannelIds(ctx, subject, ids);
+  return await readPage({ ctx, q, merged, see });
+}
+
+/**
+ * A bot in more channels than this reads its team's one index of events, passing those of
+ * channels it isn't in, rather than one index per channel: a page then costs what it looks at,
+ * not how many channels the bot is in.
+ */
+const TEAM_SCAN_FROM = 32;
+
+/**
+ * Those of the channels `ids` the member sees now (the policy's "channel.read"), decided from its
+ * channel list, which is as current as a read (channel_list.ts).
+ */
+function seenIn(subject: Subject, list: ChannelList, ids: string[]): Set<string> {
+  return new Set(ids.filter((id) => {
+    const place = list.placeOf.get(id);
+    return place !== undefined &&
+      permits(subject, "channel.read", { channel: list.channels[place], isMember: true });
+  }));
 }
 
 /** Each index read a little beyond its share of the page, so that few need a second trip. */
@@ -76,7 +104,7 @@ export async function feedSources(
 ): Promise<FeedSource[]> {
   if (channelIds) return channelIds.map((channelId) => ({ channelId }));
   if (subject.type === "bot") {
-    return (await listUserChannelIds(ctx.kv, subject.user_id)).map((id) => ({ channelId: id }));
+    return (await channelListOf(ctx, subject)).channels.map((c) => ({ channelId: c.id }));
   }
   const closed = await listClosedChannelIds(ctx.kv, subject.user_id);
   return [{ openOf: subject.team_id }, ...closed.map((id) => ({ channelId: id }))];
@@ -100,39 +128,60 @@ export function mergedSources(
   );
 }
 
-/** The page from the merged entries: those the policy lets the subject see, of the types asked. */
-async function readPage(
-  ctx: Ctx,
-  subject: Subject,
-  q: FeedQuery,
-  merged: AsyncGenerator<FeedEntry>,
-): Promise<FeedPage> {
+/**
+ * The page from the merged entries: those the policy lets the subject see (`see` says which
+ * channels), of the types asked, SCAN_LIMIT entries looked at at most.
+ */
+async function readPage({ ctx, q, merged, see }: {
+  ctx: Ctx;
+  q: FeedQuery;
+  merged: AsyncGenerator<FeedEntry>;
+  see: (channelIds: string[]) => Promise<Set<string>>;
+}): Promise<FeedPage> {
   const sees = new Map<string, boolean>();
   const shown: FeedEntry[] = [];
   let last = q.after;
+  let passed: string | null = null;
   let looked = 0;
   const page = async (hasMore: boolean): Promise<FeedPage> => ({
     events: await asTheyAreNow(ctx.kv, await readEvents(ctx.kv, shown.map((e) => e.id))),
-    nextCursor: last,
+    nextCursor: hasMore ? beyond(last, passed) : last,
     hasMore,
   });
   for (;;) {
     const want = Math.min(SCAN_LIMIT - looked, q.limit - shown.length) + 1;
     const batch = await take(merged, want);
-    const unknown = [...new Set(batch.map((e) => e.channel_id))].filter((id) => !sees.has(id));
+    const unknown = [...new Set(batch.flatMap((e) => e.passed ? [] : [e.channel_id]))]
+      .filter((id) => !sees.has(id));
     if (unknown.length > 0) {
-      const visible = await visibleChannelIds(ctx, subject, unknown);
+      const visible = await see(unknown);
       for (const id of unknown) sees.set(id, visible.has(id));
     }
     for (const e of batch) {
       if (shown.length === q.limit || looked === SCAN_LIMIT) return await page(true);
       looked++;
-      if (!sees.get(e.channel_id)) continue;
+      if (e.passed || !sees.get(e.channel_id)) {
+        passed = e.id;
+        continue;
+      }
       last = e.id;
       if (!q.types || q.types.includes(e.type)) shown.push(e);
     }
     if (batch.length < want) return await page(false);
   }
+}
+
+/**
+ * Where a page that ended on events the reader doesn't see goes on from: past them, without
+ * naming one. The start of the last one's millisecond is a place no event is at. An event of that
+ * millisecond before it that the reader saw is `last` or before it, and then `last` is where to go
+ * on from; otherwise all of that millisecond up to it was hidden, and is looked at again. So a
+ * cursor moves on even after a page that saw nothing.
+ */
+function beyond(last: string | null, passed: string | null): string | null {
+  if (!passed) return last;
+  const place = placeAt(idTime(passed));
+  return last === null || place > last ? place : last;
 }
 
 /** Up to `n` more items of `items`. */

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
-import { byName, channelsOf, listChannels } from "../../domain/channels/channels.ts";
+import { channelsOf, listChannels } from "../../domain/channels/channels.ts";
+import { byName } from "../../domain/channels/channel_list.ts";
 import { visibleChannels } from "../../domain/channels/access.ts";
 import type { Ctx } from "../../domain/context.ts";
 import type { Subject, User } from "../../core/types.ts";
