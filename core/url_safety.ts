@@ -15,6 +15,13 @@ export class UnsafeUrlError extends Error {}
 
 const BLOCKED_NAMES = new Set(["localhost", "metadata.google.internal"]);
 
+/**
+ * Cloud instance-metadata endpoints: they hand out the host's credentials, so no setting makes
+ * them a webhook's target, WEBHOOKS_ALLOW_PRIVATE_URLS included.
+ */
+const METADATA_NAMES = new Set(["metadata.google.internal", "metadata.goog"]);
+const METADATA_ADDRESSES = ["169.254.169.254", "fd00:ec2::254", "100.100.100.200", "169.254.170.2"];
+
 /** [first address, prefix length] of the IPv4 ranges that are not publicly routable. */
 const V4_BLOCKED: [string, number][] = [
   ["0.0.0.0", 8], // "this network", unspecified
@@ -136,6 +143,22 @@ export function isPublicAddress(addr: Uint8Array): boolean {
   return !v6Blocked.some(([p, bits]) => inRange(addr, p, bits));
 }
 
+const metadataAddresses = METADATA_ADDRESSES.map((a) => parseIp(a)!);
+
+/** Whether an address is a cloud metadata endpoint's (refused whatever the settings). */
+export function isMetadataAddress(addr: Uint8Array): boolean {
+  // An IPv4 address in IPv6 clothing (::ffff:a.b.c.d) is that IPv4 address.
+  const mapped = addr.length === 16 && addr.subarray(0, 10).every((b) => b === 0) &&
+    addr[10] === 0xff && addr[11] === 0xff;
+  const bytes = mapped ? addr.subarray(12) : addr;
+  return metadataAddresses.some((m) =>
+    m.length === bytes.length && m.every((b, i) => b === bytes[i])
+  );
+}
+
+const METADATA =
+  "The url is a cloud metadata address, which hands out the host's credentials: never a webhook's target.";
+
 /** Where an attempt connects: the URL's host and the one checked address to use for it. */
 export interface Target {
   url: URL;
@@ -188,6 +211,7 @@ export async function resolveTarget(
   const host = hostOf(url);
   const literal = parseIp(host);
   if (literal) {
+    if (isMetadataAddress(literal)) throw new UnsafeUrlError(METADATA);
     if (!opts.allowPrivate && !isPublicAddress(literal)) {
       throw new UnsafeUrlError(NOT_PUBLIC);
     }
@@ -196,6 +220,7 @@ export async function resolveTarget(
     approvedLiterals.set(`${opts.allowPrivate}|${text}`, target);
     return target;
   }
+  if (METADATA_NAMES.has(host)) throw new UnsafeUrlError(METADATA);
   if (opts.allowPrivate && host === "localhost") {
     return { url, host, address: "127.0.0.1", literal: false };
   }
@@ -205,6 +230,9 @@ export async function resolveTarget(
   const addresses = await (opts.resolver ?? systemResolver)(host, opts.signal);
   if (addresses.length === 0) throw new UnsafeUrlError("The url's host does not resolve.");
   const parsed = addresses.map((a) => [a, parseIp(a)] as const);
+  if (parsed.some(([, bytes]) => bytes && isMetadataAddress(bytes))) {
+    throw new UnsafeUrlError(METADATA);
+  }
   if (!opts.allowPrivate && parsed.some(([, bytes]) => !bytes || !isPublicAddress(bytes))) {
     throw new UnsafeUrlError(NOT_PUBLIC);
   }

@@ -71,9 +71,32 @@ Deno.test("dns: a kept answer is checked against the SSRF rules on every use", a
   assert.equal(first.address, "93.184.216.34");
   answers["rebind.example.test"] = [{ address: "169.254.169.254", ttl: 300 }];
   clock += 1_000;
-  await assert.rejects(() => resolveTarget("https://rebind.example.test/", strict), /public/);
-  await assert.rejects(() => resolveTarget("https://rebind.example.test/", strict), /public/);
+  await assert.rejects(() => resolveTarget("https://rebind.example.test/", strict), /metadata/);
+  await assert.rejects(() => resolveTarget("https://rebind.example.test/", strict), /metadata/);
   assert.equal(calls.length, 2, "the second refusal came from the kept answer, checked again");
+});
+
+Deno.test("dns: a cloud metadata address is refused even where private URLs are allowed", async () => {
+  const { lookup } = fakeLookup({
+    "metadata.example.test": [{ address: "169.254.169.254", ttl: 60 }],
+    "mapped.example.test": [{ address: "::ffff:169.254.169.254", ttl: 60 }],
+    "private.example.test": [{ address: "10.0.0.7", ttl: 60 }],
+  });
+  const lax = { allowPrivate: true, resolver: cachedResolver(lookup, () => 0) };
+  for (
+    const url of [
+      "http://169.254.169.254/latest/meta-data/",
+      "http://[fd00:ec2::254]/",
+      "http://[::ffff:169.254.169.254]/",
+      "http://metadata.google.internal/computeMetadata/v1/",
+      "https://metadata.example.test/",
+      "https://mapped.example.test/",
+    ]
+  ) {
+    await assert.rejects(() => resolveTarget(url, lax), /metadata/, url);
+  }
+  assert.equal((await resolveTarget("https://private.example.test/", lax)).address, "10.0.0.7");
+  assert.equal((await resolveTarget("http://10.1.2.3:8000/", lax)).address, "10.1.2.3");
 });
 
 Deno.test("dns: a caller's abort ends its own wait, not the lookup others share", async () => {
