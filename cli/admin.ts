@@ -154,11 +154,23 @@ async function run(name: string, command: AnyCommand, args: string[]): Promise<n
   }
 }
 
+/**
+ * What integrators make, the CLI doesn't: where they are made instead, for the commands people
+ * look for first.
+ */
+const MADE_ELSEWHERE: Record<string, string> = {
+  "webhook:create":
+    "Outgoing subscriptions are made through the API (POST /api/v1/webhooks, with a token that has webhooks:write) or on the settings screen (Webhooks, New subscription); the CLI lists, enables and rotates them (webhook:list).",
+  "channel:create":
+    "Channels are made through the API (POST /api/v1/channels, by the person or bot whose token it is, who becomes their first member); the CLI lists them (channel:list) and adds members (member:add).",
+};
+
 /** One line for a command that isn't one: the closest that is, and where they are all listed. */
 const unknownCommand = (name: string) =>
-  `Unknown command "${name}".${
-    didYouMean(name, Object.keys(commands))
-  } Every command: deno task admin help`;
+  MADE_ELSEWHERE[name] ??
+    `Unknown command "${name}".${
+      didYouMean(name, Object.keys(commands))
+    } Every command: deno task admin help`;
 
 async function main([name, ...args]: string[]): Promise<number> {
   if (name === "help" || name === "--help" || name === "-h") {

@@ -108,6 +108,24 @@ export function positiveIntFlag<T>(flags: Flags, name: string, fallback: T): num
   return Number(value);
 }
 
+/**
+ * A length of time in seconds: a whole number of seconds, or a duration like `90m`, `12h` or
+ * `30d` (so nobody has to work out 2,592,000).
+ */
+export function secondsFlag<T>(flags: Flags, name: string, fallback: T): number | T {
+  const value = flags[name]?.trim();
+  if (value === undefined) return fallback;
+  if (/^\d+$/.test(value) && Number(value) >= 1 && Number.isSafeInteger(Number(value))) {
+    return Number(value);
+  }
+  const match = /^(\d+)(s|m|h|d)$/.exec(value);
+  const unit = { s: 1, m: 60, h: 3_600, d: 86_400 };
+  if (match && Number(match[1]) >= 1) return Number(match[1]) * unit[match[2] as keyof typeof unit];
+  throw new UsageError(
+    `--${name} must be a number of seconds (3600) or a duration like 90m, 12h or 30d.`,
+  );
+}
+
 /** The value of a flag that must be one of `choices`. */
 export function choiceFlag<T extends string>(
   flags: Flags,

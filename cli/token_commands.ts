@@ -5,7 +5,7 @@ import {
   rotateTokenById,
 } from "../domain/people/tokens.ts";
 import { tokenView } from "../domain/views.ts";
-import { type Command, positiveIntFlag, uuidFlag } from "./command.ts";
+import { type Command, secondsFlag, uuidFlag } from "./command.ts";
 import { findUser } from "../domain/people/workspace.ts";
 import { scopesFlag } from "./scopes_flag.ts";
 
@@ -21,11 +21,11 @@ export const tokenCommands: Record<string, Command> = {
   },
   "token:create": {
     usage:
-      "token:create --user <user id> --scopes <a,b,...|all> [--name <name>] [--expires-in <seconds>]",
+      "token:create --user <user id> --scopes <a,b,...|all> [--name <name>] [--expires-in <seconds, or 90m, 12h, 30d>]",
     summary: "Makes a token for a person or bot with the given scopes; prints its value once.",
     async run(ctx, flags) {
       const scopes = scopesFlag(flags);
-      const expiresInSeconds = positiveIntFlag(flags, "expires-in", null);
+      const expiresInSeconds = secondsFlag(flags, "expires-in", null);
       const user = await findUser(ctx, uuidFlag(flags, "user"));
       const { token, value } = await createToken(ctx, user, {
         scopes,

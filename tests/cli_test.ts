@@ -228,10 +228,20 @@ Deno.test("cli: mistakes exit non-zero with a message on stderr and nothing on s
       [["user:create", "--team", "acme", "--name", "Ada"], /--team must be a uuid/],
       [["user:create", "--team", team.id, "--name", "Ada", "--role", "king"], /--role must be one/],
       [["user:create", "--team", missingId, "--name", "Ada"], /No team/],
-      [["token:create", "--user", user.id, "--scopes", "channels:read,root"], /unknown scope/],
+      [
+        ["token:create", "--user", user.id, "--scopes", "channels:read,root"],
+        /"root" is not a scope/,
+      ],
+      [
+        ["token:create", "--user", user.id, "--scopes", "channel:read"],
+        /"channel:read" is not a scope\. Did you mean channels:read\?/,
+      ],
+      [["webhook:create"], /POST \/api\/v1\/webhooks.*settings screen/],
+      [["channel:create"], /POST \/api\/v1\/channels.*member:add/],
       [["token:create", "--user", user.id, "--scopes", ","], /--scopes needs at least one/],
       [["token:create", "--user", missingId, "--scopes", "all"], /No user/],
-      [["token:create", "--user", user.id, "--scopes", "all", "--expires-in", "0"], /whole number/],
+      [["token:create", "--user", user.id, "--scopes", "all", "--expires-in", "0"], /seconds/],
+      [["token:create", "--user", user.id, "--scopes", "all", "--expires-in", "2w"], /90m, 12h/],
       [["token:revoke", "--id", missingId], /No such token/],
       [["token:rotate", "--id", missingId], /No such token/],
       [["emoji:create", "--team", team.id, "--name", "Ship It"], /emoji name/],
@@ -249,6 +259,18 @@ Deno.test("cli: mistakes exit non-zero with a message on stderr and nothing on s
       assert.match(r.stderr, message, what);
       assert.equal(r.stdout, "", `${what} printed on stdout`);
     }
+    const day = await ok(
+      kv,
+      "token:create",
+      "--user",
+      user.id,
+      "--scopes",
+      "all",
+      "--expires-in",
+      "1d",
+    );
+    const left = Date.parse(day.expires_at) - Date.now();
+    assert.ok(left > 86_000_000 && left <= 86_400_000, `--expires-in 1d: ${day.expires_at}`);
     const revokedTwice = await ok(kv, "token:create", "--user", user.id, "--scopes", "all");
     await ok(kv, "token:revoke", "--id", revokedTwice.id);
     const again = await admin(kv, "token:revoke", "--id", revokedTwice.id);

@@ -63,7 +63,10 @@ export async function createIncoming(
     throw invalid("bot", "The bot must be a bot of the channel's team.");
   }
   if (member.versionstamp === null) {
-    throw invalid("bot", "The bot must be a member of the channel; add it first.");
+    throw invalid(
+      "bot",
+      `The bot must be a member of the channel; add it first: POST /api/v1/channels/${channel.value.id}/members with {"user_id": "${bot.id}"}, the Bots page of the settings screen, or deno task admin member:add --channel ${channel.value.id} --user ${bot.id}.`,
+    );
   }
   if (channel.value.is_archived) throw invalid("channel", "The channel is archived.");
   const { hook, secret } = newHook({ channel: channel.value, bot, name });
