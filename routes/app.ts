@@ -8,7 +8,8 @@ import { eventRoutes } from "./events.ts";
 import { hookRoutes } from "./hooks.ts";
 import { metricsHandler } from "./metrics.ts";
 import { observe, type ObservedVars } from "./middleware/observe.ts";
-import { errorResponse, notFoundResponse } from "./errors.ts";
+import { errorResponse } from "./errors.ts";
+import { unmatched } from "./unmatched.ts";
 import { memberRoutes } from "./members.ts";
 import { messageRoutes } from "./messages.ts";
 import { bearerAuth } from "./middleware/auth.ts";
@@ -80,7 +81,7 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
 
   const app = new Hono<{ Variables: ObservedVars }>();
   app.onError(errorResponse);
-  app.notFound(notFoundResponse);
+  app.notFound(unmatched(() => app.routes));
   app.use(observe());
   app.get("/", (c) => c.json(indexOf(ctx.settings.baseUrl)));
   app.get("/up", upHandler(ctx));

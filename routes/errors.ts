@@ -46,5 +46,3 @@ export function errorResponse(thrown: Error, c: Context): Response {
   });
   return c.json({ message: "Internal server error." }, 500);
 }
-
-export const notFoundResponse = (c: Context) => c.json({ message: "Not found." }, 404);

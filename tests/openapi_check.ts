@@ -10,7 +10,7 @@ const DOC_ID = "https://team-chat.invalid/openapi.yaml";
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /** Error statuses the middleware in front of routing may give to a path no route serves. */
-const UNROUTED_STATUSES = new Set([401, 404, 413, 429]);
+const UNROUTED_STATUSES = new Set([401, 404, 405, 413, 429]);
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -136,7 +136,8 @@ function statusEntry(responses: Json, status: number): string | undefined {
  * is the parsed JSON, or null for an empty body.
  *
  * A path or method no operation serves may only answer what the middleware before routing
- * answers (401, 404, 413, 429) with an Error body, as unknown paths under /api/v1 are 404 JSON.
+ * answers (401, 404, 405, 413, 429) with an Error body: unknown paths under /api/v1 are 404 JSON,
+ * a known path's other methods 405.
  */
 export function checkResponse(method: string, path: string, status: number, body: unknown): void {
   const what = `${method.toUpperCase()} ${path} → ${status}`;

@@ -84,13 +84,31 @@ Deno.test("platform: INTEGRATIONS_ENABLED=false hides every API and hook route, 
   });
 });
 
-Deno.test("platform: unknown paths and methods under /api/v1 are 404 JSON", async () => {
+Deno.test("platform: unknown paths under /api/v1 are 404 JSON, a known one's other methods 405", async () => {
   await withEnv({}, async (s, w) => {
-    for (const [method, path] of [["GET", "/nope"], ["PUT", "/channels"], ["GET", "/"]]) {
+    for (const [method, path] of [["GET", "/nope"], ["GET", "/"]]) {
       const res = await api(s, method, path, { token: w.admin.token });
       assertStatus(res, 404, `${method} ${path}`);
       assert.ok(res.headers.get("X-RateLimit-Limit"));
     }
+    const put = await api(s, "PUT", "/channels", { token: w.admin.token });
+    assertStatus(put, 405);
+    assert.equal(put.headers.get("Allow"), "GET, POST");
+    assert.match(put.body.message, /PUT is not allowed on \/api\/v1\/channels; it takes GET, POST/);
+    const del = await api(s, "DELETE", `/channels/${w.team.general_channel_id}`, {
+      token: w.admin.token,
+    });
+    assertStatus(del, 405);
+    assert.equal(del.headers.get("Allow"), "GET");
+    // The API without its prefix says where it lives.
+    const bare = await fetch(`${s.url}/channels`, {
+      headers: { Authorization: `Bearer ${w.admin.token}` },
+    });
+    assert.equal(bare.status, 404);
+    assert.match((await bare.json()).message, /The API lives under \/api\/v1: \/api\/v1\/channels/);
+    const nothing = await fetch(`${s.url}/nothing/here`);
+    assert.equal(nothing.status, 404);
+    assert.deepEqual(await nothing.json(), { message: "Not found." });
   });
 });
 
