@@ -3229,6 +3229,11 @@ export interface components {
                 /** @description Pass as `after` for what comes next; null before any event. */
                 next_cursor: string | null;
                 has_more: boolean;
+                /**
+                 * Format: date-time
+                 * @description How far the feed has got: events made up to this time are listed, those made since (the last 5 seconds, held back until every commit of that time has landed) come with a later request.
+                 */
+                until: string;
             };
         };
         /** @description A test ping, sent by POST /webhooks/{webhookSubscription}/test only. */

@@ -97,7 +97,11 @@ export function eventRoutes(ctx: Ctx, hub: StreamHub) {
     });
     return c.json({
       data: page.events.map(envelopeOf),
-      meta: { next_cursor: page.nextCursor, has_more: page.hasMore },
+      meta: {
+        next_cursor: page.nextCursor,
+        has_more: page.hasMore,
+        until: new Date(page.untilMs).toISOString(),
+      },
     });
   });
 }

@@ -179,3 +179,13 @@ Deno.test("event feed: a bot in many channels reads its team's one index, and mo
     assert.equal((await walk(s, w.admin, 100)).messages.length, 1_053);
   });
 });
+
+Deno.test("event feed: meta.until says how far the feed has got, FEED_LAG_MS behind now", async () => {
+  await withWorkspace(async (s, w) => {
+    const before = Date.now();
+    const res = await api(s, "GET", "/events?limit=5", { token: w.admin.token });
+    assertStatus(res, 200);
+    const until = Date.parse(res.body.meta.until);
+    assert.ok(until >= before - FEED_LAG_MS - 5 && until <= Date.now() - FEED_LAG_MS + 5);
+  });
+});

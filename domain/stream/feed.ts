@@ -36,6 +36,8 @@ export interface FeedPage {
   /** Where to go on from: the last event looked at that the reader sees, or `after` again. */
   nextCursor: string | null;
   hasMore: boolean;
+  /** Events made up to this time (epoch ms) are listed; later ones are held back for now. */
+  untilMs: number;
 }
 
 /**
@@ -57,15 +59,12 @@ export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Prom
   const sources = list && list.channels.length > TEAM_SCAN_FROM
     ? [{ teamOf: subject.team_id, member: list.placeOf }]
     : await feedSources(ctx, subject, q.channelId ? [q.channelId] : null);
-  const merged = mergedSources(ctx, sources, {
-    after: q.after,
-    untilMs: Date.now() - FEED_LAG_MS,
-    limit: q.limit,
-  });
+  const untilMs = Date.now() - FEED_LAG_MS;
+  const merged = mergedSources(ctx, sources, { after: q.after, untilMs, limit: q.limit });
   const see = list
     ? (ids: string[]) => Promise.resolve(seenIn(subject, list, ids))
     : (ids: string[]) => visibleChannelIds(ctx, subject, ids);
-  return await readPage({ ctx, q, merged, see });
+  return { ...await readPage({ ctx, q, merged, see }), untilMs };
 }
 
 /**
@@ -137,13 +136,13 @@ async function readPage({ ctx, q, merged, see }: {
   q: FeedQuery;
   merged: AsyncGenerator<FeedEntry>;
   see: (channelIds: string[]) => Promise<Set<string>>;
-}): Promise<FeedPage> {
+}): Promise<Omit<FeedPage, "untilMs">> {
   const sees = new Map<string, boolean>();
   const shown: FeedEntry[] = [];
   let last = q.after;
   let passed: string | null = null;
   let looked = 0;
-  const page = async (hasMore: boolean): Promise<FeedPage> => ({
+  const page = async (hasMore: boolean) => ({
     events: await asTheyAreNow(ctx.kv, await readEvents(ctx.kv, shown.map((e) => e.id))),
     nextCursor: hasMore ? beyond(last, passed) : last,
     hasMore,
