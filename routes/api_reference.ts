@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { notFound } from "../core/errors.ts";
+import { VERSION } from "../core/version.ts";
 
 /**
  * GET /api/v1/docs: openapi.yaml rendered by Redoc, for a person reading the API. Redoc is
@@ -42,12 +43,13 @@ function pageHtml(styleNonce: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta property="csp-nonce" nonce="${styleNonce}">
-<title>API reference · Team chat integrations</title>
+<title>API reference · Team chat integrations ${VERSION}</title>
 <script type="module" src="docs/${REDOC.file}" integrity="${REDOC.integrity}"></script>
 </head>
 <body>
 <noscript><p>This reference needs JavaScript. The document it shows is
 <a href="openapi.yaml">openapi.yaml</a>.</p></noscript>
+<header><small>The service answering here runs version ${VERSION}.</small></header>
 <redoc spec-url="openapi.yaml" disable-telemetry="true"></redoc>
 </body>
 </html>

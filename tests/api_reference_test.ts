@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { browserTest, withBrowser } from "./browser.ts";
 import { startServer } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
+import { VERSION } from "../core/version.ts";
 
 const SHOTS = Deno.env.get("SCREENSHOTS_DIR");
 
@@ -27,6 +28,7 @@ Deno.test("api reference: a page with no inline code, whose script is the pinned
     const nonce = /'nonce-([0-9a-f]{32})'/.exec(policy)?.[1];
     assert.ok(nonce && html.includes(`nonce="${nonce}"`), "the page carries its policy's nonce");
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)/, "no inline script");
+    assert.ok(html.includes(`runs version ${VERSION}`), "the page says the service's version");
 
     const [, src, integrity] = /<script type="module" src="([^"]+)" integrity="([^"]+)"/
       .exec(html)!;
