@@ -127,6 +127,11 @@ Deno.test(
     await withScreen(async (s, w, browser, watch) => {
       const { context, page } = await signIn(s, browser, w.admin.user, watch);
       await page.getByRole("heading", { name: "Your tokens" }).waitFor();
+      assert.equal(
+        await page.locator("header.top .sign-out span").innerText(),
+        `${w.admin.user.name} · ${w.team.name}`,
+        "the header names the person and the team",
+      );
       const [cookie] = await context.cookies();
       assert.equal(cookie.name, "tc_session");
       assert.equal(cookie.httpOnly, true);

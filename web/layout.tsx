@@ -5,6 +5,8 @@ import { SETTINGS } from "./paths.ts";
 /** Who is looking at a page, and what its forms need. */
 export interface Viewer {
   user: User;
+  /** The name of the person's team: a person in several workspaces knows which this is. */
+  team: string;
   /** The person as the subject of the domain functions the pages call. */
   subject: Subject;
   csrf: string;
@@ -57,7 +59,7 @@ function Nav({ viewer, current }: { viewer: Viewer; current?: Section }) {
       </details>
       <form method="post" action="/settings/sign-out" class="sign-out">
         <input type="hidden" name="_csrf" value={viewer.csrf} />
-        <span>{viewer.user.name}</span> <button type="submit">Sign out</button>
+        <span>{viewer.user.name} · {viewer.team}</span> <button type="submit">Sign out</button>
       </form>
     </header>
   );

@@ -4,6 +4,7 @@ import type { Ctx } from "../../domain/context.ts";
 import { csrfMatches, sessionFor } from "../../domain/people/sessions.ts";
 import { permits } from "../../domain/policy.ts";
 import { subjectOfPerson } from "../../domain/principals.ts";
+import { findTeam } from "../../domain/people/workspace.ts";
 import { MessagePage, SignInHelp } from "../../web/message.tsx";
 import { cookieOptions, SESSION_COOKIE } from "./cookie.ts";
 import type { SettingsEnv } from "./env.ts";
@@ -48,7 +49,14 @@ export async function sessionViewer(ctx: Ctx, c: Context) {
   if (!session) return null;
   const subject = subjectOfPerson(session.user);
   const admin = permits(subject, "team.administer", session.user);
-  const viewer: Viewer = { user: session.user, subject, csrf: session.csrf, admin };
+  const team = await findTeam(ctx, session.user.team_id);
+  const viewer: Viewer = {
+    user: session.user,
+    team: team.name,
+    subject,
+    csrf: session.csrf,
+    admin,
+  };
   return { session, viewer };
 }
 
