@@ -6,10 +6,13 @@ import { ApiError, type FieldErrors, invalid } from "../core/errors.ts";
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const notAnObject = () =>
-  new ApiError(422, "The request body must be a JSON object.", {
-    request: ["The request body must be a JSON object."],
-  });
+/** Why a body isn't JSON, where the parser says, and what to send instead. */
+export const notJson = (text: string, e: SyntaxError) =>
+  `${text.trim() === "" ? "The body is empty" : `The body is not valid JSON (${e.message})`}; ` +
+  "send a JSON object, with Content-Type: application/json.";
+
+const notAnObject = (why = "The request body must be a JSON object.") =>
+  new ApiError(422, why, { request: [why] });
 
 /**
  * The body as text. A body that ends before its declared length, or whose connection drops
@@ -83,7 +86,7 @@ const EXCESS = {
  */
 export function parseJsonObject(
   text: string,
-  refused: () => ApiError = notAnObject,
+  refused: (why?: string) => ApiError = notAnObject,
   field = "request",
 ): Record<string, unknown> {
   const excess = jsonExcess(text);
@@ -92,8 +95,9 @@ export function parseJsonObject(
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    if (e instanceof SyntaxError) throw refused();
-    throw e;
+    if (!(e instanceof SyntaxError)) throw e;
+    // Where it broke, as the parser says it: a stray quote in a shell command shows at once.
+    throw refused(notJson(text, e));
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw refused();
   return parsed as Record<string, unknown>;

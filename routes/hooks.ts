@@ -16,15 +16,15 @@ import { applyRateLimit } from "./middleware/rate_limit.ts";
 
 const FORM = /^(application\/x-www-form-urlencoded|multipart\/form-data)/i;
 
-const notAnObject = (field: string) =>
-  invalid(field, 'The payload must be a JSON object, like {"text": "Hello"}.');
+const notAnObject = (field: string, why?: string) =>
+  invalid(field, why ?? 'The payload must be a JSON object, like {"text": "Hello"}.');
 
 /**
  * A JSON text that must hold an object: the body, the `payload` form field, or a form-typed JSON
  * body. One too complex to parse is refused on `text`, as Slack payloads nested too deep are.
  */
 const objectFrom = (text: string, field: string) =>
-  parseJsonObject(text, () => notAnObject(field), "text");
+  parseJsonObject(text, (why) => notAnObject(field, why), "text");
 
 /**
  * The payload as Slack takes it: a JSON body, or form data (urlencoded or multipart) whose

@@ -254,6 +254,14 @@ Deno.test("bad input: bodies that are not JSON objects get 422 with errors.reque
       assertStatus(res, 422, JSON.stringify(raw));
       assert.ok(Array.isArray(res.body.errors.request), JSON.stringify(res.body));
     }
+    // Text that doesn't parse says where, and what to send.
+    const broken = await api(s, "POST", "/channels", { token: w.admin.token, raw: "{'name': 1}" });
+    assert.match(
+      broken.body.message,
+      /not valid JSON \(.*position 1.*\).*Content-Type: application\/json/,
+    );
+    const empty = await api(s, "POST", "/channels", { token: w.admin.token, raw: "" });
+    assert.match(empty.body.message, /The body is empty/);
     assert.equal(await countKeys(s.ctx.kv), before);
   });
 });
