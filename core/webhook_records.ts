@@ -63,6 +63,11 @@ export interface Delivery {
   response_body?: string | null;
   /** How long the attempt took; absent on attempts recorded before it was kept. */
   duration_ms?: number;
+  /**
+   * When the next try of a failed attempt is due; null when none will follow (it succeeded, was
+   * the last, was by hand, or the subscription was disabled); absent on older records.
+   */
+  next_attempt_at?: string | null;
   created_at: string;
 }
 

@@ -89,7 +89,8 @@ export function planCommit(
     }
   }
   const settle: Settlement[] = [];
-  for (const { a, pending } of items) {
+  const retryAt = new Map<Delivery, string>();
+  for (const { a, pending, delivery } of items) {
     if (!pending) continue;
     const retrying = a.attempt !== null && !a.outcome.succeeded && next.status === "active" &&
       !isLastAttempt(webhooks, a.attempt);
@@ -109,11 +110,15 @@ export function planCommit(
         : {}),
     };
     settle.push({ pending, retry: { job, delayMs }, succeeded: false, checked });
+    retryAt.set(delivery, job.next_attempt_at);
   }
   return {
     subscription: sub,
     next,
-    deliveries: items.map((i) => i.delivery),
+    deliveries: items.map((i) => ({
+      ...i.delivery,
+      next_attempt_at: retryAt.get(i.delivery) ?? null,
+    })),
     settle,
     audit,
     ...(trouble && !next.app ? { trouble } : {}),

@@ -91,6 +91,8 @@ export const deliveryView = (d: Delivery) => ({
   response_status: d.response_status,
   error: d.error,
   response_body: d.response_body ?? null,
+  attempt: d.attempt,
+  next_attempt_at: d.next_attempt_at ?? null,
   created_at: d.created_at,
 });
 

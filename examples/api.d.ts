@@ -3005,6 +3005,10 @@ export interface components {
              *     the endpoint's own text.
              */
             response_body: string | null;
+            /** @description This attempt's place in the automatic schedule (1 is the first try); null for a redelivery or test sent by hand, which is never retried. */
+            attempt?: number | null;
+            /** @description When the next try of this failed attempt is due; null when none will follow (it succeeded, it was the last, it was sent by hand, or the subscription was disabled). */
+            next_attempt_at?: string | null;
             created_at: components["schemas"]["NullableDateTime"];
         };
         OAuthToken: {

@@ -243,6 +243,8 @@ Deno.test("webhooks: show lists the 20 most recent deliveries; redeliver sends o
     assert.equal(failed.succeeded, false);
     assert.equal(failed.response_status, 500);
     assert.equal(failed.error, "HTTP 500");
+    assert.equal(failed.attempt, 1);
+    assert.equal(failed.next_attempt_at, null, "the only attempt: nothing follows");
 
     const res = await api(s, "POST", `/webhooks/${id}/deliveries/${failed.id}/redeliver`, {
       token: w.admin.token,
@@ -258,6 +260,7 @@ Deno.test("webhooks: show lists the 20 most recent deliveries; redeliver sends o
     assert.equal(shown.deliveries[0].succeeded, true);
     assert.equal(shown.deliveries[0].response_status, 204);
     assert.equal(shown.deliveries[0].event_id, failed.event_id);
+    assert.equal(shown.deliveries[0].attempt, null, "by hand");
     assert.notEqual(shown.deliveries[0].id, failed.id);
     assert.equal(shown.consecutive_failures, 0);
     assert.ok(shown.last_success_at);
@@ -294,6 +297,27 @@ Deno.test("webhooks: show lists the 20 most recent deliveries; redeliver sends o
       token: reader.token,
     });
     assert.equal(forbidden.status, 403);
+  } finally {
+    await s.close();
+    await r.close();
+  }
+});
+
+Deno.test("webhooks: a failed attempt says its number and when the next try is due", async () => {
+  const r = receiver(() => new Response(null, { status: 503 }));
+  const s = await startServer({ WEBHOOKS_BACKOFF: "1h", WEBHOOKS_MAX_ATTEMPTS: "3" }, {
+    engine: true,
+  });
+  try {
+    const w = await workspace(s.ctx);
+    const { id } = await subscribe(s, w.admin.token, r.url);
+    await post(s, w.admin.token, w.team.general_channel_id, "hi");
+    const sent = Date.now();
+    await waitUntil(async () => (await show(s, w.admin.token, id)).deliveries.length === 1);
+    const [failed] = (await show(s, w.admin.token, id)).deliveries;
+    assert.equal(failed.attempt, 1);
+    const due = Date.parse(failed.next_attempt_at) - sent;
+    assert.ok(due > 0.85 * 3_600_000 && due < 1.15 * 3_600_000, `due in ${due} ms`);
   } finally {
     await s.close();
     await r.close();

@@ -76,6 +76,21 @@ function DeliveryRows(p: { sub: Subscription; deliveries: Delivery[]; csrf: stri
           <td data-label="Status code" class="num">{d.response_status ?? "—"}</td>
           <td data-label="Result">
             {d.succeeded ? <span class="badge ok">ok</span> : (d.error ?? "failed")}
+            {!d.succeeded && d.attempt !== null && (
+              <>
+                <br />
+                <span class="muted">
+                  attempt {d.attempt}
+                  {d.next_attempt_at
+                    ? (
+                      <>
+                        , next try <Time at={d.next_attempt_at} />
+                      </>
+                    )
+                    : d.next_attempt_at === null && ", no further try"}
+                </span>
+              </>
+            )}
             {!d.succeeded && d.response_body && (
               <>
                 <br />
