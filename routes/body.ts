@@ -126,7 +126,15 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown): z.infe
   throw new ApiError(422, Object.values(errors)[0][0], errors);
 }
 
-/** Reads and validates the JSON body. Call it after the resource and permission checks. */
+/**
+ * Reads and validates the JSON body. Call it after the resource and permission checks. Fields
+ * the operation doesn't take are ignored, and named in `X-Ignored-Fields`: a typo (`thread_ts`
+ * for `thread_root_id`) that would quietly post at the top level shows in the answer.
+ */
 export async function readBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  return validate(schema, await readJsonObject(c));
+  const body = await readJsonObject(c);
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+  const ignored = shape ? Object.keys(body).filter((k) => !(k in shape)) : [];
+  if (ignored.length > 0) c.header("X-Ignored-Fields", ignored.join(", "));
+  return validate(schema, body);
 }

@@ -292,6 +292,20 @@ Deno.test("bad input: wrong types get 422 naming the field; unknown fields are i
     assert.equal(extra.status, 201);
     assert.equal(extra.body.data.is_general, false);
     assert.notEqual(extra.body.data.id, ZERO_UUID);
+    assert.equal(extra.headers.get("X-Ignored-Fields"), "is_general, id, color");
+    // Slack's name for a thread, posted here, is ignored; the answer says so.
+    const slackish = await api(s, "POST", `/channels/${w.team.general_channel_id}/messages`, {
+      token: w.admin.token,
+      body: { body: "in the thread?", thread_ts: "1712345678.000100" },
+    });
+    assert.equal(slackish.status, 201);
+    assert.equal(slackish.body.data.thread_root_id, null);
+    assert.equal(slackish.headers.get("X-Ignored-Fields"), "thread_ts");
+    const clean = await api(s, "POST", `/channels/${w.team.general_channel_id}/messages`, {
+      token: w.admin.token,
+      body: { body: "plain" },
+    });
+    assert.equal(clean.headers.get("X-Ignored-Fields"), null);
   });
 });
 
