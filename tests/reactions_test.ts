@@ -144,6 +144,13 @@ Deno.test("reactions: which emoji are accepted", async () => {
     }
     assert.equal((await outbox(s)).length, before);
     assert.equal((await summary(s, w.member.token, ch, m.id)).length, good.length + 1);
+    // A bare shortcode, as Slack's Web API takes it, is told how to write it here.
+    const bare = await api(s, "PUT", reactionPath(ch, m.id, "rocket"), { token: w.member.token });
+    assert.match(bare.body.message, /in colons here: :rocket: \(or 🚀 itself\)/);
+    const bareCustom = await api(s, "PUT", reactionPath(ch, m.id, "party-parrot"), {
+      token: w.member.token,
+    });
+    assert.match(bareCustom.body.message, /:party-parrot:, naming a custom emoji/);
   });
 });
 

@@ -35,10 +35,19 @@ export function parseEmoji(segment: string): Emoji {
   const standard = custom && standardEmoji(custom[1]);
   if (standard) return { text: standard, customName: null };
   if (custom) return { text, customName: custom[1] };
-  throw invalid(
-    "emoji",
-    "The emoji must be exactly one Unicode emoji, or :name: of a custom emoji of this team.",
-  );
+  throw invalid("emoji", withoutColons(text) ?? EMOJI_RULE);
+}
+
+const EMOJI_RULE =
+  "The emoji must be exactly one Unicode emoji, or a shortcode in colons: :thumbsup:, or :name: of a custom emoji of this team.";
+
+/** A bare shortcode (`rocket`, as Slack's Web API takes it) is named, with what to send. */
+function withoutColons(text: string): string | null {
+  if (!/^[a-z0-9_+-]{1,30}$/.test(text)) return null;
+  const standard = standardEmoji(text);
+  return standard
+    ? `The emoji must be in colons here: :${text}: (or ${standard} itself).`
+    : `The emoji must be in colons here: :${text}:, naming a custom emoji of this team.`;
 }
 
 /** The 422 for a well-formed `:name:` that names no custom emoji of the team. */
