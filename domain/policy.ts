@@ -113,9 +113,14 @@ export interface Denial {
 const hidden = (message: string): Denial => ({ status: 404, message });
 const forbidden = (message: string): Denial => ({ status: 403, message });
 
-/** Said alike to every caller, so it tells nobody whether the channel exists. */
-export const CHANNEL_NOT_FOUND =
-  "Channel not found. (A bot sees only the channels it has been added to.)";
+/**
+ * The 404 that hides a channel: the same for one that doesn't exist and one the caller may not
+ * see, so it tells nobody which. A bot is told why it may not see one.
+ */
+export const channelNotFound = (p: Pick<Principal, "type"> | null): string =>
+  p?.type === "bot"
+    ? "Channel not found. (A bot sees only the channels it has been added to.)"
+    : "Channel not found.";
 export const SUBSCRIPTION_NOT_FOUND = "Webhook subscription not found.";
 export const ARCHIVED = "The channel is archived; it is read-only until it is unarchived.";
 
@@ -144,7 +149,7 @@ export const membershipDecides = (p: Principal, shape: ChannelShape | undefined)
   !shape || !sees(p, { channel: shape, isMember: false });
 
 /** Read it, else the 404 that hides it. */
-const readable = (p: Principal, t: ChannelTarget) => sees(p, t) ? null : hidden(CHANNEL_NOT_FOUND);
+const readable = (p: Principal, t: ChannelTarget) => sees(p, t) ? null : hidden(channelNotFound(p));
 
 /** Read it and write to it: archived channels are read-only. */
 const writable = (p: Principal, t: ChannelTarget) =>
@@ -187,7 +192,7 @@ type Rules = { [A in Action]: (p: Principal, target: Targets[A]) => Denial | nul
 const RULES: Rules = {
   "channel.read": readable,
   "channel.archive": (p, t) => {
-    if (!sees(p, t, true)) return hidden(CHANNEL_NOT_FOUND);
+    if (!sees(p, t, true)) return hidden(channelNotFound(p));
     if (t.channel.is_general) return forbidden("The general channel cannot be archived.");
     if (t.channel.is_direct) return forbidden("A direct message cannot be archived.");
     return creatorOrAdmin(p, t.channel)
@@ -195,9 +200,9 @@ const RULES: Rules = {
       : forbidden("Only the channel's creator or a team admin may archive it.");
   },
   "channel.post": writable,
-  "member.manage": (p, t) => sees(p, t, true) ? null : hidden(CHANNEL_NOT_FOUND),
+  "member.manage": (p, t) => sees(p, t, true) ? null : hidden(channelNotFound(p)),
   "member.add": (p, t) => {
-    if (!sees(p, t, true)) return hidden(CHANNEL_NOT_FOUND);
+    if (!sees(p, t, true)) return hidden(channelNotFound(p));
     const frozen = membersFrozen(t.channel);
     if (frozen) return frozen;
     if (t.channel.visibility === "private" && !t.isMember && !isAdmin(p)) {
@@ -206,7 +211,7 @@ const RULES: Rules = {
     return null;
   },
   "member.remove": (p, t) => {
-    if (!sees(p, t, true)) return hidden(CHANNEL_NOT_FOUND);
+    if (!sees(p, t, true)) return hidden(channelNotFound(p));
     // The resource comes before the permission: someone not in the channel is 404, whoever asks.
     if (!t.targetIsMember) return hidden("That user is not a member of this channel.");
     if (t.channel.is_general) {

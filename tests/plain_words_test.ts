@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../core/errors.ts";
 import { createLoginLink, signIn } from "../domain/people/sessions.ts";
-import { api, withWorkspace, workspace } from "./harness.ts";
+import { api, createChannelAs, withWorkspace, workspace } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
 import { receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
 
@@ -84,18 +84,32 @@ Deno.test("plain words: a test ping is logged as a test, not as a redelivery", a
   }
 });
 
-Deno.test("plain words: a channel's 404 tells a bot why, in the same words for every caller", () =>
+Deno.test("plain words: a channel's 404 tells a bot why; hidden and missing read alike to each caller", () =>
   withWorkspace(async (s, w) => {
     const general = w.team.general_channel_id;
+    const secret = await createChannelAs(s, w.admin.token, "secret", "private");
     const asBot = await api(s, "POST", `/channels/${general}/messages`, {
       token: w.bot.token,
       body: { body: "hello" },
     });
     assert.equal(asBot.status, 404);
     assert.match(asBot.body.message, /A bot sees only the channels it has been added to/);
+    const botNowhere = await api(s, "GET", `/channels/${crypto.randomUUID()}`, {
+      token: w.bot.token,
+    });
+    assert.equal(botNowhere.body.message, asBot.body.message, "nothing tells the two apart");
+    const hidden = await api(s, "GET", `/channels/${secret}`, { token: w.member.token });
     const nowhere = await api(s, "GET", `/channels/${crypto.randomUUID()}`, {
       token: w.member.token,
     });
-    assert.equal(nowhere.status, 404);
-    assert.equal(nowhere.body.message, asBot.body.message, "nothing tells the two apart");
+    assert.equal(hidden.status, 404);
+    assert.equal(nowhere.body.message, hidden.body.message, "nothing tells the two apart");
+    assert.doesNotMatch(nowhere.body.message, /bot/, "a person isn't told about bots");
+    // Not an id at all: the answer says what ids look like and where to find them.
+    const named = await api(s, "GET", "/channels/general", { token: w.member.token });
+    assert.equal(named.status, 404);
+    assert.match(
+      named.body.message,
+      /"general" is not a channel id\. Ids are UUIDs; GET \/api\/v1\/channels lists yours/,
+    );
   }));

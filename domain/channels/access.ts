@@ -7,8 +7,8 @@ import type { Ctx } from "../context.ts";
 import type { Channel, MemberRef, Subject } from "../../core/types.ts";
 import {
   authorize,
-  CHANNEL_NOT_FOUND,
   type ChannelAction,
+  channelNotFound,
   type ChannelShape,
   membershipDecides,
   permits,
@@ -61,7 +61,15 @@ function rememberShape(ctx: Ctx, ch: Channel) {
 const absent = { key: [], value: null, versionstamp: null };
 
 /** What a subject gets for a channel it may not know exists, or that does not. */
-const channelNotFound = () => notFound(CHANNEL_NOT_FOUND);
+const hiddenChannel = (subject: Subject) => notFound(channelNotFound(subject));
+
+/** Not a channel id at all: nothing to hide, so the 404 says what ids look like. */
+const notAnId = (id: string) =>
+  notFound(
+    `Channel not found: ${
+      JSON.stringify(id.slice(0, 40))
+    } is not a channel id. Ids are UUIDs; GET /api/v1/channels lists yours.`,
+  );
 
 /**
  * Loads a channel for `action` and asks the policy whether the subject may take it: the 404 that
@@ -81,7 +89,7 @@ export async function loadChannelWith<T extends unknown[]>(
   channelId: string,
   { extraKeys = [], action = "channel.read", reads = "plain" }: ChannelLoad = {},
 ): Promise<ChannelRead<T>> {
-  if (!isUuid(channelId)) throw channelNotFound();
+  if (!isUuid(channelId)) throw notAnId(channelId);
   const memberKey = membershipDecides(subject, ctx.kv.cache(SHAPES).get(channelId))
     ? keys.member(channelId, subject.user_id)
     : null;
@@ -99,7 +107,7 @@ export async function loadChannelWith<T extends unknown[]>(
   slots.filter((k) => k !== null).forEach((k, i) => found.set(k, read[i]));
   const member = memberKey ? found.get(memberKey) as Deno.KvEntryMaybe<MemberRef> : null;
   const extra = extraKeys.map((k) => k === null ? absent : found.get(k)!);
-  if (channel.versionstamp === null) throw channelNotFound();
+  if (channel.versionstamp === null) throw hiddenChannel(subject);
   rememberShape(ctx, channel.value);
   const isMember = member?.versionstamp != null;
   authorize(subject, action, { channel: channel.value, isMember });
