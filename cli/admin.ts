@@ -15,6 +15,7 @@ import {
   type FileCommand,
   parseFlags,
   PlainText,
+  requireAll,
   switchFlags,
   UsageError,
 } from "./command.ts";
@@ -132,6 +133,7 @@ async function run(name: string, command: AnyCommand, args: string[]): Promise<n
       throw new UsageError(`Unknown flag --${unknown}.${didYouMean(unknown, allowed, "--")}`);
     }
     const flags = parseFlags(args, switchFlags(command.usage));
+    requireAll(flags, command.usage);
     if ("onFile" in command) {
       const result = await command.onFile(loadSettings(Deno.env.toObject()), flags);
       console.log(JSON.stringify(result, null, 2));

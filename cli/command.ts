@@ -79,6 +79,28 @@ export const switchFlags = (usage: string): Set<string> =>
 export const declaredFlags = (usage: string): Set<string> =>
   new Set([...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]));
 
+/**
+ * The flags a usage line requires: those outside its [optional] parts. A usage with choices
+ * (`(--a | --b)`) leaves them to its command.
+ */
+export function requiredFlags(usage: string): string[] {
+  let plain = usage;
+  for (let before = ""; before !== plain;) {
+    [before, plain] = [plain, plain.replace(/\[[^[\]]*\]/g, "")];
+  }
+  return plain.includes("(") ? [] : [...declaredFlags(plain)];
+}
+
+/** Every required flag not given, named at once: one at a time would take as many runs. */
+export function requireAll(flags: Flags, usage: string): void {
+  const missing = requiredFlags(usage).filter((f) => !flags[f]?.trim()).map((f) => `--${f}`);
+  if (missing.length === 0) return;
+  const named = missing.length === 1
+    ? missing[0]
+    : `${missing.slice(0, -1).join(", ")} and ${missing.at(-1)}`;
+  throw new UsageError(`${named} ${missing.length === 1 ? "is" : "are"} required.`);
+}
+
 export function requiredFlag(flags: Flags, name: string): string {
   const value = flags[name];
   if (value === undefined || value.trim() === "") throw new UsageError(`--${name} is required.`);
