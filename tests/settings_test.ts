@@ -304,3 +304,47 @@ Deno.test("settings: in a container without BASE_URL, the start says its links n
   assert.equal(warned.length, 1, lines.join("\n"));
   assert.match(warned[0], /http:\/\/localhost:\d+, the container's own address/);
 });
+
+Deno.test({
+  name: "settings: deno task dev stops on SIGTERM, its file watcher too",
+  // The task runs with the repository's own lock, which Deno 2.5 would write @types/node into.
+  ignore: !Deno.version.deno.startsWith("2.9."),
+  fn: devStopsOnSigterm,
+});
+
+async function devStopsOnSigterm() {
+  const dir = await Deno.makeTempDir({ prefix: "dev-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "dev"],
+    cwd: ROOT,
+    env: { KV_PATH: `${dir}/kv.sqlite3`, PORT: String(freePort()), NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const reading = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) text += chunk;
+  })();
+  const out = (async () => {
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) text += chunk;
+  })();
+  try {
+    for (let i = 0; i < 400 && !text.includes("Listening on"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(text, /Listening on/);
+    child.kill("SIGTERM");
+    const ended = await Promise.race([
+      child.status.then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), 10_000)),
+    ]);
+    assert.ok(ended, `deno task dev still runs after SIGTERM:\n${text}`);
+    await Promise.all([reading, out]);
+    assert.match(text, /stopped/);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* ended */ }
+    await Deno.remove(dir, { recursive: true });
+  }
+}
