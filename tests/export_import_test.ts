@@ -152,7 +152,10 @@ Deno.test({
             assert.equal(y.data.url, x.data.url);
             continue; // its deliveries go on on the target
           }
-          const based = (v: unknown) => JSON.stringify(v).replace(/http:\/\/localhost:\d+/g, "");
+          // The feed's meta.until is the time of the read, not of the data.
+          const based = (v: unknown) =>
+            JSON.stringify(v).replace(/http:\/\/localhost:\d+/g, "")
+              .replace(/"until":"[^"]*"/, "");
           assert.equal(based(y), based(x), p);
         }
         // A stream id the source handed out resumes on the target, after the same event.
