@@ -1,6 +1,6 @@
 import type { Ctx } from "../domain/context.ts";
 import { isUuid } from "../core/ids.ts";
-import type { Settings } from "../core/settings.ts";
+import { parseDurations, type Settings } from "../core/settings.ts";
 
 /** A command's flags by name, without the leading `--`. */
 export type Flags = Record<string, string>;
@@ -140,9 +140,9 @@ export function secondsFlag<T>(flags: Flags, name: string, fallback: T): number 
   if (/^\d+$/.test(value) && Number(value) >= 1 && Number.isSafeInteger(Number(value))) {
     return Number(value);
   }
-  const match = /^(\d+)(s|m|h|d)$/.exec(value);
-  const unit = { s: 1, m: 60, h: 3_600, d: 86_400 };
-  if (match && Number(match[1]) >= 1) return Number(match[1]) * unit[match[2] as keyof typeof unit];
+  // One duration in whole seconds or more: no lists, no milliseconds.
+  const ms = /,|ms$/.test(value) ? NaN : durationMs(value);
+  if (ms >= 1_000 && ms % 1_000 === 0) return ms / 1_000;
   throw new UsageError(
     `--${name} must be a number of seconds (3600) or a duration like 90m, 12h or 30d.`,
   );
@@ -160,4 +160,13 @@ export function choiceFlag<T extends string>(
     throw new UsageError(`--${name} must be one of ${choices.join(", ")}.`);
   }
   return value as T;
+}
+
+/** A duration as the settings read them (`90m`, `12h`), in ms; NaN when it is not one. */
+function durationMs(value: string): number {
+  try {
+    return parseDurations(value)[0];
+  } catch {
+    return NaN;
+  }
 }

@@ -12,7 +12,7 @@ import type { Channel } from "../../core/types.ts";
 import type { Ctx } from "../../domain/context.ts";
 import { addEvent } from "../../kv/outbox.ts";
 import { FEED_LAG_MS } from "../../domain/stream/feed.ts";
-import { idsFrom } from "../../core/ids.ts";
+import { placeAt } from "../../core/ids.ts";
 import { freePort, type Proc, startService } from "../procs.ts";
 import { infoRow, type Row } from "../report.ts";
 import { openCtx, seedMemberOf, seedWorkspace, serviceEnv } from "../seed.ts";
@@ -107,7 +107,7 @@ async function seedStore(root: string, hidden: number) {
       await postWithEvent(ctx, seen ? seeded.channel : secret, seeded.subject.user_id, n);
     }
   };
-  const before = idAt(Date.now() - 60_000);
+  const before = placeAt(Date.now() - 60_000);
   await Promise.all(Array.from({ length: 64 }, worker));
   ctx.kv.close();
   return { kvPath, token: reader.token, before };
@@ -171,9 +171,6 @@ async function repeated(measure: () => Promise<Walked>): Promise<Walked> {
     cpuMs: mean((w) => w.cpuMs),
   };
 }
-
-/** An id as one made at `ms` would be: a place in time to resume from. */
-const idAt = (ms: number) => `${idsFrom(ms)}-7000-8000-000000000000`;
 
 /** Resumes the event stream from `after` until VISIBLE events came; what the service spent. */
 async function catchUp(p: Proc, token: string, after: string): Promise<Walked> {

@@ -13,7 +13,7 @@ import {
   listTeamChannels as listTeamChannelRecords,
   updateChannel,
 } from "../../kv/channels.ts";
-import { getTeam, listTeamUsers } from "../../kv/workspace.ts";
+import { getTeam, listTeamUsers, memberRef } from "../../kv/workspace.ts";
 import { keys } from "../../kv/keys.ts";
 import { decodeChannelCursor, encodeChannelCursor } from "../paging.ts";
 import { byName, channelListOf } from "./channel_list.ts";
@@ -186,13 +186,20 @@ export function generalChannelFor(team: Pick<Team, "id" | "general_channel_id">)
   };
 }
 
-/** A direct-message conversation between users of one team (admin CLI only). */
-export async function createDirectChannel(ctx: Ctx, users: User[]): Promise<Channel> {
+/**
+ * A direct-message conversation between users of one team (the admin CLI's; the Integrations
+ * bot's with `id`, derived so that there is one per person). A DM made meanwhile under the same
+ * id is the one returned.
+ */
+export async function createDirectChannel(
+  ctx: Ctx,
+  users: User[],
+  { id = newId() }: { id?: string } = {},
+): Promise<Channel> {
   const teamId = users[0].team_id;
   if (users.some((u) => u.team_id !== teamId)) {
     throw new ApiError(422, "All users of a direct message must be in the same team.");
   }
-  const id = newId();
   const channel: Channel = {
     id,
     team_id: teamId,
@@ -207,10 +214,6 @@ export async function createDirectChannel(ctx: Ctx, users: User[]): Promise<Chan
     created_by: null,
     created_at: nowIso(),
   };
-  await insertChannel(
-    ctx.kv,
-    channel,
-    users.map((u) => ({ id: u.id, name: u.name, type: u.type })),
-  );
-  return channel;
+  if (await insertChannel(ctx.kv, channel, users.map(memberRef))) return channel;
+  return (await ctx.kv.get<Channel>(keys.channel(id))).value ?? channel;
 }

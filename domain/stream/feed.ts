@@ -56,8 +56,8 @@ export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Prom
   if (q.channelId) await loadChannel(ctx, subject, q.channelId);
   // A bot's events are those of its channels: its list says which, and whether it sees them.
   const list = !q.channelId && subject.type === "bot" ? await channelListOf(ctx, subject) : null;
-  const sources = list && list.channels.length > TEAM_SCAN_FROM
-    ? [{ teamOf: subject.team_id, member: list.placeOf }]
+  const sources = list
+    ? botSources(subject, list)
     : await feedSources(ctx, subject, q.channelId ? [q.channelId] : null);
   const untilMs = Date.now() - FEED_LAG_MS;
   const merged = mergedSources(ctx, sources, { after: q.after, untilMs, limit: q.limit });
@@ -73,6 +73,12 @@ export async function listEvents(ctx: Ctx, subject: Subject, q: FeedQuery): Prom
  * not how many channels the bot is in.
  */
 const TEAM_SCAN_FROM = 32;
+
+/** A bot's sources: an index per channel, or, in many, its team's one index. */
+const botSources = (subject: Subject, list: ChannelList): FeedSource[] =>
+  list.channels.length > TEAM_SCAN_FROM
+    ? [{ teamOf: subject.team_id, member: list.placeOf }]
+    : list.channels.map((c) => ({ channelId: c.id }));
 
 /**
  * Those of the channels `ids` the member sees now (the policy's "channel.read"), decided from its

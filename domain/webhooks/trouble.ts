@@ -13,7 +13,6 @@ import { newId, nowIso } from "../../core/ids.ts";
 import { errorFields, log } from "../../core/log.ts";
 import { sha256Hex } from "../../core/random.ts";
 import { keys } from "../../kv/keys.ts";
-import { insertChannel } from "../../kv/channels.ts";
 import {
   getTeam,
   getUser,
@@ -24,6 +23,7 @@ import {
 import { isAdmin } from "../policy.ts";
 import { subjectOfPerson } from "../principals.ts";
 import { postMessage } from "../messages/messages.ts";
+import { createDirectChannel } from "../channels/channels.ts";
 
 /** The system bot's name, as people see it in their direct messages. */
 export const SYSTEM_BOT_NAME = "Integrations";
@@ -63,23 +63,7 @@ export async function systemBot(ctx: Ctx, team: Team): Promise<User> {
 async function directWith(ctx: Ctx, bot: User, person: User): Promise<Channel> {
   const id = derivedId(`integrations-dm|${bot.id}|${person.id}`);
   const found = (await ctx.kv.get<Channel>(keys.channel(id))).value;
-  if (found) return found;
-  const channel: Channel = {
-    id,
-    team_id: bot.team_id,
-    name: `${bot.name}, ${person.name}`,
-    slug: `dm-${id.replaceAll("-", "")}`,
-    visibility: "private",
-    topic: null,
-    is_general: false,
-    is_archived: false,
-    is_direct: true,
-    created_by: null,
-    created_at: nowIso(),
-  };
-  const members = [bot, person].map((u) => ({ id: u.id, name: u.name, type: u.type }));
-  await insertChannel(ctx.kv, channel, members);
-  return (await ctx.kv.get<Channel>(keys.channel(id))).value ?? channel;
+  return found ?? await createDirectChannel(ctx, [bot, person], { id });
 }
 
 /** Who hears of a subscription's trouble: its human owner, else the team's admins and owners. */
