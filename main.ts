@@ -15,6 +15,7 @@ import { workPair } from "./core/work_pair.ts";
 import type { JobRoom } from "./kv/outbox.ts";
 import type { CommitWork } from "./kv/plan.ts";
 import { build } from "./domain/data/operations.ts";
+import { Foreground } from "./core/foreground.ts";
 
 /** This process's delivery engine, once started (null with the platform switched off). */
 const { promise: engineReady, resolve: engineStarted } = Promise.withResolvers<
@@ -57,8 +58,12 @@ buildInfo.set({ version: build.version, layout: String(build.layout) }, 1);
 const streams = new StreamHub(ctx);
 kv.committed.subscribe((committed) => streams.heard(committed));
 const app = createApp(ctx, streams);
+// Requests go first; delivery, on the same event loop and store writer, steps aside for them.
+const foreground = new Foreground();
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
-const engine = settings.integrationsEnabled ? startDeliveryEngine(ctx, work.intake) : null;
+const engine = settings.integrationsEnabled
+  ? startDeliveryEngine(ctx, work.intake, { foreground })
+  : null;
 engineStarted(engine);
 if (engine && !settings.deliveryTimers) {
   log.info(
@@ -87,7 +92,7 @@ const serving = await orExit(() => {
             where(settings)
           }; version ${build.version}, store layout ${build.layout}`,
         ),
-    }, app.fetch);
+    }, (req, info) => foreground.during(() => app.fetch(req, info)));
   } catch (e) {
     if (!(e instanceof Deno.errors.AddrInUse)) throw e;
     throw new SettingsError(

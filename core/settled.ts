@@ -27,3 +27,15 @@ export function unwrap<T>(pending: Settled<T>): T {
 /** The value when there is one: for deciding what to read, never for deciding what is valid. */
 export const peek = <T>(pending: Settled<T>): T | undefined =>
   pending.ok ? pending.value : undefined;
+
+/** Whether `work` settles within `ms`; the timer is cleared either way. */
+export async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -3,6 +3,7 @@ import { TroubleTeller } from "../domain/webhooks/trouble.ts";
 import { errorFields, log } from "../core/log.ts";
 import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
 import { afterThisTask, type WorkIntake } from "../core/work_pair.ts";
+import { within } from "../core/settled.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type Leasable, unlease } from "../kv/leases.ts";
@@ -64,6 +65,7 @@ export class Engine implements DeliveryEngine {
     this.#recorder = new Recorder(kv, ctx.settings.webhooks, latest, {
       scheduled: this.#wakeAt,
       troubled: (this.#teller = new TroubleTeller(ctx)).tell,
+      foreground: opts.foreground,
     });
     this.#attempts = new Attempts({
       ctx,
@@ -75,6 +77,7 @@ export class Engine implements DeliveryEngine {
       touched: this.#touched,
       leases,
       resolver: opts.resolver,
+      foreground: opts.foreground,
       observe: (outcome, durationMs) => {
         this.#attempted++;
         deliveries.inc({ outcome: outcome.succeeded ? "succeeded" : "failed" });
@@ -285,16 +288,4 @@ export function startDeliveryEngine(
   opts: EngineOptions = {},
 ): DeliveryEngine {
   return new Engine(ctx, intake, opts);
-}
-
-/** Whether `work` settles within `ms`; the timer is cleared either way. */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  if (ms <= 0) return false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
-  try {
-    return await Promise.race([work.then(() => true as const), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

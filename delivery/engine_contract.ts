@@ -1,4 +1,5 @@
 import type { Resolver } from "../core/dns.ts";
+import type { Foreground } from "../core/foreground.ts";
 import type { JobRoom } from "../kv/outbox.ts";
 import type { Backlog } from "../kv/backlog.ts";
 
@@ -30,6 +31,8 @@ export interface EngineOptions {
    * task's work on hosts where timers run only while a request is served.
    */
   timers?: boolean;
+  /** This process's requests in flight, which delivery lets go first (main.ts makes it). */
+  foreground?: Foreground;
 }
 
 /** What one `runDue` did. */
