@@ -21,9 +21,14 @@ export const targetOf = (proc: Proc, seeded: Seeded): PostTarget => ({
   channelId: seeded.channel.id,
 });
 
-/** Posts one message; returns its id and when the answer was in. */
-export async function post(to: PostTarget, n: number): Promise<[string, number]> {
+/** Posts one message (over `client`'s connection, if given); its id and when the answer was in. */
+export async function post(
+  to: PostTarget,
+  n: number,
+  client?: Deno.HttpClient,
+): Promise<[string, number]> {
   const res = await fetch(`${to.url}/api/v1/channels/${to.channelId}/messages`, {
+    client,
     method: "POST",
     headers: { Authorization: `Bearer ${to.token}`, "Content-Type": "application/json" },
     body: JSON.stringify({ body: sampleBody(n) }),

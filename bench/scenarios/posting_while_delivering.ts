@@ -12,8 +12,15 @@ import { percentile } from "../pacing.ts";
 import { type Bench, scenarioDir, using } from "./context.ts";
 
 const SUBSCRIPTIONS = 100;
-/** Posts a second: 100 subscriptions make 1,500 deliveries of it a second, then 3,000. */
-const RATES = [15, 30];
+/**
+ * Posts a second, and the connections they take turns over: 100 subscriptions make 1,500
+ * deliveries of them a second, then 3,000, from 4 API clients, then from 32.
+ */
+const LOADS = [
+  { rate: 15, connections: 4 },
+  { rate: 30, connections: 4 },
+  { rate: 30, connections: 32 },
+];
 const SECONDS = 20;
 const WARMUP_SECONDS = 3;
 const ROUNDS = 2;
@@ -30,12 +37,12 @@ export async function postingWhileDelivering({ root, receiver }: Bench): Promise
   const quiet = await seed(root, receiver, 0);
   const busy = await seed(root, receiver, SUBSCRIPTIONS);
   const rows: Row[] = [];
-  for (const rate of RATES) {
+  for (const load of LOADS) {
     // Interference only ever makes a run slower: the best of each is closest to the code.
     const best = { quiet: null as Run | null, busy: null as Run | null };
     for (let round = 0; round < ROUNDS; round++) {
       for (const [name, store] of [["quiet", quiet], ["busy", busy]] as const) {
-        const run = await measure(store, receiver, rate);
+        const run = await measure(store, receiver, load);
         const prev = best[name];
         best[name] = !prev ? run : {
           p50: Math.min(prev.p50, run.p50),
@@ -47,7 +54,8 @@ export async function postingWhileDelivering({ root, receiver }: Bench): Promise
     const [q, b] = [best.quiet!, best.busy!];
     const ratio = b.p99 / q.p99;
     rows.push({
-      scenario: `POST p99 at ${rate}/s, 100 subscriptions delivering vs none`,
+      scenario:
+        `POST p99 at ${load.rate}/s over ${load.connections} connections, 100 subscriptions delivering vs none`,
       value: `${b.p99.toFixed(1)} ms`,
       baseline: `${q.p99.toFixed(1)} ms`,
       ratio: `${ratio.toFixed(1)}x`,
@@ -57,9 +65,9 @@ export async function postingWhileDelivering({ root, receiver }: Bench): Promise
     });
     rows.push(
       infoRow(
-        `  deliveries/s while posting at ${rate}/s`,
+        `  deliveries/s while posting at ${load.rate}/s over ${load.connections}`,
         `${b.deliveriesPerS.toFixed(0)}/s`,
-        `of ${rate * SUBSCRIPTIONS}/s made`,
+        `of ${load.rate * SUBSCRIPTIONS}/s made`,
       ),
     );
   }
@@ -76,8 +84,13 @@ async function seed(root: string, receiver: Receiver, subscriptions: number) {
   return { kvPath, seeded };
 }
 
-/** Runs the poster at `rate` for `seconds`; each post's latency in ms. */
-async function paced(url: string, seeded: Seeded, rate: number, seconds: number) {
+interface Load {
+  rate: number;
+  connections: number;
+}
+
+/** Runs the poster at `load` for `seconds`; each post's latency in ms. */
+async function paced(url: string, seeded: Seeded, load: Load, seconds: number) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -86,8 +99,9 @@ async function paced(url: string, seeded: Seeded, rate: number, seconds: number)
       url,
       seeded.token,
       seeded.channel.id,
-      String(rate),
+      String(load.rate),
       String(seconds),
+      String(load.connections),
     ],
     stdout: "piped",
     stderr: "piped",
@@ -96,16 +110,16 @@ async function paced(url: string, seeded: Seeded, rate: number, seconds: number)
   return JSON.parse(new TextDecoder().decode(out.stdout)) as number[];
 }
 
-/** After a warm-up, posts at `rate` for SECONDS: latencies, and deliveries meanwhile. */
+/** After a warm-up, posts at `load` for SECONDS: latencies, and deliveries meanwhile. */
 async function measure(
   store: { kvPath: string; seeded: Seeded },
   receiver: Receiver,
-  rate: number,
+  load: Load,
 ): Promise<Run> {
   return await using(startService(serviceEnv(store.kvPath, freePort())), async (p) => {
-    await paced(p.url, store.seeded, rate, WARMUP_SECONDS);
+    await paced(p.url, store.seeded, load, WARMUP_SECONDS);
     const [start, before] = [performance.now(), receiver.count];
-    const latencies = (await paced(p.url, store.seeded, rate, SECONDS)).sort((a, b) => a - b);
+    const latencies = (await paced(p.url, store.seeded, load, SECONDS)).sort((a, b) => a - b);
     const seconds = (performance.now() - start) / 1000;
     return {
       p50: percentile(latencies, 0.5),
