@@ -57,8 +57,16 @@ export class Dispatcher {
   #freed = 0;
   #refusing = false;
   #stopped = false;
+  #gated = false;
 
-  constructor(readonly limits: DispatcherLimits) {}
+  /**
+   * `gate`: what starting tasks waits for, when it gives a promise (requests going first, see
+   * core/foreground.ts). Tasks wait for it unstarted, holding no slot.
+   */
+  constructor(
+    readonly limits: DispatcherLimits,
+    private readonly gate: () => Promise<void> | undefined = () => undefined,
+  ) {}
 
   /** Tasks held now: waiting, running or reserved. */
   get held(): number {
@@ -191,6 +199,16 @@ export class Dispatcher {
 
   #pump() {
     while (this.#active < this.limits.global && this.#ready.length > 0) {
+      if (this.#gated) return;
+      const wait = this.gate();
+      if (wait) {
+        this.#gated = true;
+        void wait.then(() => {
+          this.#gated = false;
+          this.#pump();
+        });
+        return;
+      }
       const name = this.#ready.shift()!;
       const lane = this.#lanes.get(name)!;
       lane.ready = false;

@@ -12,7 +12,6 @@ import { type AttemptOutcome, send } from "../core/outbound/send.ts";
 import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
 import { log } from "../core/log.ts";
-import type { Foreground } from "../core/foreground.ts";
 
 /** How long an app has to answer an event: Slack's 3 seconds. */
 const APP_EVENT_TIMEOUT_MS = 3_000;
@@ -44,8 +43,6 @@ export interface AttemptDeps {
   resolver?: Resolver;
   /** Told of every attempt's outcome and duration (the metrics). */
   observe?: (outcome: AttemptOutcome, durationMs: number) => void;
-  /** Requests in flight, which each step of an attempt lets go first. */
-  foreground?: Foreground;
 }
 
 /** A job or redelivery claimed for one attempt: what the attempt acts on. */
@@ -76,14 +73,12 @@ export class Attempts {
 
   /** A job this process leased: attempted, with `event` where this process has it already. */
   async runJob(job: Deno.KvEntry<DeliveryJob>, event?: OutboxEvent): Promise<Sent> {
-    await this.deps.foreground?.turn();
     const claimed = await this.claim(job, { eventId: job.value.event_id, event });
     return claimed ? await this.#attempt(claimed) : undefined;
   }
 
   /** The one attempt of a redelivery asked for by hand, if it is still pending. */
   async runRedelivery(redelivery: Deno.KvEntry<Redelivery>): Promise<Sent> {
-    await this.deps.foreground?.turn();
     const claimed = await this.claim(redelivery, { eventId: redelivery.value.event_id });
     return claimed ? await this.#attempt(claimed) : undefined;
   }
@@ -186,8 +181,6 @@ export class Attempts {
   }
 
   async #attempt(claimed: Claimed): Promise<Sent> {
-    // Recording steps aside in the Recorder, before its commits.
-    await this.deps.foreground?.turn();
     const startedAt = Date.now();
     const signed = await this.sign(claimed, startedAt);
     const outcome = "body" in signed ? await this.send(claimed, signed) : signed;

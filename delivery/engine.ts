@@ -79,7 +79,6 @@ export class Engine implements DeliveryEngine {
       touched: this.#touched,
       leases,
       resolver: opts.resolver,
-      foreground: opts.foreground,
       observe: (outcome, durationMs) => {
         this.#attempted++;
         deliveries.inc({ outcome: outcome.succeeded ? "succeeded" : "failed" });
@@ -94,7 +93,7 @@ export class Engine implements DeliveryEngine {
       maxPerLane: Math.max(opts.perSubscription ?? 4, opts.maxPerSubscription ?? 16),
       window,
       laneWindow,
-    });
+    }, () => opts.foreground?.turn());
     reportInMemory(() => this.#dispatcher.held);
     this.room = { window: this.#dispatcher, leaseMs: leases.duration };
     this.#puller = new Puller({
