@@ -11,11 +11,10 @@ const MAX_WAIT_MS = 20;
 
 /**
  * Requests go first: the delivery engine, on the same event loop and the same store writer as the
- * API, takes its next step (claiming, signing, sending, recording) only while no request is in its
- * first moments, or once it has waited MAX_WAIT_MS. Measured with 100 subscriptions hearing 30
- * posts a second, a post otherwise waited behind delivery's steps and its recording commits: they
- * are most of the loop's and of the store's work, and would take their turns in between each of
- * the post's reads and writes.
+ * API, starts attempts and commits their records only while no request is in its first moments,
+ * or once it has waited MAX_WAIT_MS; attempts under way go on. A post otherwise waits behind
+ * delivery's work, most of the loop's and of the store's, which takes its turns in between each
+ * of the post's reads and writes.
  */
 export class Foreground {
   #holding = 0;

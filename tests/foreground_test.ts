@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Foreground } from "../core/foreground.ts";
+import { Dispatcher } from "../core/dispatcher.ts";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -56,4 +57,28 @@ Deno.test("foreground: a failing request lets go too", async () => {
   const fg = new Foreground();
   await assert.rejects(fg.during(() => Promise.reject(new Error("boom"))), /boom/);
   assert.equal(fg.turn(), undefined);
+});
+
+Deno.test("foreground: the dispatcher starts no task while a request is in front, then all it may", async () => {
+  const fg = new Foreground();
+  const dispatcher = new Dispatcher(
+    { global: 4, perLane: 4, maxPerLane: 4, window: 10, laneWindow: 10 },
+    () => fg.turn(),
+  );
+  const started: number[] = [];
+  const { promise: answered, resolve: answer } = Promise.withResolvers<void>();
+  const request = fg.during(() => answered);
+  for (let i = 0; i < 3; i++) {
+    dispatcher.submit({
+      key: `t${i}`,
+      lane: "a",
+      run: () => Promise.resolve(void started.push(i)),
+    });
+  }
+  await sleep(5);
+  assert.deepEqual(started, [], "nothing starts while the request is in front");
+  answer();
+  await request;
+  await dispatcher.idle();
+  assert.deepEqual(started, [0, 1, 2]);
 });
