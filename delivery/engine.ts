@@ -21,7 +21,7 @@ import { Recorder } from "./record.ts";
 import { due, isDue, jobKey, Puller } from "./puller.ts";
 import { SigningKeys } from "./secrets.ts";
 import { BacklogReport } from "./backlog_report.ts";
-import { sweep, type SweepTarget } from "./sweeper.ts";
+import { sweep } from "./sweeper.ts";
 import { type QueuedWork, type Sources, startSources, type WakeReason } from "./sources.ts";
 
 /**
@@ -40,7 +40,6 @@ export class Engine implements DeliveryEngine {
   readonly #recorder: Recorder;
   readonly #events = new RecentEvents();
   readonly #touched = new Set<string>();
-  readonly #swept: SweepTarget;
   readonly #attempts: Attempts;
   readonly #dispatcher: Dispatcher;
   readonly #puller: Puller;
@@ -58,7 +57,6 @@ export class Engine implements DeliveryEngine {
 
   constructor(ctx: Ctx, intake: WorkIntake<CommitWork, JobRoom>, opts: EngineOptions = {}) {
     const kv = this.#kv = ctx.kv;
-    this.#swept = { kv, touched: this.#touched, uncounted: { all: false, ids: new Set() } };
     const timers = opts.timers ?? ctx.settings.deliveryTimers;
     if (!timers) kv.forgoQueues();
     this.#connector = new Connector({ caCerts: opts.caCerts });
@@ -176,7 +174,7 @@ export class Engine implements DeliveryEngine {
         break;
       }
     }
-    await sweep(this.#swept)
+    await sweep({ kv: this.#kv, touched: this.#touched }, { everything: false })
       .catch((e) => log.error("delivery: a sweep failed", errorFields(e)));
     if (cutShort) await this.#report.measure();
     return { attempted: this.#attempted - before, cutShort };
@@ -246,12 +244,10 @@ export class Engine implements DeliveryEngine {
     await this.#puller.takeRedeliveries([entry as Deno.KvEntry<Redelivery>]);
   }
 
-  /** `everything`: the records of every subscription counted, by this sweep or the next. */
   #sweep(everything: boolean): Promise<void> {
-    if (everything) this.#swept.uncounted.all = true;
     this.#sweeping ??= (async () => {
       await this.#puller.request("all");
-      await sweep(this.#swept);
+      await sweep({ kv: this.#kv, touched: this.#touched }, { everything });
     })().catch((e) => log.error("delivery: a sweep failed", errorFields(e)))
       .finally(() => this.#sweeping = null);
     return this.#sweeping;

@@ -78,14 +78,14 @@ export async function pruneBeyond(kv: Store, subscriptionId: string, keep: numbe
 /**
  * Counts a subscription's attempts by reading them all, sets its counts to agree where they don't
  * (records older releases wrote were never counted), then prunes beyond the `keep` most recent as
- * `pruneBeyond` does: the sweeper's. Returns how many it deleted, or null when the counts moved
- * meanwhile (a record written or pruned) and are left for the next sweep to set.
+ * `pruneBeyond` does: the sweeper's. Counts moved meanwhile (a record written or pruned) leave the
+ * setting to the next sweep. Returns how many it deleted.
  */
 export async function pruneDeliveries(
   kv: Store,
   subscriptionId: string,
   keep: number,
-): Promise<number | null> {
+): Promise<number> {
   const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
     keys.deliveriesWritten(subscriptionId),
     keys.deliveriesPruned(subscriptionId),
@@ -97,7 +97,7 @@ export async function pruneDeliveries(
     const set = await kv.atomic().check(written, pruned)
       .set(written.key, new Deno.KvU64(total))
       .set(pruned.key, new Deno.KvU64(total - seen)).commit();
-    if (!set.ok) return null;
+    if (!set.ok) return 0;
   }
   let deleted = 0;
   for (let n; (n = await pruneBeyond(kv, subscriptionId, keep)) > 0;) deleted += n;
