@@ -14,9 +14,9 @@ export const PRUNE_EVERY = 10;
 
 /**
  * Which commits of Delivery records also delete the oldest beyond the latest 100: one for a
- * subscription once this process committed PRUNE_EVERY records for it since it last looked (or its
- * first), so that beyond the latest 100 at most that many of each process's records wait for the
- * next look, between sweeps too.
+ * subscription once this process committed PRUNE_EVERY records for it since it last looked (or
+ * since it started), so that beyond the latest 100 at most that many of each process's records
+ * wait for the next look, between sweeps too.
  */
 export class Pruning {
   /** Records committed for each subscription since a commit last looked. */
@@ -24,14 +24,21 @@ export class Pruning {
 
   constructor(private readonly kv: Store) {}
 
+  /**
+   * Whether a commit of `adding` records for subscription `id` looks: it then carries one more
+   * check (the pruned count), which the commit's room for checks must allow.
+   */
+  due(id: string, adding: number): boolean {
+    return (this.#since.get(id) ?? 0) + adding > PRUNE_EVERY;
+  }
+
   /** Sets the records `plan` deletes, when it is its turn to look. A failed read leaves them. */
   async plan(plan: AttemptCommit): Promise<void> {
-    const since = this.#since.get(plan.next.id);
-    if (since !== undefined && since + plan.deliveries.length <= PRUNE_EVERY) return;
+    if (!this.due(plan.next.id, plan.deliveries.length)) return;
     plan.prune = await oldestBeyond(this.kv, plan.next.id, {
       adding: plan.deliveries.length,
       keep: KEEP_DELIVERIES,
-    }).catch(() => []);
+    }).catch(() => ({ keys: [] }));
   }
 
   /** Counts what a commit that landed wrote, from none again where it looked. */

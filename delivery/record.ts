@@ -131,13 +131,15 @@ export class Recorder {
       let [n, mine] = [0, 1];
       while (n < line.length && attempts + n < MAX_BATCH) {
         const more = needsCheck(line[n].a.pending, now) ? 1 : 0;
-        if (checks + mine + more > allowed) break;
+        const pruning = this.#pruning.due(id, n + 1) ? 1 : 0;
+        if (checks + mine + more + pruning > allowed) break;
         mine += more;
         n++;
       }
       if (n === 0) break;
       group.push({ id, batch: line.splice(0, n) });
-      [checks, attempts] = [checks + mine, attempts + n];
+      const pruning = this.#pruning.due(id, n) ? 1 : 0;
+      [checks, attempts] = [checks + mine + pruning, attempts + n];
       // To the back of the turn, or gone when empty.
       this.#lines.delete(id);
       if (line.length > 0) this.#lines.set(id, line);
@@ -250,9 +252,9 @@ export class Recorder {
    */
   #fitChecks(id: string, batch: Waiting[], pendings: (Pending | null)[], now: number) {
     let checks = 0;
-    const over = pendings.findIndex((p) =>
-      p !== null && needsCheck(p, now) && ++checks > MAX_CHECKED
-    );
+    // The pruned count's check, when this commit looks (see delivery/pruning.ts).
+    const room = MAX_CHECKED - (this.#pruning.due(id, batch.length) ? 1 : 0);
+    const over = pendings.findIndex((p) => p !== null && needsCheck(p, now) && ++checks > room);
     if (over < 0) return pendings;
     const back = batch.splice(over);
     this.#lineOf(id).unshift(...back);

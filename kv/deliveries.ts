@@ -26,29 +26,37 @@ const PRUNE_BATCH = 500;
 
 const u64 = (entry: Deno.KvEntryMaybe<Deno.KvU64>) => entry.value?.value ?? 0n;
 
+/** Records a commit deletes, with the pruned count as read, which the commit checks. */
+export interface Pruned {
+  keys: Deno.KvKey[];
+  count?: Deno.AtomicCheck;
+}
+
 /**
  * The keys of a subscription's oldest attempts that a commit adding `adding` more must delete to
  * keep only the `keep` most recent, as its counts tell (written - pruned), reading no more than
- * those: what each commit of records deletes in the same commit. Subscriptions whose records were
- * written before the counts existed are left to `pruneDeliveries` (the sweeper).
+ * those: what a commit of records deletes in the same commit. The commit checks the pruned count:
+ * a sweep that pruned meanwhile would otherwise leave this list to start past what it deleted,
+ * and records of the latest `keep` would go. Subscriptions whose records were written before the
+ * counts existed are left to `pruneDeliveries` (the sweeper).
  */
 export async function oldestBeyond(
   kv: Store,
   subscriptionId: string,
   { adding, keep }: { adding: number; keep: number },
-): Promise<Deno.KvKey[]> {
+): Promise<Pruned> {
   const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
     keys.deliveriesWritten(subscriptionId),
     keys.deliveriesPruned(subscriptionId),
   ]);
   const excess = Number(u64(written) - u64(pruned)) + adding - keep;
-  if (written.versionstamp === null || excess <= 0) return [];
+  if (written.versionstamp === null || excess <= 0) return { keys: [] };
   const stale: Deno.KvKey[] = [];
   const oldest = kv.list({ prefix: keys.deliveries(subscriptionId) }, {
     limit: Math.min(excess, PRUNE_BATCH),
   });
   for await (const e of oldest) stale.push(e.key);
-  return stale;
+  return { keys: stale, count: pruned };
 }
 
 /**

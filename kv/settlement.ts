@@ -5,6 +5,7 @@ import { keys } from "./keys.ts";
 import { putRoute } from "./routes.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
+import type { Pruned } from "./deliveries.ts";
 
 /** Wakes the engine when a job's next attempt is due. */
 export interface RetryQueued {
@@ -44,10 +45,10 @@ export interface AttemptCommit {
   trouble?: { stage: "half" | "disabled"; last: Delivery };
   /**
    * The subscription's oldest Delivery records to delete (see `oldestBeyond`), so that the commit
-   * leaves the latest 100: unchecked, since every commit of records rewrites the subscription,
-   * whose check serializes them.
+   * leaves the latest 100, under a check of the pruned count as read: commits of records are
+   * serialized by the subscription's check, but a sweep's prune is not.
    */
-  prune?: Deno.KvKey[];
+  prune?: Pruned;
 }
 
 /**
@@ -72,9 +73,10 @@ function addAttempt(kv: Store, op: Plan, c: AttemptCommit): void {
   }
   for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
   if (c.deliveries.length > 0) op.sum(keys.deliveriesWritten(sub.id), BigInt(c.deliveries.length));
-  if (c.prune?.length) {
-    for (const key of c.prune) op.delete(key);
-    op.sum(keys.deliveriesPruned(sub.id), BigInt(c.prune.length));
+  if (c.prune?.keys.length) {
+    if (c.prune.count) op.check(c.prune.count);
+    for (const key of c.prune.keys) op.delete(key);
+    op.sum(keys.deliveriesPruned(sub.id), BigInt(c.prune.keys.length));
   }
   let settled = 0n;
   for (const { pending, retry, succeeded, checked } of c.settle) {
