@@ -61,26 +61,18 @@ export async function oldestBeyond(
 
 /**
  * Deletes a subscription's oldest attempts beyond the `keep` most recent, as its counts tell
- * (written - pruned), without reading the rest: what follows each commit of records. The commit
+ * (written - pruned), without reading the rest: `oldestBeyond` adding none, in a commit that
  * checks the pruned count, so two processes never prune the same records twice. Subscriptions
  * whose records were written before the counts existed are left to `pruneDeliveries`. Returns
  * how many it deleted.
  */
 export async function pruneBeyond(kv: Store, subscriptionId: string, keep: number) {
-  const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
-    keys.deliveriesWritten(subscriptionId),
-    keys.deliveriesPruned(subscriptionId),
-  ]);
-  const excess = Number(u64(written) - u64(pruned)) - keep;
-  if (written.versionstamp === null || excess <= 0) return 0;
-  const stale: Deno.KvKey[] = [];
-  const oldest = kv.list({ prefix: keys.deliveries(subscriptionId) }, {
-    limit: Math.min(excess, PRUNE_BATCH),
-  });
-  for await (const e of oldest) stale.push(e.key);
-  const op = kv.atomic().check(pruned).sum(pruned.key, BigInt(stale.length));
-  for (const key of stale) op.delete(key);
-  return (await op.commit()).ok ? stale.length : 0;
+  const stale = await oldestBeyond(kv, subscriptionId, { adding: 0, keep });
+  if (!stale.count || stale.keys.length === 0) return 0;
+  const op = kv.atomic().check(stale.count)
+    .sum(keys.deliveriesPruned(subscriptionId), BigInt(stale.keys.length));
+  for (const key of stale.keys) op.delete(key);
+  return (await op.commit()).ok ? stale.keys.length : 0;
 }
 
 /**
