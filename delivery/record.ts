@@ -128,17 +128,17 @@ export class Recorder {
     let [checks, attempts] = [0, 0];
     const allowed = this.kv.maxChecks;
     for (const [id, line] of [...this.#lines]) {
-      let [n, mine] = [0, 1];
+      // The subscription's check, the checked jobs', and the pruned count's when it looks.
+      let [n, mine, pruning] = [0, 1, 0];
       while (n < line.length && attempts + n < MAX_BATCH) {
         const more = needsCheck(line[n].a.pending, now) ? 1 : 0;
-        const pruning = this.#pruning.due(id, n + 1) ? 1 : 0;
-        if (checks + mine + more + pruning > allowed) break;
-        mine += more;
+        const looks = this.#pruning.due(id, n + 1) ? 1 : 0;
+        if (checks + mine + more + looks > allowed) break;
+        [mine, pruning] = [mine + more, looks];
         n++;
       }
       if (n === 0) break;
       group.push({ id, batch: line.splice(0, n) });
-      const pruning = this.#pruning.due(id, n) ? 1 : 0;
       [checks, attempts] = [checks + mine + pruning, attempts + n];
       // To the back of the turn, or gone when empty.
       this.#lines.delete(id);
