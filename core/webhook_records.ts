@@ -104,6 +104,23 @@ export interface WebhookRoute {
 }
 
 /** A pending delivery of one event to one subscription; removed when it is settled. */
+/**
+ * The first attempts of one event that a commit leased to the process that made it, in one record
+ * instead of a job per subscription (written from 0.31.0; 0.30.0 reads it). Its process attempts
+ * them from memory and takes each out of `pending` as its attempt is recorded, deleting the record
+ * with the last. Once `lease_until` passes with some still pending (the process stopped), any
+ * engine turns those into ordinary free jobs (kv/handed_jobs.ts).
+ */
+export interface HandedJobs {
+  event_id: string;
+  /** The event's created_at: each job's, too. */
+  created_at: string;
+  /** Until when (ms) the process that made it holds these first attempts. */
+  lease_until: number;
+  /** The subscriptions whose first attempt is not recorded yet, with the version each job carries. */
+  pending: { subscription_id: string; subscription_version: string }[];
+}
+
 export interface DeliveryJob {
   subscription_id: string;
   event_id: string;

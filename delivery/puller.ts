@@ -1,6 +1,7 @@
 import { errorFields, log } from "../core/log.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type JobRange, listJobs, listSubscriptionIds } from "../kv/backlog.ts";
+import { expandHanded } from "../kv/handed_jobs.ts";
 import { isFree, type Leasable } from "../kv/leases.ts";
 import { listRedeliveries } from "../kv/redeliveries.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
@@ -83,6 +84,7 @@ export class Puller {
     this.#pulling = (async () => {
       let next: PullScope | null = scope;
       while (next) {
+        if (next === "all") await this.#expandHanded();
         const ids = next === "all" ? await listSubscriptionIds(this.deps.kv) : [...this.backlogged];
         await this.#pull(ids, next === "all");
         [next, this.#again] = [this.#again, null];
@@ -115,6 +117,15 @@ export class Puller {
 
   stop(): void {
     this.#stopRoom();
+  }
+
+  /**
+   * First attempts whose process let their lease run out become free jobs, pulled below like any
+   * other; the engine wakes when the next such lease runs out.
+   */
+  async #expandHanded() {
+    const { nextAt } = await expandHanded(this.deps.kv);
+    if (nextAt !== null) this.deps.wakeAt(nextAt);
   }
 
   /** Pulls for `ids`, starting at a different one each time so none is always last. */

@@ -54,6 +54,7 @@
  * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again; a post that reuses its token's entry checks it |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
+ * | ["handed_jobs", leaseUntil, eventId]          | HandedJobs           | an event's first attempts leased to the process that committed it, in one record (written from 0.31.0), by when the lease runs out; turned into jobs then (kv/handed_jobs.ts) |
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
  * | ["delivery_signal"]                           | number (time)        | set by commits that leave jobs for any engine; every engine polls it |
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
@@ -195,6 +196,8 @@ export const keys = {
   jobsCreated: (subscriptionId: string) => ["job_counts", subscriptionId, "created"],
   jobsSettled: (subscriptionId: string) => ["job_counts", subscriptionId, "settled"],
   jobs: (subscriptionId?: string) => subscriptionId ? ["jobs", subscriptionId] : ["jobs"],
+  handedJobs: () => ["handed_jobs"],
+  handedJob: (leaseUntil: number, eventId: string) => ["handed_jobs", leaseUntil, eventId],
   undeliveredAll: () => ["undelivered"],
   redelivery: (subscriptionId: string, redeliveryId: string) => [
     "redeliveries",

@@ -139,7 +139,7 @@ export function releaseHanded(room: JobRoom | undefined, handed: Handed[]): void
 
 /** The job an event starts with for a matching subscription. */
 export const firstJob = (
-  event: OutboxEvent,
+  event: Pick<OutboxEvent, "id" | "created_at">,
   subscriptionId: string,
   leaseUntil: number | null,
   subscriptionVersion: string,

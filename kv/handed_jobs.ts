@@ -1,0 +1,66 @@
+import type { DeliveryJob, HandedJobs, Subscription } from "../core/webhook_records.ts";
+import { getAll } from "./commit.ts";
+import { keys } from "./keys.ts";
+import { firstJob } from "./outbox.ts";
+import type { Store } from "./store.ts";
+
+/** Records turned into jobs per pass at most; a pass that took this many goes on at once. */
+const PASS_LIMIT = 100;
+
+/** What a pass over the handed jobs did, and when the next of them runs out. */
+export interface Expansion {
+  /** Jobs made from records whose lease ran out. */
+  made: number;
+  /** When the earliest lease still running runs out (ms), or null when none runs. */
+  nextAt: number | null;
+}
+
+/**
+ * Turns the first attempts of every event whose process let its lease run out with some still
+ * pending (it stopped, or fell far behind) into ordinary free jobs, one commit per event, under a
+ * check of the record: of two engines that found it, one makes the jobs. The record is keyed by
+ * when its lease runs out, so only those that ran out are read. No job is made for a subscription
+ * deleted since: nothing would ever attempt or clear it. The 0.31.0 writer keeps each record to
+ * what one commit may turn into jobs (two mutations a subscription).
+ */
+export async function expandHanded(kv: Store, now = Date.now()): Promise<Expansion> {
+  let made = 0;
+  // On while a full pass turned records into jobs: one whose commit failed was changed by
+  // someone else, and is read again only if that pass got somewhere.
+  for (let [taken, done] = [PASS_LIMIT, 1]; taken === PASS_LIMIT && done > 0;) {
+    [taken, done] = [0, 0];
+    const ranOut = kv.list<HandedJobs>(
+      { prefix: keys.handedJobs(), end: [...keys.handedJobs(), now + 1] },
+      { limit: PASS_LIMIT },
+    );
+    for await (const entry of ranOut) {
+      taken++;
+      const n = await expandOne(kv, entry);
+      if (n === null) continue;
+      [made, done] = [made + n, done + 1];
+    }
+  }
+  const running = kv.list<HandedJobs>({
+    prefix: keys.handedJobs(),
+    start: [...keys.handedJobs(), now + 1],
+  }, { limit: 1 });
+  let nextAt: number | null = null;
+  for await (const e of running) nextAt = e.value.lease_until;
+  return { made, nextAt };
+}
+
+/** One record's pending first attempts as free jobs, and the record gone; null when it changed. */
+async function expandOne(kv: Store, entry: Deno.KvEntry<HandedJobs>): Promise<number | null> {
+  const { event_id, created_at, pending } = entry.value;
+  const subs = await getAll<Subscription>(kv, pending.map((p) => keys.webhook(p.subscription_id)));
+  const op = kv.atomic().check(entry).delete(entry.key);
+  let made = 0;
+  pending.forEach(({ subscription_id: id, subscription_version }, i) => {
+    if (subs[i].versionstamp === null) return;
+    const job: DeliveryJob = firstJob({ id: event_id, created_at }, id, null, subscription_version);
+    op.set(keys.job(id, event_id), job).sum(keys.jobsCreated(id), 1n);
+    made++;
+  });
+  if (made > 0) op.set(keys.deliverySignal(), Date.now());
+  return (await op.commit()).ok ? made : null;
+}
