@@ -21,7 +21,7 @@ import { Recorder } from "./record.ts";
 import { due, isDue, jobKey, Puller } from "./puller.ts";
 import { SigningKeys } from "./secrets.ts";
 import { BacklogReport } from "./backlog_report.ts";
-import { sweep } from "./sweeper.ts";
+import { sweep, type SweepTarget } from "./sweeper.ts";
 import { type QueuedWork, type Sources, startSources, type WakeReason } from "./sources.ts";
 
 /**
@@ -40,6 +40,7 @@ export class Engine implements DeliveryEngine {
   readonly #recorder: Recorder;
   readonly #events = new RecentEvents();
   readonly #touched = new Set<string>();
+  readonly #swept: SweepTarget;
   readonly #attempts: Attempts;
   readonly #dispatcher: Dispatcher;
   readonly #puller: Puller;
@@ -57,6 +58,7 @@ export class Engine implements DeliveryEngine {
 
   constructor(ctx: Ctx, intake: WorkIntake<CommitWork, JobRoom>, opts: EngineOptions = {}) {
     const kv = this.#kv = ctx.kv;
+    this.#swept = { kv, touched: this.#touched, counted: new Set() };
     const timers = opts.timers ?? ctx.settings.deliveryTimers;
     if (!timers) kv.forgoQueues();
     this.#connector = new Connector({ caCerts: opts.caCerts });
@@ -174,7 +176,7 @@ export class Engine implements DeliveryEngine {
         break;
       }
     }
-    await sweep({ kv: this.#kv, touched: this.#touched }, { everything: false })
+    await sweep(this.#swept, { everything: false })
       .catch((e) => log.error("delivery: a sweep failed", errorFields(e)));
     if (cutShort) await this.#report.measure();
     return { attempted: this.#attempted - before, cutShort };
@@ -247,7 +249,7 @@ export class Engine implements DeliveryEngine {
   #sweep(everything: boolean): Promise<void> {
     this.#sweeping ??= (async () => {
       await this.#puller.request("all");
-      await sweep({ kv: this.#kv, touched: this.#touched }, { everything });
+      await sweep(this.#swept, { everything });
     })().catch((e) => log.error("delivery: a sweep failed", errorFields(e)))
       .finally(() => this.#sweeping = null);
     return this.#sweeping;

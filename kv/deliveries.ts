@@ -38,7 +38,7 @@ export interface Pruned {
  * those: what a commit of records deletes in the same commit. The commit checks the pruned count:
  * a sweep that pruned meanwhile would otherwise leave this list to start past what it deleted,
  * and records of the latest `keep` would go. Subscriptions whose records were written before the
- * counts existed are left to `pruneDeliveries` (the sweeper).
+ * counts existed are counted first by the sweeper (`reconcileCounts`).
  */
 export async function oldestBeyond(
   kv: Store,
@@ -63,8 +63,8 @@ export async function oldestBeyond(
  * Deletes a subscription's oldest attempts beyond the `keep` most recent, as its counts tell
  * (written - pruned), without reading the rest: `oldestBeyond` adding none, in a commit that
  * checks the pruned count, so two processes never prune the same records twice. Subscriptions
- * whose records were written before the counts existed are left to `pruneDeliveries`. Returns
- * how many it deleted.
+ * whose records were written before the counts existed are counted first (`reconcileCounts`).
+ * Returns how many it deleted.
  */
 export async function pruneBeyond(kv: Store, subscriptionId: string, keep: number) {
   const stale = await oldestBeyond(kv, subscriptionId, { adding: 0, keep });
@@ -76,30 +76,22 @@ export async function pruneBeyond(kv: Store, subscriptionId: string, keep: numbe
 }
 
 /**
- * Counts a subscription's attempts by reading them all, sets its counts to agree where they don't
- * (records older releases wrote were never counted), then prunes beyond the `keep` most recent as
- * `pruneBeyond` does: the sweeper's. Counts moved meanwhile (a record written or pruned) leave the
- * setting to the next sweep. Returns how many it deleted.
+ * Counts a subscription's attempts by reading them all, and sets its counts to agree where they
+ * don't (records releases before 0.29.0 wrote were never counted): what `pruneBeyond` needs, once
+ * per subscription and process. False when the counts moved meanwhile (a record written or
+ * pruned): count again later.
  */
-export async function pruneDeliveries(
-  kv: Store,
-  subscriptionId: string,
-  keep: number,
-): Promise<number> {
+export async function reconcileCounts(kv: Store, subscriptionId: string): Promise<boolean> {
   const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
     keys.deliveriesWritten(subscriptionId),
     keys.deliveriesPruned(subscriptionId),
   ]);
   let seen = 0n;
   for await (const _ of kv.list({ prefix: keys.deliveries(subscriptionId) })) seen++;
-  if (u64(written) - u64(pruned) !== seen) {
-    const total = u64(written) < seen ? seen : u64(written);
-    const set = await kv.atomic().check(written, pruned)
-      .set(written.key, new Deno.KvU64(total))
-      .set(pruned.key, new Deno.KvU64(total - seen)).commit();
-    if (!set.ok) return 0;
-  }
-  let deleted = 0;
-  for (let n; (n = await pruneBeyond(kv, subscriptionId, keep)) > 0;) deleted += n;
-  return deleted;
+  if (u64(written) - u64(pruned) === seen) return true;
+  const total = u64(written) < seen ? seen : u64(written);
+  const set = await kv.atomic().check(written, pruned)
+    .set(written.key, new Deno.KvU64(total))
+    .set(pruned.key, new Deno.KvU64(total - seen)).commit();
+  return set.ok;
 }
