@@ -24,6 +24,13 @@ export interface Expansion {
  * what one commit may turn into jobs (two mutations a subscription).
  */
 export async function expandHanded(kv: Store, now = Date.now()): Promise<Expansion> {
+  // Side by side: on a remote store each read is a round trip.
+  const [made, nextAt] = await Promise.all([expandRanOut(kv, now), nextRunningOut(kv, now)]);
+  return { made, nextAt };
+}
+
+/** The records whose lease ran out by `now` turned into jobs; how many jobs were made. */
+async function expandRanOut(kv: Store, now: number): Promise<number> {
   let made = 0;
   // On while a full pass turned records into jobs: one whose commit failed was changed by
   // someone else, and is read again only if that pass got somewhere.
@@ -40,13 +47,17 @@ export async function expandHanded(kv: Store, now = Date.now()): Promise<Expansi
       [made, done] = [made + n, done + 1];
     }
   }
+  return made;
+}
+
+/** When the earliest lease still running at `now` runs out, or null. */
+async function nextRunningOut(kv: Store, now: number): Promise<number | null> {
   const running = kv.list<HandedJobs>({
     prefix: keys.handedJobs(),
     start: [...keys.handedJobs(), now + 1],
   }, { limit: 1 });
-  let nextAt: number | null = null;
-  for await (const e of running) nextAt = e.value.lease_until;
-  return { made, nextAt };
+  for await (const e of running) return e.value.lease_until;
+  return null;
 }
 
 /** One record's pending first attempts as free jobs, and the record gone; null when it changed. */
