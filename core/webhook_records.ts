@@ -103,7 +103,6 @@ export interface WebhookRoute {
   app?: Pick<AppListener, "message_kinds" | "mention_of">;
 }
 
-/** A pending delivery of one event to one subscription; removed when it is settled. */
 /**
  * The first attempts of one event that a commit leased to the process that made it, in one record
  * instead of a job per subscription (written from 0.31.0; 0.30.0 reads it). Its process attempts
@@ -121,6 +120,7 @@ export interface HandedJobs {
   pending: { subscription_id: string; subscription_version: string }[];
 }
 
+/** A pending delivery of one event to one subscription; removed when it is settled. */
 export interface DeliveryJob {
   subscription_id: string;
   event_id: string;
