@@ -19,8 +19,11 @@ export interface WalPages {
 export function countWalPages(kvPath: string): WalPages {
   let [pages, last, stopped] = [0, -1, false];
   const header = new Uint8Array(MX_FRAME_AT + 4);
+  // Opened once: the bench process that reads it also answers the service's deliveries.
+  const opened = Deno.open(`${kvPath}-shm`, { read: true });
   const sample = async () => {
-    using file = await Deno.open(`${kvPath}-shm`, { read: true });
+    const file = await opened;
+    await file.seek(0, Deno.SeekMode.Start);
     if ((await file.read(header)) !== header.length) return;
     const frame = new DataView(header.buffer).getUint32(MX_FRAME_AT, true);
     // A log that started again holds only what was written since: the frame number is that count.
@@ -38,6 +41,7 @@ export function countWalPages(kvPath: string): WalPages {
       stopped = true;
       await counting;
       await sample().catch(() => {});
+      (await opened.catch(() => null))?.close();
       return pages;
     },
   };
