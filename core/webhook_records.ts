@@ -107,8 +107,9 @@ export interface WebhookRoute {
  * The first attempts of one event that a commit leased to the process that made it, in one record
  * instead of a job per subscription (written from 0.31.0; 0.30.0 reads it). Its process attempts
  * them from memory and takes each out of `pending` as its attempt is recorded, deleting the record
- * with the last. Once `lease_until` passes with some still pending (the process stopped), any
- * engine turns those into ordinary free jobs (kv/handed_jobs.ts).
+ * with the last; one that would start too late for the lease, or that it won't start (it stops),
+ * becomes a job of its own (kv/handed_share.ts). Once `lease_until` passes with some still pending
+ * (the process died), any engine turns those into ordinary free jobs (kv/handed_jobs.ts).
  */
 export interface HandedJobs {
   event_id: string;

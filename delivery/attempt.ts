@@ -11,6 +11,7 @@ import { slackEnvelope, slackHeaders } from "./slack_events.ts";
 import { type AttemptOutcome, send } from "../core/outbound/send.ts";
 import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
+import type { Work } from "../kv/handed_share.ts";
 import { log } from "../core/log.ts";
 
 /** How long an app has to answer an event: Slack's 3 seconds. */
@@ -49,7 +50,7 @@ export interface AttemptDeps {
 export interface Claimed {
   sub: Subscription;
   /** As leased for the attempt. */
-  pending: Deno.KvEntry<DeliveryJob | Redelivery>;
+  pending: Work;
   /** The event as it is now (a deleted message's text erased). */
   event: OutboxEvent;
   /** The job's attempt number; null for a redelivery by hand (never retried). */
@@ -72,7 +73,7 @@ export class Attempts {
   constructor(private readonly deps: AttemptDeps) {}
 
   /** A job this process leased: attempted, with `event` where this process has it already. */
-  async runJob(job: Deno.KvEntry<DeliveryJob>, event?: OutboxEvent): Promise<Sent> {
+  async runJob(job: Work<DeliveryJob>, event?: OutboxEvent): Promise<Sent> {
     const claimed = await this.claim(job, { eventId: job.value.event_id, event });
     return claimed ? await this.#attempt(claimed) : undefined;
   }
@@ -90,7 +91,7 @@ export class Attempts {
    * whoever took it meanwhile. Work whose subscription or event is gone is dropped: null.
    */
   async claim(
-    pending: Deno.KvEntry<DeliveryJob | Redelivery>,
+    pending: Work,
     { eventId, event }: { eventId: string; event?: OutboxEvent },
   ): Promise<Claimed | null> {
     const { kv } = this.deps.ctx;

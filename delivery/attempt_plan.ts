@@ -1,6 +1,7 @@
 import type { Settings } from "../core/settings.ts";
 import { newId } from "../core/ids.ts";
-import type { Delivery, DeliveryJob, Redelivery, Subscription } from "../core/webhook_records.ts";
+import type { Delivery, DeliveryJob, Subscription } from "../core/webhook_records.ts";
+import type { HandedShare, Work } from "../kv/handed_share.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { AttemptCommit, Settlement } from "../kv/settlement.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
@@ -13,11 +14,26 @@ import type { AttemptOutcome } from "../core/outbound/send.ts";
  * a commit allows. The margin covers the commit's round trip and clocks a little apart.
  */
 const HELD_MARGIN_MS = 5_000;
-export type Pending = Deno.KvEntry<DeliveryJob | Redelivery>;
+export type Pending = Work;
 
-/** Whether settling `pending` at `now` needs a check: no one else may write it until its lease ends. */
+/**
+ * Whether settling `pending` at `now` needs a check of its own: no one else may write it until its
+ * lease ends. A first attempt still in a handed-jobs record checks the record instead, once per
+ * commit whatever number of its attempts the commit settles.
+ */
 export const needsCheck = (pending: Pending, now: number) =>
-  (pending.value.lease_until ?? 0) - now < HELD_MARGIN_MS;
+  !pending.handed && (pending.value.lease_until ?? 0) - now < HELD_MARGIN_MS;
+
+/**
+ * The checks settling `pending` adds to a commit that checks `records` already: its own where it
+ * needs one, or its handed-jobs record's where the commit doesn't check that yet (then added).
+ */
+export function checksFor(pending: Pending, now: number, records: Set<HandedShare>): number {
+  if (!pending.handed) return needsCheck(pending, now) ? 1 : 0;
+  if (records.has(pending.handed)) return 0;
+  records.add(pending.handed);
+  return 1;
+}
 
 /** One finished attempt, waiting to be recorded. */
 export interface Attempted {

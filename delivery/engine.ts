@@ -7,6 +7,7 @@ import { within } from "../core/settled.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type Leasable, unlease } from "../kv/leases.ts";
+import { HandedShare, type Work } from "../kv/handed_share.ts";
 import { keys } from "../kv/keys.ts";
 import type { JobRoom } from "../kv/outbox.ts";
 import type { CommitWork } from "../kv/plan.ts";
@@ -49,7 +50,7 @@ export class Engine implements DeliveryEngine {
   readonly #sources: Sources;
   readonly #detach: () => void;
   /** Work leased to this engine that it will not start: freed at stop. */
-  readonly #unstarted: Deno.KvEntry<Leasable>[] = [];
+  readonly #unstarted: Work<Leasable>[] = [];
   /** Handovers of this process's commits not yet taken: stop waits for them. */
   readonly #handing = new Set<Promise<void>>();
   #attempted = 0;
@@ -215,10 +216,12 @@ export class Engine implements DeliveryEngine {
     if (handed.length === 0) return;
     const handover = new Promise<void>((resolve) =>
       afterThisTask(() => {
-        for (const { event, jobs } of handed) {
+        for (const { event, jobs, record } of handed) {
           this.#events.add(event);
+          const share = new HandedShare({ ...record, versionstamp });
           for (const value of jobs) {
-            const entry = { key: keys.job(value.subscription_id, event.id), value, versionstamp };
+            const key = keys.job(value.subscription_id, event.id);
+            const entry = { key, value, versionstamp, handed: share };
             if (!this.#submitJob(entry, { event, reserved: true })) this.#unstarted.push(entry);
           }
         }
@@ -258,7 +261,7 @@ export class Engine implements DeliveryEngine {
   #wakeAt = (job: DeliveryJob) => this.#sources.wakeAt(due(job));
 
   #submitJob(
-    job: Deno.KvEntry<DeliveryJob>,
+    job: Work<DeliveryJob>,
     { event, reserved }: { event?: OutboxEvent; reserved: boolean },
   ) {
     return this.#dispatcher.submit({

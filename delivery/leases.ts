@@ -1,5 +1,7 @@
 import { isFree, type Leasable, lease } from "../kv/leases.ts";
 import type { Store } from "../kv/store.ts";
+import type { Work } from "../kv/handed_share.ts";
+import type { DeliveryJob } from "../core/webhook_records.ts";
 
 /** Beyond the attempt's own timeout, what a lease leaves for waiting in the window and recording. */
 const LEASE_SLACK_MS = 15_000;
@@ -34,11 +36,17 @@ export class Leases {
 
   /**
    * The entry, still this process's for long enough to make an attempt: renewed when its lease is
-   * short. Null when it is no longer ours (someone took it after it ran out, or settled it).
+   * short. A first attempt whose handed-jobs record runs out too soon becomes a job of its own,
+   * leased afresh. Null when it is no longer ours (someone took it after it ran out, or settled it).
    */
-  async keep<T extends Leasable>(entry: Deno.KvEntry<T>): Promise<Deno.KvEntry<T> | null> {
+  async keep<T extends Leasable>(entry: Work<T>): Promise<Work<T> | null> {
     const now = Date.now();
     if ((entry.value.lease_until ?? 0) - now >= this.timeoutMs + RENEW_SLACK_MS) return entry;
+    if (entry.handed) {
+      const job = entry.value as DeliveryJob;
+      const [own] = await entry.handed.toJobs(this.kv, [job], this.until(now));
+      return own as Work<T> | undefined ?? null;
+    }
     const [renewed] = await lease(this.kv, [entry], this.until(now));
     return renewed as Deno.KvEntry<T> | undefined ?? null;
   }

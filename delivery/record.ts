@@ -7,6 +7,7 @@ import { dropPending } from "../kv/webhooks.ts";
 import type { LatestSubscriptions } from "./latest.ts";
 import {
   type Attempted,
+  checksFor,
   deliveryOf,
   needsCheck,
   type Pending,
@@ -17,6 +18,7 @@ import { backoff } from "../core/retry.ts";
 import { getAll } from "../kv/commit.ts";
 import { Pruning } from "./pruning.ts";
 import type { Store } from "../kv/store.ts";
+import type { HandedShare } from "../kv/handed_share.ts";
 import type { Foreground } from "../core/foreground.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery checked. */
@@ -127,14 +129,18 @@ export class Recorder {
     const group: Taken[] = [];
     let [checks, attempts] = [0, 0];
     const allowed = this.kv.maxChecks;
+    const records = new Set<HandedShare>();
     for (const [id, line] of [...this.#lines]) {
-      // The subscription's check, the checked jobs', and the pruned count's when it looks.
+      // The subscription's check, the checked jobs' and records', and the pruned count's when it
+      // looks.
       let [n, mine, pruning] = [0, 1, 0];
       while (n < line.length && attempts + n < MAX_BATCH) {
-        const more = needsCheck(line[n].a.pending, now) ? 1 : 0;
+        const { handed } = line[n].a.pending;
+        const more = needsCheck(line[n].a.pending, now) || (handed && !records.has(handed)) ? 1 : 0;
         const looks = this.#pruning.due(id, n + 1) ? 1 : 0;
         if (checks + mine + more + looks > allowed) break;
         [mine, pruning] = [mine + more, looks];
+        if (handed) records.add(handed);
         n++;
       }
       if (n === 0) break;
@@ -231,19 +237,26 @@ export class Recorder {
       const read = await this.#reread(id, batch).catch(() => null);
       if (!read) continue;
       sub = this.latest.freshest(read.sub);
-      pendings = pendings.map((p, j) =>
-        p && read.pendings[j].versionstamp === p.versionstamp ? p : null
-      );
+      pendings = pendings.map((p, j) => p && read.still[j] ? p : null);
     }
   }
 
-  /** The subscription and the batch's jobs as they stand now. */
+  /**
+   * The subscription as it stands now, and which of the batch's jobs are still as read: their
+   * entries unchanged, or their first attempts still in their handed-jobs records.
+   */
   async #reread(id: string, batch: Waiting[]) {
-    const [sub, pendings] = await Promise.all([
+    const held = batch.map((w) => w.a.pending);
+    const plain = held.flatMap((p, i) => p.handed ? [] : [i]);
+    const shares = new Set(held.flatMap((p) => p.handed ?? []));
+    const [sub, read] = await Promise.all([
       this.kv.get<Subscription>(keys.webhook(id)),
-      getAll(this.kv, batch.map((w) => w.a.pending.key)),
+      getAll(this.kv, plain.map((i) => held[i].key)),
+      ...[...shares].map((s) => s.refresh(this.kv)),
     ]);
-    return { sub, pendings };
+    const still = held.map((p) => p.handed?.holds(id) ?? false);
+    plain.forEach((i, j) => still[i] = read[j].versionstamp === held[i].versionstamp);
+    return { sub, still };
   }
 
   /**
@@ -252,9 +265,10 @@ export class Recorder {
    */
   #fitChecks(id: string, batch: Waiting[], pendings: (Pending | null)[], now: number) {
     let checks = 0;
+    const records = new Set<HandedShare>();
     // The pruned count's check, when this commit looks (see delivery/pruning.ts).
     const room = MAX_CHECKED - (this.#pruning.due(id, batch.length) ? 1 : 0);
-    const over = pendings.findIndex((p) => p !== null && needsCheck(p, now) && ++checks > room);
+    const over = pendings.findIndex((p) => p && (checks += checksFor(p, now, records)) > room);
     if (over < 0) return pendings;
     const back = batch.splice(over);
     this.#lineOf(id).unshift(...back);

@@ -52,9 +52,9 @@
  * | ["notices", teamId, noticeId]                 | PersonalNotice       | an ephemeral message or opened view for one person's open streams, relayed to every instance (kv/ephemeral.ts); expires in a minute; never exported |
  * | ["notices_version", teamId]                   | noticeId             | the team's last notice: instances with open streams poll it; expires |
  * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again; a post that reuses its token's entry checks it |
- * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription |
+ * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription, but for first attempts handed over (next row): a retry, or a first attempt no engine of the committing process had room for |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
- * | ["handed_jobs", leaseUntil, eventId]          | HandedJobs           | an event's first attempts leased to the process that committed it, in one record (written from 0.31.0), by when the lease runs out; turned into jobs then (kv/handed_jobs.ts) |
+ * | ["handed_jobs", leaseUntil, eventId]          | HandedJobs           | an event's first attempts leased to the process that committed it, in one record (written from 0.31.0, at most 200 each), by when the lease runs out; that process takes each out as its attempt is recorded, or makes it a job of its own (kv/handed_share.ts); turned into free jobs once the lease ran out (kv/handed_jobs.ts) |
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
  * | ["delivery_signal"]                           | number (time)        | set by commits that leave jobs for any engine; every engine polls it |
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |

@@ -2,6 +2,7 @@ import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { chunks } from "../core/chunks.ts";
 import { commitInBatches } from "./commit.ts";
 import type { Store } from "./store.ts";
+import type { Work } from "./handed_share.ts";
 
 /** A job or a redelivery: work one process at a time may hold under a lease. */
 export type Leasable = DeliveryJob | Redelivery;
@@ -45,11 +46,19 @@ async function leaseTogether(kv: Store, batch: Deno.KvEntry<Leasable>[], until: 
   return batch.map((e, i) => ({ key: e.key, value: next[i], versionstamp: res.versionstamp }));
 }
 
-/** Frees leased entries this process will not attempt after all (it is stopping). */
-export function unlease(kv: Store, entries: Deno.KvEntry<Leasable>[]): Promise<void> {
-  return commitInBatches(
+/**
+ * Frees leased entries this process will not attempt after all (it is stopping); first attempts
+ * still in a handed-jobs record become free jobs, so other engines take them now rather than once
+ * the record's lease ran out.
+ */
+export async function unlease(kv: Store, entries: Work<Leasable>[]): Promise<void> {
+  const handed = Map.groupBy(entries.filter((e) => e.handed), (e) => e.handed!);
+  for (const [share, held] of handed) {
+    await share.toJobs(kv, held.map((e) => e.value as DeliveryJob), null);
+  }
+  await commitInBatches(
     kv,
-    entries,
+    entries.filter((e) => !e.handed),
     LEASE_BATCH,
     (op, e) => op.check(e).set(e.key, { ...e.value, lease_until: null }),
   );

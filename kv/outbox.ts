@@ -1,5 +1,5 @@
 import type { EventType, OutboxEvent } from "../core/types.ts";
-import type { DeliveryJob } from "../core/webhook_records.ts";
+import type { DeliveryJob, HandedJobs } from "../core/webhook_records.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
 import { newId } from "../core/ids.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
@@ -93,12 +93,20 @@ export function writeEvent(
 }
 
 /**
+ * First attempts one handed-jobs record holds at most: what one commit may turn into jobs (two
+ * mutations each, kv/handed_jobs.ts) and a value may hold, with room to spare. An event more
+ * subscriptions hear leaves the rest as free jobs.
+ */
+export const HANDED_MAX = 200;
+
+/**
  * Writes a plan's events into the commit about to be made: each event, its indexes (the team's,
  * the channel's, the open events' when every human of the team sees it, and the message's whose
- * text it carries), and a job per
- * subscription that hears it. Jobs this process's engine has room for are written leased to it,
- * to be handed over once the commit lands; the rest are written free, with the delivery signal
- * that engines of every process watch (kv/backlog.ts). Returns the jobs leased here.
+ * text it carries), and its delivery work. The first attempts this process's engine has room for
+ * are leased to it in one handed-jobs record per event (instead of a job and a count per
+ * subscription: the commit a post waits for stays small), to be handed over once the commit
+ * lands; the rest are written as free jobs, with the delivery signal that engines of every
+ * process watch (kv/backlog.ts). Returns what is handed over.
  */
 export function writePlannedEvents(
   op: Deno.AtomicOperation,
@@ -117,19 +125,43 @@ export function writePlannedEvents(
     const carried = carriedMessageId(event);
     if (carried) op.set(keys.messageEvent(carried, event.id), null, kept);
     if (heard.length === 0) continue;
+    const leaseUntil = now + (room?.leaseMs ?? 0);
     const jobs: DeliveryJob[] = [];
     let free = false;
     for (const { id, version } of heard) {
-      const leased = room?.window.reserve(id) ?? false;
-      const job = firstJob(event, id, leased ? now + room!.leaseMs : null, version);
-      op.set(keys.job(id, event.id), job).sum(keys.jobsCreated(id), 1n);
-      if (leased) jobs.push(job);
-      else free = true;
+      if (jobs.length < HANDED_MAX && room?.window.reserve(id)) {
+        jobs.push(firstJob(event, id, leaseUntil, version));
+        continue;
+      }
+      op.set(keys.job(id, event.id), firstJob(event, id, null, version))
+        .sum(keys.jobsCreated(id), 1n);
+      free = true;
     }
-    if (jobs.length > 0) handed.push({ event, jobs });
+    if (jobs.length > 0) handed.push(handOver(op, event, jobs, leaseUntil));
     if (free) op.set(keys.deliverySignal(), now);
   }
   return handed;
+}
+
+/** The record of an event's first attempts leased here, added to the commit. */
+function handOver(
+  op: Deno.AtomicOperation,
+  event: OutboxEvent,
+  jobs: DeliveryJob[],
+  leaseUntil: number,
+): Handed {
+  const record: HandedJobs = {
+    event_id: event.id,
+    created_at: event.created_at,
+    lease_until: leaseUntil,
+    pending: jobs.map((j) => ({
+      subscription_id: j.subscription_id,
+      subscription_version: j.subscription_version!,
+    })),
+  };
+  const key = keys.handedJob(leaseUntil, event.id);
+  op.set(key, record);
+  return { event, jobs, record: { key, value: record } };
 }
 
 /** Gives back the room of jobs leased in a commit that did not land. */

@@ -1,5 +1,5 @@
 import type { OutboxEvent } from "../core/types.ts";
-import type { DeliveryJob } from "../core/webhook_records.ts";
+import type { DeliveryJob, HandedJobs } from "../core/webhook_records.ts";
 
 /** A subscription that hears an event, with its route's versionstamp as the write saw it. */
 export interface Heard {
@@ -17,10 +17,14 @@ export interface PlannedEvent {
   heard: Heard[];
 }
 
-/** An event's jobs written leased to this process, handed to its engine once they landed. */
+/**
+ * An event's first attempts leased to this process in one handed-jobs record, handed to its
+ * engine once the commit landed: `jobs` are what the record holds, as jobs (none is written).
+ */
 export interface Handed {
   event: OutboxEvent;
   jobs: DeliveryJob[];
+  record: { key: Deno.KvKey; value: HandedJobs };
 }
 
 /** What the store publishes on its bus when a plan with events landed (kv/store.ts). */

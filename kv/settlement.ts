@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryJob, Redelivery, Subscription } from "../core/webhook_records.ts";
+import type { Delivery, DeliveryJob, Subscription } from "../core/webhook_records.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
@@ -6,6 +6,7 @@ import { putRoute } from "./routes.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
 import type { Pruned } from "./deliveries.ts";
+import type { HandedShare, Work } from "./handed_share.ts";
 
 /** Wakes the engine when a job's next attempt is due. */
 export interface RetryQueued {
@@ -17,7 +18,7 @@ export interface RetryQueued {
 
 /** A job or redelivery an attempt settles: deleted, or moved to its next attempt. */
 export interface Settlement {
-  pending: Deno.KvEntry<DeliveryJob | Redelivery>;
+  pending: Work;
   retry?: { job: DeliveryJob; delayMs: number };
   /** Whether the attempt that settles it succeeded: recover re-sends what never did. */
   succeeded: boolean;
@@ -59,13 +60,26 @@ export interface AttemptCommit {
  */
 export async function commitAttempts(kv: Store, cs: AttemptCommit[]): Promise<string | null> {
   const op = kv.atomic();
-  for (const c of cs) addAttempt(kv, op, c);
+  const handed = new Map<HandedShare, string[]>();
+  for (const c of cs) addAttempt(kv, op, c, handed);
+  // Each record once, whatever number of its first attempts the commit settles.
+  const taken = [...handed].map(([share, ids]) => ({ share, next: share.takeOut(op, ids) }));
   const res = await op.commit();
-  return res.ok ? res.versionstamp : null;
+  if (!res.ok) return null;
+  for (const { share, next } of taken) share.landed(next, res.versionstamp);
+  return res.versionstamp;
 }
 
-/** One subscription's part of `commitAttempts`. */
-function addAttempt(kv: Store, op: Plan, c: AttemptCommit): void {
+/**
+ * One subscription's part of `commitAttempts`; first attempts settled out of a handed-jobs record
+ * are gathered in `handed`, by record.
+ */
+function addAttempt(
+  kv: Store,
+  op: Plan,
+  c: AttemptCommit,
+  handed: Map<HandedShare, string[]>,
+): void {
   const sub = c.next;
   op.check(c.subscription).set(keys.webhook(sub.id), sub);
   if (sub.status !== c.subscription.value.status) {
@@ -79,36 +93,70 @@ function addAttempt(kv: Store, op: Plan, c: AttemptCommit): void {
     op.sum(keys.deliveriesPruned(sub.id), BigInt(c.prune.keys.length));
   }
   let settled = 0n;
-  for (const { pending, retry, succeeded, checked } of c.settle) {
-    if (checked) op.check(pending);
-    if (!retry) {
-      op.delete(pending.key);
-      if (isJob(pending)) settled++;
-      // A job given up is failed for good, until a redelivery of its event succeeds.
-      if (isJob(pending) && !succeeded) markFailed(op, sub.id, pending.value.event_id);
-      if (!isJob(pending) && succeeded) op.delete(keys.failedEvent(sub.id, pending.value.event_id));
-      continue;
-    }
-    const wake: RetryQueued = {
-      kind: "retry",
-      subscription_id: retry.job.subscription_id,
-      event_id: retry.job.event_id,
-      attempt: retry.job.attempt,
-    };
-    op.set(pending.key, retry.job);
-    if (kv.queues) {
-      const lost = keys.undelivered(`${retry.job.subscription_id}/${retry.job.event_id}`);
-      op.enqueue(wake, { delay: retry.delayMs, keysIfUndelivered: [lost] });
-    }
+  for (const s of c.settle) {
+    if (s.pending.handed) takeOutOfRecord(op, sub.id, s, handed);
+    else if (s.checked) op.check(s.pending);
+    if (s.retry) scheduleRetry(kv, op, s.pending.key, s.retry);
+    else if (!s.pending.handed) settled += settle(op, sub.id, s);
   }
   if (settled > 0n) op.sum(keys.jobsSettled(sub.id), settled);
   if (c.audit) addAudit(op, c.audit);
 }
 
+/**
+ * A first attempt settled out of its handed-jobs record (the record is written once per commit,
+ * see `commitAttempts`). Its retry is a job of its own from now on, and counted as made.
+ */
+function takeOutOfRecord(
+  op: Plan,
+  subscriptionId: string,
+  { pending, retry, succeeded }: Settlement,
+  handed: Map<HandedShare, string[]>,
+): void {
+  handed.set(pending.handed!, [...handed.get(pending.handed!) ?? [], subscriptionId]);
+  if (retry) op.sum(keys.jobsCreated(subscriptionId), 1n);
+  else if (!succeeded) markFailed(op, subscriptionId, pending.value.event_id);
+}
+
+/** A job or redelivery done with, deleted. Returns how many jobs it settled (0 or 1). */
+function settle(op: Plan, subscriptionId: string, { pending, succeeded }: Settlement): bigint {
+  op.delete(pending.key);
+  if (!isJob(pending)) {
+    if (succeeded) op.delete(keys.failedEvent(subscriptionId, pending.value.event_id));
+    return 0n;
+  }
+  // A job given up is failed for good, until a redelivery of its event succeeds.
+  if (!succeeded) markFailed(op, subscriptionId, pending.value.event_id);
+  return 1n;
+}
+
+/** A job moved to its next attempt, with the queue message that will wake it. */
+function scheduleRetry(
+  kv: Store,
+  op: Plan,
+  key: Deno.KvKey,
+  { job, delayMs }: NonNullable<Settlement["retry"]>,
+): void {
+  op.set(key, job);
+  if (!kv.queues) return;
+  const wake: RetryQueued = {
+    kind: "retry",
+    subscription_id: job.subscription_id,
+    event_id: job.event_id,
+    attempt: job.attempt,
+  };
+  const lost = keys.undelivered(`${job.subscription_id}/${job.event_id}`);
+  op.enqueue(wake, { delay: delayMs, keysIfUndelivered: [lost] });
+}
+
 const isJob = (entry: Deno.KvEntry<unknown>) => entry.key[0] === keys.jobs()[0];
 
-/** Deletes a job or redelivery that can no longer be attempted, if it is still as read. */
-export async function dropIfUnchanged(kv: Store, entry: Deno.KvEntry<unknown>): Promise<void> {
+/**
+ * Deletes a job or redelivery that can no longer be attempted, if it is still as read; takes a
+ * first attempt out of its handed-jobs record.
+ */
+export async function dropIfUnchanged(kv: Store, entry: Work): Promise<void> {
+  if (entry.handed) return await entry.handed.drop(kv, [entry.value.subscription_id]);
   const op = kv.atomic().check(entry).delete(entry.key);
   if (isJob(entry)) op.sum(keys.jobsSettled(entry.key[1] as string), 1n);
   await op.commit();

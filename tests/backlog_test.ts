@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { measureBacklog } from "../kv/backlog.ts";
 import { keys } from "../kv/keys.ts";
 import type { Message } from "../core/types.ts";
-import { countKeys, createChannelAs, withWorkspace } from "./harness.ts";
+import { countKeys, createChannelAs, unsettled, withWorkspace } from "./harness.ts";
 import { postCounted, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
 
@@ -90,7 +90,7 @@ Deno.test("backlog: memory holds a bounded window of it, and nothing is lost", a
         180_000,
         "the backlog to drain",
       );
-      assert.equal(await countKeys(s.ctx.kv, keys.jobs()), 0);
+      assert.equal(await unsettled(s.ctx.kv), 0);
       clearInterval(sampler);
 
       const posted = statuses.get(201) ?? 0;

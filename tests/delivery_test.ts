@@ -25,6 +25,7 @@ import {
   startEngine,
   startServer,
   type TestServer,
+  unsettled,
   withWorkspace,
   type Workspace,
   workspace,
@@ -142,7 +143,7 @@ Deno.test("delivery: each event reaches every matching subscription, signed, sam
       const check = validatorAt(`/components/schemas/${schema}`);
       assert.ok(check(env), `${env.type} envelope matches openapi.yaml: ${hit.body}`);
     }
-    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
     const shown = await show(s, w.admin.token, a.id);
     assert.equal(shown.deliveries.length, 5);
     assert.ok(shown.deliveries.every((d: Delivery) => d.succeeded && d.response_status === 200));
@@ -173,7 +174,7 @@ Deno.test("delivery: failures are retried on schedule with the same envelope", a
     assert.ok(shown.deliveries.every((d: Delivery) => d.event_id === eventId));
     assert.equal(shown.consecutive_failures, 0);
     assert.ok(shown.last_success_at);
-    assert.equal(await countKeys(s.ctx.kv, keys.jobs()), 0);
+    assert.equal(await unsettled(s.ctx.kv), 0);
     await sleep(300);
     assert.equal(r.hits.length, 3, "nothing after the success");
   }).finally(closeReceivers);
@@ -185,7 +186,7 @@ Deno.test("delivery: gives up after WEBHOOKS_MAX_ATTEMPTS", async () => {
     const sub = await subscribe(s, w.admin.token, r.url);
     await post(s, w.admin.token, w.team.general_channel_id, "never lands");
     await r.waitFor(3);
-    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
     await sleep(300);
     assert.equal(r.hits.length, 3);
     const shown = await show(s, w.admin.token, sub.id);
@@ -211,7 +212,7 @@ Deno.test("delivery: disables after WEBHOOKS_DISABLE_AFTER failures and drops wh
       assert.equal(shown.consecutive_failures, 3);
       assert.ok(shown.disabled_at);
       assert.equal(shown.deliveries.length, 3);
-      assert.equal(await countKeys(s.ctx.kv, keys.jobs(sub.id)), 0, "pending retries dropped");
+      assert.equal(await unsettled(s.ctx.kv, sub.id), 0, "pending retries dropped");
       assert.equal((await loadRoutes(s.ctx.kv, w.team.id))[0].route.status, "disabled");
       const audit = await listAudit(s.ctx.kv, w.team.id, 5);
       assert.equal(audit[0].action, "webhook.disabled");
@@ -220,7 +221,7 @@ Deno.test("delivery: disables after WEBHOOKS_DISABLE_AFTER failures and drops wh
       assert.equal(audit[0].target_id, sub.id);
 
       await post(s, w.admin.token, w.team.general_channel_id, "while disabled");
-      assert.equal(await countKeys(s.ctx.kv, keys.jobs(sub.id)), 0, "no job for a disabled one");
+      assert.equal(await unsettled(s.ctx.kv, sub.id), 0, "no job for a disabled one");
       healthy = true;
       await enableWebhook(s.ctx, sub.id, null);
       const m = await post(s, w.admin.token, w.team.general_channel_id, "after enable");
@@ -246,7 +247,7 @@ Deno.test("delivery: a deleted subscription gets no further attempts", async () 
     );
     await sleep(700);
     assert.equal(r.hits.length, 1);
-    assert.equal(await countKeys(s.ctx.kv, keys.jobs()), 0);
+    assert.equal(await unsettled(s.ctx.kv), 0);
     assert.equal(await countKeys(s.ctx.kv, keys.deliveries(sub.id)), 0);
   }).finally(closeReceivers);
 });
@@ -345,7 +346,7 @@ Deno.test("delivery: many events to several subscriptions, each exactly once whe
       const hits = await r.waitFor(60);
       assert.equal(new Set(hits.map((h) => JSON.parse(h.body).id)).size, 60);
     }
-    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
     for (const sub of subs) {
       await waitUntil(async () => (await countKeys(s.ctx.kv, keys.deliveries(sub.id))) === 60);
       const stored = (await s.ctx.kv.get<Subscription>(keys.webhook(sub.id))).value!;
@@ -402,7 +403,7 @@ Deno.test("delivery: the sweeper delivers jobs whose queue message never came, a
       const [hit] = await r.waitFor(1);
       assert.equal(JSON.parse(hit.body).id, event.id);
       await engine.idle();
-      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+      await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
       // The attempt's record lands after the job is gone; a sweep after it prunes to 100.
       await waitUntil(async () => {
         await engine.sweep();
@@ -427,7 +428,7 @@ Deno.test("delivery: repeated and unknown queue messages change nothing", async 
     const m = await post(s, w.admin.token, w.team.general_channel_id, "once");
     const [hit] = await r.waitFor(1);
     const eventId = JSON.parse(hit.body).id;
-    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+    await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
     await s.ctx.kv.atomic().enqueue({ kind: "event", event_id: eventId }).commit();
     await s.ctx.kv.atomic().enqueue({
       kind: "retry",
@@ -725,7 +726,7 @@ Deno.test("delivery: a failing subscription keeps its latest 100 records, and at
       }
       await waitUntil(() => r.hits.length >= 250, 20_000, "every attempt");
       await engine.idle();
-      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+      await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
       const stored = await countKeys(s.ctx.kv, keys.deliveries(sub.id));
       assert.ok(stored >= 100 && stored <= 100 + PRUNE_EVERY, `${stored} records, with no sweep`);
       assert.ok(most <= 100 + PRUNE_EVERY, `${most} records between commits`);

@@ -7,7 +7,14 @@ import { postMessage } from "../domain/messages/messages.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
 import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
-import { countKeys, type TestServer, withWorkspace, type Workspace, workspace } from "./harness.ts";
+import {
+  countKeys,
+  type TestServer,
+  unsettled,
+  withWorkspace,
+  type Workspace,
+  workspace,
+} from "./harness.ts";
 import {
   FAST,
   type Hit,
@@ -226,7 +233,7 @@ Deno.test("faults: SIGKILL after events commit, before delivery: all arrive afte
     assert.equal(got.size, 5);
     const bodies = r.hits.map((h) => JSON.parse(h.body).data.body).sort();
     assert.deepEqual(bodies, messages.sort());
-    await waitUntil(async () => (await countKeys(store.ctx.kv, keys.jobs(sub.id))) === 0);
+    await waitUntil(async () => (await unsettled(store.ctx.kv, sub.id)) === 0);
     const log = await deliveries(store.ctx.kv, sub.id);
     assert.equal(log.filter((d) => d.succeeded).length, 5);
     assertLogTruthful(log, got);
@@ -254,7 +261,7 @@ Deno.test("faults: SIGKILL with an attempt in flight: attempted again after rest
     await service.kill();
     service = undefined;
     hold.resolve();
-    assert.equal(await countKeys(store.ctx.kv, keys.jobs(sub.id)), 1, "the job outlives the crash");
+    assert.equal(await unsettled(store.ctx.kv, sub.id), 1, "the first attempt outlives the crash");
     assert.equal(
       (await deliveries(store.ctx.kv, sub.id)).length,
       0,
@@ -266,7 +273,7 @@ Deno.test("faults: SIGKILL with an attempt in flight: attempted again after rest
     const [first, second] = await r.waitFor(2, 25_000);
     assert.equal(second.body, first.body);
     assert.equal(JSON.parse(second.body).data.id, m.id);
-    await waitUntil(async () => (await countKeys(store.ctx.kv, keys.jobs(sub.id))) === 0);
+    await waitUntil(async () => (await unsettled(store.ctx.kv, sub.id)) === 0);
     const log = await deliveries(store.ctx.kv, sub.id);
     assert.equal(log.length, 1);
     assert.equal(log[0].succeeded, true);
@@ -305,7 +312,7 @@ Deno.test("faults: SIGKILL in the middle of a burst: every event still arrives",
 
     service = await startService(store.env);
     await waitUntil(
-      async () => (await countKeys(store.ctx.kv, keys.jobs())) === 0,
+      async () => (await unsettled(store.ctx.kv)) === 0,
       30_000,
       "every job settled (the killed process's leases run out first)",
     );

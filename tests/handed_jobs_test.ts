@@ -11,7 +11,15 @@ import { pendingJobs } from "../kv/backlog.ts";
 import { expandHanded } from "../kv/handed_jobs.ts";
 import { keys } from "../kv/keys.ts";
 import type { Store } from "../kv/store.ts";
-import { api, countKeys, startEngine, startServer, type TestServer, workspace } from "./harness.ts";
+import {
+  api,
+  countKeys,
+  startEngine,
+  startServer,
+  type TestServer,
+  unsettled,
+  workspace,
+} from "./harness.ts";
 import { FAST, type Receiver, receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 interface Place {
@@ -87,7 +95,7 @@ Deno.test("handed jobs: first attempts whose process stopped are attempted once 
       assert.deepEqual(eventIds(a), [ranOut.id], "a lease still running is respected");
       await waitUntil(() => a.hits.length === 2, 5_000, "the held event, once its lease ran out");
       await engine.idle();
-      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs())) === 0);
+      await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
       assert.equal(await countKeys(s.ctx.kv, keys.handedJobs()), 0);
       for (const id of subs) assert.equal(await pendingJobs(s.ctx.kv, id), 0);
     } finally {

@@ -12,6 +12,7 @@ import { createKeyring, generateAppKey } from "../core/keyring.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import { createToken } from "../domain/people/tokens.ts";
 import type { Role, Scope, Team, User } from "../core/types.ts";
+import type { HandedJobs } from "../core/webhook_records.ts";
 import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { keys } from "../kv/keys.ts";
@@ -175,6 +176,19 @@ export async function* storeEntries(kv: Store, prefix: Deno.KvKey = []) {
 export async function countKeys(kv: Store, prefix: Deno.KvKey = []): Promise<number> {
   let n = 0;
   for await (const _ of storeEntries(kv, prefix)) n++;
+  return n;
+}
+
+/**
+ * First attempts and retries not yet settled: jobs, and first attempts still in the records their
+ * process leased to itself (handed jobs), `subscriptionId`'s or everyone's.
+ */
+export async function unsettled(kv: Store, subscriptionId?: string): Promise<number> {
+  let n = await countKeys(kv, keys.jobs(subscriptionId));
+  for await (const e of kv.list<HandedJobs>({ prefix: keys.handedJobs() })) {
+    n += e.value.pending.filter((p) => (subscriptionId ?? p.subscription_id) === p.subscription_id)
+      .length;
+  }
   return n;
 }
 

@@ -6,7 +6,7 @@ import { keys } from "../kv/keys.ts";
 import { LatestSubscriptions } from "../delivery/latest.ts";
 import { MAX_BATCH, Recorder } from "../delivery/record.ts";
 import type { Attempted } from "../delivery/attempt_plan.ts";
-import { countKeys, storeEntries } from "./harness.ts";
+import { countKeys, storeEntries, unsettled } from "./harness.ts";
 import { wrapStore } from "../kv/open.ts";
 import type { Store } from "../kv/store.ts";
 
@@ -98,7 +98,7 @@ Deno.test("recording: a busy subscription's attempts share commits beyond the 10
     assert.ok(commits.length < 60 / 9, `${commits.length} commits for 60 attempts`);
     const deliveries = await Array.fromAsync(storeEntries(kv, keys.deliveries(id)));
     assert.equal(deliveries.length, 60, "every attempt has its Delivery record");
-    assert.equal(await countKeys(kv, keys.jobs(id)), 0);
+    assert.equal(await unsettled(kv, id), 0);
     const settled = await kv.get<Deno.KvU64>(keys.jobsSettled(id));
     assert.equal(settled.value?.value, 60n);
     assert.equal(recorder.backlog, 0);
@@ -176,7 +176,7 @@ for (const [remote, allowed] of [[false, 100 / MAX_BATCH], [true, 11]] as const)
       const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
       await Promise.all(attempts.map((a) => recorder.record(a)));
       assert.ok(commits.length <= allowed, `${commits.length} commits for 100 subscriptions`);
-      assert.equal(await countKeys(kv, keys.jobs()), 0);
+      assert.equal(await unsettled(kv), 0);
       for (const a of attempts) {
         const sub = (await kv.get<Subscription>(keys.webhook(a.subscriptionId))).value!;
         assert.equal(sub.last_success_at !== null, true);
@@ -201,7 +201,7 @@ Deno.test("recording: a subscription changed elsewhere fails the shared commit, 
     const recorder = new Recorder(kv, webhooks, latest);
     await Promise.all(attempts.map((a) => recorder.record(a)));
     assert.equal(commits.length, 2, "the shared commit failed, and went again once");
-    assert.equal(await countKeys(kv, keys.jobs()), 0, "every job settled");
+    assert.equal(await unsettled(kv), 0, "every job settled");
     const renamed = (await kv.get<Subscription>(keys.webhook(changed))).value!;
     assert.equal(renamed.name, "renamed elsewhere", "the other process's change kept");
     assert.notEqual(renamed.last_success_at, null, "and this one's stats written over it");
@@ -216,7 +216,7 @@ Deno.test("recording: a subscription deleted meanwhile drops its jobs; the other
     await kv.delete(keys.webhook(gone));
     const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
     await Promise.all(attempts.map((a) => recorder.record(a)));
-    assert.equal(await countKeys(kv, keys.jobs()), 0, "every job settled or dropped");
+    assert.equal(await unsettled(kv), 0, "every job settled or dropped");
     assert.equal(await countKeys(kv, keys.deliveries(gone)), 0, "no record of a deleted one");
     for (const a of [attempts[0], attempts[2]]) {
       assert.equal(await countKeys(kv, keys.deliveries(a.subscriptionId)), 1);

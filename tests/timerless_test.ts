@@ -9,9 +9,8 @@ import type { DeliveryEngine } from "../delivery/engine_contract.ts";
 import type { Ctx } from "../domain/context.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
 import { recoverWebhook, redeliver } from "../domain/webhooks/sends.ts";
-import { keys } from "../kv/keys.ts";
 import { wrapStore } from "../kv/open.ts";
-import { api, countKeys, startEngine, startServer, type TestServer, workspace } from "./harness.ts";
+import { api, startEngine, startServer, type TestServer, unsettled, workspace } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
 import { post, receiver, show, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 
@@ -65,7 +64,7 @@ Deno.test("timerless: a retry waits for the cron task, goes out once it is due, 
     await sleep(300);
     assert.equal(r.hits.length, 2, "three cron runs at once sent it once");
     assert.equal(r.hits[1].body, r.hits[0].body);
-    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.jobs(sub.id))) === 0);
+    await waitUntil(async () => (await unsettled(s.ctx.kv, sub.id)) === 0);
     const shown = await show(s, w.admin.token, sub.id);
     assert.deepEqual(shown.deliveries.map((d: { succeeded: boolean }) => d.succeeded), [
       true,
@@ -140,7 +139,7 @@ Deno.test("timerless: work a SIGKILLed instance left goes out with the cron task
     await deliverDue(engine);
     await r.waitFor(2);
     assert.equal(r.hits[1].body, r.hits[0].body);
-    await waitUntil(async () => (await countKeys(store.ctx.kv, keys.jobs(sub.id))) === 0);
+    await waitUntil(async () => (await unsettled(store.ctx.kv, sub.id)) === 0);
   } finally {
     hold.resolve();
     await engine?.stop();

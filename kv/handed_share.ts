@@ -1,0 +1,125 @@
+import type { DeliveryJob, HandedJobs, Redelivery } from "../core/webhook_records.ts";
+import { keys } from "./keys.ts";
+import type { Plan } from "./plan.ts";
+import type { Store } from "./store.ts";
+
+/**
+ * A job or redelivery this process holds. A first attempt still in a handed-jobs record carries
+ * the record's share; its key names the job it becomes should it need one, not yet written.
+ */
+export type Work<T extends DeliveryJob | Redelivery = DeliveryJob | Redelivery> =
+  & Deno.KvEntry<T>
+  & { handed?: HandedShare };
+
+/** Tries of a change to a record before it is left to run out (kv/handed_jobs.ts expands it). */
+const TRIES = 5;
+
+/**
+ * This process's hold on one handed-jobs record it wrote (see HandedJobs): while the lease runs
+ * it is the record's one writer, so it knows the record as it stands without reading it. Each
+ * change checks the record as last known: once the lease ran out another engine may have turned
+ * it into jobs, and the change then fails instead of bringing attempts back.
+ */
+export class HandedShare {
+  #entry: Deno.KvEntry<HandedJobs>;
+
+  constructor(entry: Deno.KvEntry<HandedJobs>) {
+    this.#entry = entry;
+  }
+
+  get leaseUntil(): number {
+    return this.#entry.value.lease_until;
+  }
+
+  /** Whether the subscription's first attempt is still in the record, as last known. */
+  holds(subscriptionId: string): boolean {
+    return this.#entry.value.pending.some((p) => p.subscription_id === subscriptionId);
+  }
+
+  /**
+   * Adds to `op` the record without `ids`' first attempts: rewritten with the rest, or deleted
+   * with the last, under a check of the record as last known. Returns what it becomes, for
+   * `landed`.
+   */
+  takeOut(op: Pick<Plan, "check" | "set" | "delete">, ids: Iterable<string>): HandedJobs | null {
+    const out = new Set(ids);
+    const { key, value } = this.#entry;
+    const rest = value.pending.filter((p) => !out.has(p.subscription_id));
+    op.check(this.#entry);
+    if (rest.length === 0) {
+      op.delete(key);
+      return null;
+    }
+    const next = { ...value, pending: rest };
+    op.set(key, next);
+    return next;
+  }
+
+  /** A commit made with `takeOut` landed: the record is now `next` (null: deleted). */
+  landed(next: HandedJobs | null, versionstamp: string): void {
+    const { key, value, versionstamp: known } = this.#entry;
+    if (versionstamp <= known) return;
+    this.#entry = { key, value: next ?? { ...value, pending: [] }, versionstamp };
+  }
+
+  /** The record as read now; gone (another engine expanded it) reads as holding nothing. */
+  async refresh(kv: Store): Promise<void> {
+    const read = await kv.get<HandedJobs>(this.#entry.key);
+    const value = read.value ?? { ...this.#entry.value, pending: [] };
+    // A record deleted and never written again has no versionstamp: what was known stands, empty.
+    const versionstamp = read.versionstamp ?? this.#entry.versionstamp;
+    this.#entry = { key: this.#entry.key, value, versionstamp };
+  }
+
+  /**
+   * Moves first attempts out of the record into jobs of their own, leased until `leaseUntil`
+   * (an attempt that waited too long for its lease to cover it), or free for any engine (null:
+   * this process stops). Returns the jobs as written, leaving out those no longer in the record
+   * (another engine made them jobs when the lease ran out).
+   */
+  async toJobs(
+    kv: Store,
+    jobs: DeliveryJob[],
+    leaseUntil: number | null,
+  ): Promise<Deno.KvEntry<DeliveryJob>[]> {
+    return await this.#change(kv, jobs.map((j) => j.subscription_id), (op, held) => {
+      const made = jobs.filter((j) => held.has(j.subscription_id))
+        .map((j) => ({
+          key: keys.job(j.subscription_id, j.event_id),
+          value: { ...j, lease_until: leaseUntil },
+        }));
+      for (const { key, value } of made) {
+        op.set(key, value).sum(keys.jobsCreated(value.subscription_id), 1n);
+      }
+      if (leaseUntil === null && made.length > 0) op.set(keys.deliverySignal(), Date.now());
+      return made;
+    });
+  }
+
+  /** Takes first attempts that will not be made out of the record (their subscription is gone). */
+  async drop(kv: Store, ids: string[]): Promise<void> {
+    await this.#change(kv, ids, () => []);
+  }
+
+  /** One change to the record, tried again as it is now where someone else changed it. */
+  async #change<T>(
+    kv: Store,
+    ids: string[],
+    add: (op: Plan, held: Set<string>) => { key: Deno.KvKey; value: T }[],
+  ): Promise<Deno.KvEntry<T>[]> {
+    for (let tries = 1; tries <= TRIES; tries++) {
+      const held = new Set(ids.filter((id) => this.holds(id)));
+      if (held.size === 0) return [];
+      const op = kv.atomic();
+      const next = this.takeOut(op, held);
+      const made = add(op, held);
+      const res = await op.commit();
+      if (res.ok) {
+        this.landed(next, res.versionstamp);
+        return made.map((m) => ({ ...m, versionstamp: res.versionstamp }));
+      }
+      await this.refresh(kv);
+    }
+    return [];
+  }
+}
