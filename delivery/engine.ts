@@ -7,8 +7,7 @@ import { within } from "../core/settled.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type Leasable, unlease } from "../kv/leases.ts";
-import { HandedShare, type Work } from "../kv/handed_share.ts";
-import { keys } from "../kv/keys.ts";
+import { heldFrom, type Work } from "../kv/handed_share.ts";
 import type { JobRoom } from "../kv/outbox.ts";
 import type { CommitWork } from "../kv/plan.ts";
 import type { Store } from "../kv/store.ts";
@@ -19,11 +18,15 @@ import { Dispatcher } from "../core/dispatcher.ts";
 import { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import { Leases } from "./leases.ts";
 import { Recorder } from "./record.ts";
-import { due, isDue, jobKey, Puller } from "./puller.ts";
+import { due, jobKey, Puller } from "./puller.ts";
 import { SigningKeys } from "./secrets.ts";
 import { BacklogReport } from "./backlog_report.ts";
 import { sweep, type SweepTarget } from "./sweeper.ts";
-import { type QueuedWork, type Sources, startSources, type WakeReason } from "./sources.ts";
+import { WaitingFirstAttempts } from "./waiting.ts";
+import { type Sources, startSources, type WakeReason } from "./sources.ts";
+
+/** First attempts that may wait in their records for the window's room: times the window. */
+const WAITING_PER_WINDOW = 10;
 
 /**
  * Delivers webhooks. KV holds every pending job; this process holds a bounded window of them
@@ -51,6 +54,7 @@ export class Engine implements DeliveryEngine {
   readonly #detach: () => void;
   /** Work leased to this engine that it will not start: freed at stop. */
   readonly #unstarted: Work<Leasable>[] = [];
+  readonly #waiting: WaitingFirstAttempts;
   /** Handovers of this process's commits not yet taken: stop waits for them. */
   readonly #handing = new Set<Promise<void>>();
   #attempted = 0;
@@ -96,7 +100,19 @@ export class Engine implements DeliveryEngine {
       laneWindow,
     }, () => opts.foreground?.turn());
     reportInMemory(() => this.#dispatcher.held);
-    this.room = { window: this.#dispatcher, leaseMs: leases.duration };
+    this.#waiting = new WaitingFirstAttempts({
+      kv,
+      dispatcher: this.#dispatcher,
+      max: WAITING_PER_WINDOW * window,
+      covers: (until, now) => leases.covers(until, now),
+      submit: (job) => this.#submitJob(job, { reserved: false }) || this.#unstarted.push(job),
+    });
+    this.#dispatcher.onRoom(() => this.#waiting.feed());
+    this.room = {
+      window: this.#dispatcher,
+      leaseMs: leases.duration,
+      mayWait: () => this.#waiting.roomy,
+    };
     this.#puller = new Puller({
       kv,
       dispatcher: this.#dispatcher,
@@ -135,7 +151,7 @@ export class Engine implements DeliveryEngine {
       case "stall":
         return void this.#puller.request("backlog");
       case "queue":
-        return void this.#fromQueue(reason.message).catch((e) =>
+        return void this.#puller.takeQueued(reason.message).catch((e) =>
           log.error("delivery: taking queued work failed", errorFields(e))
         );
       case "start":
@@ -196,6 +212,7 @@ export class Engine implements DeliveryEngine {
     await this.#puller.pulling;
     await this.#dispatcher.stop();
     await this.#teller.settled();
+    this.#unstarted.push(...this.#waiting.takeAll());
     await unlease(this.#kv, this.#unstarted.splice(0)).catch((e) =>
       log.error("delivery: freeing leases at stop failed", errorFields(e))
     );
@@ -216,37 +233,22 @@ export class Engine implements DeliveryEngine {
     if (handed.length === 0) return;
     const handover = new Promise<void>((resolve) =>
       afterThisTask(() => {
-        for (const { event, jobs, record } of handed) {
-          this.#events.add(event);
-          const share = new HandedShare({ ...record, versionstamp });
-          for (const value of jobs) {
-            const key = keys.job(value.subscription_id, event.id);
-            const entry = { key, value, versionstamp, handed: share };
-            if (!this.#submitJob(entry, { event, reserved: true })) this.#unstarted.push(entry);
+        for (const h of handed) {
+          this.#events.add(h.event);
+          const { jobs, waiting } = heldFrom(h, versionstamp);
+          for (const job of jobs) {
+            if (!this.#submitJob(job, { event: h.event, reserved: true })) {
+              this.#unstarted.push(job);
+            }
           }
+          for (const job of waiting) this.#waiting.add(job);
         }
+        this.#waiting.feed();
         resolve();
       })
     );
     this.#handing.add(handover);
     void handover.finally(() => this.#handing.delete(handover));
-  }
-
-  /** A queue message's job or redelivery, when it is still as the message says. */
-  async #fromQueue(message: QueuedWork) {
-    if (message.kind === "retry") {
-      const job = await this.#kv.get<DeliveryJob>(
-        keys.job(message.subscription_id, message.event_id),
-      );
-      if (job.versionstamp === null || job.value.attempt !== message.attempt) return;
-      if (!isDue(job.value, Date.now())) return;
-      await this.#puller.takeJobs([job as Deno.KvEntry<DeliveryJob>]);
-      return;
-    }
-    const key = keys.redelivery(message.subscription_id, message.redelivery_id);
-    const entry = await this.#kv.get<Redelivery>(key);
-    if (entry.versionstamp === null) return;
-    await this.#puller.takeRedeliveries([entry as Deno.KvEntry<Redelivery>]);
   }
 
   #sweep(everything: boolean): Promise<void> {

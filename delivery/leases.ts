@@ -27,6 +27,11 @@ export class Leases {
     return now + this.duration;
   }
 
+  /** Whether a lease until `leaseUntil` covers an attempt started at `now`, and its recording. */
+  covers(leaseUntil: number, now: number): boolean {
+    return leaseUntil - now >= this.timeoutMs + RENEW_SLACK_MS;
+  }
+
   /** Leases the free ones of `entries`; returns those won, as they now stand. */
   async take<T extends Leasable>(entries: Deno.KvEntry<T>[]): Promise<Deno.KvEntry<T>[]> {
     const now = Date.now();
@@ -41,7 +46,7 @@ export class Leases {
    */
   async keep<T extends Leasable>(entry: Work<T>): Promise<Work<T> | null> {
     const now = Date.now();
-    if ((entry.value.lease_until ?? 0) - now >= this.timeoutMs + RENEW_SLACK_MS) return entry;
+    if (this.covers(entry.value.lease_until ?? 0, now)) return entry;
     if (entry.handed) {
       const job = entry.value as DeliveryJob;
       const [own] = await entry.handed.toJobs(this.kv, [job], this.until(now));

@@ -3,7 +3,9 @@ import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type JobRange, listJobs, listSubscriptionIds } from "../kv/backlog.ts";
 import { expandHanded } from "../kv/handed_jobs.ts";
 import { isFree, type Leasable } from "../kv/leases.ts";
-import { listRedeliveries } from "../kv/redeliveries.ts";
+import { listRedeliveries, type RedeliveryQueued } from "../kv/redeliveries.ts";
+import type { RetryQueued } from "../kv/settlement.ts";
+import { keys } from "../kv/keys.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
 import type { Leases } from "./leases.ts";
 import type { Store } from "../kv/store.ts";
@@ -104,6 +106,22 @@ export class Puller {
 
   takeRedeliveries(found: Deno.KvEntry<Redelivery>[]): Promise<number> {
     return this.#take(found, (e, reserved) => this.deps.submitRedelivery(e, reserved));
+  }
+
+  /** A queue message's job or redelivery, when it is still as the message says. */
+  async takeQueued(message: RetryQueued | RedeliveryQueued): Promise<void> {
+    const { kv } = this.deps;
+    if (message.kind === "retry") {
+      const job = await kv.get<DeliveryJob>(keys.job(message.subscription_id, message.event_id));
+      if (job.versionstamp === null || job.value.attempt !== message.attempt) return;
+      if (!isDue(job.value, Date.now())) return;
+      await this.takeJobs([job as Deno.KvEntry<DeliveryJob>]);
+      return;
+    }
+    const key = keys.redelivery(message.subscription_id, message.redelivery_id);
+    const entry = await kv.get<Redelivery>(key);
+    if (entry.versionstamp === null) return;
+    await this.takeRedeliveries([entry as Deno.KvEntry<Redelivery>]);
   }
 
   /** Takes a subscription's pending redeliveries now. */

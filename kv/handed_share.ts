@@ -1,6 +1,6 @@
 import type { DeliveryJob, HandedJobs, Redelivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
-import type { Plan } from "./plan.ts";
+import type { Handed, Plan } from "./plan.ts";
 import type { Store } from "./store.ts";
 
 /**
@@ -10,6 +10,21 @@ import type { Store } from "./store.ts";
 export type Work<T extends DeliveryJob | Redelivery = DeliveryJob | Redelivery> =
   & Deno.KvEntry<T>
   & { handed?: HandedShare };
+
+/**
+ * What a commit handed over, as this process holds it: one share of the record, and each first
+ * attempt as the job it would be.
+ */
+export function heldFrom(handed: Handed, versionstamp: string) {
+  const share = new HandedShare({ ...handed.record, versionstamp });
+  const held = (value: DeliveryJob): Work<DeliveryJob> => ({
+    key: keys.job(value.subscription_id, value.event_id),
+    value,
+    versionstamp,
+    handed: share,
+  });
+  return { jobs: handed.jobs.map(held), waiting: handed.waiting.map(held) };
+}
 
 /** Tries of a change to a record before it is left to run out (kv/handed_jobs.ts expands it). */
 const TRIES = 5;

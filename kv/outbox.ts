@@ -26,6 +26,8 @@ export interface JobRoom {
   window: Pick<Dispatcher, "reserve" | "release">;
   /** How long a lease taken now lasts. */
   leaseMs: number;
+  /** Whether one more first attempt may wait in its record, leased here, for the window's room. */
+  mayWait(): boolean;
 }
 
 /**
@@ -102,11 +104,11 @@ export const HANDED_MAX = 200;
 /**
  * Writes a plan's events into the commit about to be made: each event, its indexes (the team's,
  * the channel's, the open events' when every human of the team sees it, and the message's whose
- * text it carries), and its delivery work. The first attempts this process's engine has room for
- * are leased to it in one handed-jobs record per event (instead of a job and a count per
- * subscription: the commit a post waits for stays small), to be handed over once the commit
- * lands; the rest are written as free jobs, with the delivery signal that engines of every
- * process watch (kv/backlog.ts). Returns what is handed over.
+ * text it carries), and its delivery work. The first attempts this process's engine has room for,
+ * or may keep waiting for room, are leased to it in one handed-jobs record per event (instead of a
+ * job and a count per subscription: the commit a post waits for stays small), to be handed over
+ * once the commit lands; the rest are written as free jobs, with the delivery signal that engines
+ * of every process watch (kv/backlog.ts). Returns what is handed over.
  */
 export function writePlannedEvents(
   op: Deno.AtomicOperation,
@@ -126,18 +128,21 @@ export function writePlannedEvents(
     if (carried) op.set(keys.messageEvent(carried, event.id), null, kept);
     if (heard.length === 0) continue;
     const leaseUntil = now + (room?.leaseMs ?? 0);
-    const jobs: DeliveryJob[] = [];
+    const [jobs, waiting]: DeliveryJob[][] = [[], []];
     let free = false;
     for (const { id, version } of heard) {
-      if (jobs.length < HANDED_MAX && room?.window.reserve(id)) {
-        jobs.push(firstJob(event, id, leaseUntil, version));
-        continue;
+      const handing = room && jobs.length + waiting.length < HANDED_MAX;
+      if (handing && room.window.reserve(id)) jobs.push(firstJob(event, id, leaseUntil, version));
+      else if (handing && room.mayWait()) waiting.push(firstJob(event, id, leaseUntil, version));
+      else {
+        op.set(keys.job(id, event.id), firstJob(event, id, null, version))
+          .sum(keys.jobsCreated(id), 1n);
+        free = true;
       }
-      op.set(keys.job(id, event.id), firstJob(event, id, null, version))
-        .sum(keys.jobsCreated(id), 1n);
-      free = true;
     }
-    if (jobs.length > 0) handed.push(handOver(op, event, jobs, leaseUntil));
+    if (jobs.length + waiting.length > 0) {
+      handed.push(handOver(op, { event, jobs, waiting, leaseUntil }));
+    }
     if (free) op.set(keys.deliverySignal(), now);
   }
   return handed;
@@ -146,22 +151,21 @@ export function writePlannedEvents(
 /** The record of an event's first attempts leased here, added to the commit. */
 function handOver(
   op: Deno.AtomicOperation,
-  event: OutboxEvent,
-  jobs: DeliveryJob[],
-  leaseUntil: number,
+  { leaseUntil, ...handed }: Omit<Handed, "record"> & { leaseUntil: number },
 ): Handed {
+  const { event } = handed;
   const record: HandedJobs = {
     event_id: event.id,
     created_at: event.created_at,
     lease_until: leaseUntil,
-    pending: jobs.map((j) => ({
+    pending: [...handed.jobs, ...handed.waiting].map((j) => ({
       subscription_id: j.subscription_id,
       subscription_version: j.subscription_version!,
     })),
   };
   const key = keys.handedJob(leaseUntil, event.id);
   op.set(key, record);
-  return { event, jobs, record: { key, value: record } };
+  return { ...handed, record: { key, value: record } };
 }
 
 /** Gives back the room of jobs leased in a commit that did not land. */

@@ -19,11 +19,13 @@ export interface PlannedEvent {
 
 /**
  * An event's first attempts leased to this process in one handed-jobs record, handed to its
- * engine once the commit landed: `jobs` are what the record holds, as jobs (none is written).
+ * engine once the commit landed, as jobs (none is written): `jobs` in the room the commit
+ * reserved in its window, `waiting` for room.
  */
 export interface Handed {
   event: OutboxEvent;
   jobs: DeliveryJob[];
+  waiting: DeliveryJob[];
   record: { key: Deno.KvKey; value: HandedJobs };
 }
 

@@ -7,7 +7,10 @@
 import assert from "node:assert/strict";
 import type { DeliveryJob, HandedJobs } from "../core/webhook_records.ts";
 import { pendingJobs } from "../kv/backlog.ts";
-import { HandedShare } from "../kv/handed_share.ts";
+import { HandedShare, heldFrom } from "../kv/handed_share.ts";
+import { Dispatcher } from "../core/dispatcher.ts";
+import type { OutboxEvent } from "../core/types.ts";
+import { WaitingFirstAttempts } from "../delivery/waiting.ts";
 import { keys } from "../kv/keys.ts";
 import { Leases } from "../delivery/leases.ts";
 import type { Store } from "../kv/store.ts";
@@ -178,3 +181,91 @@ Deno.test("handed jobs: a first attempt that waited too long for its record's le
     await s.close();
   }
 });
+
+Deno.test("handed jobs: first attempts beyond the window wait in their record, not as jobs, and are each delivered once as room frees", async () => {
+  const s = await startServer(FAST);
+  const receivers = [gated(), gated(), gated(), gated(), gated()];
+  const engine = startEngine(s.ctx, { window: 2, sweepEveryMs: 60_000 });
+  try {
+    const w = await workspace(s.ctx);
+    const subs = [];
+    for (const r of receivers) subs.push((await subscribe(s, w.admin.token, r.url)).id);
+    await post(s, w.admin.token, w.team.general_channel_id, "to five, two at a time");
+    await waitUntil(() => receivers.filter((r) => r.hits.length === 1).length === 2);
+    const [record] = await records(s.ctx.kv);
+    assert.equal(record.pending.length, 5);
+    assert.equal(await countKeys(s.ctx.kv, keys.jobs()), 0, "the three waiting have no job rows");
+    for (const r of receivers) r.open();
+    await waitUntil(() => receivers.every((r) => r.hits.length === 1));
+    await engine.idle();
+    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.handedJobs())) === 0);
+    for (const id of subs) assert.equal(await pendingJobs(s.ctx.kv, id), 0);
+    for (const r of receivers) assert.equal(r.hits.length, 1);
+  } finally {
+    for (const r of receivers) r.open();
+    await engine.stop();
+    await s.close();
+    await Promise.all(receivers.map((r) => r.close()));
+  }
+});
+
+Deno.test("handed jobs: first attempts that waited until their record's lease no longer covers an attempt become free jobs", async () => {
+  const s = await startServer(FAST);
+  try {
+    const { kv } = s.ctx;
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    const leaseUntil = Date.now() + 60_000;
+    const value: HandedJobs = {
+      event_id: "e2",
+      created_at: new Date().toISOString(),
+      lease_until: leaseUntil,
+      pending: ids.map((id) => ({ subscription_id: id, subscription_version: "00" })),
+    };
+    const key = keys.handedJob(leaseUntil, "e2");
+    const { versionstamp } = await kv.atomic().set(key, value).commit() as Deno.KvCommitResult;
+    const held = heldFrom({
+      event: {} as OutboxEvent,
+      jobs: [],
+      waiting: jobsOf(value),
+      record: { key, value },
+    }, versionstamp);
+    const dispatcher = new Dispatcher({
+      global: 1,
+      perLane: 1,
+      maxPerLane: 1,
+      window: 0,
+      laneWindow: 0,
+    });
+    const submitted: string[] = [];
+    const waiting = new WaitingFirstAttempts({
+      kv,
+      dispatcher,
+      max: 10,
+      covers: () => false,
+      submit: (job) => void submitted.push(job.value.subscription_id),
+    });
+    for (const job of held.waiting) waiting.add(job);
+    waiting.feed();
+    await waitUntil(async () => (await countKeys(kv, keys.jobs())) === 2);
+    assert.deepEqual(submitted, []);
+    assert.equal(await countKeys(kv, keys.handedJobs()), 0);
+    for (const e of await Array.fromAsync(kv.list<DeliveryJob>({ prefix: keys.jobs() }))) {
+      assert.equal(e.value.lease_until, null);
+    }
+    assert.deepEqual(waiting.takeAll(), []);
+  } finally {
+    await s.close();
+  }
+});
+
+/** A record's first attempts as the jobs they would be. */
+const jobsOf = (r: HandedJobs): DeliveryJob[] =>
+  r.pending.map((p) => ({
+    subscription_id: p.subscription_id,
+    event_id: r.event_id,
+    attempt: 1,
+    next_attempt_at: r.created_at,
+    created_at: r.created_at,
+    lease_until: r.lease_until,
+    subscription_version: p.subscription_version,
+  }));
