@@ -77,13 +77,15 @@ export class HandedShare {
     this.#entry = { key, value: next ?? { ...value, pending: [] }, versionstamp };
   }
 
-  /** The record as read now; gone (another engine expanded it) reads as holding nothing. */
+  /**
+   * The record as read now, unless a commit of this process landed a later one meanwhile. Gone
+   * (deleted with its last, or expanded by another engine) it holds nothing: a key once deleted is
+   * never written again.
+   */
   async refresh(kv: Store): Promise<void> {
     const read = await kv.get<HandedJobs>(this.#entry.key);
-    const value = read.value ?? { ...this.#entry.value, pending: [] };
-    // A record deleted and never written again has no versionstamp: what was known stands, empty.
-    const versionstamp = read.versionstamp ?? this.#entry.versionstamp;
-    this.#entry = { key: this.#entry.key, value, versionstamp };
+    if (read.versionstamp !== null) return this.landed(read.value, read.versionstamp);
+    this.#entry = { ...this.#entry, value: { ...this.#entry.value, pending: [] } };
   }
 
   /**
