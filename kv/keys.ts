@@ -222,6 +222,7 @@ export const keys = {
   ],
   routesVersion: (teamId: string) => ["routes_version", teamId],
   deliveries: (subscriptionId: string) => ["deliveries", subscriptionId],
+  deliveryCounts: (subscriptionId: string) => ["delivery_counts", subscriptionId],
   deliveriesWritten: (subscriptionId: string) => ["delivery_counts", subscriptionId, "written"],
   deliveriesPruned: (subscriptionId: string) => ["delivery_counts", subscriptionId, "pruned"],
   delivery: (subscriptionId: string, deliveryId: string) => [

@@ -249,6 +249,9 @@ Deno.test("delivery: a deleted subscription gets no further attempts", async () 
     assert.equal(r.hits.length, 1);
     assert.equal(await unsettled(s.ctx.kv), 0);
     assert.equal(await countKeys(s.ctx.kv, keys.deliveries(sub.id)), 0);
+    for (const prefix of [keys.deliveryCounts(sub.id), keys.jobCounts(sub.id)]) {
+      assert.equal(await countKeys(s.ctx.kv, prefix), 0, `nothing left under ${prefix[0]}`);
+    }
   }).finally(closeReceivers);
 });
 

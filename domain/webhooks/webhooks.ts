@@ -221,7 +221,10 @@ export async function showWebhook(
   };
 }
 
-/** Deletes a subscription: nothing more is attempted, pending jobs and records are removed. */
+/**
+ * Deletes a subscription: nothing more is attempted, pending jobs, records and their counts are
+ * removed. A recording commit still in flight checks the subscription, so it writes none again.
+ */
 export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Promise<void> {
   const removed = await retrying("delete webhook", async () => {
     const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
@@ -230,5 +233,6 @@ export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Pro
   });
   await dropPending(ctx.kv, removed.id);
   await deleteAll(ctx.kv, keys.deliveries(removed.id));
+  await deleteAll(ctx.kv, keys.deliveryCounts(removed.id));
   await deleteAll(ctx.kv, keys.jobCounts(removed.id));
 }
