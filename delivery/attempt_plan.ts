@@ -26,13 +26,23 @@ export const needsCheck = (pending: Pending, now: number) =>
 
 /**
  * The checks settling `pending` adds to a commit that checks `records` already: its own where it
- * needs one, or its handed-jobs record's where the commit doesn't check that yet (then added).
+ * needs one, or its handed-jobs record's where the commit doesn't check that yet.
  */
 export function checksFor(pending: Pending, now: number, records: Set<HandedShare>): number {
   if (!pending.handed) return needsCheck(pending, now) ? 1 : 0;
-  if (records.has(pending.handed)) return 0;
-  records.add(pending.handed);
-  return 1;
+  return records.has(pending.handed) ? 0 : 1;
+}
+
+/** Where settling `pendings` in order would first take a commit past `room` checks; -1: never. */
+export function pastChecks(pendings: (Pending | null)[], now: number, room: number): number {
+  const records = new Set<HandedShare>();
+  let checks = 0;
+  return pendings.findIndex((p) => {
+    if (!p) return false;
+    checks += checksFor(p, now, records);
+    if (p.handed) records.add(p.handed);
+    return checks > room;
+  });
 }
 
 /** One finished attempt, waiting to be recorded. */

@@ -9,7 +9,7 @@ import {
   type Attempted,
   checksFor,
   deliveryOf,
-  needsCheck,
+  pastChecks,
   type Pending,
   planCommit,
 } from "./attempt_plan.ts";
@@ -136,7 +136,7 @@ export class Recorder {
       let [n, mine, pruning] = [0, 1, 0];
       while (n < line.length && attempts + n < MAX_BATCH) {
         const { handed } = line[n].a.pending;
-        const more = needsCheck(line[n].a.pending, now) || (handed && !records.has(handed)) ? 1 : 0;
+        const more = checksFor(line[n].a.pending, now, records);
         const looks = this.#pruning.due(id, n + 1) ? 1 : 0;
         if (checks + mine + more + looks > allowed) break;
         [mine, pruning] = [mine + more, looks];
@@ -264,11 +264,9 @@ export class Recorder {
    * the head of the line, for the next commit. Returns the pendings of what stays.
    */
   #fitChecks(id: string, batch: Waiting[], pendings: (Pending | null)[], now: number) {
-    let checks = 0;
-    const records = new Set<HandedShare>();
     // The pruned count's check, when this commit looks (see delivery/pruning.ts).
     const room = MAX_CHECKED - (this.#pruning.due(id, batch.length) ? 1 : 0);
-    const over = pendings.findIndex((p) => p && (checks += checksFor(p, now, records)) > room);
+    const over = pastChecks(pendings, now, room);
     if (over < 0) return pendings;
     const back = batch.splice(over);
     this.#lineOf(id).unshift(...back);

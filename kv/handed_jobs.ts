@@ -1,7 +1,7 @@
-import type { DeliveryJob, HandedJobs, Subscription } from "../core/webhook_records.ts";
+import type { HandedJobs, Subscription } from "../core/webhook_records.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
-import { firstJob } from "./outbox.ts";
+import { addJob, firstJob } from "./outbox.ts";
 import type { Store } from "./store.ts";
 
 /** Records turned into jobs per pass at most; a pass that took this many goes on at once. */
@@ -68,8 +68,7 @@ async function expandOne(kv: Store, entry: Deno.KvEntry<HandedJobs>): Promise<nu
   let made = 0;
   pending.forEach(({ subscription_id: id, subscription_version }, i) => {
     if (subs[i].versionstamp === null) return;
-    const job: DeliveryJob = firstJob({ id: event_id, created_at }, id, null, subscription_version);
-    op.set(keys.job(id, event_id), job).sum(keys.jobsCreated(id), 1n);
+    addJob(op, firstJob({ id: event_id, created_at }, id, null, subscription_version));
     made++;
   });
   if (made > 0) op.set(keys.deliverySignal(), Date.now());

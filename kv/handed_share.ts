@@ -1,5 +1,6 @@
 import type { DeliveryJob, HandedJobs, Redelivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
+import { addJob } from "./outbox.ts";
 import type { Handed, Plan } from "./plan.ts";
 import type { Store } from "./store.ts";
 
@@ -105,9 +106,7 @@ export class HandedShare {
           key: keys.job(j.subscription_id, j.event_id),
           value: { ...j, lease_until: leaseUntil },
         }));
-      for (const { key, value } of made) {
-        op.set(key, value).sum(keys.jobsCreated(value.subscription_id), 1n);
-      }
+      for (const { value } of made) addJob(op, value);
       if (leaseUntil === null && made.length > 0) op.set(keys.deliverySignal(), Date.now());
       return made;
     });

@@ -135,8 +135,7 @@ export function writePlannedEvents(
       if (handing && room.window.reserve(id)) jobs.push(firstJob(event, id, leaseUntil, version));
       else if (handing && room.mayWait()) waiting.push(firstJob(event, id, leaseUntil, version));
       else {
-        op.set(keys.job(id, event.id), firstJob(event, id, null, version))
-          .sum(keys.jobsCreated(id), 1n);
+        addJob(op, firstJob(event, id, null, version));
         free = true;
       }
     }
@@ -171,6 +170,18 @@ function handOver(
 /** Gives back the room of jobs leased in a commit that did not land. */
 export function releaseHanded(room: JobRoom | undefined, handed: Handed[]): void {
   for (const { jobs } of handed) for (const job of jobs) room?.window.release(job.subscription_id);
+}
+
+/** What a job is written into: a commit, or a plan. */
+interface JobWriter {
+  set(key: Deno.KvKey, value: unknown): unknown;
+  sum(key: Deno.KvKey, n: bigint): unknown;
+}
+
+/** Writes a job, counted as made in the same commit (pending = created - settled, kv/backlog.ts). */
+export function addJob(op: JobWriter, job: DeliveryJob): void {
+  op.set(keys.job(job.subscription_id, job.event_id), job);
+  op.sum(keys.jobsCreated(job.subscription_id), 1n);
 }
 
 /** The job an event starts with for a matching subscription. */
