@@ -4,7 +4,8 @@
  * and between them what the page promises: the service and tini run as uid 1993, the store's
  * folder 0700 and files 0600, the health check healthy and failing (not hanging) on a frozen
  * service, the admin CLI, a post, links naming BASE_URL, a stop under load, a backup and restore by
- * the page's recipe, a new container on the same volume keeping everything, and one-line refusals.
+ * the page's recipe, a new container on the same volume keeping everything, one-line refusals, and
+ * a start with no network and no cached package metadata.
  * Where containers can't run here, it says why and skips.
  */
 import assert from "node:assert/strict";
@@ -147,9 +148,6 @@ Deno.test({
         const link = await podman(
           "exec",
           "chat",
-          "deno",
-          "task",
-          "-q",
           "admin",
           "login-link",
           "--user",
@@ -258,11 +256,39 @@ Deno.test({
           assert.equal(lines(refused.out).length, 1, refused.out);
           assert.match(refused.out, /can't write to \/app\/data.*chown -R 1993:1993/);
           for (const to of ["/app/backups/x.sqlite3", "/app/x.sqlite3"]) {
-            const cli = ["deno", "task", "-q", "admin", "backup", "--to", to];
+            const cli = ["admin", "backup", "--to", to];
             const refusal = await e.podman("exec", "chat", ...cli);
             assert.notEqual(refusal.code, 0);
             assert.equal(lines(refusal.out).length, 1, refusal.out);
           }
+        },
+      );
+
+      await t.step(
+        "a start reads the image's cache alone: no network, no package metadata",
+        async () => {
+          // Deno fetches a package's metadata again whenever its cached copy is missing; the
+          // service and the admin CLI must start from the lock file and the package files alone.
+          const forget = "rm -f /deno-dir/npm/*/*/registry.json /deno-dir/npm/*/@*/*/registry.json";
+          const cmd = JSON.parse(
+            await podman(
+              "image",
+              "inspect",
+              "--format",
+              "{{json .Config.Cmd}}",
+              "chat-integrations",
+            ),
+          );
+          const started = await e.podman(
+            ...["run", "-d", "--name", "offline", "--network", "none", "-e", "KV_PATH=:memory:"],
+            ...["--entrypoint", "/bin/sh", "chat-integrations", "-c", `${forget}; exec deno "$@"`],
+            ...["sh", ...cmd],
+          );
+          assert.equal(started.code, 0, started.out);
+          await waitForLog(e, "offline", /Listening on/);
+          const cli = await podman("exec", "offline", "admin", "help");
+          assert.match(cli, /backup/);
+          assert.doesNotMatch(await podman("logs", "offline") + cli, /Download|registry\.npmjs/);
         },
       );
     } finally {
