@@ -46,10 +46,3 @@ export function workPair<Item, Room>(): WorkPair<Item, Room> {
     },
   };
 }
-
-/**
- * Runs `fn` once the current task and its microtasks are done, before timers: after the writer's
- * own continuation (a request's answer goes out first), without `setTimeout(0)`'s wait of a
- * millisecond or two.
- */
-export { setImmediate as afterThisTask } from "node:timers";

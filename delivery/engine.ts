@@ -2,7 +2,8 @@ import type { Ctx } from "../domain/context.ts";
 import { TroubleTeller } from "../domain/webhooks/trouble.ts";
 import { errorFields, log } from "../core/log.ts";
 import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
-import { afterThisTask, type WorkIntake } from "../core/work_pair.ts";
+import type { WorkIntake } from "../core/work_pair.ts";
+import { afterAnswers } from "../core/after_answers.ts";
 import { within } from "../core/settled.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
@@ -220,8 +221,8 @@ export class Engine implements DeliveryEngine {
   }
 
   /**
-   * Takes the jobs a commit here leased to this engine, once the writer's own continuation ran
-   * (the answer to a post goes out before its deliveries start), and the redeliveries it wrote.
+   * Takes the jobs a commit here leased to this engine once the answer to the request that made
+   * them is written (core/after_answers.ts), and the redeliveries it wrote.
    * A job the dispatcher no longer takes (it stopped meanwhile) is freed at stop, not left leased.
    */
   #handOver({ handed, versionstamp, redeliveries }: CommitWork) {
@@ -232,7 +233,7 @@ export class Engine implements DeliveryEngine {
     }
     if (handed.length === 0) return;
     const handover = new Promise<void>((resolve) =>
-      afterThisTask(() => {
+      afterAnswers(() => {
         for (const h of handed) {
           this.#events.add(h.event);
           const { jobs, waiting } = heldFrom(h, versionstamp);
