@@ -44,6 +44,7 @@ Deno.test("foreground: requests that never let up don't stop background work", a
   await fg.turn()?.then(() => went = performance.now() < until);
   await starting;
   await Promise.all(requests);
+  await answered();
   assert.ok(went, "background work went while requests were still coming");
 });
 
@@ -55,6 +56,7 @@ Deno.test("foreground: a request counts as in front for its first moments only",
   assert.equal(fg.turn(), undefined, "a request waiting on something else holds nothing back");
   answer();
   await request;
+  await answered();
 });
 
 Deno.test("foreground: a failing request lets go too", async () => {
