@@ -1,4 +1,5 @@
 import { errorFields, log } from "./log.ts";
+import { startSoon } from "./after_answers.ts";
 
 /** One unit of work: `key` makes it unique, `lane` is what it shares a concurrency bound with. */
 export interface Task {
@@ -203,10 +204,14 @@ export class Dispatcher {
       const wait = this.gate();
       if (wait) {
         this.#gated = true;
-        void wait.then(() => {
-          this.#gated = false;
-          this.#pump();
-        });
+        // Once the requests in front have their answers: the lanes ready, counted now, start
+        // right after, or once those answers are written when they are many.
+        void wait.then(() =>
+          startSoon(this.#ready.length, () => {
+            this.#gated = false;
+            this.#pump();
+          })
+        );
         return;
       }
       const name = this.#ready.shift()!;

@@ -1,5 +1,3 @@
-import { afterAnswers } from "./after_answers.ts";
-
 /**
  * How long one request counts as in front: its first moments, when it reads, decides and commits.
  * A request that waits longer (a slash command waiting on its app) stops holding delivery back.
@@ -16,13 +14,10 @@ const MAX_WAIT_MS = 20;
  * API, starts attempts and commits their records only while no request is in its first moments,
  * or once it has waited MAX_WAIT_MS; attempts under way go on. A post otherwise waits behind
  * delivery's work, most of the loop's and of the store's, which takes its turns in between each
- * of the post's reads and writes. Once the last request in front has its answer, background work
- * waits until that answer is written too (core/after_answers.ts).
+ * of the post's reads and writes.
  */
 export class Foreground {
   #holding = 0;
-  /** Requests that have their answers, not yet written. */
-  #answering = 0;
   #waiting: (() => void)[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -41,7 +36,7 @@ export class Foreground {
    * lost) while no request is in front, else a promise kept once none is, or MAX_WAIT_MS passed.
    */
   turn(): Promise<void> | undefined {
-    if (this.#holding === 0 && this.#answering === 0) return undefined;
+    if (this.#holding === 0) return undefined;
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#waiting.push(resolve);
     this.#timer ??= setTimeout(() => this.#letGo(), MAX_WAIT_MS);
@@ -55,11 +50,7 @@ export class Foreground {
       if (!held) return;
       held = false;
       clearTimeout(timer);
-      this.#holding--;
-      this.#answering++;
-      afterAnswers(() => {
-        if (--this.#answering === 0 && this.#holding === 0) this.#letGo();
-      });
+      if (--this.#holding === 0) this.#letGo();
     };
     const timer = setTimeout(release, HOLD_MS);
     // A process with nothing else to do must not be kept alive by it.

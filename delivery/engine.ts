@@ -3,7 +3,7 @@ import { TroubleTeller } from "../domain/webhooks/trouble.ts";
 import { errorFields, log } from "../core/log.ts";
 import { attemptDuration, deliveries, reportInMemory } from "../core/metrics.ts";
 import type { WorkIntake } from "../core/work_pair.ts";
-import { afterAnswers } from "../core/after_answers.ts";
+import { startSoon } from "../core/after_answers.ts";
 import { within } from "../core/settled.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
@@ -221,8 +221,8 @@ export class Engine implements DeliveryEngine {
   }
 
   /**
-   * Takes the jobs a commit here leased to this engine once the answer to the request that made
-   * them is written (core/after_answers.ts), and the redeliveries it wrote.
+   * Takes the jobs a commit here leased to this engine once the writer's own continuation ran, and
+   * its answer is written when they are many (core/after_answers.ts), and the redeliveries.
    * A job the dispatcher no longer takes (it stopped meanwhile) is freed at stop, not left leased.
    */
   #handOver({ handed, versionstamp, redeliveries }: CommitWork) {
@@ -232,8 +232,9 @@ export class Engine implements DeliveryEngine {
       );
     }
     if (handed.length === 0) return;
+    const count = handed.reduce((n, h) => n + h.jobs.length, 0);
     const handover = new Promise<void>((resolve) =>
-      afterAnswers(() => {
+      startSoon(count, () => {
         for (const h of handed) {
           this.#events.add(h.event);
           const { jobs, waiting } = heldFrom(h, versionstamp);
