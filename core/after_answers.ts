@@ -5,7 +5,7 @@ import { setImmediate } from "node:timers";
  * start is synchronous work (an attempt is signed and its request opened, about 50 µs), and the
  * server writes the answer only once that run ends.
  */
-export const STARTS_BEFORE_ANSWERS = 8;
+const STARTS_BEFORE_ANSWERS = 8;
 
 /**
  * Runs `fn`, which starts `count` tasks, as soon as it may: a few right after this task, before
