@@ -2,6 +2,7 @@ import type { Delivery, DeliveryJob, Subscription } from "../core/webhook_record
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
+import { addJob } from "./outbox.ts";
 import { putRoute } from "./routes.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
@@ -96,7 +97,7 @@ function addAttempt(
   for (const s of c.settle) {
     if (s.pending.handed) takeOutOfRecord(op, sub.id, s, handed);
     else if (s.checked) op.check(s.pending);
-    if (s.retry) scheduleRetry(kv, op, s.pending.key, s.retry);
+    if (s.retry) scheduleRetry(kv, op, s.pending, s.retry);
     else if (!s.pending.handed) settled += settle(op, sub.id, s);
   }
   if (settled > 0n) op.sum(keys.jobsSettled(sub.id), settled);
@@ -105,7 +106,7 @@ function addAttempt(
 
 /**
  * A first attempt settled out of its handed-jobs record (the record is written once per commit,
- * see `commitAttempts`). Its retry is a job of its own from now on, and counted as made.
+ * see `commitAttempts`).
  */
 function takeOutOfRecord(
   op: Plan,
@@ -114,8 +115,7 @@ function takeOutOfRecord(
   handed: Map<HandedShare, string[]>,
 ): void {
   handed.set(pending.handed!, [...handed.get(pending.handed!) ?? [], subscriptionId]);
-  if (retry) op.sum(keys.jobsCreated(subscriptionId), 1n);
-  else if (!succeeded) markFailed(op, subscriptionId, pending.value.event_id);
+  if (!retry && !succeeded) markFailed(op, subscriptionId, pending.value.event_id);
 }
 
 /** A job or redelivery done with, deleted. Returns how many jobs it settled (0 or 1). */
@@ -130,14 +130,18 @@ function settle(op: Plan, subscriptionId: string, { pending, succeeded }: Settle
   return 1n;
 }
 
-/** A job moved to its next attempt, with the queue message that will wake it. */
+/**
+ * A job moved to its next attempt, with the queue message that will wake it. A first attempt
+ * out of a handed-jobs record has no job row yet: its retry is a job of its own, counted as made.
+ */
 function scheduleRetry(
   kv: Store,
   op: Plan,
-  key: Deno.KvKey,
+  pending: Work,
   { job, delayMs }: NonNullable<Settlement["retry"]>,
 ): void {
-  op.set(key, job);
+  if (pending.handed) addJob(op, job);
+  else op.set(pending.key, job);
   if (!kv.queues) return;
   const wake: RetryQueued = {
     kind: "retry",
