@@ -2,23 +2,42 @@ import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
 
-/** A subscription's most recent attempts, newest first. */
+/** Newest first: ids are UUIDv7. */
+const newestFirst = (a: Delivery, b: Delivery) => a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+
+/** The records in a subscription's ring of slots (kv/keys.ts), in no order. */
+async function ringRecords(kv: Store, subscriptionId: string): Promise<Delivery[]> {
+  const out: Delivery[] = [];
+  for await (const e of kv.list<Delivery>({ prefix: keys.deliverySlots(subscriptionId) })) {
+    out.push(e.value);
+  }
+  return out;
+}
+
+/**
+ * A subscription's most recent attempts, newest first, from both layouts: the ring of slots and
+ * the records keyed by id, which a store keeps until the ring has taken their place.
+ */
 export async function recentDeliveries(
   kv: Store,
   subscriptionId: string,
   limit: number,
 ): Promise<Delivery[]> {
-  const out: Delivery[] = [];
+  const byId: Delivery[] = [];
   const entries = kv.list<Delivery>({ prefix: keys.deliveries(subscriptionId) }, {
     reverse: true,
     limit,
   });
-  for await (const e of entries) out.push(e.value);
-  return out;
+  for await (const e of entries) byId.push(e.value);
+  const ring = await ringRecords(kv, subscriptionId);
+  return [...ring, ...byId].sort(newestFirst).slice(0, limit);
 }
 
+/** One attempt of a subscription's, by id, in either layout. */
 export async function getDelivery(kv: Store, subscriptionId: string, deliveryId: string) {
-  return (await kv.get<Delivery>(keys.delivery(subscriptionId, deliveryId))).value;
+  const byId = (await kv.get<Delivery>(keys.delivery(subscriptionId, deliveryId))).value;
+  if (byId) return byId;
+  return (await ringRecords(kv, subscriptionId)).find((d) => d.id === deliveryId) ?? null;
 }
 
 /** Records pruned in one commit at most. */

@@ -17,7 +17,7 @@ const PREFIX_KINDS = {
     user_channels_version channels_version
     user_closed_channels members_version messages timeline timeline_len thread thread_len
     client_uuids channel_ts message_ts reactions poll_votes poll_ballots emoji events tokens_version jobs handed_jobs job_counts delivery_counts redeliveries
-    failed_events webhooks team_webhooks routes_version deliveries incoming incoming_ids
+    failed_events webhooks team_webhooks routes_version deliveries delivery_slots incoming incoming_ids
     team_incoming apps app_clients app_installs oauth_codes audit team_commands team_commands_version
   `),
   rebuilt: words(`

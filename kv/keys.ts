@@ -64,6 +64,7 @@
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
  * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
  * | ["delivery_counts", subscriptionId, "written"|"pruned"] | Deno.KvU64  | Delivery records ever written and pruned, summed in their commits: stored = written - pruned, so the oldest beyond 100 are pruned right after each commit of records, without a scan; a prune checks "pruned" |
+ * | ["delivery_slots", subscriptionId, slot]      | Delivery             | attempts in a ring of 100 slots (0-99), each rewritten in place by the record 100 later: the subscription's `records_written` says which slot is next (read from 0.31.0, written from 0.32.0; readers take both layouts, newest first by id) |
  * | ["incoming", secretHash]                     | IncomingWebhook      | primary, by SHA-256 of the secret: a post through the hook reads only this |
  * | ["incoming_ids", hookId]                      | secretHash           | index: id to primary key                |
  * | ["team_incoming", teamId, hookId]             | secretHash           | index: a team's incoming webhooks; UUIDv7 so it sorts by age |
@@ -230,6 +231,8 @@ export const keys = {
     subscriptionId,
     deliveryId,
   ],
+  deliverySlots: (subscriptionId: string) => ["delivery_slots", subscriptionId],
+  deliverySlot: (subscriptionId: string, slot: number) => ["delivery_slots", subscriptionId, slot],
   incoming: (hash: string) => ["incoming", hash],
   incomingId: (hookId: string) => ["incoming_ids", hookId],
   teamIncoming: (teamId: string) => ["team_incoming", teamId],

@@ -233,6 +233,7 @@ export async function deleteWebhook(ctx: Ctx, subject: Subject, id: string): Pro
   });
   await dropPending(ctx.kv, removed.id);
   await deleteAll(ctx.kv, keys.deliveries(removed.id));
+  await deleteAll(ctx.kv, keys.deliverySlots(removed.id));
   await deleteAll(ctx.kv, keys.deliveryCounts(removed.id));
   await deleteAll(ctx.kv, keys.jobCounts(removed.id));
 }
