@@ -27,6 +27,11 @@ export interface Subscription {
    * `secret`), and the REST API and screen's subscription lists leave them out.
    */
   app?: AppListener;
+  /**
+   * Delivery records ever written to the ring of slots (kv/keys.ts `delivery_slots`): the next
+   * goes to this modulo 100. Absent before the first.
+   */
+  records_written?: number;
 }
 
 /** Where channels are, as Slack's `message.*` events tell them apart. */

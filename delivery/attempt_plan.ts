@@ -83,7 +83,10 @@ export function planCommit(
   items: { a: Attempted; delivery: Delivery; pending: Pending | null }[],
   nowMs = Date.now(),
 ): AttemptCommit {
-  const next: Subscription = { ...sub.value };
+  const next: Subscription = {
+    ...sub.value,
+    records_written: (sub.value.records_written ?? 0) + items.length,
+  };
   let audit: AttemptCommit["audit"];
   let trouble: AttemptCommit["trouble"];
   const half = Math.ceil(webhooks.disableAfter / 2);

@@ -64,7 +64,7 @@ export class Engine implements DeliveryEngine {
 
   constructor(ctx: Ctx, intake: WorkIntake<CommitWork, JobRoom>, opts: EngineOptions = {}) {
     const kv = this.#kv = ctx.kv;
-    this.#swept = { kv, touched: this.#touched, counted: new Set() };
+    this.#swept = { kv, touched: this.#touched };
     const timers = opts.timers ?? ctx.settings.deliveryTimers;
     if (!timers) kv.forgoQueues();
     this.#connector = new Connector({ caCerts: opts.caCerts });

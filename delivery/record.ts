@@ -16,7 +16,6 @@ import {
 import { errorFields, log } from "../core/log.ts";
 import { backoff } from "../core/retry.ts";
 import { getAll } from "../kv/commit.ts";
-import { Pruning } from "./pruning.ts";
 import type { Store } from "../kv/store.ts";
 import type { HandedShare } from "../kv/handed_share.ts";
 import type { Foreground } from "../core/foreground.ts";
@@ -64,7 +63,6 @@ interface Taken {
  */
 export class Recorder {
   readonly #lines = new Map<string, Waiting[]>();
-  readonly #pruning: Pruning;
   #backlog = 0;
   #waiting = 0;
   #draining = false;
@@ -81,9 +79,7 @@ export class Recorder {
       /** Requests in flight: each commit waits its turn behind them. */
       foreground?: Foreground;
     } = {},
-  ) {
-    this.#pruning = new Pruning(kv);
-  }
+  ) {}
 
   /** Attempts handed in and not yet recorded. */
   get backlog(): number {
@@ -131,21 +127,19 @@ export class Recorder {
     const allowed = this.kv.maxChecks;
     const records = new Set<HandedShare>();
     for (const [id, line] of [...this.#lines]) {
-      // The subscription's check, the checked jobs' and records', and the pruned count's when it
-      // looks.
-      let [n, mine, pruning] = [0, 1, 0];
+      // The subscription's check, and the checked jobs' and records'.
+      let [n, mine] = [0, 1];
       while (n < line.length && attempts + n < MAX_BATCH) {
         const { handed } = line[n].a.pending;
         const more = checksFor(line[n].a.pending, now, records);
-        const looks = this.#pruning.due(id, n + 1) ? 1 : 0;
-        if (checks + mine + more + looks > allowed) break;
-        [mine, pruning] = [mine + more, looks];
+        if (checks + mine + more > allowed) break;
+        mine += more;
         if (handed) records.add(handed);
         n++;
       }
       if (n === 0) break;
       group.push({ id, batch: line.splice(0, n) });
-      [checks, attempts] = [checks + mine + pruning, attempts + n];
+      [checks, attempts] = [checks + mine, attempts + n];
       // To the back of the turn, or gone when empty.
       this.#lines.delete(id);
       if (line.length > 0) this.#lines.set(id, line);
@@ -169,7 +163,6 @@ export class Recorder {
         const items = t.batch.map((w) => ({ a: w.a, delivery: w.delivery, pending: w.a.pending }));
         return { t, sub, plan: planCommit(this.webhooks, sub, items, now) };
       });
-      await Promise.all(plans.map((p) => this.#pruning.plan(p.plan)));
       const versionstamp = await commitAttempts(this.kv, plans.map((p) => p.plan))
         .catch(() => null);
       if (!versionstamp) continue;
@@ -223,7 +216,6 @@ export class Recorder {
       pendings = this.#fitChecks(id, batch, pendings, now);
       const items = batch.map((w, j) => ({ a: w.a, delivery: w.delivery, pending: pendings[j] }));
       const plan = planCommit(this.webhooks, sub, items, now);
-      await this.#pruning.plan(plan);
       const versionstamp = await commitAttempts(this.kv, [plan]).catch((e) => {
         if (Date.now() >= deadline) throw e;
         return null;
@@ -264,9 +256,7 @@ export class Recorder {
    * the head of the line, for the next commit. Returns the pendings of what stays.
    */
   #fitChecks(id: string, batch: Waiting[], pendings: (Pending | null)[], now: number) {
-    // The pruned count's check, when this commit looks (see delivery/pruning.ts).
-    const room = MAX_CHECKED - (this.#pruning.due(id, batch.length) ? 1 : 0);
-    const over = pastChecks(pendings, now, room);
+    const over = pastChecks(pendings, now, MAX_CHECKED);
     if (over < 0) return pendings;
     const back = batch.splice(over);
     this.#lineOf(id).unshift(...back);
@@ -282,7 +272,6 @@ export class Recorder {
     versionstamp: string,
   ) {
     this.latest.wrote({ key: sub.key, value: plan.next, versionstamp });
-    this.#pruning.landed(plan);
     for (const { retry } of plan.settle) if (retry) this.told.scheduled?.(retry.job);
     if (plan.trouble) this.told.troubled?.(plan.next, plan.trouble);
 

@@ -2,6 +2,9 @@ import type { Delivery } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
 
+/** Delivery records kept per subscription: the slots of its ring. */
+export const DELIVERY_SLOTS = 100;
+
 /** Newest first: ids are UUIDv7. */
 const newestFirst = (a: Delivery, b: Delivery) => a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 
@@ -43,74 +46,27 @@ export async function getDelivery(kv: Store, subscriptionId: string, deliveryId:
 /** Records pruned in one commit at most. */
 const PRUNE_BATCH = 500;
 
-const u64 = (entry: Deno.KvEntryMaybe<Deno.KvU64>) => entry.value?.value ?? 0n;
-
-/** Records a commit deletes, with the pruned count as read, which the commit checks. */
-export interface Pruned {
-  keys: Deno.KvKey[];
-  count?: Deno.AtomicCheck;
-}
-
 /**
- * The keys of a subscription's oldest attempts that a commit adding `adding` more must delete to
- * keep only the `keep` most recent, as its counts tell (written - pruned), reading no more than
- * those: what a commit of records deletes in the same commit. The commit checks the pruned count:
- * a sweep that pruned meanwhile would otherwise leave this list to start past what it deleted,
- * and records of the latest `keep` would go. Subscriptions whose records were written before the
- * counts existed are counted first by the sweeper (`reconcileCounts`).
+ * Deletes a subscription's records keyed by id (what releases before 0.32.0 wrote, and 0.31.0
+ * beside it in a rolling deploy) that are not among its 100 newest of both layouts, reading both
+ * only while any such record is left. The commit sums and checks the pruned count, which 0.31.0
+ * prunes by (written - pruned), so neither deletes what the other counted as kept. Returns how
+ * many it deleted.
  */
-export async function oldestBeyond(
-  kv: Store,
-  subscriptionId: string,
-  { adding, keep }: { adding: number; keep: number },
-): Promise<Pruned> {
-  const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
-    keys.deliveriesWritten(subscriptionId),
-    keys.deliveriesPruned(subscriptionId),
-  ]);
-  const excess = Number(u64(written) - u64(pruned)) + adding - keep;
-  if (written.versionstamp === null || excess <= 0) return { keys: [] };
-  const stale: Deno.KvKey[] = [];
-  const oldest = kv.list({ prefix: keys.deliveries(subscriptionId) }, {
-    limit: Math.min(excess, PRUNE_BATCH),
-  });
-  for await (const e of oldest) stale.push(e.key);
-  return { keys: stale, count: pruned };
-}
-
-/**
- * Deletes a subscription's oldest attempts beyond the `keep` most recent, as its counts tell
- * (written - pruned), without reading the rest: `oldestBeyond` adding none, in a commit that
- * checks the pruned count, so two processes never prune the same records twice. Subscriptions
- * whose records were written before the counts existed are counted first (`reconcileCounts`).
- * Returns how many it deleted.
- */
-export async function pruneBeyond(kv: Store, subscriptionId: string, keep: number) {
-  const stale = await oldestBeyond(kv, subscriptionId, { adding: 0, keep });
-  if (!stale.count || stale.keys.length === 0) return 0;
-  const op = kv.atomic().check(stale.count)
-    .sum(keys.deliveriesPruned(subscriptionId), BigInt(stale.keys.length));
-  for (const key of stale.keys) op.delete(key);
-  return (await op.commit()).ok ? stale.keys.length : 0;
-}
-
-/**
- * Counts a subscription's attempts by reading them all, and sets its counts to agree where they
- * don't (records releases before 0.29.0 wrote were never counted): what `pruneBeyond` needs, once
- * per subscription and process. False when the counts moved meanwhile (a record written or
- * pruned): count again later.
- */
-export async function reconcileCounts(kv: Store, subscriptionId: string): Promise<boolean> {
-  const [written, pruned] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
-    keys.deliveriesWritten(subscriptionId),
-    keys.deliveriesPruned(subscriptionId),
-  ]);
-  let seen = 0n;
-  for await (const _ of kv.list({ prefix: keys.deliveries(subscriptionId) })) seen++;
-  if (u64(written) - u64(pruned) === seen) return true;
-  const total = u64(written) < seen ? seen : u64(written);
-  const set = await kv.atomic().check(written, pruned)
-    .set(written.key, new Deno.KvU64(total))
-    .set(pruned.key, new Deno.KvU64(total - seen)).commit();
-  return set.ok;
+export async function pruneById(kv: Store, subscriptionId: string): Promise<number> {
+  const pruned = await kv.get<Deno.KvU64>(keys.deliveriesPruned(subscriptionId));
+  const byId: string[] = [];
+  for await (const e of kv.list({ prefix: keys.deliveries(subscriptionId) })) {
+    byId.push(e.key[2] as string);
+  }
+  if (byId.length === 0) return 0;
+  const ids = [...byId, ...(await ringRecords(kv, subscriptionId)).map((d) => d.id)];
+  if (ids.length <= DELIVERY_SLOTS) return 0;
+  const oldestKept = ids.sort().at(-DELIVERY_SLOTS)!;
+  const stale = byId.filter((id) => id < oldestKept).slice(0, PRUNE_BATCH);
+  if (stale.length === 0) return 0;
+  const op = kv.atomic().check(pruned)
+    .sum(keys.deliveriesPruned(subscriptionId), BigInt(stale.length));
+  for (const id of stale) op.delete(keys.delivery(subscriptionId, id));
+  return (await op.commit()).ok ? stale.length : 0;
 }

@@ -62,9 +62,9 @@
  * | ["webhooks", subscriptionId]                  | Subscription         | signing secrets sealed (AES-GCM); stats updated by every attempt |
  * | ["team_webhooks", teamId, subscriptionId]     | WebhookRoute         | routing copy (events, channel_ids, status, owner), kept in the same commits, so its versionstamp is that of the subscription's last change (jobs carry it); UUIDv7 so it sorts by age |
  * | ["routes_version", teamId]                    | number (time)        | rewritten with every route change: its versionstamp tells cached routes are stale |
- * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts, by age (UUIDv7); pruned beyond 100 |
- * | ["delivery_counts", subscriptionId, "written"|"pruned"] | Deno.KvU64  | Delivery records ever written and pruned, summed in their commits: stored = written - pruned, so the oldest beyond 100 are pruned right after each commit of records, without a scan; a prune checks "pruned" |
- * | ["delivery_slots", subscriptionId, slot]      | Delivery             | attempts in a ring of 100 slots (0-99), each rewritten in place by the record 100 later: the subscription's `records_written` says which slot is next (read from 0.31.0, written from 0.32.0; readers take both layouts, newest first by id) |
+ * | ["deliveries", subscriptionId, deliveryId]    | Delivery             | attempts releases before 0.32.0 recorded, by age (UUIDv7); the sweep deletes each once 100 newer are kept in either layout |
+ * | ["delivery_counts", subscriptionId, "written"|"pruned"] | Deno.KvU64  | the records keyed by id ever written and pruned, summed in their commits (stored = written - pruned, as 0.31.0 prunes); a prune checks "pruned" |
+ * | ["delivery_slots", subscriptionId, slot]      | Delivery             | attempts in a ring of 100 slots (0-99), each rewritten in place by the record 100 later: the subscription's `records_written` says which slot is next (read from 0.31.0, written from 0.32.0; readers take both layouts, newest first by id); never pruned |
  * | ["incoming", secretHash]                     | IncomingWebhook      | primary, by SHA-256 of the secret: a post through the hook reads only this |
  * | ["incoming_ids", hookId]                      | secretHash           | index: id to primary key                |
  * | ["team_incoming", teamId, hookId]             | secretHash           | index: a team's incoming webhooks; UUIDv7 so it sorts by age |

@@ -6,7 +6,7 @@ import { addJob } from "./outbox.ts";
 import { putRoute } from "./routes.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
-import type { Pruned } from "./deliveries.ts";
+import { DELIVERY_SLOTS } from "./deliveries.ts";
 import type { HandedShare, Work } from "./handed_share.ts";
 
 /** Wakes the engine when a job's next attempt is due. */
@@ -45,12 +45,6 @@ export interface AttemptCommit {
    * makes each transition): its people are told once it landed, with the last failed attempt.
    */
   trouble?: { stage: "half" | "disabled"; last: Delivery };
-  /**
-   * The subscription's oldest Delivery records to delete (see `oldestBeyond`), so that the commit
-   * leaves the latest 100, under a check of the pruned count as read: commits of records are
-   * serialized by the subscription's check, but a sweep's prune is not.
-   */
-  prune?: Pruned;
 }
 
 /**
@@ -86,13 +80,7 @@ function addAttempt(
   if (sub.status !== c.subscription.value.status) {
     putRoute(op, sub);
   }
-  for (const d of c.deliveries) op.set(keys.delivery(sub.id, d.id), d);
-  if (c.deliveries.length > 0) op.sum(keys.deliveriesWritten(sub.id), BigInt(c.deliveries.length));
-  if (c.prune?.keys.length) {
-    if (c.prune.count) op.check(c.prune.count);
-    for (const key of c.prune.keys) op.delete(key);
-    op.sum(keys.deliveriesPruned(sub.id), BigInt(c.prune.keys.length));
-  }
+  putInSlots(op, c);
   let settled = 0n;
   for (const s of c.settle) {
     if (s.pending.handed) takeOutOfRecord(op, sub.id, s, handed);
@@ -102,6 +90,19 @@ function addAttempt(
   }
   if (settled > 0n) op.sum(keys.jobsSettled(sub.id), settled);
   if (c.audit) addAudit(op, c.audit);
+}
+
+/**
+ * The commit's Delivery records, each in the slot after the last the subscription was written
+ * to, as its checked value counts them: each replaces the record 100 before it, in place, so a
+ * subscription never holds more than 100 and no commit reads or deletes old ones.
+ */
+function putInSlots(op: Plan, c: AttemptCommit) {
+  const first = c.subscription.value.records_written ?? 0;
+  const kept = Math.max(0, c.deliveries.length - DELIVERY_SLOTS);
+  for (let i = kept; i < c.deliveries.length; i++) {
+    op.set(keys.deliverySlot(c.next.id, (first + i) % DELIVERY_SLOTS), c.deliveries[i]);
+  }
 }
 
 /**

@@ -956,7 +956,7 @@ async function installedApp(w: World): Promise<string> {
  */
 async function latestDelivery(w: World, owner: "member" | "botIn"): Promise<string> {
   const newest = await w.s.ctx.kv.list<{ id: string }>({
-    prefix: keys.deliveries(w.subs[owner].id),
+    prefix: keys.deliverySlots(w.subs[owner].id),
   }, {
     reverse: true,
     limit: 1,
@@ -1646,7 +1646,9 @@ async function buildWorld(s: TestServer, receiverUrl: string): Promise<World> {
     let deliveryId = "";
     await waitUntil(
       async () => {
-        const list = await s.ctx.kv.list<{ id: string }>({ prefix: keys.deliveries(subIds[owner]) })
+        const list = await s.ctx.kv.list<{ id: string }>({
+          prefix: keys.deliverySlots(subIds[owner]),
+        })
           .next();
         deliveryId = list.value?.value.id ?? "";
         return deliveryId !== "";

@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import { Connector } from "../core/outbound/connector.ts";
 import type { EngineOptions } from "../delivery/engine_contract.ts";
 import { retryDelayMs } from "../delivery/schedule.ts";
-import { PRUNE_EVERY } from "../delivery/pruning.ts";
 import { SigningKeys } from "../delivery/secrets.ts";
 import { signatureHeader } from "../delivery/sign.ts";
 import { send } from "../core/outbound/send.ts";
@@ -240,7 +239,7 @@ Deno.test("delivery: a deleted subscription gets no further attempts", async () 
     const sub = await subscribe(s, w.admin.token, r.url);
     await post(s, w.admin.token, w.team.general_channel_id, "soon gone");
     await r.waitFor(1);
-    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.deliveries(sub.id))) === 1);
+    await waitUntil(async () => (await countKeys(s.ctx.kv, keys.deliverySlots(sub.id))) === 1);
     assert.equal(
       (await api(s, "DELETE", `/webhooks/${sub.id}`, { token: w.admin.token })).status,
       204,
@@ -248,8 +247,13 @@ Deno.test("delivery: a deleted subscription gets no further attempts", async () 
     await sleep(700);
     assert.equal(r.hits.length, 1);
     assert.equal(await unsettled(s.ctx.kv), 0);
-    assert.equal(await countKeys(s.ctx.kv, keys.deliveries(sub.id)), 0);
-    for (const prefix of [keys.deliveryCounts(sub.id), keys.jobCounts(sub.id)]) {
+    for (
+      const prefix of [
+        keys.deliverySlots(sub.id),
+        keys.deliveryCounts(sub.id),
+        keys.jobCounts(sub.id),
+      ]
+    ) {
       assert.equal(await countKeys(s.ctx.kv, prefix), 0, `nothing left under ${prefix[0]}`);
     }
   }).finally(closeReceivers);
@@ -351,7 +355,7 @@ Deno.test("delivery: many events to several subscriptions, each exactly once whe
     }
     await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
     for (const sub of subs) {
-      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.deliveries(sub.id))) === 60);
+      await waitUntil(async () => (await countKeys(s.ctx.kv, keys.deliverySlots(sub.id))) === 60);
       const stored = (await s.ctx.kv.get<Subscription>(keys.webhook(sub.id))).value!;
       assert.equal(stored.consecutive_failures, 0);
     }
@@ -360,7 +364,7 @@ Deno.test("delivery: many events to several subscriptions, each exactly once whe
   }).finally(closeReceivers);
 });
 
-Deno.test("delivery: the sweeper delivers jobs whose queue message never came, and prunes", async () => {
+Deno.test("delivery: the sweeper delivers jobs whose queue message never came, and prunes the records older releases keyed by id beyond the latest 100 of both layouts", async () => {
   const s = await startServer(FAST);
   const r = receiver();
   try {
@@ -407,11 +411,13 @@ Deno.test("delivery: the sweeper delivers jobs whose queue message never came, a
       assert.equal(JSON.parse(hit.body).id, event.id);
       await engine.idle();
       await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
-      // The attempt's record lands after the job is gone; a sweep after it prunes to 100.
+      // The attempt's record lands in the ring after the job is gone; a sweep after it leaves
+      // the 99 newest keyed by id.
       await waitUntil(async () => {
         await engine.sweep();
-        return (await countKeys(s.ctx.kv, keys.deliveries(sub.id))) === 100;
+        return (await countKeys(s.ctx.kv, keys.deliveries(sub.id))) === 99;
       });
+      assert.equal(await countKeys(s.ctx.kv, keys.deliverySlots(sub.id)), 1);
       const newest = await show(s, w.admin.token, sub.id);
       assert.equal(newest.deliveries[0].id > newest.deliveries[1].id, true);
       assert.equal(newest.deliveries[0].event_id, event.id);
@@ -703,7 +709,7 @@ Deno.test("delivery: a Delivery keeps the start of the receiver's answer, on the
     { engine: { sweepEveryMs: 60_000 } },
   ));
 
-Deno.test("delivery: a failing subscription keeps its latest 100 records, and at most PRUNE_EVERY more, as they are written, not at the next sweep", async () => {
+Deno.test("delivery: a subscription holds its latest 100 records at every moment, each written over the one 100 before it, with no sweep", async () => {
   const s = await startServer({
     ...FAST,
     WEBHOOKS_MAX_ATTEMPTS: "1",
@@ -724,17 +730,24 @@ Deno.test("delivery: a failing subscription keeps its latest 100 records, and at
         });
         if (i % 25 === 24) {
           await engine.idle();
-          most = Math.max(most, await countKeys(s.ctx.kv, keys.deliveries(sub.id)));
+          most = Math.max(most, await countKeys(s.ctx.kv, keys.deliverySlots(sub.id)));
         }
       }
       await waitUntil(() => r.hits.length >= 250, 20_000, "every attempt");
       await engine.idle();
       await waitUntil(async () => (await unsettled(s.ctx.kv)) === 0);
-      const stored = await countKeys(s.ctx.kv, keys.deliveries(sub.id));
-      assert.ok(stored >= 100 && stored <= 100 + PRUNE_EVERY, `${stored} records, with no sweep`);
-      assert.ok(most <= 100 + PRUNE_EVERY, `${most} records between commits`);
-      await engine.sweep();
-      assert.equal(await countKeys(s.ctx.kv, keys.deliveries(sub.id)), 100, "the sweep's bound");
+      const stored = await Array.fromAsync(
+        s.ctx.kv.list<Delivery>({ prefix: keys.deliverySlots(sub.id) }),
+        (e) => e.value,
+      );
+      assert.equal(stored.length, 100, "with no sweep");
+      assert.equal(most, 100, "never more between commits");
+      assert.equal(await countKeys(s.ctx.kv, keys.deliveries(sub.id)), 0, "none keyed by id");
+      const written = (await s.ctx.kv.get<Subscription>(keys.webhook(sub.id))).value!;
+      assert.equal(written.records_written, 250);
+      const newest = stored.map((d) => d.id).sort().toReversed();
+      const shown = await show(s, w.admin.token, sub.id);
+      assert.deepEqual(shown.deliveries.map((d: Delivery) => d.id), newest.slice(0, 20));
     } finally {
       await engine.stop();
     }

@@ -186,7 +186,7 @@ function received(hits: Hit[]): Map<string, number> {
 
 async function deliveries(kv: Store, subscriptionId: string): Promise<Delivery[]> {
   const out: Delivery[] = [];
-  for await (const e of kv.list<Delivery>({ prefix: keys.deliveries(subscriptionId) })) {
+  for await (const e of kv.list<Delivery>({ prefix: keys.deliverySlots(subscriptionId) })) {
     out.push(e.value);
   }
   return out;

@@ -96,7 +96,7 @@ Deno.test("recording: a busy subscription's attempts share commits beyond the 10
     await Promise.all(events.map((e, i) => recorder.record(succeeded(id, e, jobs[i]))));
 
     assert.ok(commits.length < 60 / 9, `${commits.length} commits for 60 attempts`);
-    const deliveries = await Array.fromAsync(storeEntries(kv, keys.deliveries(id)));
+    const deliveries = await Array.fromAsync(storeEntries(kv, keys.deliverySlots(id)));
     assert.equal(deliveries.length, 60, "every attempt has its Delivery record");
     assert.equal(await unsettled(kv, id), 0);
     const settled = await kv.get<Deno.KvU64>(keys.jobsSettled(id));
@@ -123,7 +123,7 @@ Deno.test("recording: a job whose lease ran out is checked, and left alone when 
 
     const left = await Array.fromAsync(storeEntries(kv, keys.jobs(id)));
     assert.deepEqual(left.map((e) => e.value), [taken], "the other process's job is untouched");
-    const deliveries = await Array.fromAsync(storeEntries(kv, keys.deliveries(id)));
+    const deliveries = await Array.fromAsync(storeEntries(kv, keys.deliverySlots(id)));
     assert.equal(deliveries.length, 12, "the attempt made is still on record");
     const settled = await kv.get<Deno.KvU64>(keys.jobsSettled(id));
     assert.equal(settled.value?.value, 11n);
@@ -217,9 +217,9 @@ Deno.test("recording: a subscription deleted meanwhile drops its jobs; the other
     const recorder = new Recorder(kv, webhooks, new LatestSubscriptions());
     await Promise.all(attempts.map((a) => recorder.record(a)));
     assert.equal(await unsettled(kv), 0, "every job settled or dropped");
-    assert.equal(await countKeys(kv, keys.deliveries(gone)), 0, "no record of a deleted one");
+    assert.equal(await countKeys(kv, keys.deliverySlots(gone)), 0, "no record of a deleted one");
     for (const a of [attempts[0], attempts[2]]) {
-      assert.equal(await countKeys(kv, keys.deliveries(a.subscriptionId)), 1);
+      assert.equal(await countKeys(kv, keys.deliverySlots(a.subscriptionId)), 1);
     }
   });
 });

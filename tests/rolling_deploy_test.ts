@@ -8,6 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { VERSION } from "../core/version.ts";
+import type { Delivery } from "../core/webhook_records.ts";
+import type { Ctx } from "../domain/context.ts";
+import { keys } from "../kv/keys.ts";
 import { RELEASES } from "./fixtures/make_fixtures.ts";
 import { workspace } from "./harness.ts";
 import { cli, type Service, sharedStore, startService } from "./processes.ts";
@@ -68,6 +71,31 @@ const status = (s: Service, token: string) =>
 const useLink = (s: Service, url: string) =>
   statusOf(fetch(`${s.url}${new URL(url).pathname}`, { method: "POST", redirect: "manual" }));
 
+/**
+ * Each release records attempts in its own layout (keyed by id; from 0.32.0 in a ring of slots):
+ * a subscription shows the same latest ones through both, the newest of both layouts.
+ */
+async function deliveriesShownAlike(
+  services: Service[],
+  { hookId, store, token }: { hookId: string; store: { ctx: Ctx }; token: string },
+) {
+  const layouts = [keys.deliveries(hookId), keys.deliverySlots(hookId)];
+  const stored: Delivery[] = [];
+  for (const prefix of layouts) {
+    const records = await Array.fromAsync(store.ctx.kv.list<Delivery>({ prefix }), (e) => e.value);
+    assert.ok(records.length > 0, `records under ${prefix[0]}`);
+    stored.push(...records);
+  }
+  const newest = stored.map((d) => d.id).sort().toReversed().slice(0, 20);
+  for (const s of services) {
+    const res = await fetch(`${s.url}/api/v1/webhooks/${hookId}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    const shown = (await res.json()).data.deliveries.map((d: Delivery) => d.id);
+    assert.deepEqual(shown, newest, `the latest deliveries through ${s.url}`);
+  }
+}
+
 Deno.test(`rolling deploy: ${PREVIOUS.name} and this release on one store lose nothing and undo no rule`, async () => {
   const previous = await unpackPrevious();
   const r = receiver(() => new Response(null, { status: 204 }));
@@ -83,7 +111,8 @@ Deno.test(`rolling deploy: ${PREVIOUS.name} and this release on one store lose n
       headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
       body: JSON.stringify({ name: "rolling", url: r.url, events: ["message.created"] }),
     });
-    assert.equal(subscribed.status, 201, await subscribed.text());
+    const hook = await subscribed.json();
+    assert.equal(subscribed.status, 201, JSON.stringify(hook));
     // The new release starts on the store the old one serves: it upgrades it, the old goes on.
     const next = await startService(store.env);
     services.push(next);
@@ -126,6 +155,7 @@ Deno.test(`rolling deploy: ${PREVIOUS.name} and this release on one store lose n
       "every delivery",
     );
     await sleep(5_100);
+    await deliveriesShownAlike([old, next], { hookId: hook.data.id, store, token: w.admin.token });
     for (const s of [old, next]) {
       const feed = await feedOf(s, w.member.token);
       assert.deepEqual(new Set(feed), all, `the feed through ${s === old ? "old" : "new"}`);

@@ -269,7 +269,7 @@ Deno.test("webhooks: show lists the 20 most recent deliveries; redeliver sends o
       await post(s, w.admin.token, w.team.general_channel_id, `m${i}`);
     }
     await r.waitFor(24);
-    await waitUntil(async () => (await count(s.ctx.kv, keys.deliveries(id))) === 24);
+    await waitUntil(async () => (await count(s.ctx.kv, keys.deliverySlots(id))) === 24);
     const recent = (await show(s, w.admin.token, id)).deliveries;
     assert.equal(recent.length, 20);
     const times = recent.map((d: { id: string }) => d.id);
