@@ -9,7 +9,7 @@ WORKDIR /app
 # The store and the generated APP_KEY live here: the service writes it without root, nobody else reads it.
 # `admin` is the admin CLI as one command (docker exec chat admin …).
 RUN mkdir -p /app/data && chown deno:deno /app/data && chmod 700 /app/data \
-  && printf '#!/bin/sh\nexec deno run --cached-only --allow-all --config /app/deno.json /app/cli/admin.ts "$@"\n' \
+  && printf '#!/bin/sh\nexport ADMIN_PROGRAM=admin\nexec deno run --cached-only --allow-all --config /app/deno.json /app/cli/admin.ts "$@"\n' \
     > /usr/local/bin/admin && chmod 755 /usr/local/bin/admin
 
 USER deno

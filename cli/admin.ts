@@ -62,16 +62,19 @@ const SETTINGS_HELP = `Settings (the environment, as for the service):
   BASE_URL  the service's public address, for the URLs printed (default: the one the service
             recorded when it last started)`;
 
+/** How the operator runs this CLI, for the usage lines: the Docker image's `admin` says it is one. */
+const PROGRAM = Deno.env.get("ADMIN_PROGRAM") ?? "deno task admin";
+
 const help = () =>
-  "Usage: deno task admin <command> [--flag value ...]\n" +
+  `Usage: ${PROGRAM} <command> [--flag value ...]\n` +
   "Prints one JSON value (an object, or an array for lists) on stdout; errors go to stderr.\n\n" +
   "Commands:\n" +
   Object.entries(commands).map(([name, c]) => `  ${name.padEnd(26)}  ${c.summary}`).join("\n") +
-  `\n\n${SETTINGS_HELP}\n\nMore on one command: deno task admin help <command>`;
+  `\n\n${SETTINGS_HELP}\n\nMore on one command: ${PROGRAM} help <command>`;
 
 /** `help <command>`: what it does, its flags, what it prints. */
 const helpFor = (name: string, command: AnyCommand) =>
-  `${name}: ${command.summary}\n\nUsage: deno task admin ${command.usage}\n\n${SETTINGS_HELP}`;
+  `${name}: ${command.summary}\n\nUsage: ${PROGRAM} ${command.usage}\n\n${SETTINGS_HELP}`;
 
 /**
  * The same store, settings and keys the server uses (KV_PATH, APP_KEY, ...). The CLI never makes
@@ -96,7 +99,7 @@ async function openCtx(args: { writes: boolean; command: string }): Promise<Ctx>
 /** Prints why a command failed; returns the exit code. */
 function fail(e: unknown, command: AnyCommand): number {
   if (e instanceof UsageError) {
-    console.error(`${e.message}\nUsage: deno task admin ${command.usage}`);
+    console.error(`${e.message}\nUsage: ${PROGRAM} ${command.usage}`);
     return 2;
   }
   if (e instanceof ApiError || e instanceof SettingsError || e instanceof ConflictError) {
@@ -172,7 +175,7 @@ const unknownCommand = (name: string) =>
   MADE_ELSEWHERE[name] ??
     `Unknown command "${name}".${
       didYouMean(name, Object.keys(commands))
-    } Every command: deno task admin help`;
+    } Every command: ${PROGRAM} help`;
 
 async function main([name, ...args]: string[]): Promise<number> {
   if (name === "help" || name === "--help" || name === "-h") {

@@ -288,6 +288,7 @@ Deno.test({
           await waitForLog(e, "offline", /Listening on/);
           const cli = await podman("exec", "offline", "admin", "help");
           assert.match(cli, /backup/);
+          assert.match(cli, /Usage: admin <command>/, "the image's usage lines name its command");
           assert.doesNotMatch(await podman("logs", "offline") + cli, /Download|registry\.npmjs/);
         },
       );
