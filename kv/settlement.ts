@@ -99,8 +99,10 @@ function addAttempt(
  */
 function putInSlots(op: Plan, c: AttemptCommit) {
   const first = c.subscription.value.records_written ?? 0;
-  const kept = Math.max(0, c.deliveries.length - DELIVERY_SLOTS);
-  for (let i = kept; i < c.deliveries.length; i++) {
+  // The recorder's commits carry 20 a subscription at most; more would set a slot twice, so only
+  // the newest 100 are written.
+  const newest = Math.max(0, c.deliveries.length - DELIVERY_SLOTS);
+  for (let i = newest; i < c.deliveries.length; i++) {
     op.set(keys.deliverySlot(c.next.id, (first + i) % DELIVERY_SLOTS), c.deliveries[i]);
   }
 }
