@@ -28,14 +28,17 @@ import { tokenCommands } from "./token_commands.ts";
 import { webhookCommands } from "./webhook_commands.ts";
 import { workspaceCommands } from "./workspace_commands.ts";
 
-/** Merges command files' records; a name defined twice is a bug, so it fails loudly. */
 type AnyCommand = Command | FileCommand;
 
-function registry(...records: Record<string, AnyCommand>[]): Record<string, AnyCommand> {
-  const all: Record<string, AnyCommand> = {};
+/**
+ * Merges command files' records; a name defined twice is a bug, so it fails loudly. A Map: the
+ * operator names the command, and `constructor` must be as unknown as any other word.
+ */
+function registry(...records: Record<string, AnyCommand>[]): Map<string, AnyCommand> {
+  const all = new Map<string, AnyCommand>();
   for (const [name, command] of records.flatMap(Object.entries)) {
-    if (name in all) throw new Error(`admin CLI: command ${name} is defined twice`);
-    all[name] = command;
+    if (all.has(name)) throw new Error(`admin CLI: command ${name} is defined twice`);
+    all.set(name, command);
   }
   return all;
 }
@@ -69,7 +72,7 @@ const help = () =>
   `Usage: ${PROGRAM} <command> [--flag value ...]\n` +
   "Prints one JSON value (an object, or an array for lists) on stdout; errors go to stderr.\n\n" +
   "Commands:\n" +
-  Object.entries(commands).map(([name, c]) => `  ${name.padEnd(26)}  ${c.summary}`).join("\n") +
+  [...commands].map(([name, c]) => `  ${name.padEnd(26)}  ${c.summary}`).join("\n") +
   `\n\n${SETTINGS_HELP}\n\nMore on one command: ${PROGRAM} help <command>`;
 
 /** `help <command>`: what it does, its flags, what it prints. */
@@ -163,18 +166,22 @@ async function run(name: string, command: AnyCommand, args: string[]): Promise<n
  * What integrators make, the CLI doesn't: where they are made instead, for the commands people
  * look for first.
  */
-const MADE_ELSEWHERE: Record<string, string> = {
-  "webhook:create":
+const MADE_ELSEWHERE = new Map([
+  [
+    "webhook:create",
     "Outgoing subscriptions are made through the API (POST /api/v1/webhooks, with a token that has webhooks:write) or on the settings screen (Webhooks, New subscription); the CLI lists, enables and rotates them (webhook:list).",
-  "channel:create":
+  ],
+  [
+    "channel:create",
     "Channels are made through the API (POST /api/v1/channels, by the person or bot whose token it is, who becomes their first member); the CLI lists them (channel:list) and adds members (member:add).",
-};
+  ],
+]);
 
 /** One line for a command that isn't one: the closest that is, and where they are all listed. */
 const unknownCommand = (name: string) =>
-  MADE_ELSEWHERE[name] ??
+  MADE_ELSEWHERE.get(name) ??
     `Unknown command "${name}".${
-      didYouMean(name, Object.keys(commands))
+      didYouMean(name, [...commands.keys()])
     } Every command: ${PROGRAM} help`;
 
 async function main([name, ...args]: string[]): Promise<number> {
@@ -184,14 +191,15 @@ async function main([name, ...args]: string[]): Promise<number> {
       console.log(help());
       return 0;
     }
-    if (!(asked in commands)) {
+    const command = commands.get(asked);
+    if (!command) {
       console.error(unknownCommand(asked));
       return 2;
     }
-    console.log(helpFor(asked, commands[asked]));
+    console.log(helpFor(asked, command));
     return 0;
   }
-  const command = name === undefined ? undefined : commands[name];
+  const command = name === undefined ? undefined : commands.get(name);
   if (!command) {
     console.error(name === undefined ? `No command given.\n\n${help()}` : unknownCommand(name));
     return 2;

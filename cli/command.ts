@@ -52,7 +52,7 @@ export function parseFlags(args: string[], switches = new Set<string>()): Flags 
     const [, name, inline] = match;
     if (switches.has(name)) {
       if (inline !== undefined) throw new UsageError(`--${name} takes no value.`);
-      if (name in flags) throw new UsageError(`--${name} is given twice.`);
+      if (Object.hasOwn(flags, name)) throw new UsageError(`--${name} is given twice.`);
       flags[name] = "true";
       continue;
     }
@@ -65,7 +65,7 @@ export function parseFlags(args: string[], switches = new Set<string>()): Flags 
       value = next;
       i++;
     }
-    if (name in flags) throw new UsageError(`--${name} is given twice.`);
+    if (Object.hasOwn(flags, name)) throw new UsageError(`--${name} is given twice.`);
     flags[name] = value;
   }
   return flags;

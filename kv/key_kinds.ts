@@ -34,10 +34,10 @@ const PREFIX_KINDS = {
 type ExportKind = keyof typeof PREFIX_KINDS;
 
 /** Every prefix, with what an export does with it. */
-export const EXPORTED: Record<string, ExportKind> = Object.fromEntries(
+export const EXPORTED = new Map<string, ExportKind>(
   (Object.entries(PREFIX_KINDS) as [ExportKind, string[]][])
-    .flatMap(([kind, prefixes]) => prefixes.map((p) => [p, kind])),
+    .flatMap(([kind, prefixes]) => prefixes.map((p) => [p, kind] as const)),
 );
 
 /** Whether an export copies the keys of `prefix` as they are stored. */
-export const isMoved = (prefix: unknown): boolean => EXPORTED[String(prefix)] === "moved";
+export const isMoved = (prefix: unknown): boolean => EXPORTED.get(String(prefix)) === "moved";

@@ -14,8 +14,8 @@ function prefixes(): Set<string> {
 }
 
 Deno.test("keys: every prefix the store writes says whether an export moves it", () => {
-  const unclassified = [...prefixes()].filter((p) => !(p in EXPORTED));
+  const unclassified = [...prefixes()].filter((p) => !EXPORTED.has(p));
   assert.deepEqual(unclassified, [], "classify these in kv/key_kinds.ts");
-  const unused = Object.keys(EXPORTED).filter((p) => !prefixes().has(p));
+  const unused = [...EXPORTED.keys()].filter((p) => !prefixes().has(p));
   assert.deepEqual(unused, [], "these are classified but no key builds them");
 });

@@ -10,8 +10,8 @@ import { ApiError } from "../../core/errors.ts";
 import { type Scope, SCOPES } from "../../core/types.ts";
 import { BOT_EVENTS, type BotEvent, type SlashCommand } from "../../core/app_records.ts";
 
-/** Slack's bot scopes and ours they grant. */
-export const SLACK_SCOPES: Record<string, Scope> = {
+/** Slack's bot scopes and ours they grant (a Map: a manifest names the key). */
+export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
   "channels:read": "channels:read",
   "groups:read": "channels:read",
   "im:read": "channels:read",
@@ -30,7 +30,7 @@ export const SLACK_SCOPES: Record<string, Scope> = {
   "users:read": "members:read",
   "channels:join": "members:write",
   "commands": "commands",
-};
+}));
 
 /** The scope that asks the admin for a channel and gives the app an incoming webhook there. */
 const INCOMING = "incoming-webhook";
@@ -57,7 +57,7 @@ const command = z.object({
   should_escape: z.boolean().optional(),
 });
 const scope = z.string().refine(
-  (s) => s === INCOMING || (SCOPES as readonly string[]).includes(s) || s in SLACK_SCOPES,
+  (s) => s === INCOMING || (SCOPES as readonly string[]).includes(s) || SLACK_SCOPES.has(s),
   { error: (issue) => `unknown scope ${issue.input}` },
 );
 /** Each part checked on its own, so one fault does not hide another's. */
@@ -155,7 +155,7 @@ function unknownFields(value: unknown, at = ""): string[] {
 function scopesOf(asked: string[]): { scopes: Scope[]; incoming: boolean } {
   const granted = new Set<Scope>();
   for (const s of asked) {
-    if (s !== INCOMING) granted.add(SLACK_SCOPES[s] ?? s as Scope);
+    if (s !== INCOMING) granted.add(SLACK_SCOPES.get(s) ?? s as Scope);
   }
   return { scopes: SCOPES.filter((s) => granted.has(s)), incoming: asked.includes(INCOMING) };
 }

@@ -65,18 +65,18 @@ function attachmentTexts(attachments: unknown): string[] {
 }
 
 /** Slack's special mentions, as people read them. */
-const SPECIAL: Record<string, string> = {
-  here: "@here",
-  channel: "@channel",
-  everyone: "@everyone",
-};
+const SPECIAL = new Map([
+  ["here", "@here"],
+  ["channel", "@channel"],
+  ["everyone", "@everyone"],
+]);
 
 /** One `<…>` of Slack's markup, as plain text. */
 function unwrapMarkup(target: string, label: string | undefined): string {
   if (target.startsWith("@")) return `@${label ?? target.slice(1)}`;
   if (target.startsWith("#")) return `#${label ?? target.slice(1)}`;
   if (target.startsWith("!")) {
-    return label ?? SPECIAL[target.slice(1)] ?? `@${target.slice(1).split("^")[0]}`;
+    return label ?? SPECIAL.get(target.slice(1)) ?? `@${target.slice(1).split("^")[0]}`;
   }
   return label && label !== target ? `${label} (${target})` : target;
 }

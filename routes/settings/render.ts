@@ -38,12 +38,13 @@ export function formStateOf(
 /** Reads a urlencoded or multipart form; files are ignored. */
 export async function readForm(c: Context): Promise<FormFields> {
   const body = await c.req.parseBody({ all: true });
-  const out: FormFields = {};
-  for (const [name, value] of Object.entries(body)) {
-    const texts = [value].flat().filter((v): v is string => typeof v === "string");
-    if (texts.length) out[name] = Array.isArray(value) ? texts : texts[0];
-  }
-  return out;
+  // Defined, not assigned: a field named `__proto__` is a field like any other.
+  return Object.fromEntries(
+    Object.entries(body).flatMap(([name, value]) => {
+      const texts = [value].flat().filter((v): v is string => typeof v === "string");
+      return texts.length ? [[name, Array.isArray(value) ? texts : texts[0]]] : [];
+    }),
+  );
 }
 
 /** A confirmation named in a redirect's `done` parameter; only known ones are shown. */

@@ -12,17 +12,17 @@ export class SlackError extends Error {
 }
 
 /** What each method calls a refusal of its own action (403) that isn't about the channel. */
-const REFUSED: Record<string, string> = {
-  "chat.update": "cant_update_message",
-  "chat.delete": "cant_delete_message",
-};
+const REFUSED = new Map([
+  ["chat.update", "cant_update_message"],
+  ["chat.delete", "cant_delete_message"],
+]);
 
 /** Slack's codes for a refusal on one field. */
-const FIELD_CODES: Record<string, string> = {
-  trigger_id: "expired_trigger_id",
-  hash: "hash_conflict",
-  push: "push_limit_reached",
-};
+const FIELD_CODES = new Map([
+  ["trigger_id", "expired_trigger_id"],
+  ["hash", "hash_conflict"],
+  ["push", "push_limit_reached"],
+]);
 
 /** The Slack code for a domain error met by `method`. */
 export function slackCodeOf(method: string, e: ApiError): string {
@@ -38,15 +38,15 @@ export function slackCodeOf(method: string, e: ApiError): string {
     case 403:
       if (/archived/i.test(e.message)) return "is_archived";
       if (/member|join|in this channel/i.test(e.message)) return "not_in_channel";
-      return REFUSED[method] ?? "restricted_action";
+      return REFUSED.get(method) ?? "restricted_action";
     case 422:
       if (field === "blocks") return "invalid_blocks";
       if (field === "body" || field === "text") {
         return e.message.includes("long") ? "msg_too_long" : "no_text";
       }
       if (field === "emoji") return "invalid_name";
-      if (field && FIELD_CODES[field]) return FIELD_CODES[field];
-      if (field === "message" && REFUSED[method]) return REFUSED[method];
+      if (field && FIELD_CODES.has(field)) return FIELD_CODES.get(field)!;
+      if (field === "message" && REFUSED.has(method)) return REFUSED.get(method)!;
       return "invalid_arguments";
     case 503:
       return "internal_error";

@@ -23,15 +23,16 @@ import { peopleMethods } from "./people.ts";
 import { viewMethods } from "./views.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
 
-const METHODS: Record<string, Method> = {
+/** A Map, not an object: a request names the method, and `constructor` is no method of ours. */
+const METHODS = new Map<string, Method>(Object.entries({
   ...chatMethods,
   ...conversationMethods,
   ...peopleMethods,
   ...viewMethods,
-};
+}));
 
 /** Slack's Web API methods this service answers, for the docs and the reference. */
-export const SLACK_METHODS = Object.keys(METHODS).sort();
+export const SLACK_METHODS = [...METHODS.keys()].sort();
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -90,7 +91,7 @@ export function slackWebApi(ctx: Ctx, limiter: RateLimiter) {
   }));
   app.on(["GET", "POST"], "/:method", async (c) => {
     const name = c.req.param("method");
-    const method = METHODS[name];
+    const method = METHODS.get(name);
     if (!method) return json(c, { ok: false, error: "unknown_method" });
     const params = await paramsOf(c);
     const subject = await caller(ctx, c, params);
