@@ -53,8 +53,23 @@ export async function interact(
   if (!outcome) return { ...none, status: "pending", error: null };
   const reply = answerOf(outcome);
   if ("status" in reply) return { ...none, ...reply };
-  return { status: "answered", error: null, ...await deliver(reply) };
+  try {
+    return { status: "answered", error: null, ...await deliver(reply) };
+  } catch (e) {
+    // The app's reply broke a rule (60 blocks, a text too long): the app's fault, not the
+    // request of the person who ran the command, who never sent those blocks.
+    if (!(e instanceof ApiError) || e.status !== 422) throw e;
+    return { ...none, status: "failed", error: answerRefused(e) };
+  }
 }
+
+/** Why the service refused what an app answered, field by field, for a person to read. */
+export const answerRefused = (e: ApiError) =>
+  `the app's answer was refused: ${
+    e.errors
+      ? Object.entries(e.errors).map(([field, words]) => `${field}: ${words.join(" ")}`).join("; ")
+      : e.message
+  }`;
 
 /** An interaction that could not be sent: the app has no signing secret. */
 export const unsigned = (): Interaction => ({

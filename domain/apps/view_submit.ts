@@ -19,6 +19,7 @@ import { slugify } from "../channels/slug.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
 import { type AppCalls, callApp, signingSecretOf } from "./app_call.ts";
 import { TRIGGER_MS } from "./responses.ts";
+import { answerRefused } from "./interaction.ts";
 import { personsStack, personView, pushOnto, readViewSpec, slackView } from "./views.ts";
 
 /** What a person typed or picked: by block id, then action id, Slack's shape. */
@@ -145,6 +146,16 @@ function answerOf(outcome: AttemptOutcome): ResponseAction {
   return {};
 }
 
+/** The view an app answered with; one that breaks a rule is the app's fault, on `view`. */
+function appsView(value: unknown) {
+  try {
+    return readViewSpec(value);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 422) throw e;
+    throw invalid("view", `${answerRefused(e)}.`);
+  }
+}
+
 /** Does what the app's `response_action` asks, on the stack as it is now. */
 function actOn(
   ctx: Ctx,
@@ -161,11 +172,11 @@ function actOn(
   return retrying("answer submission", async () => {
     const { entry, stack } = await personsStack(ctx, subject, { viewId, top: true });
     if (answer.response_action === "push") {
-      const pushed = await pushOnto(ctx, entry, readViewSpec(answer.view));
+      const pushed = await pushOnto(ctx, entry, appsView(answer.view));
       return pushed && { shown: personView(stack, pushed) };
     }
     if (answer.response_action === "update") {
-      const spec = readViewSpec(answer.view);
+      const spec = appsView(answer.view);
       const top = { ...stack.views.at(-1)!, ...spec, hash: `${Date.now()}.${randomBase62(8)}` };
       const changed = { ...stack, views: [...stack.views.slice(0, -1), top] };
       const written = await writeStack(ctx.kv, { entry, stack: changed });
