@@ -2,9 +2,12 @@
  * Messages for one person only (decisions.md, "Ephemeral messages"), relayed to whichever
  * instance holds that person's open streams: each is written under its team for a minute, with
  * the team's notices version, which every instance with open streams of the team polls. They are
- * never part of the timeline, the feed, webhooks or exports (the prefix is `local`).
+ * never part of the timeline, the feed, webhooks or exports (the prefix is `local`), and what
+ * they say is sealed with a key derived from APP_KEY, so the store's file never holds it in the
+ * clear (backups also leave the prefix out: kv/store_file.ts).
  */
 import { newId } from "../core/ids.ts";
+import type { Keyring } from "../core/keyring.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
 
@@ -21,18 +24,25 @@ export interface PersonalNotice {
   data: unknown;
 }
 
+/** A notice as the store holds it: whom it is for in the clear, what it says sealed. */
+interface SealedNotice extends Omit<PersonalNotice, "data"> {
+  sealed: string;
+}
+
 /** Relays a notice to every instance; returns it with its id (made here, in time order). */
 export async function relayNotice(
-  kv: Store,
+  { kv, keyring }: { kv: Store; keyring: Keyring },
   teamId: string,
   notice: Omit<PersonalNotice, "id">,
 ): Promise<PersonalNotice> {
-  const stored = { id: newId(), ...notice };
+  const made = { id: newId(), ...notice };
+  const { data, ...whom } = made;
+  const stored: SealedNotice = { ...whom, sealed: await keyring.encrypt(JSON.stringify(data)) };
   await kv.atomic()
-    .set(keys.notice(teamId, stored.id), stored, { expireIn: RELAY_MS })
-    .set(keys.noticesVersion(teamId), stored.id, { expireIn: RELAY_MS })
+    .set(keys.sealedNotice(teamId, made.id), stored, { expireIn: RELAY_MS })
+    .set(keys.noticesVersion(teamId), made.id, { expireIn: RELAY_MS })
     .commit();
-  return stored;
+  return made;
 }
 
 /** The teams' notices versions: the id of the last notice relayed in each (null: none lately). */
@@ -46,17 +56,25 @@ export async function noticesVersions(kv: Store, teamIds: string[]) {
   return out;
 }
 
-/** The team's notices relayed after `afterId` (every one still kept, when null), oldest first. */
+/**
+ * The team's notices relayed after `afterId` (every one still kept, when null), oldest first.
+ * Read from both prefixes: 0.31.0, beside this release in a rolling deploy, relays them unsealed.
+ */
 export async function noticesAfter(
-  kv: Store,
+  { kv, keyring }: { kv: Store; keyring: Keyring },
   teamId: string,
   afterId: string | null,
 ): Promise<PersonalNotice[]> {
-  const prefix = keys.notices(teamId);
-  const selector = afterId
-    ? { start: [...prefix, afterId, ""], end: [...prefix, "~"] }
-    : { prefix };
   const out: PersonalNotice[] = [];
-  for await (const e of kv.list<PersonalNotice>(selector)) out.push(e.value);
-  return out;
+  for await (const e of kv.list<SealedNotice>(after(keys.sealedNotices(teamId), afterId))) {
+    const { sealed, ...whom } = e.value;
+    out.push({ ...whom, data: JSON.parse(await keyring.decrypt(sealed)) });
+  }
+  for await (const e of kv.list<PersonalNotice>(after(keys.notices(teamId), afterId))) {
+    out.push(e.value);
+  }
+  return out.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
+
+const after = (prefix: Deno.KvKey, afterId: string | null) =>
+  afterId ? { start: [...prefix, afterId, ""], end: [...prefix, "~"] } : { prefix };

@@ -26,7 +26,7 @@ const PREFIX_KINDS = {
   `),
   local: words(`
     append_turn streams streams_version user_streams user_streams_version undelivered
-    delivery_signal rate up app_key_check service notices notices_version responses triggers
+    delivery_signal rate up app_key_check service notices sealed_notices notices_version responses triggers
     view_stacks views
   `),
 };
@@ -38,6 +38,12 @@ export const EXPORTED = new Map<string, ExportKind>(
   (Object.entries(PREFIX_KINDS) as [ExportKind, string[]][])
     .flatMap(([kind, prefixes]) => prefixes.map((p) => [p, kind] as const)),
 );
+
+/**
+ * Prefixes never copied out of the store, not even by a backup: what a person alone was shown
+ * (decisions.md, "Ephemeral messages": never stored), kept only on its way to other instances.
+ */
+export const NEVER_COPIED = ["notices", "sealed_notices"] as const;
 
 /** Whether an export copies the keys of `prefix` as they are stored. */
 export const isMoved = (prefix: unknown): boolean => EXPORTED.get(String(prefix)) === "moved";

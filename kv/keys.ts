@@ -49,7 +49,8 @@
  * | ["streams_version", tokenId]                  | number (time)        | rewritten when a stream of the token opens: a count of them checks it |
  * | ["user_streams", userId, streamId]            | { expires_at }       | the same registration, per user: a user's tokens together hold at most a user's cap of streams |
  * | ["user_streams_version", userId]              | number (time)        | rewritten when a stream of the user opens: a count of them checks it |
- * | ["notices", teamId, noticeId]                 | PersonalNotice       | an ephemeral message or opened view for one person's open streams, relayed to every instance (kv/ephemeral.ts); expires in a minute; never exported |
+ * | ["sealed_notices", teamId, noticeId]          | SealedNotice         | an ephemeral message or opened view for one person's open streams, relayed to every instance (kv/ephemeral.ts), what it says sealed under APP_KEY; expires in a minute; never exported nor backed up |
+ * | ["notices", teamId, noticeId]                 | PersonalNotice       | the same unsealed, as 0.31.0 relays them: read, never written (drop in 0.33.0) |
  * | ["notices_version", teamId]                   | noticeId             | the team's last notice: instances with open streams poll it; expires |
  * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again; a post that reuses its token's entry checks it |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription, but for first attempts handed over (next row): a retry, or a first attempt no engine of the committing process had room for |
@@ -188,6 +189,8 @@ export const keys = {
   userStreamsVersion: (userId: string) => ["user_streams_version", userId],
   notices: (teamId: string) => ["notices", teamId],
   notice: (teamId: string, noticeId: string) => ["notices", teamId, noticeId],
+  sealedNotices: (teamId: string) => ["sealed_notices", teamId],
+  sealedNotice: (teamId: string, noticeId: string) => ["sealed_notices", teamId, noticeId],
   noticesVersion: (teamId: string) => ["notices_version", teamId],
   tokensVersion: () => ["tokens_version"],
   job: (subscriptionId: string, eventId: string) => ["jobs", subscriptionId, eventId],

@@ -4,6 +4,7 @@
  * A plain file copy of a live store can be torn, and its newest commits may sit in `-wal`.
  */
 import * as sqlite from "node:sqlite";
+import { NEVER_COPIED } from "./key_kinds.ts";
 
 /**
  * Why this process can't copy a live store, or null when it can. `VACUUM INTO` attaches the
@@ -34,7 +35,8 @@ const quoted = (path: string) => `'${path.replaceAll("'", "''")}'`;
  * WAL, and rewrites every page, so what deleting freed in the store is not in the copy. Returns
  * when the copy's transaction began. The copy is made under a hidden temporary name, readable by
  * its owner only (it holds every message), and given the name `to` only once whole
- * (`publishFile`): a copy cut short never bears a backup's name.
+ * (`publishFile`): a copy cut short never bears a backup's name. What is never stored for good
+ * (ephemeral messages on their way to other instances) is taken out of the copy, its bytes zeroed.
  */
 export async function copyStore(from: string, to: string): Promise<{ takenAt: Date }> {
   const partial = partialName(to);
@@ -45,6 +47,7 @@ export async function copyStore(from: string, to: string): Promise<{ takenAt: Da
     db.exec("PRAGMA busy_timeout = 10000");
     takenAt = new Date();
     db.exec(`VACUUM INTO ${quoted(partial)}`);
+    leaveOut(partial, NEVER_COPIED);
   } catch (e) {
     await Deno.remove(partial).catch(() => {});
     throw e;
@@ -53,6 +56,28 @@ export async function copyStore(from: string, to: string): Promise<{ takenAt: Da
   }
   await publishFile(partial, to);
   return { takenAt };
+}
+
+/** Deletes the keys under each prefix from the store file `path`, overwriting what they held. */
+function leaveOut(path: string, prefixes: readonly string[]) {
+  const db = new sqlite.DatabaseSync(path);
+  try {
+    db.exec("PRAGMA secure_delete = ON");
+    const drop = db.prepare("DELETE FROM kv WHERE k >= ? AND k < ?");
+    for (const prefix of prefixes) drop.run(...keyRange(prefix));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The bytes of Deno KV's keys whose first part is the string `first`, as a half-open range: a
+ * string part is encoded as 0x02, its UTF-8 bytes, 0x00 (none of our prefixes holds a 0x00).
+ */
+function keyRange(first: string): [Uint8Array, Uint8Array] {
+  const name = new TextEncoder().encode(first);
+  const start = new Uint8Array([0x02, ...name, 0x00]);
+  return [start, new Uint8Array([0x02, ...name, 0x01])];
 }
 
 /** A hidden name beside `file` for it while it is written. */

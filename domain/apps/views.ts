@@ -117,7 +117,7 @@ export const personView = (stack: ViewStack, view: StoredView) => ({
 
 /** Tells the person's open streams what their modal now shows. */
 export const announce = (ctx: Ctx, stack: ViewStack, view: StoredView) =>
-  relayNotice(ctx.kv, stack.team_id, {
+  relayNotice(ctx, stack.team_id, {
     user_id: stack.user_id,
     channel_id: stack.channel_id,
     type: "view.opened",

@@ -60,7 +60,7 @@ export async function showEphemeral(
   ctx: Ctx,
   { userId, teamId, ephemeral }: { userId: string; teamId: string; ephemeral: Ephemeral },
 ): Promise<Ephemeral> {
-  await relayNotice(ctx.kv, teamId, {
+  await relayNotice(ctx, teamId, {
     user_id: userId,
     channel_id: ephemeral.channel_id,
     type: "message.ephemeral",

@@ -34,7 +34,7 @@ async function sendTeamNotices(
   ctx: Ctx,
   { teamId, team, send }: { teamId: string; team: TeamState; send: Send },
 ) {
-  const fresh = await noticesAfter(ctx.kv, teamId, team.noticesSeen);
+  const fresh = await noticesAfter(ctx, teamId, team.noticesSeen);
   if (fresh.length === 0) return;
   team.noticesSeen = fresh.at(-1)!.id;
   for (const notice of fresh) {
