@@ -79,7 +79,8 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams));
 
-  const app = new Hono<{ Variables: ObservedVars }>();
+  // Not strict: a trailing slash names the same resource (`/api/v1/channels/` is `/channels`).
+  const app = new Hono<{ Variables: ObservedVars }>({ strict: false });
   app.onError(errorResponse);
   app.notFound(unmatched(() => app.routes));
   app.use(observe());

@@ -355,3 +355,22 @@ Deno.test("channels: concurrent archives of one channel: one 200, the rest 422",
     for (const r of results.filter((r) => r.status === 422)) assertInvalid(r, "channel");
   });
 });
+
+Deno.test("channels: a trailing slash names the same resource", () =>
+  withWorkspace(async (s, w) => {
+    const get = (path: string) =>
+      fetch(`${s.url}/api/v1${path}`, { headers: { Authorization: `Bearer ${w.admin.token}` } })
+        .then(async (r) => ({ status: r.status, body: await r.json() }));
+    const plain = await get("/channels");
+    const slashed = await get("/channels/");
+    assert.equal(slashed.status, 200, JSON.stringify(slashed.body));
+    assert.deepEqual(slashed.body, plain.body);
+    const general = w.team.general_channel_id;
+    assert.deepEqual(await get(`/channels/${general}/`), await get(`/channels/${general}`));
+    const made = await fetch(`${s.url}/api/v1/channels/`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "slashed", visibility: "public" }),
+    });
+    assert.equal(made.status, 201, await made.text());
+  }));
