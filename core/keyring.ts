@@ -2,13 +2,24 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** Keys derived from APP_KEY: one to encrypt secrets at rest, one to sign cursors. */
+/** A MAC computed over text given piece by piece: its hex once every piece is in. */
+export interface RunningMac {
+  update(text: string): RunningMac;
+  hex(): string;
+}
+
+/**
+ * Keys derived from APP_KEY: one to encrypt secrets at rest, one to sign cursors, one to sign
+ * export files.
+ */
 export interface Keyring {
   encrypt(plain: string): Promise<string>;
   decrypt(sealed: string): Promise<string>;
   /** A short MAC, so opaque strings we hand out (cursors) can't be forged. */
   sign(data: string): string;
   verify(data: string, mac: string): boolean;
+  /** An HMAC-SHA256 of an export's lines: only a holder of APP_KEY can make one that matches. */
+  exportMac(): RunningMac;
 }
 
 async function derive(
@@ -40,18 +51,29 @@ export async function createKeyring(appKey: string): Promise<Keyring> {
   ]);
   // Synchronous HMAC: every page answered carries a cursor, and Web Crypto's sign hops to a
   // worker thread and back for what is a microsecond of work.
-  const macKey = new Uint8Array(
-    await crypto.subtle.deriveBits(
-      { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: enc.encode("cursors") },
-      master,
-      256,
-    ),
-  );
+  const bits = async (info: string) =>
+    new Uint8Array(
+      await crypto.subtle.deriveBits(
+        { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: enc.encode(info) },
+        master,
+        256,
+      ),
+    );
+  const macKey = await bits("cursors");
+  const exportKey = await bits("export-files");
   const sign = (data: string) =>
     new Uint8Array(createHmac("sha256", macKey).update(data).digest().subarray(0, 16))
       .toBase64({ alphabet: "base64url", omitPadding: true });
   return {
     sign,
+    exportMac() {
+      const mac = createHmac("sha256", exportKey);
+      const running: RunningMac = {
+        update: (text) => (mac.update(text), running),
+        hex: () => mac.digest("hex"),
+      };
+      return running;
+    },
     verify(data, macText) {
       // Compare the text, not decoded bytes: base64 decoding ignores a last character's unused
       // bits, so a tampered cursor could decode to the right MAC.

@@ -5,6 +5,7 @@
  * run again ends with exactly the keys of one run straight through.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { generateAppKey } from "../core/keyring.ts";
 import { postMessage } from "../domain/messages/messages.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
@@ -111,6 +112,17 @@ test("import: into a store a service has only started on, then served by it", as
   }
 });
 
+/** The file's lines with the trailer's plain digest made again over what they now hold. */
+function redigested(lines: string[], { unsign = false } = {}): string[] {
+  const records = lines.slice(1, -1);
+  const trailer = JSON.parse(lines.at(-1)!);
+  trailer.sha256 = createHash("sha256").update(records.map((l) => l + "\n").join("")).digest(
+    "hex",
+  );
+  if (unsign) delete trailer.hmac_sha256;
+  return [...lines.slice(0, -1), JSON.stringify(trailer)];
+}
+
 test("import: a broken or edited line is refused, naming it, before anything is written", async () => {
   const x = await exported(3);
   try {
@@ -130,6 +142,17 @@ test("import: a broken or edited line is refused, naming it, before anything is 
         /does not match its digest/,
       ],
       ["short", lines.slice(0, -3), /cut short/],
+      // Edited, and its digest computed again, as anyone can: only APP_KEY's signature tells.
+      [
+        "re-digested",
+        redigested(lines.with(at, lines[at].replace("post 1", "post X"))),
+        /does not carry this APP_KEY's signature/,
+      ],
+      [
+        "unsigned",
+        redigested(lines.with(at, lines[at].replace("post 1", "post X")), { unsign: true }),
+        /is not signed/,
+      ],
     ];
     for (const [name, content, why] of cases) {
       const file = `${x.dir}/${name}.jsonl`;

@@ -1,10 +1,11 @@
 /**
  * The export file (docs/export-format.md): a header, the records as JSON lines, and a trailer with
- * their count and digest; written whole under a temporary name, and read through once before an
+ * their count and digests; written whole under a temporary name, and read through once before an
  * import writes anything.
  */
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { invalid } from "../../core/errors.ts";
+import type { Keyring } from "../../core/keyring.ts";
 import { VERSION } from "../../core/version.ts";
 import { LAYOUT_VERSION } from "../../kv/migrations.ts";
 import type { ExportRecord } from "../../kv/store_export.ts";
@@ -26,33 +27,44 @@ export interface Header {
 }
 
 /**
- * The file's last line: without it, the file was cut short. `sha256` is the hex SHA-256 of the
- * record lines (each with its newline), so an edited or damaged record is refused; exports made
- * before it was written have none.
+ * The file's last line: without it, the file was cut short. `hmac_sha256` is the hex HMAC-SHA256,
+ * keyed from APP_KEY, of the header and record lines (each with its newline): a file edited and
+ * given a digest computed again is refused, since only a holder of the key can sign it. `sha256`,
+ * of the record lines alone, is what releases before 0.32.0 check.
  */
 interface Trailer {
   end: true;
   records: number;
   sha256?: string;
+  hmac_sha256?: string;
 }
+
+/** Whether a file's signature is this APP_KEY's: made with it, made with none, or neither. */
+export type Signed = "signed" | "unsigned" | "mismatch";
 
 /** Writes the header, the records and the trailer into the new file `file`; how many records. */
 export async function writeLines(
   file: string,
-  header: Header,
-  records: AsyncIterable<ExportRecord>,
+  { header, records, keyring }: {
+    header: Header;
+    records: AsyncIterable<ExportRecord>;
+    keyring: Keyring;
+  },
 ): Promise<number> {
   const out = await Deno.open(file, { createNew: true, write: true, mode: 0o600 });
   const writer = out.writable.getWriter();
   const enc = new TextEncoder();
-  let buffered: string[] = [JSON.stringify(header)];
+  const first = JSON.stringify(header);
+  let buffered: string[] = [first];
   let size = 0;
   let count = 0;
   const digest = createHash("sha256");
+  const mac = keyring.exportMac().update(first + "\n");
   try {
     for await (const record of records) {
       const line = JSON.stringify(record);
       digest.update(line + "\n");
+      mac.update(line + "\n");
       buffered.push(line);
       size += line.length;
       count++;
@@ -61,7 +73,12 @@ export async function writeLines(
         [buffered, size] = [[], 0];
       }
     }
-    const trailer: Trailer = { end: true, records: count, sha256: digest.digest("hex") };
+    const trailer: Trailer = {
+      end: true,
+      records: count,
+      sha256: digest.digest("hex"),
+      hmac_sha256: mac.hex(),
+    };
     buffered.push(JSON.stringify(trailer));
     await writer.write(enc.encode(buffered.join("\n") + "\n"));
     await writer.close();
@@ -75,22 +92,29 @@ export async function writeLines(
 
 /**
  * Reads the whole file before anything is written: the header, every record (a key and a value
- * that decode), the trailer with its count and digest. A fault is one line naming the line.
+ * that decode), the trailer with its count and digest; and whether `keyring` signed it. A fault
+ * is one line naming the line; the caller decides what an unsigned or mismatched file is told.
  */
-export async function checkFile(from: string): Promise<Header> {
+export async function checkFile(
+  from: string,
+  keyring: Keyring,
+): Promise<{ header: Header; signed: Signed }> {
   let header: Header | null = null;
   let previous: string | null = null;
   let lines = 0;
   const digest = createHash("sha256");
+  const mac = keyring.exportMac();
   for await (const line of linesOf(from)) {
     lines++;
     if (header === null) {
       header = parseHeader(from, line);
+      mac.update(line + "\n");
       continue;
     }
     if (previous !== null) {
       checkRecord(from, previous, lines - 1);
       digest.update(previous + "\n");
+      mac.update(previous + "\n");
     }
     previous = line;
   }
@@ -108,8 +132,18 @@ export async function checkFile(from: string): Promise<Header> {
       `--from: ${from} does not match its digest: a record was changed or damaged after the export; export again. Nothing was written.`,
     );
   }
-  return header;
+  const signed = trailer.hmac_sha256 === undefined
+    ? "unsigned"
+    : equalText(trailer.hmac_sha256, mac.hex())
+    ? "signed"
+    : "mismatch";
+  return { header, signed };
 }
+
+const equalText = (a: string, b: string) => {
+  const [x, y] = [new TextEncoder().encode(a), new TextEncoder().encode(b)];
+  return x.length === y.length && timingSafeEqual(x, y);
+};
 
 /** That line `n` holds a record whose key and value decode, or the one line saying what doesn't. */
 function checkRecord(from: string, line: string, n: number) {

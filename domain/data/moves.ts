@@ -49,7 +49,7 @@ export async function exportStore(
   const source = await openSource(settings);
   try {
     // The key must open the source's check: the target will be checked against it.
-    await loadKeyring(settings, source.kv, { existing: true });
+    const keyring = await loadKeyring(settings, source.kv, { existing: true });
     const sealed = (await source.kv.get<string>(keys.appKeyCheck())).value;
     const header: Header = {
       format: EXPORT_FORMAT,
@@ -61,7 +61,7 @@ export async function exportStore(
       app_key_check: sealed,
     };
     const partial = partialName(to);
-    const records = await writeLines(partial, header, exportRecords(source.kv))
+    const records = await writeLines(partial, { header, records: exportRecords(source.kv), keyring })
       .catch((e) => {
         throw writeRefused("to", to, e);
       });
@@ -104,12 +104,24 @@ async function openSource(settings: Settings): Promise<{ kv: Store; close(): Pro
  */
 export async function importStore(settings: Settings, from: string): Promise<{ records: number }> {
   await requireReadable("from", from);
-  const header = await checkFile(from);
   const keyring = await loadKeyring(settings, undefined, { existing: true });
+  const { header, signed } = await checkFile(from, keyring);
   if (header.app_key_check && !await opensCheck(keyring, header.app_key_check)) {
     throw invalid(
       "from",
       `--from: ${from} was exported from a store with another APP_KEY; import it with that key (APP_KEY). Nothing was written.`,
+    );
+  }
+  if (signed === "mismatch") {
+    throw invalid(
+      "from",
+      `--from: ${from} does not carry this APP_KEY's signature: it was changed after the export (or exported under another key); export again. Nothing was written.`,
+    );
+  }
+  if (signed === "unsigned") {
+    throw invalid(
+      "from",
+      `--from: ${from} is not signed: it was written by a release before 0.32.0, or its signature was taken off; export again with this release (or import it with the release that wrote it). Nothing was written.`,
     );
   }
   const kv = await openTarget(settings);
