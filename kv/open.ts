@@ -4,6 +4,7 @@ import { isFilePath, type Settings, SettingsError } from "../core/settings.ts";
 import { LAYOUT_VERSION, migrate, requireLayout } from "./migrations.ts";
 import { Store } from "./store.ts";
 import { WriteTurns } from "./write_turns.ts";
+import { removeLeftovers } from "./work_files.ts";
 import { log } from "../core/log.ts";
 
 /** The KV location used when KV_PATH is unset: its folder is made on first start. */
@@ -28,6 +29,8 @@ export async function openStore(
   }
   if (isFilePath(path)) {
     await ensureFolder(path);
+    // What a backup or export killed part way left beside the store: whole copies of it.
+    await removeLeftovers(dirname(path));
     // Made private before SQLite opens it: its -wal and -shm are made with its mode. Never
     // over a store another process made meanwhile.
     if (!opts.existing) {

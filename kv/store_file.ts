@@ -4,6 +4,7 @@
  * A plain file copy of a live store can be torn, and its newest commits may sit in `-wal`.
  */
 import * as sqlite from "node:sqlite";
+import { partialName } from "./work_files.ts";
 import { NEVER_COPIED } from "./key_kinds.ts";
 
 /**
@@ -78,15 +79,6 @@ function keyRange(first: string): [Uint8Array, Uint8Array] {
   const name = new TextEncoder().encode(first);
   const start = new Uint8Array([0x02, ...name, 0x00]);
   return [start, new Uint8Array([0x02, ...name, 0x01])];
-}
-
-/** A hidden name beside `file` for it while it is written. */
-export function partialName(file: string): string {
-  const slash = file.lastIndexOf("/");
-  const [folder, base] = slash < 0
-    ? [".", file]
-    : [file.slice(0, slash) || "/", file.slice(slash + 1)];
-  return `${folder}/.${base}.partial-${crypto.randomUUID().slice(0, 8)}`;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   integrityOf,
   whileClosed,
 } from "../../kv/store_file.ts";
+import { removeLeftovers } from "../../kv/work_files.ts";
 import { wrapStore } from "../../kv/open.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import { readAppKeyCheck } from "../../kv/app_key_check.ts";
@@ -39,10 +40,21 @@ export async function takeBackup(settings: Settings, to: string): Promise<Backup
   if (unsupported) throw new SettingsError(`backup: ${unsupported}.`);
   if (!await exists(path)) throw new SettingsError(`KV_PATH: there is no store at ${path}.`);
   await requireNewFile("to", to, "a backup");
+  await removeLeftoversNear(settings, to);
   const { takenAt } = await copyStore(path, to).catch((e) => {
     throw writeRefused("to", to, e);
   });
   return { file: to, bytes: (await Deno.stat(to)).size, taken_at: takenAt.toISOString() };
+}
+
+/**
+ * Removes what backups and exports killed part way left beside `to` and beside the store: each
+ * may be a whole copy of the store.
+ */
+export async function removeLeftoversNear(settings: Settings, to: string): Promise<void> {
+  const folders = new Set([folderOf(to)]);
+  if (isFilePath(settings.kvPath)) folders.add(folderOf(settings.kvPath));
+  for (const folder of folders) await removeLeftovers(folder);
 }
 
 /** The folder a file goes into. */

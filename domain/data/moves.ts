@@ -21,10 +21,16 @@ import {
   recordsOf,
   writeLines,
 } from "./export_file.ts";
-import { backupUnsupported, copyStore, partialName, publishFile } from "../../kv/store_file.ts";
+import { backupUnsupported, copyStore, publishFile } from "../../kv/store_file.ts";
+import { partialName, workName } from "../../kv/work_files.ts";
 import { logPendingMarkers } from "../../kv/stream_markers.ts";
 import { listTeams } from "../../kv/workspace.ts";
-import { requireNewFile, requireReadable, writeRefused } from "./backups.ts";
+import {
+  removeLeftoversNear,
+  requireNewFile,
+  requireReadable,
+  writeRefused,
+} from "./backups.ts";
 import { requireReadableByService } from "./service.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import type { Store } from "../../kv/store.ts";
@@ -46,7 +52,8 @@ export async function exportStore(
   to: string,
 ): Promise<{ file: string; records: number }> {
   await requireNewFile("to", to, "an export");
-  const source = await openSource(settings);
+  await removeLeftoversNear(settings, to);
+  const source = await openSource(settings, to);
   try {
     // The key must open the source's check: the target will be checked against it.
     const keyring = await loadKeyring(settings, source.kv, { existing: true });
@@ -72,8 +79,15 @@ export async function exportStore(
   }
 }
 
-/** The store to export: a local one through a copy of it as of now, a remote one as it is. */
-async function openSource(settings: Settings): Promise<{ kv: Store; close(): Promise<void> }> {
+/**
+ * The store to export: a local one through a copy of it as of now, a remote one as it is. The
+ * copy holds every message: it is made beside the export, hidden and private, and a later export,
+ * backup or start removes it if this process is killed before it does.
+ */
+async function openSource(
+  settings: Settings,
+  to: string,
+): Promise<{ kv: Store; close(): Promise<void> }> {
   if (!isFilePath(settings.kvPath)) {
     const kv = await openStore(settings, { existing: true });
     return { kv, close: () => Promise.resolve(kv.close()) };
@@ -82,15 +96,16 @@ async function openSource(settings: Settings): Promise<{ kv: Store; close(): Pro
   if (unsupported) throw new SettingsError(`export: ${unsupported}.`);
   const kv = await openStore(settings, { existing: true });
   kv.close();
-  const dir = await Deno.makeTempDir({ prefix: "export-" });
-  await copyStore(settings.kvPath, `${dir}/copy.sqlite3`);
-  const copyPath = `${dir}/copy.sqlite3`;
+  const copyPath = workName(to, "copy");
+  await copyStore(settings.kvPath, copyPath);
   const copy = wrapStore(await Deno.openKv(copyPath), copyPath, { turns: false });
   return {
     kv: copy,
     close: async () => {
       copy.close();
-      await Deno.remove(dir, { recursive: true });
+      for (const file of [copyPath, `${copyPath}-wal`, `${copyPath}-shm`]) {
+        await Deno.remove(file).catch(() => {});
+      }
     },
   };
 }
