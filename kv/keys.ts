@@ -75,10 +75,10 @@
  * | ["app_installs", teamId, appId]               | AppInstall           | the app in the team: its bot, its last token and hook; kept after an uninstall, so a reinstall reuses the bot |
  * | ["team_commands", teamId, command]            | TeamCommand          | a slash command's name in a team, held by the app whose install brought it (kv/commands.ts) |
  * | ["team_commands_version", teamId]             | number (time)        | rewritten with every change of the team's commands: a change checks it |
- * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/responses.ts): 10 uses in 30 minutes; expires |
- * | ["triggers", triggerHash]                     | Trigger              | a `trigger_id`: opens one view within 30 seconds; expires |
- * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/views.ts); expires a day after it opened |
- * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it  |
+ * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/responses.ts): 10 uses in 30 minutes; expires; moved by an export |
+ * | ["triggers", triggerHash]                     | Trigger              | a `trigger_id`: opens one view within 30 seconds; expires; moved by an export |
+ * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/views.ts); expires a day after it opened; moved by an export |
+ * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it; rebuilt by an import from its stack |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |

@@ -6,6 +6,7 @@
  * are written again, so that every versionstamp the target relies on is its own.
  */
 import type { Channel, OutboxEvent } from "../core/types.ts";
+import type { ViewStack } from "../core/app_records.ts";
 import { idTime } from "../core/ids.ts";
 import { decode, decodeKey, encode, encodeKey, type Json } from "./export_format.ts";
 import { FAILED_KEEP_MS } from "./failed_events.ts";
@@ -38,6 +39,12 @@ function expiryOf(key: Deno.KvKey, value: unknown): number | null {
       return Date.parse(v.expires_at);
     case "login_links":
       return Date.parse(v.expires_at) + LINK_KEPT_MS;
+    // A person's open modals, and the ways an app answers them (response_url, trigger_id): part
+    // of the workspace for their 30 minutes, so a move carries them.
+    case "responses":
+    case "triggers":
+    case "view_stacks":
+      return Date.parse(v.expires_at);
   }
   return null;
 }
@@ -95,7 +102,11 @@ export async function importRecords(
     const key = decodeKey(record.key);
     const value = decode(record.value);
     const size = JSON.stringify(record.value).length + JSON.stringify(record.key).length;
-    const weight = key[0] === EVENTS ? EVENT_MUTATIONS : 1;
+    const weight = key[0] === EVENTS
+      ? EVENT_MUTATIONS
+      : key[0] === "view_stacks"
+      ? 1 + (value as ViewStack).views.length
+      : 1;
     if (mutations + weight > COMMIT_MUTATIONS || bytes + 2 * size > COMMIT_BYTES) await flush();
     const expireIn = record.expires_at === undefined ? undefined : record.expires_at - Date.now();
     if (expireIn !== undefined && expireIn <= 0) continue;
@@ -110,6 +121,11 @@ export async function importRecords(
     } else {
       if (key[0] === "channels") open.set(key[1] as string, !isClosed(value as Channel));
       op.set(key, value, expireIn === undefined ? undefined : { expireIn });
+      // Each view's index to its stack is rebuilt from the stack, to expire with it.
+      if (key[0] === "view_stacks") {
+        const stack = value as ViewStack;
+        for (const v of stack.views) op.set(keys.view(v.id), stack.id, { expireIn });
+      }
     }
     [mutations, bytes, count] = [mutations + weight, bytes + 2 * size, count + 1];
   }

@@ -9,7 +9,10 @@
 import assert from "node:assert/strict";
 import { generateAppKey } from "../core/keyring.ts";
 import { keys } from "../kv/keys.ts";
-import { type ExportRecord, importRecords } from "../kv/store_export.ts";
+import { type ExportRecord, exportRecords, importRecords } from "../kv/store_export.ts";
+import { getResponseTarget, getTrigger, insertAnswerWays } from "../kv/responses.ts";
+import { stackOf, writeStack } from "../kv/views.ts";
+import type { ViewStack } from "../core/app_records.ts";
 import { backupUnsupported } from "../kv/store_file.ts";
 import { api, createChannelAs, workspace } from "./harness.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";
@@ -277,5 +280,51 @@ Deno.test("import: every commit within KV Connect's limits; cut short, it finish
     assert.ok(commits.length > 2 && commits.every((c) => c.mutations <= 400));
   } finally {
     kv.close();
+  }
+});
+
+Deno.test("export and import: open modals, response_urls and trigger_ids move with the workspace", async () => {
+  const [source, target] = await Promise.all(
+    [0, 1].map(async () => wrapStore(await Deno.openKv(":memory:"), ":memory:")),
+  );
+  try {
+    const soon = new Date(Date.now() + 30 * 60_000).toISOString();
+    const who = { app_id: "a", team_id: "t", user_id: "u", channel_id: "c" };
+    await insertAnswerWays(source, {
+      response: {
+        hash: "r1",
+        target: { ...who, bot_id: "b", message_id: null, uses: 2, expires_at: soon },
+      },
+      trigger: { hash: "t1", trigger: { ...who, expires_at: soon, used: false } },
+    });
+    const view = (id: string) =>
+      ({
+        id,
+        hash: "h",
+        previous_view_id: null,
+        type: "modal",
+        title: { type: "plain_text", text: "T" },
+        blocks: [],
+      }) as unknown as ViewStack["views"][number];
+    const stack = (id: string, expires_at: string): ViewStack => ({
+      ...who,
+      id,
+      bot_user_id: "b",
+      views: [view(id), view(`${id}-pushed`)],
+      closed_at: null,
+      expires_at,
+    });
+    await writeStack(source, { entry: null, stack: stack("open", soon) });
+    // One whose time is up: not carried.
+    await source.set(keys.viewStack("past"), stack("past", new Date(Date.now() - 1).toISOString()));
+
+    await importRecords(target, exportRecords(source));
+    assert.equal((await getResponseTarget(target, "r1")).value?.uses, 2);
+    assert.equal((await getTrigger(target, "t1")).value?.used, false);
+    assert.equal((await stackOf(target, "open-pushed"))?.value.id, "open", "the views' index");
+    assert.equal((await target.get(keys.viewStack("past"))).versionstamp, null);
+  } finally {
+    source.close();
+    target.close();
   }
 });
