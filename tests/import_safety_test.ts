@@ -207,3 +207,44 @@ test("import: killed part way and run again, it ends with the keys of a straight
     await x.cleanup();
   }
 });
+
+test("import: a second import while one runs, even paused, is refused at once, naming the first", async () => {
+  const x = await exported(1_500);
+  try {
+    const env = x.target("busy");
+    await Deno.mkdir(`${x.dir}/busy`);
+    const root = new URL("..", import.meta.url).pathname;
+    const first = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "cli/admin.ts", "import", "--from", x.file],
+      cwd: root,
+      env,
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // Paused once it has said it is at work (its state names it).
+    let watcher: Deno.Kv | null = null;
+    for (let i = 0; i < 20_000; i++) {
+      await sleep(1);
+      watcher ??= await Deno.openKv(env.KV_PATH).catch(() => null);
+      if ((await watcher?.get<{ pid?: number }>(["import"]))?.value?.pid === first.pid) break;
+    }
+    watcher?.close();
+    first.kill("SIGSTOP");
+    try {
+      const started = Date.now();
+      const second = await refused(env, x.file);
+      assert.match(
+        second,
+        new RegExp(`another import into this store is running \\(pid ${first.pid}, started `),
+      );
+      assert.ok(Date.now() - started < 10_000, `refused after ${Date.now() - started} ms`);
+    } finally {
+      first.kill("SIGCONT");
+    }
+    assert.equal((await first.status).code, 0, "the first import finishes");
+    // Finished: the same file again is the store that holds a team.
+    assert.match(await refused(env, x.file), /holds 1 team/);
+  } finally {
+    await x.cleanup();
+  }
+});

@@ -35,11 +35,41 @@ import { requireReadableByService } from "./service.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import type { Store } from "../../kv/store.ts";
 
-/** What an import cut short leaves, so that running it again finishes it. */
+/**
+ * What an import running or cut short leaves, so that running it again finishes it and a second
+ * one meanwhile is refused: the process (`pid` on `host`) and when it last said it was at work.
+ * States written before 0.32.0 name no process: such an import counts as cut short.
+ */
 interface ImportState {
   export_id: string;
   started_at: string;
   finished_at: string | null;
+  pid?: number;
+  host?: string;
+  heartbeat_at?: string;
+}
+
+/** How often a running import says so, and how long after its last word another may go on. */
+const HEARTBEAT_MS = 2_000;
+const SILENT_AFTER_MS = 15_000;
+
+/** This process, as an import state names it. */
+const thisProcess = () => ({
+  pid: Deno.pid,
+  host: Deno.hostname(),
+  heartbeat_at: new Date().toISOString(),
+});
+
+/**
+ * Whether the import a state names may still be at work: its process runs (on this host, where
+ * /proc tells), or, elsewhere, it said so lately. A process stopped (SIGSTOP) still runs.
+ */
+async function stillRunning(state: ImportState): Promise<boolean> {
+  if (state.finished_at !== null || state.pid === undefined) return false;
+  if (state.host === Deno.hostname() && await exists("/proc/self")) {
+    return await exists(`/proc/${state.pid}`);
+  }
+  return Date.now() - Date.parse(state.heartbeat_at ?? state.started_at) < SILENT_AFTER_MS;
 }
 
 /**
@@ -140,25 +170,48 @@ export async function importStore(settings: Settings, from: string): Promise<{ r
     );
   }
   const kv = await openTarget(settings);
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
   try {
+    // Before anything that could wait on another writer: a second import is told at once.
+    await refuseWhileAnotherRuns(kv);
     await requireReadableByService(kv, `import --from ${from}`);
     const resuming = await startImport(kv, { settings, header, keyring });
+    heartbeat = setInterval(() => void beat(kv).catch(() => {}), HEARTBEAT_MS);
     const records = await importRecords(kv, recordsOf(from), { resuming });
     // What this import (or the one cut short before it) committed is in the stream's log, as the
     // service would have put it there: a resumed import ends exactly as one run straight through.
     await kv.settled();
     await logPendingMarkers(kv);
+    clearInterval(heartbeat);
     const done: ImportState = {
-      export_id: header.export_id,
-      started_at: (await kv.get<ImportState>(keys.importState())).value!.started_at,
+      ...(await kv.get<ImportState>(keys.importState())).value!,
       finished_at: new Date().toISOString(),
     };
     // Engines pull the pending deliveries the import brought.
     await kv.atomic().set(keys.importState(), done).set(keys.deliverySignal(), Date.now()).commit();
     return { records };
   } finally {
+    clearInterval(heartbeat);
     kv.close();
   }
+}
+
+/** Says the import this process runs is still at work (kept only while the state is ours). */
+async function beat(kv: Store) {
+  const entry = await kv.get<ImportState>(keys.importState());
+  if (entry.value?.pid !== Deno.pid || entry.value.finished_at !== null) return;
+  const next = { ...entry.value, heartbeat_at: new Date().toISOString() };
+  await kv.atomic().check(entry).set(keys.importState(), next).commit();
+}
+
+/** One line naming the import that runs on this store, if one does: the second never starts. */
+async function refuseWhileAnotherRuns(kv: Store) {
+  const state = (await kv.get<ImportState>(keys.importState())).value;
+  if (!state || !await stillRunning(state)) return;
+  const where = state.host === Deno.hostname() ? "" : ` on ${state.host}`;
+  throw new SettingsError(
+    `import: another import into this store is running (pid ${state.pid}${where}, started ${state.started_at}); wait for it to finish, or stop it and run this again to finish its work. Nothing was written.`,
+  );
 }
 
 /** The target, opened as it is: an import writes the source's layout, and migrates nothing. */
@@ -184,7 +237,14 @@ async function startImport(
   { settings, header, keyring }: { settings: Settings; header: Header; keyring: Keyring },
 ): Promise<boolean> {
   const state = await kv.get<ImportState>(keys.importState());
-  if (state.value?.export_id === header.export_id && state.value.finished_at === null) return true;
+  if (state.value?.export_id === header.export_id && state.value.finished_at === null) {
+    // Cut short: this process finishes it, and says so, unless another took it up meanwhile.
+    const mine = { ...state.value, ...thisProcess() };
+    if (!(await kv.atomic().check(state).set(keys.importState(), mine).commit()).ok) {
+      throw new SettingsError("import: another import started meanwhile. Nothing was written.");
+    }
+    return true;
+  }
   const teams = await listTeams(kv);
   if (teams.length > 0) {
     const named = teams.slice(0, 3).map((t) => `“${t.name}”`).join(", ");
@@ -206,9 +266,10 @@ async function startImport(
     export_id: header.export_id,
     started_at: new Date().toISOString(),
     finished_at: null,
+    ...thisProcess(),
   };
-  const op = kv.atomic().check({ key: keys.importState(), versionstamp: null })
-    .set(keys.importState(), started);
+  // Over what was read: another import's state, left by a process that is gone, gives way.
+  const op = kv.atomic().check(state).set(keys.importState(), started);
   if (header.app_key_check) op.set(keys.appKeyCheck(), header.app_key_check);
   if (!(await op.commit()).ok) throw new SettingsError("import: another import started meanwhile.");
   return false;
