@@ -29,8 +29,10 @@ export async function openStore(
   }
   if (isFilePath(path)) {
     await ensureFolder(path);
-    // What a backup or export killed part way left beside the store: whole copies of it.
-    await removeLeftovers(dirname(path));
+    // What a backup or export killed part way left beside the store: whole copies of it. SQLite
+    // tells whether a copy's owner still has it open (imported here only for a local store).
+    const { inUse } = await import("./store_file.ts");
+    await removeLeftovers(dirname(path), inUse);
     // Made private before SQLite opens it: its -wal and -shm are made with its mode. Never
     // over a store another process made meanwhile.
     if (!opts.existing) {

@@ -82,6 +82,31 @@ function keyRange(first: string): [Uint8Array, Uint8Array] {
 }
 
 /**
+ * Whether a process holds the SQLite file at `path` open, as a backup's copy being written or an
+ * export's copy being read is: every open connection holds a lock an exclusive one must wait for.
+ * A file that is not a database at all says nothing (false).
+ */
+export function inUse(path: string): boolean {
+  let db: sqlite.DatabaseSync;
+  try {
+    db = new sqlite.DatabaseSync(path);
+  } catch {
+    return false;
+  }
+  try {
+    db.exec("PRAGMA busy_timeout = 0");
+    db.exec("PRAGMA locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+    db.exec("COMMIT");
+    return false;
+  } catch (e) {
+    return /locked|busy/i.test(String(e));
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * Gives a whole file written as `partial` its name `file`, never over one that exists: a hard
  * link fails where `file` is taken (then the partial file is removed and the error thrown).
  */

@@ -27,21 +27,52 @@ export const partialName = (file: string): string => workName(file, "partial");
 const WORK_FILE = /^\..+\.(?:partial|copy)-(\d+)-[0-9a-f]{8}(?:-wal|-shm|-journal)?$/;
 
 /**
- * Removes the work files in `folder` whose process is gone (killed mid-backup or mid-export):
- * each can hold a whole copy of the store. Where the system can't say whether a process runs
- * (no /proc), nothing is removed. Returns the names removed.
+ * Whether this process can tell which processes run: Linux's /proc, which Deno opens only to a
+ * process with every permission (the admin CLI; the service runs with fewer).
  */
-export async function removeLeftovers(folder: string): Promise<string[]> {
-  if (!await exists("/proc/self")) return [];
-  const removed: string[] = [];
+async function seesProcesses(): Promise<boolean> {
+  try {
+    return await exists("/proc/self");
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      return false;
+    }
+    throw e;
+  }
+}
+
+/** Whether a work file's owner is still at work, asked of the file itself (kv/store_file.ts). */
+export type InUse = (path: string) => boolean;
+
+/**
+ * Removes the work files in `folder` whose process is gone (killed mid-backup or mid-export):
+ * each can hold a whole copy of the store. A process runs if /proc says so; where this process
+ * can't read /proc, if one of its SQLite work files is held open (`inUse`: a copy being written
+ * or read); else nothing is removed. Returns the names removed.
+ */
+export async function removeLeftovers(folder: string, inUse?: InUse): Promise<string[]> {
+  const byPid = new Map<string, string[]>();
   try {
     for await (const entry of Deno.readDir(folder)) {
       const pid = WORK_FILE.exec(entry.name)?.[1];
-      if (!entry.isFile || pid === undefined || await exists(`/proc/${pid}`)) continue;
-      await Deno.remove(`${folder}/${entry.name}`).then(() => removed.push(entry.name), () => {});
+      if (entry.isFile && pid !== undefined) byPid.set(pid, [...byPid.get(pid) ?? [], entry.name]);
     }
   } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound || e instanceof Deno.errors.PermissionDenied)) throw e;
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.PermissionDenied) return [];
+    throw e;
+  }
+  if (byPid.size === 0) return [];
+  const proc = await seesProcesses();
+  if (!proc && !inUse) return [];
+  const removed: string[] = [];
+  for (const [pid, names] of byPid) {
+    const running = proc
+      ? await exists(`/proc/${pid}`)
+      : names.some((n) => !/-(?:wal|shm|journal)$/.test(n) && inUse!(`${folder}/${n}`));
+    if (running) continue;
+    for (const name of names) {
+      await Deno.remove(`${folder}/${name}`).then(() => removed.push(name), () => {});
+    }
   }
   return removed;
 }

@@ -13,6 +13,7 @@ import {
   copyStore,
   hasKvTables,
   integrityOf,
+  inUse,
   whileClosed,
 } from "../../kv/store_file.ts";
 import { removeLeftovers } from "../../kv/work_files.ts";
@@ -54,7 +55,7 @@ export async function takeBackup(settings: Settings, to: string): Promise<Backup
 export async function removeLeftoversNear(settings: Settings, to: string): Promise<void> {
   const folders = new Set([folderOf(to)]);
   if (isFilePath(settings.kvPath)) folders.add(folderOf(settings.kvPath));
-  for (const folder of folders) await removeLeftovers(folder);
+  for (const folder of folders) await removeLeftovers(folder, inUse);
 }
 
 /** The folder a file goes into. */
