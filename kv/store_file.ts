@@ -118,18 +118,22 @@ export async function publishFile(partial: string, file: string): Promise<void> 
   }
 }
 
+/** The tables Deno KV makes in its SQLite file: a database with others, or some missing, isn't one. */
+const KV_TABLES = ["data_version", "kv", "migration_state"];
+
 /**
  * Whether the SQLite file at `path` has Deno KV's tables: any other database (or none) is not a
- * store. Throws when it is not SQLite at all.
+ * store, even one with a table named `kv` of its own. Throws when it is not SQLite at all.
  */
 export function hasKvTables(path: string): boolean {
   const db = new sqlite.DatabaseSync(path, { readOnly: true });
   try {
-    const row = db.prepare(
-      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'kv'",
-    )
-      .get() as { n: number };
-    return row.n > 0;
+    const rows = db.prepare(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${
+        KV_TABLES.map(() => "?").join(", ")
+      })`,
+    ).all(...KV_TABLES) as { name: string }[];
+    return rows.length === KV_TABLES.length;
   } finally {
     db.close();
   }

@@ -137,6 +137,13 @@ test("restore: checks the file, refuses while the store is open, keeps the store
     await Deno.writeFile(torn, bytes.slice(0, Math.floor(bytes.length / 2)));
     assert.match(await refused(["--from", torn]), /integrity check|not a backup/);
     assert.match(await refused(["--from", `${dir}/missing`]), /no file/);
+    // An SQLite database with a table named kv of its own is not a store either.
+    const lookalike = `${dir}/lookalike.sqlite3`;
+    const other = new DatabaseSync(lookalike);
+    other.exec("CREATE TABLE kv (k BLOB PRIMARY KEY, v BLOB)");
+    other.close();
+    assert.match(await refused(["--from", lookalike]), /without Deno KV's tables/);
+    assert.match(await refused(["--from", dir]), /is not a file|is a folder/);
     assertStatus(
       await api(s, "GET", `/channels/${general}/messages/${lost}`, { token: w.admin.token }),
       200,
@@ -148,6 +155,10 @@ test("restore: checks the file, refuses while the store is open, keeps the store
     const restored = await cli(store.env, "restore", "--from", file);
     assert.equal(restored.restored_from, file);
     assert.ok((await Deno.stat(restored.replaced_kept_as)).isFile, "the replaced store is kept");
+    const folder = store.env.KV_PATH.replace(/\/kv\.sqlite3$/, "");
+    const strays = [...Deno.readDirSync(folder)].map((e) => e.name)
+      .filter((n) => n.startsWith("kv.sqlite3.replaced-") && n.endsWith("-shm"));
+    assert.deepEqual(strays, [], "no -shm beside the replaced store");
     const again = await startService(store.env);
     try {
       const get = (id: string) =>

@@ -51,6 +51,8 @@ Deno.test("cli errors: bad paths, ids and flags get a line or two, never a stack
       ["import", "--from", empty],
       ["import", "--from", "/dev/null"],
       ["import", "--from", `${dir}/nothing`],
+      ["import", "--from", dir],
+      ["restore", "--from", dir],
     );
     const results = await inTurns(cases.map((args) => () => cliRun(store.env, ...args)), 6);
     const traced = results.flatMap((r, i) =>
@@ -59,6 +61,13 @@ Deno.test("cli errors: bad paths, ids and flags get a line or two, never a stack
         : []
     );
     assert.deepEqual(traced, [], "stack traces or long errors");
+    // What the operator gave is named, with what to do: never the bare "failed: <os error>".
+    const bare = results.flatMap((r, i) =>
+      /: failed: /.test(r.stderr) ? [`${cases[i].join(" ")}: ${r.stderr}`] : []
+    );
+    assert.deepEqual(bare, [], "errors that don't say what was wrong");
+    const folder = results[cases.findIndex((c) => c[0] === "import" && c[2] === dir)];
+    assert.match(folder.stderr, /is a folder; give the file in it/);
     for (const [i, r] of results.entries()) {
       if (cases[i].includes("--bogus-flag")) assert.notEqual(r.code, 0, cases[i].join(" "));
     }

@@ -122,9 +122,12 @@ export async function restoreBackup(settings: Settings, from: string): Promise<R
     const kept = `${path}.replaced-${new Date().toISOString().replaceAll(":", "-")}`;
     const swapped = await whileClosed(path, async () => {
       await Deno.rename(path, kept);
-      for (const side of ["-wal", "-shm"]) {
-        await Deno.rename(path + side, kept + side).catch(() => {});
-      }
+      // The WAL was folded into the file (whileClosed): one left with commits goes with it; the
+      // shared-memory index is SQLite's scratch, remade on open, and goes.
+      const wal = await Deno.stat(path + "-wal").catch(() => null);
+      if (wal && wal.size > 0) await Deno.rename(path + "-wal", kept + "-wal");
+      else await Deno.remove(path + "-wal").catch(() => {});
+      await Deno.remove(path + "-shm").catch(() => {});
       await Deno.rename(candidate, path);
       return true;
     });
@@ -155,6 +158,9 @@ function localStore(settings: Settings, what: string): string {
 export async function requireReadable(flag: string, file: string): Promise<Deno.FileInfo> {
   try {
     const info = await Deno.stat(file);
+    if (info.isDirectory) {
+      throw invalid(flag, `--${flag}: ${file} is a folder; give the file in it. Nothing was changed.`);
+    }
     (await Deno.open(file, { read: true })).close();
     return info;
   } catch (e) {
@@ -218,7 +224,13 @@ function checkedIntegrity(file: string): string {
 
 /** That the copy is a store this release and this APP_KEY can open. */
 async function checkOpens(settings: Settings, candidate: string, from: string) {
-  const kv = wrapStore(await Deno.openKv(candidate), candidate, { turns: false });
+  const raw = await Deno.openKv(candidate).catch((e) => {
+    throw invalid(
+      "from",
+      `--from: ${from} can't be opened as a store (${firstLine(e)}): it is not a backup of this service's store. Nothing was changed.`,
+    );
+  });
+  const kv = wrapStore(raw, candidate, { turns: false });
   try {
     const layout = await readLayout(kv);
     const sealed = (await readAppKeyCheck(kv)).value;
