@@ -7,6 +7,7 @@
  * will print must print, and the copy's `git status` must be empty afterwards.
  */
 import assert from "node:assert/strict";
+import { freePort } from "./processes.ts";
 import {
   blocksOf,
   type Page,
@@ -99,26 +100,24 @@ const PRINTS: Record<string, string[]> = {
 };
 
 /**
- * The service's port in the walkthroughs: not the default 8080, as for a newcomer whose 8080 is
- * taken. Every block must work with the `PORT` they start it with, through `$BASE`.
+ * The service's port in the walkthroughs: one free now, never the default 8080, as for a newcomer
+ * whose 8080 is taken. Every block must work with the `PORT` they start it with, through `$BASE`.
  */
-const SERVICE_PORT = 8093;
+const SERVICE_PORT = freePort();
 
 /**
- * The ports the walkthroughs use: the service's, the example receiver's, the example OAuth app's
- * and the example Slack app's.
+ * The ports the docs name (the example receiver's, the example OAuth app's, the example Slack
+ * app's), each run on one free now instead: any of them may be taken on the machine that runs
+ * the suite. What a newcomer reads names the usual ones.
  */
-const PORTS = [SERVICE_PORT, 8000, 8001, 3000];
+const PORTS = new Map([8000, 8001, 3000].map((port) => [port, freePort()]));
 
-function portsFree() {
-  for (const port of PORTS) {
-    try {
-      Deno.listen({ hostname: "127.0.0.1", port }).close();
-    } catch {
-      throw new Error(`port ${port} is in use: the walkthroughs need it (stop what listens there)`);
-    }
-  }
-}
+/** `text` with the docs' ports replaced where they name a port: an address, a setting, a default. */
+const withPorts = (text: string) =>
+  text.replace(
+    /(localhost:|127\.0\.0\.1:|_PORT=|\?\? )(\d+)\b/g,
+    (all, before, port) => PORTS.has(Number(port)) ? `${before}${PORTS.get(Number(port))}` : all,
+  );
 
 async function sh(cwd: string, script: string, env: Record<string, string> = {}) {
   const out = await new Deno.Command("bash", {
@@ -138,11 +137,21 @@ async function freshCopy(): Promise<string> {
   const copied = await sh(
     root,
     `tar --exclude=./.git --exclude=./data --exclude=./backups --exclude=./moved ` +
-      `--exclude=./workspace.jsonl -cf - . | tar -C '${dir}' -xf - && cd '${dir}' && ` +
-      "git init -q && git add -A && " +
-      "git -c user.name=walkthrough -c user.email=walkthrough@invalid commit -qm clone",
+      `--exclude=./workspace.jsonl -cf - . | tar -C '${dir}' -xf -`,
   );
   assert.ok(copied.ok, copied.text);
+  // The examples listen where the blocks expect them: on the ports taken for this run.
+  for await (const entry of Deno.readDir(`${dir}/examples`)) {
+    if (!/\.(ts|mjs|yaml)$/.test(entry.name)) continue;
+    const file = `${dir}/examples/${entry.name}`;
+    await Deno.writeTextFile(file, withPorts(await Deno.readTextFile(file)));
+  }
+  const committed = await sh(
+    dir,
+    "git init -q && git add -A && " +
+      "git -c user.name=walkthrough -c user.email=walkthrough@invalid commit -qm clone",
+  );
+  assert.ok(committed.ok, committed.text);
   return dir;
 }
 
@@ -222,8 +231,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    portsFree();
-    const pages: Page[] = await pagesInReadingOrder(root);
+    const pages: Page[] = (await pagesInReadingOrder(root))
+      .map((page) => ({ ...page, blocks: page.blocks.map(withPorts) }));
     const plan = planOf(pages, RULES);
     const copy = await freshCopy();
     const run = await Deno.makeTempDir({ prefix: "walkthrough-run-" });
@@ -232,7 +241,8 @@ Deno.test({
     try {
       for (const [index, page] of plan.entries()) {
         const log = `${run}/${index}.log`;
-        const script = scriptOf(page, { prints: PRINTS[page.path] ?? [], first: index === 0 });
+        const prints = (PRINTS[page.path] ?? []).map(withPorts);
+        const script = scriptOf(page, { prints, first: index === 0 });
         const { timedOut } = await runPage({ cwd: copy, script, log, env, limitMs: 240_000 });
         const output = await Deno.readTextFile(log);
         if (timedOut) problems.push(`${page.path}: still running after 4 minutes\n${output}`);
@@ -240,7 +250,7 @@ Deno.test({
           problems.push(`${page.path}: ${line.slice(2)}`);
         }
         for (const line of apiErrors(output)) problems.push(`${page.path}: the API said ${line}`);
-        for (const pattern of PRINTS[page.path] ?? []) {
+        for (const pattern of prints) {
           if (!new RegExp(pattern, "m").test(output)) {
             problems.push(`${page.path}: nothing printed matches /${pattern}/`);
           }
