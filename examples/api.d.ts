@@ -3228,7 +3228,7 @@ export interface components {
             data: components["schemas"]["Subscription"];
         };
         EventPage: {
-            data: (components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageUpdatedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["ReactionAddedEvent"] | components["schemas"]["ChannelMemberAddedEvent"])[];
+            data: (components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageUpdatedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["ReactionAddedEvent"] | components["schemas"]["PollVoteAddedEvent"] | components["schemas"]["PollVoteRemovedEvent"] | components["schemas"]["PollClosedEvent"] | components["schemas"]["ChannelMemberAddedEvent"])[];
             meta: {
                 /** @description Pass as `after` for what comes next; null before any event. */
                 next_cursor: string | null;

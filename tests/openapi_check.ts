@@ -116,9 +116,18 @@ function validateBody(pointer: string, body: unknown, what: string) {
     throw new Error(
       `${what}: body does not match openapi.yaml (${pointer}): ${
         describeErrors(validate.errors)
-      }\nbody: ${JSON.stringify(body).slice(0, 2000)}`,
+      }\nbody: ${JSON.stringify(body).slice(0, 2000)}${failingItem(body, validate.errors)}`,
     );
   }
+}
+
+/** The item of a list the first error is in (`/data/15`), whole: a long body's cut hides it. */
+function failingItem(body: unknown, errors: Json[] | null | undefined): string {
+  const path = String(errors?.[0]?.instancePath ?? "").split("/").slice(1, 3);
+  if (path.length < 2) return "";
+  let at: Json = body;
+  for (const part of path) at = at?.[part];
+  return `\nat /${path.join("/")}: ${JSON.stringify(at)}`;
 }
 
 function statusEntry(responses: Json, status: number): string | undefined {

@@ -4,6 +4,7 @@
  * counts that stay exact with many voters at once on two real instances.
  */
 import assert from "node:assert/strict";
+import { checkResponse } from "./openapi_check.ts";
 import {
   actor,
   api,
@@ -221,6 +222,11 @@ Deno.test("polls: a subscription gets the poll events only if it lists them", as
     ]);
     const closed = events.find((e) => e.type === "poll.closed").data;
     assert.equal(closed.poll.options[1].count, 1);
+    // The feed serves the same envelopes: a page of them is one openapi.yaml describes.
+    checkResponse("GET", "/api/v1/events", 200, {
+      data: events,
+      meta: { next_cursor: null, has_more: false, until: new Date().toISOString() },
+    });
     await notListing.waitFor(1);
     await new Promise((done) => setTimeout(done, 300));
     assert.deepEqual(notListing.hits.map((h) => JSON.parse(h.body).type), ["message.created"]);
