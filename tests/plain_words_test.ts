@@ -7,7 +7,7 @@ import { ApiError } from "../core/errors.ts";
 import { createLoginLink, signIn } from "../domain/people/sessions.ts";
 import { api, createChannelAs, withWorkspace, workspace } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
-import { receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
+import { receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 Deno.test("plain words: a recover with nothing failed says so", () =>
   withWorkspace(async (s, w) => {
@@ -39,6 +39,13 @@ Deno.test("plain words: a recover while retries are still due says so", () =>
           body: { body: "into the outage" },
         });
         await down.waitFor(1);
+        // The receiver's 503 is heard before the attempt is recorded with its retry: a busy
+        // machine ran the recover between the two.
+        await waitUntil(
+          async () => (await show(s, w.admin.token, sub.id)).deliveries.length === 1,
+          10_000,
+          "the failed attempt recorded",
+        );
         const res = await api(s, "POST", `/webhooks/${sub.id}/recover`, {
           token: w.admin.token,
           body: { since: new Date(Date.now() - 60_000).toISOString() },
