@@ -20,6 +20,7 @@ import { eventFeed } from "./scenarios/event_feed.ts";
 import { botFeed } from "./scenarios/bot_feed.ts";
 import { remoteStore } from "./scenarios/remote_store.ts";
 import { twoInstances } from "./scenarios/two_instances.ts";
+import { busyInstance } from "./scenarios/busy_instance.ts";
 import { dataOverTime } from "./scenarios/data_over_time.ts";
 import { apps } from "./scenarios/apps.ts";
 import { votes } from "./scenarios/votes.ts";
@@ -41,6 +42,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["bot feed", botFeed, 90],
   ["remote store", remoteStore, 30],
   ["two instances", twoInstances, 25],
+  ["busy instance", busyInstance, 20],
   ["data over time", dataOverTime, 120],
   ["apps", apps, 40],
   ["votes", votes, 40],

@@ -107,6 +107,7 @@ export class Engine implements DeliveryEngine {
       max: WAITING_PER_WINDOW * window,
       covers: (until, now) => leases.covers(until, now),
       submit: (job) => this.#submitJob(job, { reserved: false }) || this.#unstarted.push(job),
+      timers,
     });
     this.#dispatcher.onRoom(() => this.#waiting.feed());
     this.room = {

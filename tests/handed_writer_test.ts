@@ -209,7 +209,14 @@ Deno.test("handed jobs: first attempts beyond the window wait in their record, n
   }
 });
 
-Deno.test("handed jobs: first attempts that waited until their record's lease no longer covers an attempt become free jobs", async () => {
+Deno.test("handed jobs: first attempts that waited until their record's lease no longer covers an attempt become free jobs", () =>
+  freedWhile({ leaseCovers: false, waitedMs: 0 }));
+
+Deno.test("handed jobs: first attempts that waited half a second for this process's room become free jobs, for any engine to take", () =>
+  freedWhile({ leaseCovers: true, waitedMs: 600 }));
+
+/** Waiting first attempts with no room, as the window saw them: both become free jobs. */
+async function freedWhile({ leaseCovers, waitedMs }: { leaseCovers: boolean; waitedMs: number }) {
   const s = await startServer(FAST);
   try {
     const { kv } = s.ctx;
@@ -241,10 +248,11 @@ Deno.test("handed jobs: first attempts that waited until their record's lease no
       kv,
       dispatcher,
       max: 10,
-      covers: () => false,
+      covers: () => leaseCovers,
       submit: (job) => void submitted.push(job.value.subscription_id),
+      timers: false,
     });
-    for (const job of held.waiting) waiting.add(job);
+    for (const job of held.waiting) waiting.add(job, Date.now() - waitedMs);
     waiting.feed();
     await waitUntil(async () => (await countKeys(kv, keys.jobs())) === 2);
     assert.deepEqual(submitted, []);
@@ -256,7 +264,7 @@ Deno.test("handed jobs: first attempts that waited until their record's lease no
   } finally {
     await s.close();
   }
-});
+}
 
 /** A record's first attempts as the jobs they would be. */
 const jobsOf = (r: HandedJobs): DeliveryJob[] =>
