@@ -204,6 +204,11 @@ async function main([name, ...args]: string[]): Promise<number> {
     console.error(name === undefined ? `No command given.\n\n${help()}` : unknownCommand(name));
     return 2;
   }
+  // `admin token:create --help` is `admin help token:create`, as every CLI people know takes it.
+  if (args.some((a) => a === "--help" || a === "-h")) {
+    console.log(helpFor(name!, command));
+    return 0;
+  }
   return await run(name!, command, args);
 }
 

@@ -1,6 +1,6 @@
 import { createDirectChannel, listTeamChannels } from "../domain/channels/channels.ts";
 import { isUuid } from "../core/ids.ts";
-import { addMemberAsOperator } from "../domain/channels/members.ts";
+import { addMemberAsOperator, AlreadyMember } from "../domain/channels/members.ts";
 import { type Command, listFlag, UsageError, uuidFlag } from "./command.ts";
 import { findUser } from "../domain/people/workspace.ts";
 
@@ -38,8 +38,15 @@ export const channelCommands: Record<string, Command> = {
     async run(ctx, flags) {
       const channelId = uuidFlag(flags, "channel");
       const user = await findUser(ctx, uuidFlag(flags, "user"));
-      const added = await addMemberAsOperator(ctx, channelId, user);
-      return { channel_id: channelId, user_id: added.id };
+      try {
+        const added = await addMemberAsOperator(ctx, channelId, user);
+        return { channel_id: channelId, user_id: added.id, added: true };
+      } catch (e) {
+        // What was asked is so already: a script run twice (set -e) goes on.
+        if (!(e instanceof AlreadyMember)) throw e;
+        console.error(`${user.name} is already a member of this channel; nothing changed.`);
+        return { channel_id: channelId, user_id: user.id, added: false };
+      }
     },
   },
 };

@@ -2,7 +2,7 @@ import type { Ctx } from "../context.ts";
 import type { Channel, MemberRef, Subject, User } from "../../core/types.ts";
 import { type ChannelAccess, loadChannel, loadChannelWith } from "./access.ts";
 import { denialError, membersFrozen } from "../policy.ts";
-import { invalid, notFound } from "../../core/errors.ts";
+import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { isUuid } from "../../core/ids.ts";
 import { draftMessage } from "../messages/draft.ts";
 import { messageEvent } from "../messages/messages.ts";
@@ -85,7 +85,7 @@ async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): P
   if (user.deactivated_at) throw invalid("user_id", "The user is deactivated.");
   if (user.system) throw invalid("user_id", SYSTEM_BOT);
   if ((await ctx.kv.get(keys.member(access.channel.id, user.id))).versionstamp !== null) {
-    throw invalid("user_id", "The user is already a member of this channel.");
+    throw new AlreadyMember("user_id");
   }
   return user;
 }
@@ -165,9 +165,17 @@ async function operatorAccess(ctx: Ctx, channelId: string, user: User): Promise<
   if (user.deactivated_at) throw invalid("user", "The user is deactivated.");
   if (user.system) throw invalid("user", SYSTEM_BOT);
   if (member.versionstamp !== null) {
-    throw invalid("user", "The user is already a member of this channel.");
+    throw new AlreadyMember("user");
   }
   return { entry: channel, channel: channel.value, isMember: false };
+}
+
+/** The 422 of adding someone already a member: an operator's script may take it as done. */
+export class AlreadyMember extends ApiError {
+  constructor(field: string) {
+    const message = "The user is already a member of this channel.";
+    super(422, message, { [field]: [message] });
+  }
 }
 
 /** Adds a member with the API's commit (notice and events), re-reading if a change beat it. */
