@@ -1,7 +1,8 @@
 # Pinned by digest (the multi-arch index of the 2.9.6 tag): a re-pushed tag can't change the image.
+# Named with its registry: Podman with Debian's defaults resolves no short name.
 # A mirror of the same image may be named with --build-arg DENO_IMAGE=… (tests/container_test.ts
 # builds on a stand-in where the registry can't be reached).
-ARG DENO_IMAGE=denoland/deno:2.9.6@sha256:2014dc167ece617ef7e7ba40631ac2234c59e75ce693e7cc2dc2602b3c87859d
+ARG DENO_IMAGE=docker.io/denoland/deno:2.9.6@sha256:2014dc167ece617ef7e7ba40631ac2234c59e75ce693e7cc2dc2602b3c87859d
 FROM ${DENO_IMAGE}
 
 WORKDIR /app

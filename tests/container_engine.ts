@@ -9,7 +9,7 @@
  * and deno_docker's entrypoint. It also trusts this machine's CA bundle (DENO_CERT), where a proxy
  * may sign the registry's TLS.
  */
-const PINNED_BASE =
+export const PINNED_BASE =
   "docker.io/denoland/deno:2.9.6@sha256:2014dc167ece617ef7e7ba40631ac2234c59e75ce693e7cc2dc2602b3c87859d";
 const STAND_IN = "localhost/deno-standin:2.9.6";
 

@@ -41,3 +41,12 @@ Deno.test("docs: every relative link leads to a file of the repository", async (
   }
   assert.deepEqual(broken, []);
 });
+
+Deno.test("docs: the Dockerfile names its base with its registry, the one the image test pulls", async () => {
+  const dockerfile = await Deno.readTextFile(new URL("Dockerfile", root));
+  const base = /^ARG DENO_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+  // Podman with Debian's defaults resolves no short name (`denoland/deno:…`): step 1 stopped.
+  assert.match(base ?? "", /^[a-z0-9.-]+\.[a-z]+\/denoland\/deno:/, `ARG DENO_IMAGE=${base}`);
+  const { PINNED_BASE } = await import("./container_engine.ts");
+  assert.equal(base, PINNED_BASE);
+});
