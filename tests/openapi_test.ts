@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { parse } from "npm:yaml@2.9.1";
 import { SCOPES } from "../core/types.ts";
+import { VERSION } from "../core/version.ts";
 import { SLACK_METHODS } from "../routes/slack/web_api.ts";
 import { startServer } from "./harness.ts";
 import { checkEvent, checkResponse, matchPath, openApi, validatorAt } from "./openapi_check.ts";
@@ -114,6 +115,8 @@ Deno.test("openapi: the document is OpenAPI 3.1 with the API under /api/v1", () 
   assert.deepEqual(doc.paths["/up"].servers, [{ url: "/" }]);
   assert.deepEqual(doc.paths["/up"].get.security, []);
   assert.deepEqual(doc.paths["/openapi.yaml"].get.security, []);
+  // The reference page shows it: the service's own version, as `GET /` gives it.
+  assert.equal(doc.info.version, VERSION);
 });
 
 Deno.test("openapi: every API operation requires exactly one scope", () => {
