@@ -477,7 +477,7 @@ export interface paths {
                 channel: components["parameters"]["channel"];
                 /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
                 message: components["parameters"]["message"];
-                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                /** @description A poll option's `id`, numbered from "1" in the order the options were given; one the poll lacks is 404, naming the range. */
                 option: string;
             };
             cookie?: never;
@@ -4541,7 +4541,7 @@ export interface operations {
                 channel: components["parameters"]["channel"];
                 /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
                 message: components["parameters"]["message"];
-                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                /** @description A poll option's `id`, numbered from "1" in the order the options were given; one the poll lacks is 404, naming the range. */
                 option: string;
             };
             cookie?: never;
@@ -4576,7 +4576,7 @@ export interface operations {
                 channel: components["parameters"]["channel"];
                 /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
                 message: components["parameters"]["message"];
-                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                /** @description A poll option's `id`, numbered from "1" in the order the options were given; one the poll lacks is 404, naming the range. */
                 option: string;
             };
             cookie?: never;
@@ -4601,7 +4601,7 @@ export interface operations {
                 channel: components["parameters"]["channel"];
                 /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
                 message: components["parameters"]["message"];
-                /** @description A poll option's `id` ("1" to "10"); one the poll lacks is 404. */
+                /** @description A poll option's `id`, numbered from "1" in the order the options were given; one the poll lacks is 404, naming the range. */
                 option: string;
             };
             cookie?: never;

@@ -85,6 +85,10 @@ Deno.test("polls: a vote moves without multiple, adds up with it; repeats change
           token: w.admin.token,
         })).body,
       );
+    // Options are numbered from 1, in the order given; a miss says so.
+    const zero = await api(s, "PUT", at("0"), { token: w.member.token });
+    assertStatus(zero, 404);
+    assert.match(zero.body.message, /No option 0 in this poll: its options are 1 to 2/);
     assertStatus(await api(s, "PUT", at("1"), { token: w.member.token }), 204);
     assert.deepEqual(await show(), { 1: 1, 2: 0 });
     assertStatus(await api(s, "PUT", at("2"), { token: w.member.token }), 204);

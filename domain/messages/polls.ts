@@ -27,13 +27,19 @@ export interface VoteChange extends MessageRef {
   present: boolean;
 }
 
-const noOption = () => notFound("No such option in this poll.");
-
-/** The poll of a message, and the option named; 404 when there is neither. */
+/** The poll of a message, and the option named; 404 when there is neither, saying which exist. */
 function optionOf(message: Message, optionId: string) {
   const poll = message.poll;
-  const option = poll?.options.find((o) => o.id === optionId);
-  if (!poll || !option) throw noOption();
+  if (!poll) throw notFound("This message is not a poll.");
+  const option = poll.options.find((o) => o.id === optionId);
+  if (!option) {
+    const ids = poll.options.map((o) => o.id);
+    throw notFound(
+      `No option ${optionId} in this poll: its options are ${ids[0]} to ${
+        ids.at(-1)
+      }, in the order given.`,
+    );
+  }
   return { poll, option };
 }
 
