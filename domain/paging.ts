@@ -142,6 +142,7 @@ export function pagingObjects(
   const url = (param: "page" | "cursor", value: string | number) => {
     const query = new URLSearchParams();
     if (list.threadRootId) query.set("thread_root_id", list.threadRootId);
+    if (start.perPage !== undefined) query.set("limit", String(start.perPage));
     query.set(param, String(value));
     return `${path}?${query}`;
   };

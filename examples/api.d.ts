@@ -355,7 +355,8 @@ export interface paths {
         };
         /**
          * List a channel's messages, or one thread's replies
-         * @description Without `thread_root_id`: the channel timeline, newest first, 50 per page. It holds every
+         * @description Without `thread_root_id`: the channel timeline, newest first, 50 per page (`limit`, 1 to
+         *     100, asks for another size; the links keep it). It holds every
          *     message except thread replies that were not sent to the channel; system notices and
          *     tombstones included.
          *
@@ -3083,8 +3084,8 @@ export interface components {
             /** @description 1-based position of the first item on this page; null when it is empty. */
             from: number | null;
             last_page: number;
-            /** @constant */
-            per_page: 50;
+            /** @description 50, or the `limit` asked for. */
+            per_page: number;
             /** @description 1-based position of the last item on this page; null when it is empty. */
             to: number | null;
             total: number;
@@ -4292,6 +4293,8 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description List this thread's replies instead of the channel timeline. */
                 thread_root_id?: components["parameters"]["thread_root_id"];
+                /** @description Messages a page holds, 1 to 100; 50 when absent. */
+                limit?: number;
             };
             header?: never;
             path: {

@@ -133,8 +133,24 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown): z.infe
  */
 export async function readBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
   const body = await readJsonObject(c);
-  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
-  const ignored = shape ? Object.keys(body).filter((k) => !(k in shape)) : [];
-  if (ignored.length > 0) c.header("X-Ignored-Fields", ignored.join(", "));
+  nameIgnored(c, schema, Object.keys(body));
   return validate(schema, body);
+}
+
+/**
+ * Reads and validates the query. Parameters the operation doesn't take are ignored and named in
+ * `X-Ignored-Fields`, as a body's fields are: `?per_page=3` or `?limt=3` answer with the page
+ * they always get, but say so.
+ */
+export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T> {
+  const query = c.req.query();
+  nameIgnored(c, schema, Object.keys(query));
+  return validate(schema, query);
+}
+
+/** `X-Ignored-Fields`: the names given that `schema`, an object, doesn't take. */
+function nameIgnored(c: Context, schema: z.ZodType, names: string[]) {
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+  const ignored = shape ? names.filter((k) => !Object.hasOwn(shape, k)) : [];
+  if (ignored.length > 0) c.header("X-Ignored-Fields", ignored.join(", "));
 }

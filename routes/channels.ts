@@ -11,7 +11,7 @@ import {
 import { loadChannel } from "../domain/channels/access.ts";
 import { cleanChannelName } from "../domain/channels/slug.ts";
 import { longerThan, MAX_NAME_CHARS } from "../domain/text.ts";
-import { readBody, validate } from "./body.ts";
+import { readBody, readQuery } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 import { channelView } from "../domain/views.ts";
@@ -45,7 +45,7 @@ const listQuery = z.object({
 export function channelRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
     .get("/", requireScope("channels:read"), async (c) => {
-      const q = validate(listQuery, c.req.query());
+      const q = readQuery(c, listQuery);
       const page = q.limit === undefined && q.cursor === undefined
         ? { channels: await listChannels(ctx, c.var.subject), nextCursor: null }
         : await pageChannels(ctx, c.var.subject, {

@@ -10,7 +10,7 @@ import { isUuid } from "../core/ids.ts";
 import { errorFields, log } from "../core/log.ts";
 import { EVENT_TYPES, type EventType } from "../core/types.ts";
 import { envelopeOf } from "../domain/views.ts";
-import { validate } from "./body.ts";
+import { readQuery, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
@@ -88,7 +88,7 @@ export function eventRoutes(ctx: Ctx, hub: StreamHub) {
       "X-Accel-Buffering": "no",
     });
   }).get("/", requireScope("messages:read"), async (c) => {
-    const q = validate(feedQuery, c.req.query());
+    const q = readQuery(c, feedQuery);
     const page = await listEvents(ctx, c.var.subject, {
       after: q.after ?? null,
       types: q.types ?? null,

@@ -7,7 +7,7 @@ import { messageView } from "../domain/views.ts";
 import { postMessage, showMessage } from "../domain/messages/messages.ts";
 import { deleteMessage, editMessage } from "../domain/messages/changes.ts";
 import { settle } from "../core/settled.ts";
-import { readBody } from "./body.ts";
+import { readBody, readQuery } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
@@ -37,17 +37,25 @@ const newMessage = z.object({
 
 const messageEdit = z.object({ body: bodyField, blocks: blocksField });
 
+const LIMIT_RULE = "The limit must be a whole number from 1 to 100.";
+
+/** `GET .../messages`: a page (`page`, or `cursor`), of `limit` (50 unless given), of a thread. */
+const listQuery = z.object({
+  page: z.string().optional(),
+  cursor: z.string().optional(),
+  thread_root_id: z.string().optional(),
+  limit: z.coerce.number({ error: LIMIT_RULE }).int(LIMIT_RULE).min(1, LIMIT_RULE)
+    .max(100, LIMIT_RULE).optional(),
+});
+
 /** /channels/{channel}/messages: list, post, show, edit, delete. */
 export function messageRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
     .get("/:channel/messages", requireScope("messages:read"), async (c) => {
       const channelId = c.req.param("channel");
       const path = `${ctx.settings.baseUrl}/api/v1/channels/${channelId}/messages`;
-      const { page: number, cursor, thread_root_id } = c.req.query();
-      const page = await listMessages(ctx, c.var.subject, channelId, {
-        query: { page: number, cursor, thread_root_id },
-        path,
-      });
+      const query = readQuery(c, listQuery);
+      const page = await listMessages(ctx, c.var.subject, channelId, { query, path });
       return c.json({ data: page.messages.map(messageView), links: page.links, meta: page.meta });
     })
     .post("/:channel/messages", requireScope("messages:write"), async (c) => {

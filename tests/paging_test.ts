@@ -295,3 +295,36 @@ Deno.test("paging: deep pages of 10,000 messages read exactly their range", asyn
     assert.equal(last.meta.next_cursor, null);
   });
 });
+
+Deno.test("paging: ?limit= sizes a page and its links keep it; a parameter not taken is named", async () => {
+  await withServer(async (s) => {
+    const w = await workspace(s.ctx);
+    const ch = await newChannel(s, w.member, "sized");
+    await postMany(s, w.member, ch, 7);
+    const path = `${s.url}/api/v1/channels/${ch}/messages`;
+
+    const first = await api(s, "GET", `/channels/${ch}/messages?limit=3`, {
+      token: w.member.token,
+    });
+    assert.deepEqual(bodies(first.body.data), range(7, 5));
+    assert.equal(first.body.meta.per_page, 3);
+    assert.equal(first.body.meta.last_page, 3);
+    assert.equal(first.body.links.next, `${path}?limit=3&page=2`);
+    assert.equal(first.headers.get("X-Ignored-Fields"), null);
+    const byCursor = await page(s, w.member, ch, `?limit=3&cursor=${first.body.meta.next_cursor}`);
+    assert.deepEqual(bodies(byCursor.data), range(4, 2));
+
+    for (const bad of ["0", "101", "x"]) {
+      assertInvalid(
+        await api(s, "GET", `/channels/${ch}/messages?limit=${bad}`, { token: w.member.token }),
+        "limit",
+      );
+    }
+    // Slack's or Laravel's names for it, or a typo: the usual page, and the answer says why.
+    const typo = await api(s, "GET", `/channels/${ch}/messages?per_page=3&limt=3`, {
+      token: w.member.token,
+    });
+    assert.equal(typo.body.data.length, 7);
+    assert.equal(typo.headers.get("X-Ignored-Fields"), "per_page, limt");
+  });
+});
