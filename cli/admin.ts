@@ -58,12 +58,25 @@ const commands = registry(
   appCommands,
 );
 
-/** The settings the CLI reads, as the service does: it works on the service's store. */
-const SETTINGS_HELP = `Settings (the environment, as for the service):
-  KV_PATH   the store to work on (default ./data/kv.sqlite3); the CLI never makes one
-  APP_KEY   the key the service's secrets are sealed with (default: app.key beside the store)
-  BASE_URL  the service's public address, for the URLs printed (default: the one the service
-            recorded when it last started)`;
+/**
+ * The settings the CLI reads, as the service does (it works on the service's store), each with
+ * the value in effect here: in the Docker image that is the image's, not the checkout's default.
+ * APP_KEY's value is never shown, only where it comes from.
+ */
+const settingsHelp = () => {
+  const env = (name: string) => Deno.env.get(name) || undefined;
+  return `Settings (the environment, as for the service), as in effect now:
+  KV_PATH   the store to work on; the CLI never makes one
+            now ${env("KV_PATH") ?? "./data/kv.sqlite3 (the default: KV_PATH is not set)"}
+  APP_KEY   the key the service's secrets are sealed with
+            now ${
+    env("APP_KEY") ? "set (APP_KEY)" : "app.key beside the store (APP_KEY is not set)"
+  }
+  BASE_URL  the service's public address, for the URLs printed
+            now ${
+    env("BASE_URL") ?? "the one the service recorded when it last started (BASE_URL is not set)"
+  }`;
+};
 
 /** How the operator runs this CLI, for the usage lines: the Docker image's `admin` says it is one. */
 const PROGRAM = Deno.env.get("ADMIN_PROGRAM") ?? "deno task admin";
@@ -73,11 +86,11 @@ const help = () =>
   "Prints one JSON value (an object, or an array for lists) on stdout; errors go to stderr.\n\n" +
   "Commands:\n" +
   [...commands].map(([name, c]) => `  ${name.padEnd(26)}  ${c.summary}`).join("\n") +
-  `\n\n${SETTINGS_HELP}\n\nMore on one command: ${PROGRAM} help <command>`;
+  `\n\n${settingsHelp()}\n\nMore on one command: ${PROGRAM} help <command>`;
 
 /** `help <command>`: what it does, its flags, what it prints. */
 const helpFor = (name: string, command: AnyCommand) =>
-  `${name}: ${command.summary}\n\nUsage: ${PROGRAM} ${command.usage}\n\n${SETTINGS_HELP}`;
+  `${name}: ${command.summary}\n\nUsage: ${PROGRAM} ${command.usage}\n\n${settingsHelp()}`;
 
 /**
  * The same store, settings and keys the server uses (KV_PATH, APP_KEY, ...). The CLI never makes

@@ -399,14 +399,34 @@ Deno.test("cli: login-link prints a one-time link into the settings screen; bots
 
 /** `deno task admin <args>` with no store at all, as help needs none: its exit code and stdout. */
 async function help(...args: string[]) {
+  return await helpWith({}, ...args);
+}
+
+async function helpWith(env: Record<string, string>, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", "admin", ...args],
     cwd: root,
+    env: { KV_PATH: "", APP_KEY: "", BASE_URL: "", ...env },
     stdout: "piped",
     stderr: "piped",
   }).output();
   return { code: out.code, text: new TextDecoder().decode(out.stdout) };
 }
+
+Deno.test("cli: help shows the settings in effect, never APP_KEY's value", async () => {
+  const unset = (await help("help")).text;
+  assert.match(unset, /now \.\/data\/kv\.sqlite3 \(the default: KV_PATH is not set\)/);
+  const key = "c2VjcmV0LWtleS12YWx1ZS10aGF0LW11c3Qtbm90LXNob3c=";
+  const set = (await helpWith(
+    { KV_PATH: "/app/data/kv.sqlite3", APP_KEY: key, BASE_URL: "https://chat.example" },
+    "help",
+    "member:add",
+  )).text;
+  assert.match(set, /now \/app\/data\/kv\.sqlite3\n/);
+  assert.match(set, /now set \(APP_KEY\)/);
+  assert.match(set, /now https:\/\/chat\.example/);
+  assert.ok(!set.includes(key), "APP_KEY's value shown");
+});
 
 Deno.test("cli: help lists every command on stdout", async () => {
   const { code, text } = await help("--help");
