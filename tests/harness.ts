@@ -184,7 +184,12 @@ export async function countKeys(kv: Store, prefix: Deno.KvKey = []): Promise<num
  * process leased to itself (handed jobs), `subscriptionId`'s or everyone's.
  */
 export async function unsettled(kv: Store, subscriptionId?: string): Promise<number> {
-  let n = await countKeys(kv, keys.jobs(subscriptionId));
+  return await countKeys(kv, keys.jobs(subscriptionId)) + await handedPending(kv, subscriptionId);
+}
+
+/** First attempts still in the records their process leased to itself, not yet jobs. */
+export async function handedPending(kv: Store, subscriptionId?: string): Promise<number> {
+  let n = 0;
   for await (const e of kv.list<HandedJobs>({ prefix: keys.handedJobs() })) {
     n += e.value.pending.filter((p) => (subscriptionId ?? p.subscription_id) === p.subscription_id)
       .length;
