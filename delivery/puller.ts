@@ -57,6 +57,7 @@ export class Puller {
   #turn = 0;
   #pulling: Promise<void> | null = null;
   #again: PullScope | null = null;
+  #stopped = false;
   readonly #stopRoom: () => void;
 
   constructor(private readonly deps: PullerDeps) {
@@ -92,7 +93,14 @@ export class Puller {
         [next, this.#again] = [this.#again, null];
       }
     })().catch((e) => log.error("delivery: a pull failed", errorFields(e)))
-      .finally(() => this.#pulling = null);
+      .finally(() => {
+        this.#pulling = null;
+        // Asked for after the loop last looked and before this ran (an attempt that finished in
+        // between freed room): served now, or nothing would pull for it until the stall watch.
+        const again = this.#again;
+        this.#again = null;
+        if (again && !this.#stopped) void this.request(again);
+      });
     return this.#pulling;
   }
 
@@ -134,6 +142,7 @@ export class Puller {
   }
 
   stop(): void {
+    this.#stopped = true;
     this.#stopRoom();
   }
 
