@@ -20,6 +20,13 @@ const STANDING = 5_000;
 /** Every this many posts one goes to the slow subscription's channel. */
 const SLOW_SHARE = 400;
 
+/** Until `holding` settles or `holdMs` pass, whichever is first; no timer is left behind. */
+function heldUntil({ holding, holdMs }: { holding: Promise<void>; holdMs: number }) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((done) => timer = setTimeout(done, holdMs));
+  return Promise.race([holding, timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
  * A receiver that notes which messages it got: after `delayMs`, or, while `holding` is pending,
  * up to `holdMs` (a backlog then forms however fast or slow the machine posts).
@@ -29,7 +36,7 @@ function collector(delayMs = 0, hold?: { holding: Promise<void>; holdMs: number 
   let count = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const envelope = JSON.parse(await req.text());
-    if (hold) await Promise.race([hold.holding, sleep(hold.holdMs)]);
+    if (hold) await heldUntil(hold);
     if (delayMs) await sleep(delayMs);
     got.add(envelope.data.id);
     count++;
