@@ -41,6 +41,14 @@ async function seesProcesses(): Promise<boolean> {
   }
 }
 
+/**
+ * Whether process `pid` of this host runs (a stopped one does); null where this process can't
+ * tell. A work file's owner, or an import's.
+ */
+export async function processRuns(pid: number | string): Promise<boolean | null> {
+  return await seesProcesses() ? await exists(`/proc/${pid}`) : null;
+}
+
 /** Whether a work file's owner is still at work, asked of the file itself (kv/store_file.ts). */
 export type InUse = (path: string) => boolean;
 
@@ -66,9 +74,8 @@ export async function removeLeftovers(folder: string, inUse?: InUse): Promise<st
   if (!proc && !inUse) return [];
   const removed: string[] = [];
   for (const [pid, names] of byPid) {
-    const running = proc
-      ? await exists(`/proc/${pid}`)
-      : names.some((n) => !/-(?:wal|shm|journal)$/.test(n) && inUse!(`${folder}/${n}`));
+    const running = await processRuns(pid) ??
+      names.some((n) => !/-(?:wal|shm|journal)$/.test(n) && inUse!(`${folder}/${n}`));
     if (running) continue;
     for (const name of names) {
       await Deno.remove(`${folder}/${name}`).then(() => removed.push(name), () => {});

@@ -22,7 +22,7 @@ import {
   writeLines,
 } from "./export_file.ts";
 import { backupUnsupported, copyStore, publishFile } from "../../kv/store_file.ts";
-import { partialName, workName } from "../../kv/work_files.ts";
+import { partialName, processRuns, workName } from "../../kv/work_files.ts";
 import { logPendingMarkers } from "../../kv/stream_markers.ts";
 import { listTeams } from "../../kv/workspace.ts";
 import {
@@ -66,10 +66,8 @@ const thisProcess = () => ({
  */
 async function stillRunning(state: ImportState): Promise<boolean> {
   if (state.finished_at !== null || state.pid === undefined) return false;
-  if (state.host === Deno.hostname() && await exists("/proc/self")) {
-    return await exists(`/proc/${state.pid}`);
-  }
-  return Date.now() - Date.parse(state.heartbeat_at ?? state.started_at) < SILENT_AFTER_MS;
+  const here = state.host === Deno.hostname() ? await processRuns(state.pid) : null;
+  return here ?? Date.now() - Date.parse(state.heartbeat_at ?? state.started_at) < SILENT_AFTER_MS;
 }
 
 /**
