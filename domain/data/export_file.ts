@@ -3,7 +3,8 @@
  * their count and digests; written whole under a temporary name, and read through once before an
  * import writes anything.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
+import { sameText } from "../../core/same_text.ts";
 import { invalid } from "../../core/errors.ts";
 import type { Keyring } from "../../core/keyring.ts";
 import { VERSION } from "../../core/version.ts";
@@ -134,16 +135,11 @@ export async function checkFile(
   }
   const signed = trailer.hmac_sha256 === undefined
     ? "unsigned"
-    : equalText(trailer.hmac_sha256, mac.hex())
+    : sameText(trailer.hmac_sha256, mac.hex())
     ? "signed"
     : "mismatch";
   return { header, signed };
 }
-
-const equalText = (a: string, b: string) => {
-  const [x, y] = [new TextEncoder().encode(a), new TextEncoder().encode(b)];
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /** That line `n` holds a record whose key and value decode, or the one line saying what doesn't. */
 function checkRecord(from: string, line: string, n: number) {

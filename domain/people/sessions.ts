@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { sameText } from "../../core/same_text.ts";
 import type { Ctx } from "../context.ts";
 import type { LoginLink, Session, User } from "../../core/types.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
@@ -146,8 +146,5 @@ export async function signOut(ctx: Ctx, cookie: string): Promise<void> {
 
 /** Whether a form's CSRF token is this session's, compared in constant time. */
 export function csrfMatches(session: Session, given: unknown): boolean {
-  if (typeof given !== "string") return false;
-  const a = new TextEncoder().encode(given);
-  const b = new TextEncoder().encode(session.csrf);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return typeof given === "string" && sameText(given, session.csrf);
 }
