@@ -7,6 +7,7 @@ import { configureLog, flushLog, log } from "./core/log.ts";
 import { loadSettings, SettingsError } from "./core/settings.ts";
 import { openStore, where } from "./kv/open.ts";
 import { StreamHub } from "./domain/stream/hub.ts";
+import { SocketHub } from "./domain/apps/socket/hub.ts";
 import { loadKeyring } from "./domain/data/app_key.ts";
 import { Presence } from "./domain/data/service.ts";
 import type { Ctx } from "./domain/context.ts";
@@ -57,7 +58,12 @@ buildInfo.set({ version: build.version, layout: String(build.layout) }, 1);
 // processes commit, it finds by polling.
 const streams = new StreamHub(ctx);
 kv.committed.subscribe((committed) => streams.heard(committed));
-const app = createApp(ctx, streams);
+// Socket Mode apps' connections: the events of this process's commits for an app connected here
+// are claimed in the commit and sent when it lands; what others commit, the hub finds by polling.
+const sockets = new SocketHub(ctx);
+kv.sendSocketsFrom(sockets.here);
+kv.committed.subscribe((committed) => sockets.heard(committed));
+const app = createApp(ctx, { streams, sockets });
 // Requests go first; delivery, on the same event loop and store writer, steps aside for them.
 const foreground = new Foreground();
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.

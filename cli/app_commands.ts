@@ -21,6 +21,11 @@ import {
   uuidFlag,
 } from "./command.ts";
 import { scopesFlag } from "./scopes_flag.ts";
+import {
+  createAppToken,
+  listAppLevelTokens,
+  revokeAppToken,
+} from "../domain/apps/socket/app_tokens.ts";
 import { readManifestFile } from "./manifest_file.ts";
 
 /** Warnings go to stderr: stdout holds the one JSON value the command prints. */
@@ -140,6 +145,30 @@ export const appCommands: Record<string, Command> = {
       const id = uuidFlag(flags, "id");
       await removeApp(ctx, id, null);
       return { id };
+    },
+  },
+  "app:token": {
+    usage: "app:token --app <app id> [--name <name>]",
+    summary: "Makes an app-level xapp- token (connections:write) for Socket Mode; prints it once.",
+    run: (ctx, flags) =>
+      createAppToken(ctx, {
+        appId: uuidFlag(flags, "app"),
+        name: flags.name ?? null,
+        actor: null,
+      }),
+  },
+  "app:tokens": {
+    usage: "app:tokens --app <app id>",
+    summary: "An app's app-level tokens, without their values.",
+    run: (ctx, flags) => listAppLevelTokens(ctx, { appId: uuidFlag(flags, "app"), actor: null }),
+  },
+  "app:token:revoke": {
+    usage: "app:token:revoke --app <app id> --id <token id>",
+    summary: "Revokes an app-level token: the connections it opened are closed (link_disabled).",
+    async run(ctx, flags) {
+      const [appId, tokenId] = [uuidFlag(flags, "app"), uuidFlag(flags, "id")];
+      await revokeAppToken(ctx, { appId, tokenId, actor: null });
+      return { id: tokenId, revoked: true };
     },
   },
   "app:uninstall": {

@@ -15,7 +15,8 @@ export type BotEvent = typeof BOT_EVENTS[number];
 /** A slash command an app declares: what a person types, and where the service sends it. */
 export interface SlashCommand {
   command: string;
-  url: string;
+  /** Null when the app takes its commands over Socket Mode. */
+  url: string | null;
   description: string;
   usage_hint: string;
 }
@@ -39,7 +40,13 @@ export interface App {
   bot_name?: string;
   slash_commands?: SlashCommand[];
   interactivity?: { is_enabled: boolean; request_url: string | null } | null;
-  event_subscriptions?: { request_url: string; bot_events: BotEvent[] } | null;
+  /** Null when the app listens over Socket Mode without a request URL. */
+  event_subscriptions?: { request_url: string | null; bot_events: BotEvent[] } | null;
+  /**
+   * Socket Mode (decisions.md, "Apps without a public URL"): its events, commands and
+   * interactions go over its WebSocket connections, never to its request URLs.
+   */
+  socket_mode_enabled?: boolean;
   /**
    * Signs what the service sends the app (Slack's v0 signature), sealed with APP_KEY; absent on
    * apps registered before manifests until `app:rotate-signing-secret`.
@@ -121,4 +128,45 @@ export interface ViewStack {
   views: StoredView[];
   closed_at: string | null;
   expires_at: string;
+}
+
+/** An app-level `xapp-` token (Socket Mode), by the SHA-256 of its value. */
+export interface AppToken {
+  id: string;
+  app_id: string;
+  name: string;
+  created_at: string;
+}
+
+/** A Socket Mode connection URL's ticket: single-use, within a minute. */
+export interface SocketTicket {
+  app_id: string;
+  /** The app-level token that asked for it: its connection closes when that is revoked. */
+  token_hash: string;
+  expires_at: number;
+}
+
+/** Who an event for a Socket Mode app is for: what its envelope needs of the listener. */
+export interface SocketListener {
+  app_id: string;
+  bot_id: string;
+  mention_of: { id: string; name: string } | null;
+}
+
+/**
+ * An event waiting for a Socket Mode app until a connection acks its envelope: its attempts so
+ * far, and until when the one under way holds it (ms), so no other connection takes it meanwhile.
+ */
+export interface SocketPending {
+  listener: SocketListener;
+  attempt: number;
+  claim_until: number;
+  created_at: string;
+}
+
+/** An instance's open connections of one app, renewed while they last. */
+export interface SocketPresence {
+  connections: number;
+  host: string;
+  seen_at: number;
 }

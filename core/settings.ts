@@ -26,6 +26,19 @@ export function parseDurations(list: string): number[] {
   });
 }
 
+/** One duration like 10s, 5m or 2h, in milliseconds. */
+const duration = (fallback: string) =>
+  z.string().default(fallback).transform((v, ctx) => {
+    try {
+      const [ms, ...more] = parseDurations(v);
+      if (more.length === 0 && ms > 0) return ms;
+      ctx.addIssue({ code: "custom", message: "must be one duration above 0, like 30s, 5m or 2h" });
+    } catch (e) {
+      ctx.addIssue({ code: "custom", message: (e as Error).message });
+    }
+    return z.NEVER;
+  });
+
 const schema = z.object({
   PORT: number("a port number from 0 to 65535").int("must be a port number from 0 to 65535")
     .min(0, "must be a port number from 0 to 65535").max(
@@ -49,6 +62,9 @@ const schema = z.object({
       return z.NEVER;
     }
   }),
+  SOCKET_MODE_LIFETIME: duration("2h"),
+  SOCKET_MODE_BACKLOG: positiveInt.default(10_000),
+  SOCKET_MODE_DEAF_AFTER: duration("5m"),
   WEBHOOKS_TIMEOUT: number("a number of seconds above 0").positive(
     "must be a number of seconds above 0",
   )
@@ -100,6 +116,15 @@ export interface Settings {
     allowPrivateUrls: boolean;
     /** Pending jobs a process holds in memory at once; the rest of a backlog waits in KV. */
     window: number;
+  };
+  /** Apps without a public URL (decisions.md, "Apps without a public URL: Socket Mode"). */
+  socketMode: {
+    /** How long a connection lives before `refresh_requested`. */
+    lifetimeMs: number;
+    /** Events an app's absence keeps waiting, at most; the oldest go first. */
+    backlog: number;
+    /** How long an app with events waiting may be away before its installer is told. */
+    deafAfterMs: number;
   };
 }
 
@@ -157,6 +182,11 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
       timeoutMs: s.WEBHOOKS_TIMEOUT * 1000,
       allowPrivateUrls: s.WEBHOOKS_ALLOW_PRIVATE_URLS,
       window: s.WEBHOOKS_MAX_IN_MEMORY,
+    },
+    socketMode: {
+      lifetimeMs: s.SOCKET_MODE_LIFETIME,
+      backlog: s.SOCKET_MODE_BACKLOG,
+      deafAfterMs: s.SOCKET_MODE_DEAF_AFTER,
     },
   };
 }

@@ -48,6 +48,8 @@ export interface AppListener {
   message_kinds: ChannelKind[];
   /** Only messages naming the bot (`<@id>` or `@name`): the `app_mention` subscription. */
   mention_of: { id: string; name: string } | null;
+  /** The app takes its events over Socket Mode: they wait for its connections, not jobs. */
+  socket?: boolean;
 }
 
 /** One attempt to deliver an event to a subscription's endpoint. */
@@ -105,7 +107,10 @@ export interface WebhookRoute {
   /** Absent on routes written before owners were kept: loadRoutes fills it in. Null: nobody. */
   owner?: RouteOwner | null;
   /** An app's listener: which channel kinds its message events come from, whom they mention. */
-  app?: Pick<AppListener, "message_kinds" | "mention_of">;
+  app?: Pick<AppListener, "message_kinds" | "mention_of"> & {
+    /** A Socket Mode app's listener: its events are queued for its connections. */
+    socket?: { app_id: string; bot_id: string };
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * A Slack app written with Slack's Bolt framework, as it would be for Slack: nothing in it knows
- * this service but the three values it is started with. It answers "hello" and mentions, ships
+ * this service but the values it is started with. It answers "hello" and mentions, ships
  * with `/ship <where>`, takes its time with `/slow`, asks with a button (`/approve`) and with a
  * form (`/form`).
  *
@@ -10,14 +10,20 @@
  *
  * Register it from examples/bolt_manifest.yaml with `deno task admin app:create --manifest`, then
  * install it with `app:install` (docs/apps.md). It listens on APP_PORT (3000 unless set), where the
- * manifest's request URLs point.
+ * manifest's request URLs point. Or, from examples/bolt_socket_manifest.yaml, in Socket Mode with
+ * no URL at all: give it SLACK_APP_TOKEN (an `xapp-` token from `app:token --app <id>`) instead of
+ * SLACK_SIGNING_SECRET.
  */
 import bolt from "npm:@slack/bolt@5.1.0";
 
+// With an app-level token it runs in Socket Mode, as Slack's templates do: no request URL, no port.
+const appToken = Deno.env.get("SLACK_APP_TOKEN");
 const app = new bolt.App({
   token: Deno.env.get("SLACK_BOT_TOKEN"),
-  signingSecret: Deno.env.get("SLACK_SIGNING_SECRET") ?? "",
   clientOptions: { slackApiUrl: Deno.env.get("SLACK_API_URL") },
+  ...(appToken
+    ? { socketMode: true, appToken }
+    : { signingSecret: Deno.env.get("SLACK_SIGNING_SECRET") ?? "" }),
 });
 
 app.message("hello", async ({ message, say }) => {
@@ -105,7 +111,12 @@ app.view("name_form", async ({ ack, view }) => {
   console.log(`Hello, ${name}.`);
 });
 
-// Not PORT: that is the service's, and a shell that set it for the service would hand it here.
-const port = Number(Deno.env.get("APP_PORT") ?? 3000);
-await app.start(port);
-console.log(`Bolt app listening on http://localhost:${port}/slack/events`);
+if (appToken) {
+  await app.start();
+  console.log("Bolt app connected in Socket Mode");
+} else {
+  // Not PORT: that is the service's, and a shell that set it for the service would hand it here.
+  const port = Number(Deno.env.get("APP_PORT") ?? 3000);
+  await app.start(port);
+  console.log(`Bolt app listening on http://localhost:${port}/slack/events`);
+}

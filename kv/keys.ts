@@ -78,6 +78,13 @@
  * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/responses.ts): 10 uses in 30 minutes; expires; moved by an export |
  * | ["triggers", triggerHash]                     | Trigger              | a `trigger_id`: opens one view within 30 seconds; expires; moved by an export |
  * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/views.ts); expires a day after it opened; moved by an export |
+ * | ["app_tokens", tokenHash]                     | AppToken             | an app-level `xapp-` token (Socket Mode), by SHA-256 of its value; works for apps.connections.open only |
+ * | ["app_token_ids", appId, tokenId]             | tokenHash            | index: an app's app-level tokens, by age (UUIDv7) |
+ * | ["socket_tickets", ticketHash]                | SocketTicket         | a single-use Socket Mode connection URL's ticket, by SHA-256; taken within 60 s; expires |
+ * | ["socket_events", appId, eventId, subscriptionId] | SocketPending    | an event for a Socket Mode app, pending until a connection acks its envelope (kv/socket_queue.ts); in id order: commit order per app |
+ * | ["socket_counts", appId, "queued"\|"acked"\|"dropped"] | Deno.KvU64 | the app's envelopes ever queued, acked and dropped (past SOCKET_MODE_BACKLOG): its backlog without a scan |
+ * | ["socket_signal"]                             | number (time)        | set by commits that queue events for Socket Mode apps; instances with connections poll it |
+ * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
  * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it; rebuilt by an import from its stack |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
@@ -203,37 +210,21 @@ export const keys = {
   handedJobs: () => ["handed_jobs"],
   handedJob: (leaseUntil: number, eventId: string) => ["handed_jobs", leaseUntil, eventId],
   undeliveredAll: () => ["undelivered"],
-  redelivery: (subscriptionId: string, redeliveryId: string) => [
-    "redeliveries",
-    subscriptionId,
-    redeliveryId,
-  ],
+  redelivery: (sub: string, redelivery: string) => ["redeliveries", sub, redelivery],
   redeliveries: (subscriptionId?: string) =>
     subscriptionId ? ["redeliveries", subscriptionId] : ["redeliveries"],
   failedEvents: (subscriptionId: string) => ["failed_events", subscriptionId],
-  failedEvent: (subscriptionId: string, eventId: string) => [
-    "failed_events",
-    subscriptionId,
-    eventId,
-  ],
+  failedEvent: (sub: string, eventId: string) => ["failed_events", sub, eventId],
   webhooks: () => ["webhooks"],
   webhook: (subscriptionId: string) => ["webhooks", subscriptionId],
   teamWebhooks: (teamId: string) => ["team_webhooks", teamId],
-  teamWebhook: (teamId: string, subscriptionId: string) => [
-    "team_webhooks",
-    teamId,
-    subscriptionId,
-  ],
+  teamWebhook: (teamId: string, sub: string) => ["team_webhooks", teamId, sub],
   routesVersion: (teamId: string) => ["routes_version", teamId],
   deliveries: (subscriptionId: string) => ["deliveries", subscriptionId],
   deliveryCounts: (subscriptionId: string) => ["delivery_counts", subscriptionId],
   deliveriesWritten: (subscriptionId: string) => ["delivery_counts", subscriptionId, "written"],
   deliveriesPruned: (subscriptionId: string) => ["delivery_counts", subscriptionId, "pruned"],
-  delivery: (subscriptionId: string, deliveryId: string) => [
-    "deliveries",
-    subscriptionId,
-    deliveryId,
-  ],
+  delivery: (sub: string, deliveryId: string) => ["deliveries", sub, deliveryId],
   deliverySlots: (subscriptionId: string) => ["delivery_slots", subscriptionId],
   deliverySlot: (subscriptionId: string, slot: number) => ["delivery_slots", subscriptionId, slot],
   incoming: (hash: string) => ["incoming", hash],
@@ -250,6 +241,16 @@ export const keys = {
   responseUrl: (hash: string) => ["responses", hash],
   trigger: (hash: string) => ["triggers", hash],
   viewStack: (stackId: string) => ["view_stacks", stackId],
+  appTokens: (appId: string) => ["app_token_ids", appId],
+  appTokenId: (appId: string, tokenId: string) => ["app_token_ids", appId, tokenId],
+  appToken: (hash: string) => ["app_tokens", hash],
+  socketTicket: (hash: string) => ["socket_tickets", hash],
+  socketEvents: (app: string) => ["socket_events", app],
+  socketEvent: (app: string, event: string, sub: string) => ["socket_events", app, event, sub],
+  socketCount: (app: string, kind: SocketCount) => ["socket_counts", app, kind],
+  socketSignal: () => ["socket_signal"],
+  socketPresences: (appId: string) => ["socket_presence", appId],
+  socketPresence: (appId: string, instanceId: string) => ["socket_presence", appId, instanceId],
   view: (viewId: string) => ["views", viewId],
   teamCommands: (teamId: string) => ["team_commands", teamId],
   teamCommand: (teamId: string, command: string) => ["team_commands", teamId, command],
@@ -265,6 +266,9 @@ export const keys = {
   serviceInstances: () => ["service", "instances"],
   serviceInstance: (instanceId: string) => ["service", "instances", instanceId],
 } satisfies Record<string, (...args: never[]) => Deno.KvKey>;
+
+/** What an app's Socket Mode envelopes are counted by. */
+type SocketCount = "queued" | "acked" | "dropped";
 
 /**
  * A key as text, for maps and sets of keys in memory (never stored): each part tagged by its type

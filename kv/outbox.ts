@@ -3,7 +3,8 @@ import type { DeliveryJob, HandedJobs } from "../core/webhook_records.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
 import { newId } from "../core/ids.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import type { Handed, Heard, Plan, PlannedEvent } from "./plan.ts";
+import type { Handed, Heard, Plan, PlannedEvent, QueuedSocket, SocketsHere } from "./plan.ts";
+import { queueSocketEvent, socketListenerOf } from "./socket_outbox.ts";
 
 export interface EventDraft {
   type: EventType;
@@ -113,9 +114,10 @@ export const HANDED_MAX = 200;
 export function writePlannedEvents(
   op: Deno.AtomicOperation,
   planned: PlannedEvent[],
-  room: JobRoom | undefined,
-): Handed[] {
+  { room, socketsHere }: { room: JobRoom | undefined; socketsHere: SocketsHere | null },
+): { handed: Handed[]; sockets: QueuedSocket[] } {
   const handed: Handed[] = [];
+  const sockets: QueuedSocket[] = [];
   const now = Date.now();
   for (const { event, open, expireIn, heard } of planned) {
     const kept = { expireIn };
@@ -127,10 +129,12 @@ export function writePlannedEvents(
     const carried = carriedMessageId(event);
     if (carried) op.set(keys.messageEvent(carried, event.id), null, kept);
     if (heard.length === 0) continue;
+    const webhooks = queueSockets(op, { event, heard, socketsHere, into: sockets });
+    if (webhooks.length === 0) continue;
     const leaseUntil = now + (room?.leaseMs ?? 0);
     const [jobs, waiting]: DeliveryJob[][] = [[], []];
     let free = false;
-    for (const { id, version } of heard) {
+    for (const { id, version } of webhooks) {
       const handing = room && jobs.length + waiting.length < HANDED_MAX;
       if (handing && room.window.reserve(id)) jobs.push(firstJob(event, id, leaseUntil, version));
       else if (handing && room.mayWait()) waiting.push(firstJob(event, id, leaseUntil, version));
@@ -144,7 +148,34 @@ export function writePlannedEvents(
     }
     if (free) op.set(keys.deliverySignal(), now);
   }
-  return handed;
+  return { handed, sockets };
+}
+
+/**
+ * Queues the event for the Socket Mode listeners among `heard` (kv/socket_queue.ts): no job, it
+ * waits for the app's connections. Returns the rest, the subscriptions that get delivery jobs.
+ */
+function queueSockets(
+  op: Deno.AtomicOperation,
+  { event, heard, socketsHere, into }: {
+    event: OutboxEvent;
+    heard: Heard[];
+    socketsHere: SocketsHere | null;
+    into: QueuedSocket[];
+  },
+): Heard[] {
+  const rest: Heard[] = [];
+  for (const h of heard) {
+    const listener = socketListenerOf(h);
+    if (!listener) {
+      rest.push(h);
+      continue;
+    }
+    const claimed = socketsHere?.(listener.app_id) ?? false;
+    queueSocketEvent(op, { event, subscriptionId: h.id, listener, claimed });
+    into.push({ appId: listener.app_id, eventId: event.id, subscriptionId: h.id, claimed });
+  }
+  return rest;
 }
 
 /** The record of an event's first attempts leased here, added to the commit. */

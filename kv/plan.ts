@@ -1,10 +1,12 @@
 import type { OutboxEvent } from "../core/types.ts";
-import type { DeliveryJob, HandedJobs } from "../core/webhook_records.ts";
+import type { DeliveryJob, HandedJobs, WebhookRoute } from "../core/webhook_records.ts";
 
 /** A subscription that hears an event, with its route's versionstamp as the write saw it. */
 export interface Heard {
   id: string;
   version: string;
+  /** Its route: a Socket Mode app's listener queues the event for its connections, not a job. */
+  route?: Pick<WebhookRoute, "app">;
 }
 
 /** An event a plan writes: the outbox's record, where it happened, and who hears it. */
@@ -29,12 +31,25 @@ export interface Handed {
   record: { key: Deno.KvKey; value: HandedJobs };
 }
 
+/** Whether this process has a connection of a Socket Mode app to send its events on at once. */
+export type SocketsHere = (appId: string) => boolean;
+
+/** An event queued for a Socket Mode app in a commit, and whether it is claimed by this process. */
+export interface QueuedSocket {
+  appId: string;
+  eventId: string;
+  subscriptionId: string;
+  claimed: boolean;
+}
+
 /** What the store publishes on its bus when a plan with events landed (kv/store.ts). */
 export interface Committed {
   versionstamp: string;
   events: OutboxEvent[];
   /** Teams whose event log the commit added to. */
   teams: string[];
+  /** The events it queued for Socket Mode apps' connections. */
+  sockets: QueuedSocket[];
 }
 
 /**

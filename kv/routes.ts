@@ -5,7 +5,7 @@
  */
 import { CacheKind } from "../core/memory.ts";
 import type { User } from "../core/types.ts";
-import type { Subscription, WebhookRoute } from "../core/webhook_records.ts";
+import type { AppListener, Subscription, WebhookRoute } from "../core/webhook_records.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
@@ -18,8 +18,13 @@ const routeOf = (s: Subscription): WebhookRoute => ({
   status: s.status,
   // Subscriptions made before owners were kept get theirs when routes are loaded.
   ...(s.owner_type && s.created_by ? { owner: { id: s.created_by, type: s.owner_type } } : {}),
-  ...(s.app ? { app: { message_kinds: s.app.message_kinds, mention_of: s.app.mention_of } } : {}),
+  ...(s.app ? { app: appRouteOf(s.app) } : {}),
 });
+
+function appRouteOf(l: AppListener): WebhookRoute["app"] {
+  const route = { message_kinds: l.message_kinds, mention_of: l.mention_of };
+  return l.socket ? { ...route, socket: { app_id: l.app_id, bot_id: l.bot_id } } : route;
+}
 
 /** Writes a subscription's route, and bumps its team's routes version (see routesAt). */
 export function putRoute(op: Plan, s: Subscription): void {

@@ -11,7 +11,7 @@ import { CheckedReads } from "./checked_reads.ts";
 import { GET_MANY_MAX, kindOf, type StoreKind } from "./limits.ts";
 import type { WorkProducer } from "../core/work_pair.ts";
 import { type JobRoom, releaseHanded, writePlannedEvents } from "./outbox.ts";
-import { type Committed, type CommitWork, type Landed, Plan } from "./plan.ts";
+import { type Committed, type CommitWork, type Landed, Plan, type SocketsHere } from "./plan.ts";
 import { probeQueues } from "./queue_support.ts";
 import { ReadCoalescer } from "./read_coalescer.ts";
 import { LogMover, writeMarkers } from "./stream_markers.ts";
@@ -48,6 +48,7 @@ export class Store {
   readonly #caches = new Map<object, RecentMap<string, unknown>>();
   readonly #locks = new Map<LockKind, KeyedLock>();
   #work: WorkProducer<CommitWork, JobRoom> | undefined;
+  #socketsHere: SocketsHere | null = null;
   #queues = true;
 
   constructor(kv: Deno.Kv, { path, turns }: StoreOptions) {
@@ -177,7 +178,10 @@ export class Store {
     const op = this.#kv.atomic().check(...plan.checks).mutate(...plan.mutations);
     for (const { value, options } of plan.messages) op.enqueue(value, options);
     const room = this.#work?.room();
-    const handed = writePlannedEvents(op, plan.events, room);
+    const { handed, sockets } = writePlannedEvents(op, plan.events, {
+      room,
+      socketsHere: this.#socketsHere,
+    });
     const markers = plan.events.length > 0 ? writeMarkers(op, plan.events) : null;
     let res: Deno.KvCommitResult | Deno.KvCommitError;
     try {
@@ -197,7 +201,8 @@ export class Store {
       this.#work?.put({ versionstamp, handed, redeliveries: plan.redeliveries });
     }
     if (events.length > 0) {
-      this.committed.publish({ versionstamp, events, teams: markers ? [...markers.keys()] : [] });
+      const teams = markers ? [...markers.keys()] : [];
+      this.committed.publish({ versionstamp, events, teams, sockets });
     }
     return { ...res, events };
   }
@@ -222,6 +227,15 @@ export class Store {
    */
   produceInto(work: WorkProducer<CommitWork, JobRoom>): void {
     this.#work = work;
+  }
+
+  /**
+   * What says whether this process holds a connection of a Socket Mode app (its socket hub, made
+   * where the process starts): the events of its own commits for such an app are written claimed
+   * by it, and sent at once when they land.
+   */
+  sendSocketsFrom(here: SocketsHere): void {
+    this.#socketsHere = here;
   }
 
   listenQueue(handler: (message: unknown) => Promise<void> | void): Promise<void> {

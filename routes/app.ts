@@ -34,6 +34,8 @@ import { slackWebApi } from "./slack/web_api.ts";
 import { commandListRoutes, commandRunRoutes } from "./commands.ts";
 import { responseRoutes } from "./responses.ts";
 import { AppCalls } from "../domain/apps/app_call.ts";
+import type { SocketHub } from "../domain/apps/socket/hub.ts";
+import { socketRoutes } from "./socket.ts";
 
 /** GET /: where things are, for a person or a probe that found the service, and what runs. */
 const indexOf = (base: string) => ({
@@ -53,14 +55,17 @@ const indexOf = (base: string) => ({
  * The whole HTTP surface: /up, /api/v1, the webhook endpoints and the settings screen. `close`
  * ends its event streams (their clients come back elsewhere) and stops its background work
  * (the rate limit's count syncing): call it before the server's shutdown, which waits for
- * every open response. `streams` serves GET /events/stream: it hears of this process's commits
- * through the store's bus (main.ts subscribes it).
+ * every open response. `streams` serves GET /events/stream, `sockets` the Socket Mode connections:
+ * both hear of this process's commits through the store's bus (main.ts subscribes them).
  */
-export function createApp(ctx: Ctx, streams: StreamHub) {
+export function createApp(
+  ctx: Ctx,
+  { streams, sockets }: { streams: StreamHub; sockets: SocketHub },
+) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const guard = new GuessGuard(ctx.kv);
   // The connections kept to apps, for what the service asks them and waits for.
-  const calls = new AppCalls();
+  const calls = new AppCalls(sockets);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .get("/docs", apiReferenceHandler)
@@ -95,6 +100,8 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
   app.use("/oauth/*", bodyLimit({ maxSize: MAX_BODY_BYTES }));
   app.route("/api/v1", api);
   app.route("/api/slack", slackWebApi(ctx, limiter));
+  app.use("/socket/*", platformSwitch(ctx.settings.integrationsEnabled));
+  app.route("/socket", socketRoutes(ctx, sockets));
   app.route("/hooks", hookRoutes(ctx, limiter, guard));
   app.use("/responses/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/responses", responseRoutes(ctx, guard));
@@ -105,6 +112,7 @@ export function createApp(ctx: Ctx, streams: StreamHub) {
   return Object.assign(app, {
     close: async () => {
       await streams.closeAll();
+      await sockets.close();
       await limiter.close();
       await calls.close();
     },

@@ -13,6 +13,7 @@ import { addMemberAsOperator } from "../domain/channels/members.ts";
 import {
   clearOfWindowEdge,
   createChannelAs,
+  startSockets,
   startStreams,
   type TestServer,
   withWorkspace,
@@ -41,7 +42,7 @@ async function send(base: string, path: string, address: string, body = '{"text"
 
 /** A second instance of the service on the same store, as a rolling deploy would run. */
 function secondInstance(s: TestServer) {
-  const app = createApp(s.ctx, startStreams(s.ctx));
+  const app = createApp(s.ctx, { streams: startStreams(s.ctx), sockets: startSockets(s.ctx) });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
   return {
     url: `http://127.0.0.1:${server.addr.port}`,

@@ -17,6 +17,7 @@ import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { wrapStore } from "../kv/open.ts";
+import { SocketHub } from "../domain/apps/socket/hub.ts";
 import { StreamHub } from "../domain/stream/hub.ts";
 import { checkResponse } from "./openapi_check.ts";
 import type { Store } from "../kv/store.ts";
@@ -50,7 +51,7 @@ export async function startServer(
   // Wrapped as openStore wraps it, so the suite runs what production runs.
   const kv = wrapStore(await Deno.openKv(settings.kvPath), settings.kvPath);
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(generateAppKey()) };
-  const app = createApp(ctx, startStreams(ctx));
+  const app = createApp(ctx, { streams: startStreams(ctx), sockets: startSockets(ctx) });
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;
@@ -76,6 +77,14 @@ export function startStreams(ctx: Ctx): StreamHub {
   const streams = new StreamHub(ctx);
   ctx.kv.committed.subscribe((committed) => streams.heard(committed));
   return streams;
+}
+
+/** Socket Mode's hub hearing the store's commits, as main.ts makes it. */
+export function startSockets(ctx: Ctx): SocketHub {
+  const sockets = new SocketHub(ctx);
+  ctx.kv.sendSocketsFrom(sockets.here);
+  ctx.kv.committed.subscribe((committed) => sockets.heard(committed));
+  return sockets;
 }
 
 /**

@@ -83,8 +83,11 @@ async function interactiveApp(ctx: Ctx, message: Message) {
     (await getApp(ctx.kv, install.app_id)).value,
     await getUser(ctx.kv, install.bot_user_id),
   ];
-  const url = app?.interactivity?.is_enabled ? app.interactivity.request_url : null;
-  if (!app || !url || !bot || bot.deactivated_at) throw refused();
+  const on = app?.interactivity?.is_enabled;
+  const url = on ? app.interactivity!.request_url : null;
+  if (!app || !on || (!url && !app.socket_mode_enabled) || !bot || bot.deactivated_at) {
+    throw refused();
+  }
   return { app, install, bot, url };
 }
 
@@ -113,7 +116,7 @@ export async function pressAction(
   const what = pressed(message, press);
   const { app, install, bot, url } = await interactiveApp(ctx, message);
   const secret = await signingSecretOf(ctx, app);
-  if (!secret) return unsigned();
+  if (!secret && !app.socket_mode_enabled) return unsigned();
   const payload = await blockActions(ctx, {
     subject,
     channel: read.channel,
@@ -123,9 +126,7 @@ export async function pressAction(
     pressed: { ...what, actionId: press.action_id },
   });
   return await interact(ctx, calls, {
-    url,
-    form: { payload: JSON.stringify(payload) },
-    signingSecret: secret,
+    request: { app, type: "interactive", payload, url, signingSecret: secret },
     deliver: (reply) =>
       deliverReply(ctx, {
         reply,

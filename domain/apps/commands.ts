@@ -90,7 +90,7 @@ export async function runCommand(
   authorize(subject, "channel.post", { channel, isMember });
   const { app, install, bot, declared } = await commandHolder(ctx, subject.team_id, command);
   const secret = await signingSecretOf(ctx, app);
-  if (!secret) return { command: declared.command, ...unsigned() };
+  if (!secret && !app.socket_mode_enabled) return { command: declared.command, ...unsigned() };
   const form = await commandForm(ctx, {
     subject,
     channel,
@@ -100,9 +100,13 @@ export async function runCommand(
     text,
   });
   const ran = await interact(ctx, calls, {
-    url: declared.url,
-    form,
-    signingSecret: secret,
+    request: {
+      app,
+      type: "slash_commands",
+      payload: form,
+      url: declared.url,
+      signingSecret: secret,
+    },
     deliver: (reply) =>
       deliverReply(ctx, {
         reply,

@@ -16,7 +16,7 @@ import { authorize } from "../policy.ts";
 import type { Actor } from "../principals.ts";
 import { checkName } from "../text.ts";
 import { checkRedirectUri } from "./apps.ts";
-import { type AppCalls, callApp } from "./app_call.ts";
+import { type AppCalls, postToApp } from "./app_call.ts";
 import { type Declared, manifestOf, readManifest } from "./manifest.ts";
 import { syncInstalls } from "./listeners.ts";
 
@@ -35,6 +35,7 @@ function fieldsOf(d: Declared): Omit<App, "id" | "client_id" | "secret_hash" | "
     slash_commands: d.slashCommands,
     interactivity: d.interactivity,
     event_subscriptions: d.events,
+    socket_mode_enabled: d.socketMode,
   };
 }
 
@@ -48,16 +49,21 @@ export const declaredOf = (app: App): Declared => ({
   slashCommands: app.slash_commands ?? [],
   interactivity: app.interactivity ?? null,
   events: app.event_subscriptions ?? null,
+  socketMode: app.socket_mode_enabled ?? false,
 });
 
 /** The URLs the service will call: checked as a subscription's are (public addresses). */
 async function checkRequestUrls(ctx: Ctx, d: Declared) {
   const urls = [
-    ...d.slashCommands.map((c, i) => [`/features/slash_commands/${i}/url`, c.url]),
+    ...d.slashCommands.flatMap((c, i) =>
+      c.url ? [[`/features/slash_commands/${i}/url`, c.url]] : []
+    ),
     ...(d.interactivity?.request_url
       ? [["/settings/interactivity/request_url", d.interactivity.request_url]]
       : []),
-    ...(d.events ? [["/settings/event_subscriptions/request_url", d.events.request_url]] : []),
+    ...(d.events?.request_url
+      ? [["/settings/event_subscriptions/request_url", d.events.request_url]]
+      : []),
   ];
   const faults: string[] = [];
   for (const [at, url] of urls) {
@@ -126,7 +132,7 @@ export async function updateAppFromManifest(
   const app = await retrying("update app", async () => {
     const entry = await appEntry(ctx, id);
     const next: App = { ...entry.value, ...fieldsOf(declared) };
-    const url = declared.events?.request_url;
+    const url = declared.socketMode ? null : declared.events?.request_url;
     if (url && url !== entry.value.event_subscriptions?.request_url) {
       await verifyEventsUrl(ctx, calls, { app: next, url });
     }
@@ -145,7 +151,7 @@ async function verifyEventsUrl(ctx: Ctx, calls: AppCalls, { app, url }: { app: A
     );
   }
   const challenge = randomBase62(48);
-  const outcome = await callApp(ctx, calls, {
+  const outcome = await postToApp(ctx, calls, {
     url,
     body: JSON.stringify({ token: "", challenge, type: "url_verification" }),
     contentType: "application/json",

@@ -9,7 +9,7 @@ import type { Ctx } from "../context.ts";
 import type { Message } from "../../core/types.ts";
 import { ApiError } from "../../core/errors.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
-import { type AppCalls, callAppWaiting } from "./app_call.ts";
+import { type AppCalls, type AppRequest, callAppWaiting, NOT_CONNECTED } from "./app_call.ts";
 import { type AppReply, readReply } from "./replies.ts";
 import type { Ephemeral } from "../messages/ephemeral.ts";
 
@@ -27,26 +27,16 @@ export interface Interaction {
 export type Delivered = { ephemeral: Ephemeral | null; message: Message | null };
 
 /**
- * POSTs `form` to the app at `url`, signed with `signingSecret`, and turns its answer into the
- * interaction's; `deliver` carries out a reply, now or when it comes late.
+ * Sends the request to the app over its transport and turns its answer into the interaction's;
+ * `deliver` carries out a reply, now or when it comes late.
  */
 export async function interact(
   ctx: Ctx,
   calls: AppCalls,
-  { url, form, signingSecret, deliver }: {
-    url: string;
-    form: Record<string, string>;
-    signingSecret: string;
-    deliver: (reply: AppReply) => Promise<Delivered>;
-  },
+  { request, deliver }: { request: AppRequest; deliver: (reply: AppReply) => Promise<Delivered> },
 ): Promise<Interaction> {
   const none = { ephemeral: null, message: null };
-  const outcome = await callAppWaiting(ctx, calls, {
-    url,
-    body: new URLSearchParams(form).toString(),
-    contentType: "application/x-www-form-urlencoded",
-    signingSecret,
-  }, async (late) => {
+  const outcome = await callAppWaiting(ctx, calls, request, async (late) => {
     const reply = answerOf(late);
     if (!("status" in reply)) await deliver(reply);
   });
@@ -71,7 +61,7 @@ export const answerRefused = (e: ApiError) =>
       : e.message
   }`;
 
-/** An interaction that could not be sent: the app has no signing secret. */
+/** An interaction that could not be sent: the app has request URLs but no signing secret. */
 export const unsigned = (): Interaction => ({
   status: "failed",
   ephemeral: null,
@@ -101,5 +91,6 @@ function failureOf(outcome: AttemptOutcome): string {
     return `the app refused the request (HTTP ${status}): its signing secret may not be the one the service signs with`;
   }
   if (status !== null) return `the app answered HTTP ${status}`;
+  if (outcome.error === NOT_CONNECTED) return NOT_CONNECTED;
   return `the app is unreachable (${outcome.error})`;
 }

@@ -45,7 +45,11 @@ function listenersOf(app: App, bot: User): AppListener[] {
   const declared = app.event_subscriptions?.bot_events ?? [];
   const general = declared.filter((e) => e !== "app_mention");
   const out: AppListener[] = [];
-  const base = { app_id: app.id, bot_id: bot.id };
+  const base = {
+    app_id: app.id,
+    bot_id: bot.id,
+    ...(app.socket_mode_enabled ? { socket: true } : {}),
+  };
   if (general.length > 0) {
     out.push({
       ...base,
@@ -71,7 +75,8 @@ function subscriptionOf(app: App, bot: User, listener: AppListener, id = newId()
     id,
     team_id: bot.team_id,
     name: `${app.name}: ${listener.bot_events.join(", ")}`,
-    url: app.event_subscriptions!.request_url,
+    // A Socket Mode app's events are queued for its connections: no URL is called.
+    url: app.event_subscriptions!.request_url ?? "",
     events: [...new Set(listener.bot_events.flatMap((e) => EVENTS_OF[e as BotEvent]))],
     channel_ids: null,
     status: "active",

@@ -44,14 +44,16 @@ export interface Declared {
   incomingWebhook: boolean;
   slashCommands: SlashCommand[];
   interactivity: { is_enabled: boolean; request_url: string | null } | null;
-  events: { request_url: string; bot_events: BotEvent[] } | null;
+  events: { request_url: string | null; bot_events: BotEvent[] } | null;
+  /** Socket Mode: events, commands and interactions go over the app's connections. */
+  socketMode: boolean;
 }
 
 const url = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
   .max(2048);
 const command = z.object({
   command: z.string().regex(/^\/[a-z0-9_-]{1,31}$/, "must be / and 1-31 of a-z 0-9 _ -"),
-  url,
+  url: url.optional(),
   description: z.string().min(1).max(2000),
   usage_hint: z.string().max(1000).optional(),
   should_escape: z.boolean().optional(),
@@ -87,19 +89,50 @@ const schema = z.object({
     interactivity: z.object({
       is_enabled: z.boolean(),
       request_url: url.optional(),
-    }).refine((i) => !i.is_enabled || i.request_url, {
-      path: ["request_url"],
-      error: "required when interactivity is enabled",
     }).optional(),
     event_subscriptions: z.object({
       request_url: url.optional(),
-      bot_events: z.array(z.enum(BOT_EVENTS)).max(100).optional(),
-    }).refine((e) => !e.bot_events?.length || e.request_url, {
-      path: ["request_url"],
-      error: "required for bot_events",
+      bot_events: z.array(z.string()).max(100).optional(),
     }).optional(),
+    socket_mode_enabled: z.boolean().optional(),
   }).optional(),
 });
+
+/** A manifest's parts as the request-URL rule reads them, before or without the schema. */
+interface Loose {
+  features?: { slash_commands?: { url?: unknown }[] };
+  settings?: {
+    socket_mode_enabled?: unknown;
+    interactivity?: { is_enabled?: unknown; request_url?: unknown };
+    event_subscriptions?: { request_url?: unknown; bot_events?: unknown };
+  };
+}
+
+/**
+ * The request URLs a manifest lacks, by JSON pointer: where the service sends things, unless
+ * Socket Mode carries them. Read apart from the schema, so its faults never hide these.
+ */
+function missingUrls(value: unknown): string[] {
+  const m = (typeof value === "object" && value !== null ? value : {}) as Loose;
+  if (m.settings?.socket_mode_enabled === true) return [];
+  const out: string[] = [];
+  const commands = Array.isArray(m.features?.slash_commands) ? m.features.slash_commands : [];
+  commands.forEach((c, i) => {
+    if (!c?.url) out.push(`/features/slash_commands/${i}/url: required (or socket_mode_enabled)`);
+  });
+  const i = m.settings?.interactivity;
+  if (i?.is_enabled === true && !i.request_url) {
+    out.push("/settings/interactivity/request_url: required when interactivity is enabled");
+  }
+  const e = m.settings?.event_subscriptions;
+  const events = Array.isArray(e?.bot_events) ? e.bot_events : [];
+  if (events.some((x) => typeof x === "string" && isBotEvent(x)) && !e?.request_url) {
+    out.push("/settings/event_subscriptions/request_url: required for bot_events");
+  }
+  return out;
+}
+
+const isBotEvent = (e: string): e is BotEvent => (BOT_EVENTS as readonly string[]).includes(e);
 
 /** The manifest's parts the service reads, by JSON pointer: anything else is only warned of. */
 const KNOWN = [
@@ -110,7 +143,9 @@ const KNOWN = [
   "/oauth_config/redirect_urls",
   "/oauth_config/scopes/bot",
   "/settings/interactivity",
-  "/settings/event_subscriptions",
+  "/settings/event_subscriptions/request_url",
+  "/settings/event_subscriptions/bot_events",
+  "/settings/socket_mode_enabled",
 ];
 
 const pointer = (path: PropertyKey[]) =>
@@ -167,8 +202,13 @@ function scopesOf(asked: string[]): { scopes: Scope[]; incoming: boolean } {
 export function readManifest(text: string): { declared: Declared; warnings: string[] } {
   const value = parseText(text);
   const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const faults = parsed.error.issues.map((i) => `${pointer(i.path)}: ${i.message}`);
+  const faults = [
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${pointer(i.path)}: ${i.message}`)),
+    ...missingUrls(value).filter((f) =>
+      parsed.success || !parsed.error.issues.some((i) => f.startsWith(`${pointer(i.path)}:`))
+    ),
+  ];
+  if (!parsed.success || faults.length > 0) {
     throw new ApiError(422, `The manifest is not valid: ${faults[0]}`, { manifest: faults });
   }
   const m = parsed.data;
@@ -176,6 +216,8 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
   const commands = m.features?.slash_commands ?? [];
   const interactivity = m.settings?.interactivity;
   const events = m.settings?.event_subscriptions;
+  const socketMode = m.settings?.socket_mode_enabled ?? false;
+  const botEvents = [...new Set((events?.bot_events ?? []).filter(isBotEvent))];
   const declared: Declared = {
     name: m.display_information.name,
     botName: m.features?.bot_user?.display_name ?? m.display_information.name,
@@ -184,18 +226,23 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
     incomingWebhook: incoming,
     slashCommands: commands.map((c) => ({
       command: c.command,
-      url: c.url,
+      url: c.url ?? null,
       description: c.description,
       usage_hint: c.usage_hint ?? "",
     })),
     interactivity: interactivity
       ? { is_enabled: interactivity.is_enabled, request_url: interactivity.request_url ?? null }
       : null,
-    events: events?.request_url
-      ? { request_url: events.request_url, bot_events: [...new Set(events.bot_events ?? [])] }
+    events: events?.request_url || (socketMode && botEvents.length > 0)
+      ? { request_url: events?.request_url ?? null, bot_events: botEvents }
       : null,
+    socketMode,
   };
-  return { declared, warnings: unknownFields(value).map((p) => `${p}: ignored`) };
+  const unknownEvents = (events?.bot_events ?? []).flatMap((e, i) =>
+    isBotEvent(e) ? [] : [`/settings/event_subscriptions/bot_events/${i}: ${e} is not sent here`]
+  );
+  const ignored = unknownFields(value).map((p) => `${p}: ignored`);
+  return { declared, warnings: [...ignored, ...unknownEvents.map((w) => `${w}: ignored`)] };
 }
 
 /** An app's manifest, as `readManifest` reads it back into the same app. */
@@ -208,7 +255,7 @@ export function manifestOf(a: Declared): Record<string, unknown> {
         ? {
           slash_commands: a.slashCommands.map((c) => ({
             command: c.command,
-            url: c.url,
+            ...(c.url ? { url: c.url } : {}),
             description: c.description,
             ...(c.usage_hint ? { usage_hint: c.usage_hint } : {}),
           })),
@@ -228,7 +275,15 @@ export function manifestOf(a: Declared): Record<string, unknown> {
           },
         }
         : {}),
-      ...(a.events ? { event_subscriptions: a.events } : {}),
+      ...(a.events
+        ? {
+          event_subscriptions: {
+            ...(a.events.request_url ? { request_url: a.events.request_url } : {}),
+            bot_events: a.events.bot_events,
+          },
+        }
+        : {}),
+      ...(a.socketMode ? { socket_mode_enabled: true } : {}),
     },
   };
 }

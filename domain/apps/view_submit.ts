@@ -17,7 +17,7 @@ import { writeStack } from "../../kv/views.ts";
 import { getTeam } from "../../kv/workspace.ts";
 import { slugify } from "../channels/slug.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
-import { type AppCalls, callApp, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, callApp, NOT_CONNECTED, signingSecretOf } from "./app_call.ts";
 import { TRIGGER_MS } from "./responses.ts";
 import { answerRefused } from "./interaction.ts";
 import { personsStack, personView, pushOnto, readViewSpec, slackView } from "./views.ts";
@@ -57,10 +57,15 @@ async function appOf(ctx: Ctx, stack: ViewStack) {
     (await getApp(ctx.kv, stack.app_id)).value,
     (await getInstall(ctx.kv, stack.team_id, stack.app_id)).value,
   ];
-  const url = app?.interactivity?.is_enabled ? app.interactivity.request_url : null;
-  if (!app || !install || install.uninstalled_at || !url) throw notFound("No such view.");
+  const on = app?.interactivity?.is_enabled;
+  const url = on ? app.interactivity!.request_url : null;
+  if (!app || !install || install.uninstalled_at || !on || (!url && !app.socket_mode_enabled)) {
+    throw notFound("No such view.");
+  }
   const secret = await signingSecretOf(ctx, app);
-  if (!secret) throw invalid("view", "The app has no signing secret (ask the operator).");
+  if (!secret && !app.socket_mode_enabled) {
+    throw invalid("view", "The app has no signing secret (ask the operator).");
+  }
   return { app, url, secret };
 }
 
@@ -117,9 +122,10 @@ export async function submitView(
     enterprise: null,
   };
   const outcome = await callApp(ctx, calls, {
+    app,
+    type: "interactive",
+    payload,
     url,
-    body: new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
-    contentType: "application/x-www-form-urlencoded",
     signingSecret: secret,
   });
   return await actOn(ctx, { subject, viewId, answer: answerOf(outcome) });
@@ -132,6 +138,8 @@ function answerOf(outcome: AttemptOutcome): ResponseAction {
   if (!outcome.succeeded) {
     const why = outcome.response_status
       ? `it answered HTTP ${outcome.response_status}`
+      : outcome.error === NOT_CONNECTED
+      ? NOT_CONNECTED
       : `it is unreachable (${outcome.error})`;
     throw invalid("view", `The app did not take the submission: ${why}.`);
   }
@@ -220,11 +228,7 @@ export async function closeView(
     is_enterprise_install: false,
   };
   calls.later(
-    callApp(ctx, calls, {
-      url,
-      body: new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
-      contentType: "application/x-www-form-urlencoded",
-      signingSecret: secret,
-    }).then(() => {}),
+    callApp(ctx, calls, { app, type: "interactive", payload, url, signingSecret: secret })
+      .then(() => {}),
   );
 }

@@ -22,6 +22,7 @@ import { conversationMethods } from "./conversations.ts";
 import { peopleMethods } from "./people.ts";
 import { viewMethods } from "./views.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
+import { CONNECTIONS_OPEN, isAppToken, openConnection } from "./connections.ts";
 
 /** A Map, not an object: a request names the method, and `constructor` is no method of ours. */
 const METHODS = new Map<string, Method>(Object.entries({
@@ -32,7 +33,7 @@ const METHODS = new Map<string, Method>(Object.entries({
 }));
 
 /** Slack's Web API methods this service answers, for the docs and the reference. */
-export const SLACK_METHODS = [...METHODS.keys()].sort();
+export const SLACK_METHODS = [...METHODS.keys(), CONNECTIONS_OPEN].sort();
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -65,6 +66,7 @@ const json = (c: Context, body: Record<string, unknown>, status: 200 | 429 = 200
 async function caller(ctx: Ctx, c: Context, params: Params): Promise<Subject> {
   const header = BEARER.exec(c.req.header("Authorization") ?? "")?.[1];
   const token = header ?? (typeof params.token === "string" ? params.token : undefined);
+  if (isAppToken(token)) throw new SlackError("not_allowed_token_type");
   try {
     return await authenticate(ctx, token);
   } catch (e) {
@@ -91,6 +93,7 @@ export function slackWebApi(ctx: Ctx, limiter: RateLimiter) {
   }));
   app.on(["GET", "POST"], "/:method", async (c) => {
     const name = c.req.param("method");
+    if (name === CONNECTIONS_OPEN) return await connectionsOpen(c);
     const method = METHODS.get(name);
     if (!method) return json(c, { ok: false, error: "unknown_method" });
     const params = await paramsOf(c);
@@ -111,6 +114,16 @@ export function slackWebApi(ctx: Ctx, limiter: RateLimiter) {
       throw e instanceof ApiError ? new SlackError(slackCodeOf(name, e), e) : e;
     }
   });
+  /** An app-level token's call: the bearer header only; a token in the body is not one. */
+  async function connectionsOpen(c: Context) {
+    const params = await paramsOf(c);
+    const { url, tokenId } = await openConnection(ctx, {
+      header: BEARER.exec(c.req.header("Authorization") ?? "")?.[1],
+      inBody: typeof params.token === "string",
+    });
+    await applyRateLimit(c, limiter, `app-token:${tokenId}`);
+    return json(c, { ok: true, url });
+  }
   return app;
 }
 

@@ -1,0 +1,239 @@
+/**
+ * This instance's Socket Mode connections (decisions.md, "Apps without a public URL"), made where
+ * the process starts. Events for a Socket Mode app wait in the store (kv/socket_queue.ts) until a
+ * connection acks them; the queue sender (queue_sender.ts) sends them to the app's connections
+ * here. Commands and interactions are not kept: they go to a connection at once, or fail. Work
+ * committed elsewhere is found by polling the socket signal.
+ */
+import type { Ctx } from "../../context.ts";
+import type { App, AppToken } from "../../../core/app_records.ts";
+import { newId } from "../../../core/ids.ts";
+import { errorFields, log } from "../../../core/log.ts";
+import type { Committed } from "../../../kv/plan.ts";
+import { socketSignal, trimPending } from "../../../kv/socket_queue.ts";
+import { SocketConnection } from "./connection.ts";
+import { connectionsElsewhere, recordPresence, standingTokens } from "./presence.ts";
+import { QueueSender } from "./queue_sender.ts";
+
+/** Connections an app may hold at once, across instances. */
+export const MAX_CONNECTIONS = 10;
+/** A connection whose URL asked for `debug_reconnects=true` lives this long. */
+export const DEBUG_LIFETIME_MS = 360_000;
+/** How often other instances' commits are looked for, while this one holds connections. */
+const SIGNAL_POLL_MS = 50;
+/** How often connections' links are checked and backlogs kept in bound; presence renewed. */
+const CHECK_MS = 5_000;
+const PRESENCE_MS = 20_000;
+
+/** What became of an envelope a person waits on: the ack's payload, or why there is none. */
+export type CallAnswer = { payload: unknown } | "not connected" | "closed" | "timed out";
+
+export class SocketHub {
+  readonly #instance = newId();
+  readonly #byApp = new Map<string, SocketConnection[]>();
+  readonly #queue: QueueSender;
+  #signal: string | null = null;
+  #poll: ReturnType<typeof setInterval> | undefined;
+  #check: ReturnType<typeof setInterval> | undefined;
+  #lastPresence = 0;
+  #rr = 0;
+  #closing = false;
+
+  constructor(private readonly ctx: Ctx) {
+    this.#queue = new QueueSender(ctx, (appId, avoid) => this.#pick(appId, avoid));
+  }
+
+  /** Whether an event for the app committed here may be claimed in the commit and sent at once. */
+  readonly here = (appId: string): boolean =>
+    (this.#byApp.get(appId)?.length ?? 0) > 0 && this.#queue.drained(appId);
+
+  /** Connections here, per app. */
+  connections(): Map<string, number> {
+    return new Map([...this.#byApp].map(([app, list]) => [app, list.length]));
+  }
+
+  /**
+   * Takes a new WebSocket of the app (its ticket taken): `hello` once open, or `disconnect`
+   * `too_many_websockets` past MAX_CONNECTIONS.
+   */
+  accept(
+    socket: WebSocket,
+    { app, token, debugReconnects }: { app: App; token: AppToken; debugReconnects: boolean },
+  ): void {
+    const conn = new SocketConnection(socket, { appId: app.id, tokenId: token.id });
+    const failed = (e: unknown) =>
+      log.warn("socket mode: a connection failed", { app_id: app.id, ...errorFields(e) });
+    socket.onopen = () => void this.#opened(conn, debugReconnects).catch(failed);
+    socket.onmessage = (e) => void this.#message(conn, e.data).catch(failed);
+    socket.onclose = () => this.#closed(conn);
+    socket.onerror = () => {};
+  }
+
+  async #opened(conn: SocketConnection, debugReconnects: boolean) {
+    const { appId } = conn.app;
+    const elsewhere = await connectionsElsewhere(this.ctx, { appId, instance: this.#instance });
+    const list = this.#byApp.get(appId) ?? [];
+    if (this.#closing) return conn.disconnect("refresh_requested");
+    if (elsewhere + list.length >= MAX_CONNECTIONS) return conn.disconnect("too_many_websockets");
+    list.push(conn);
+    this.#byApp.set(appId, list);
+    const lifetimeMs = debugReconnects
+      ? DEBUG_LIFETIME_MS
+      : this.ctx.settings.socketMode.lifetimeMs;
+    conn.send({
+      type: "hello",
+      num_connections: elsewhere + list.length,
+      debug_info: {
+        host: `teamchat-${this.#instance.slice(-8)}`,
+        build_number: 1,
+        approximate_connection_time: Math.round(lifetimeMs / 1000),
+      },
+      connection_info: { app_id: appId },
+    });
+    conn.live(lifetimeMs);
+    this.#startTimers();
+    await this.#renewPresence(appId);
+    this.#queue.read(appId);
+  }
+
+  async #message(conn: SocketConnection, data: unknown) {
+    if (typeof data !== "string") return;
+    let message: { envelope_id?: unknown; payload?: unknown } | null;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return;
+    }
+    const envelopeId = message?.envelope_id;
+    if (typeof envelopeId !== "string") return;
+    if (conn.acked(envelopeId, message!.payload)) return;
+    await this.#queue.acked(conn.app.appId, envelopeId);
+  }
+
+  #closed(conn: SocketConnection) {
+    conn.ended();
+    const { appId } = conn.app;
+    const list = (this.#byApp.get(appId) ?? []).filter((c) => c !== conn);
+    if (list.length > 0) this.#byApp.set(appId, list);
+    else this.#byApp.delete(appId);
+    this.#queue.closed(appId, conn, list.length === 0);
+    this.#renewPresence(appId).catch(() => {});
+  }
+
+  /** What this process committed: its claimed events go out at once, the rest are read. */
+  heard(committed: Committed): void {
+    const byId = new Map(committed.events.map((e) => [e.id, e]));
+    const toRead = new Set<string>();
+    for (const s of committed.sockets) {
+      if (!this.#byApp.has(s.appId)) continue;
+      const event = byId.get(s.eventId);
+      if (s.claimed && event) this.#queue.sendClaimed(s, event);
+      else toRead.add(s.appId);
+    }
+    for (const appId of toRead) this.#queue.read(appId);
+  }
+
+  /** One of the app's open connections here, round robin, another than `avoid` when there is one. */
+  #pick(appId: string, avoid: string | null): SocketConnection | null {
+    const open = (this.#byApp.get(appId) ?? []).filter((c) => c.open);
+    if (open.length === 0) return null;
+    const others = open.filter((c) => c.id !== avoid);
+    const from = others.length > 0 ? others : open;
+    return from[this.#rr++ % from.length];
+  }
+
+  /**
+   * Sends a command or an interaction to one of the app's connections here and waits for its ack,
+   * up to `timeoutMs`: its payload, or why there is none.
+   */
+  async call(
+    appId: string,
+    { type, payload, timeoutMs }: {
+      type: "slash_commands" | "interactive";
+      payload: unknown;
+      timeoutMs: number;
+    },
+  ): Promise<CallAnswer> {
+    const conn = this.#pick(appId, null);
+    if (!conn) return "not connected";
+    const envelopeId = crypto.randomUUID();
+    const answer = conn.awaitAck(envelopeId);
+    const envelope = { envelope_id: envelopeId, type, payload, accepts_response_payload: true };
+    if (!conn.send({ ...envelope, retry_attempt: 0, retry_reason: "" })) {
+      conn.forget(envelopeId);
+      return "not connected";
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timed out">((done) =>
+      timer = setTimeout(() => done("timed out"), timeoutMs)
+    );
+    const got = await Promise.race([answer, timedOut]);
+    clearTimeout(timer);
+    if (got === "timed out") conn.forget(envelopeId);
+    return got === "timed out" ? got : got === undefined ? "closed" : { payload: got };
+  }
+
+  #startTimers() {
+    if (this.#poll) return;
+    this.#poll = setInterval(() => void this.#pollSignal(), SIGNAL_POLL_MS);
+    this.#check = setInterval(() => void this.#checkLinks(), CHECK_MS);
+  }
+
+  /** Another instance committed events for Socket Mode apps, or let some go: read our apps'. */
+  async #pollSignal() {
+    if (this.#byApp.size === 0) return;
+    try {
+      const seen = await socketSignal(this.ctx.kv);
+      if (seen === this.#signal) return;
+      this.#signal = seen;
+      for (const appId of this.#byApp.keys()) this.#queue.read(appId);
+    } catch (e) {
+      log.warn("socket mode: reading the signal failed", errorFields(e));
+    }
+  }
+
+  /**
+   * Closes with `link_disabled` the connections whose token was revoked, whose app was deleted or
+   * left Socket Mode; keeps each app's backlog within its bound; renews this instance's presence.
+   */
+  async #checkLinks() {
+    try {
+      for (const [appId, list] of this.#byApp) {
+        const tokenIds = [...new Set(list.map((c) => c.app.tokenId))];
+        const standing = await standingTokens(this.ctx, { appId, tokenIds });
+        for (const conn of list) {
+          if (!standing.has(conn.app.tokenId)) conn.disconnect("link_disabled");
+        }
+        await trimPending(this.ctx.kv, appId, this.ctx.settings.socketMode.backlog);
+      }
+      if (Date.now() - this.#lastPresence < PRESENCE_MS) return;
+      this.#lastPresence = Date.now();
+      for (const appId of this.#byApp.keys()) await this.#renewPresence(appId);
+    } catch (e) {
+      log.warn("socket mode: checking connections failed", errorFields(e));
+    }
+  }
+
+  #renewPresence(appId: string) {
+    const connections = this.#byApp.get(appId)?.length ?? 0;
+    return recordPresence(this.ctx, { appId, instance: this.#instance, connections });
+  }
+
+  /** Stopping: every connection is asked to reconnect (to another instance), and closed. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    clearInterval(this.#poll);
+    clearInterval(this.#check);
+    this.#queue.stop();
+    const apps = [...this.#byApp.keys()];
+    for (const list of this.#byApp.values()) {
+      for (const conn of list) conn.disconnect("refresh_requested");
+    }
+    this.#byApp.clear();
+    await Promise.allSettled(
+      apps.map((appId) =>
+        recordPresence(this.ctx, { appId, instance: this.#instance, connections: 0 })
+      ),
+    );
+  }
+}

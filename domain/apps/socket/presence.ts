@@ -1,0 +1,53 @@
+/**
+ * Which instances hold an app's connections: each renews a presence record per app while it holds
+ * some (kv/keys.ts `socket_presence`), so `hello` counts the app's connections everywhere and the
+ * eleventh is refused. And whether a connection's links still stand: its token, its app, Socket
+ * Mode on. Revocations are made by the CLI in another process: they are found by reading.
+ */
+import type { Ctx } from "../../context.ts";
+import type { App, SocketPresence } from "../../../core/app_records.ts";
+import { keys } from "../../../kv/keys.ts";
+import { getAll } from "../../../kv/commit.ts";
+
+/** A presence not renewed for this long is of an instance gone. */
+export const PRESENCE_TTL_MS = 60_000;
+
+/** The app's connections on instances other than `instance`, by their presence records. */
+export async function connectionsElsewhere(
+  ctx: Ctx,
+  { appId, instance }: { appId: string; instance: string },
+): Promise<number> {
+  let n = 0;
+  const now = Date.now();
+  for await (const e of ctx.kv.list<SocketPresence>({ prefix: keys.socketPresences(appId) })) {
+    if (e.key[2] !== instance && e.value.seen_at > now - PRESENCE_TTL_MS) n += e.value.connections;
+  }
+  return n;
+}
+
+/** Records how many of the app's connections `instance` holds (none: the record goes). */
+export async function recordPresence(
+  ctx: Ctx,
+  { appId, instance, connections }: { appId: string; instance: string; connections: number },
+): Promise<void> {
+  const key = keys.socketPresence(appId, instance);
+  if (connections === 0) {
+    await ctx.kv.delete(key);
+    return;
+  }
+  const record: SocketPresence = { connections, host: instance, seen_at: Date.now() };
+  await ctx.kv.set(key, record, { expireIn: PRESENCE_TTL_MS });
+}
+
+/** Of `tokenIds`, those still standing for an app in Socket Mode (none when it left it). */
+export async function standingTokens(
+  ctx: Ctx,
+  { appId, tokenIds }: { appId: string; tokenIds: string[] },
+): Promise<Set<string>> {
+  const [app, ...tokens] = await getAll<unknown>(ctx.kv, [
+    keys.app(appId),
+    ...tokenIds.map((t) => keys.appTokenId(appId, t)),
+  ]);
+  if ((app.value as App | null)?.socket_mode_enabled !== true) return new Set();
+  return new Set(tokens.flatMap((t) => t.value ? [t.key[2] as string] : []));
+}

@@ -1,0 +1,151 @@
+/**
+ * Events to apps in Slack's Events API shape (decisions.md, "Events to apps"): the `event_callback`
+ * envelope with the Slack event each of ours is (`message` with its subtypes, `app_mention`,
+ * `reaction_added`, `member_joined_channel`). The same body goes to a request URL (signed by
+ * delivery/slack_events.ts) and, as an `events_api` envelope's payload, to a Socket Mode app.
+ */
+import { CacheKind } from "../../core/memory.ts";
+import type { Channel, Message, OutboxEvent } from "../../core/types.ts";
+import type { AppListener } from "../../core/webhook_records.ts";
+import { keys } from "../../kv/keys.ts";
+import type { Store } from "../../kv/store.ts";
+import { kindOf } from "../webhooks/audience.ts";
+import { slackEmojiName } from "../messages/emoji_names.ts";
+import { slackMessage, slackMessageOf } from "./shapes.ts";
+import type { MessageView } from "../views.ts";
+
+/** Channels' kinds never change: remembered once per process. */
+const KINDS = new CacheKind<Channel["visibility"] | "direct">("channel kinds", 50_000);
+
+const CHANNEL_TYPES = { public: "channel", private: "group", direct: "im" } as const;
+
+async function channelType(kv: Store, channelId: string): Promise<string> {
+  const known = kv.cache(KINDS);
+  let kind = known.get(channelId);
+  if (!kind) {
+    const channel = (await kv.get<Channel>(keys.channel(channelId))).value;
+    kind = channel ? kindOf(channel) : "public";
+    known.set(channelId, kind);
+  }
+  return CHANNEL_TYPES[kind as keyof typeof CHANNEL_TYPES] ?? "channel";
+}
+
+const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+/** An event's own `ts`, as Slack gives `event_ts`: when it happened. */
+const eventTs = (e: OutboxEvent) =>
+  `${Math.floor(Date.parse(e.created_at) / 1000)}.${
+    String(Date.parse(e.created_at) % 1000 * 1000).padStart(6, "0")
+  }`;
+
+/** A message event's message, as Slack's `message` event gives it. */
+function messageOf(
+  view: MessageView,
+  e: OutboxEvent,
+  channelType: string,
+): Record<string, unknown> {
+  const m = slackMessageOf(view, { teamId: e.team_id, threadTs: null });
+  return { ...m, channel: view.channel_id, channel_type: channelType, event_ts: m.ts };
+}
+
+/** The Slack event one of ours is, for `listener`. */
+async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) {
+  const type = await channelType(kv, e.channel_id);
+  const ts = eventTs(e);
+  switch (e.type) {
+    case "message.created": {
+      const message = messageOf(e.data as MessageView, e, type);
+      if (!listener.mention_of) return message;
+      const { subtype: _, channel_type: __, ...rest } = message;
+      return { ...rest, type: "app_mention" };
+    }
+    case "message.updated":
+      return {
+        type: "message",
+        subtype: "message_changed",
+        hidden: true,
+        channel: e.channel_id,
+        channel_type: type,
+        ts,
+        event_ts: ts,
+        message: messageOf(e.data as MessageView, e, type),
+      };
+    case "message.deleted":
+      return {
+        type: "message",
+        subtype: "message_deleted",
+        hidden: true,
+        channel: e.channel_id,
+        channel_type: type,
+        ts,
+        event_ts: ts,
+        deleted_ts: (e.data as MessageView).ts,
+      };
+    case "reaction.added":
+      return await reactionOf(kv, e, ts);
+    default: {
+      const data = e.data as { user: { id: string } };
+      return {
+        type: "member_joined_channel",
+        user: data.user.id,
+        channel: e.channel_id,
+        channel_type: type === "channel" ? "C" : "G",
+        team: e.team_id,
+        event_ts: ts,
+      };
+    }
+  }
+}
+
+/** `reaction_added`: the message it is on named by its `ts`, as Slack names items. */
+async function reactionOf(kv: Store, e: OutboxEvent, ts: string) {
+  const data = e.data as { message_id: string; emoji: string; user: { id: string } };
+  const message = (await kv.get<Message>(keys.message(data.message_id))).value;
+  return {
+    type: "reaction_added",
+    user: data.user.id,
+    reaction: slackEmojiName(data.emoji),
+    item: {
+      type: "message",
+      channel: e.channel_id,
+      ts: message ? slackMessage(message).ts : "",
+    },
+    item_user: message?.author.id ?? "",
+    event_ts: ts,
+  };
+}
+
+/** Who an event goes to: an app's listener, as much of it as its envelope names. */
+export type EventListener = Pick<AppListener, "app_id" | "bot_id" | "mention_of">;
+
+/** The body an app's listener gets for an event: Slack's `event_callback` envelope. */
+export async function slackEnvelope(
+  kv: Store,
+  { event, listener }: { event: OutboxEvent; listener: EventListener },
+): Promise<string> {
+  return JSON.stringify(await eventCallbackOf(kv, { event, listener }));
+}
+
+/** Slack's `event_callback` envelope, as a value. */
+export async function eventCallbackOf(
+  kv: Store,
+  { event, listener }: { event: OutboxEvent; listener: EventListener },
+): Promise<Record<string, unknown>> {
+  return {
+    token: "",
+    team_id: event.team_id,
+    api_app_id: listener.app_id,
+    event: await slackEventOf(kv, event, listener),
+    type: "event_callback",
+    // Slack gives a mention an event of its own besides the message: two ids, each kept on retry.
+    event_id: listener.mention_of ? `${event.id}-mention` : event.id,
+    event_time: seconds(event.created_at),
+    authorizations: [{
+      enterprise_id: null,
+      team_id: event.team_id,
+      user_id: listener.bot_id,
+      is_bot: true,
+      is_enterprise_install: false,
+    }],
+    is_ext_shared_channel: false,
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Events waiting for Socket Mode apps (decisions.md, "Apps without a public URL"): one record per
+ * event and listener, written in the event's commit (the outbox), keyed by app and event id, so an
+ * app's events are read oldest first; each stays until a connection acks its envelope. Sending one
+ * claims it for ACK_MS, so two connections (on any instances) never hold the same envelope at once.
+ */
+import type { SocketPending } from "../core/app_records.ts";
+import { EVENT_TTL_MS, keys } from "./keys.ts";
+import { ACK_MS } from "./socket_outbox.ts";
+import type { Store } from "./store.ts";
+
+/** A pending event as read: its key's parts and its record. */
+export interface Pending {
+  appId: string;
+  eventId: string;
+  subscriptionId: string;
+  entry: Deno.KvEntry<SocketPending>;
+}
+
+/** The envelope id of a pending event: the same on every attempt, and names its record. */
+export const envelopeIdOf = (p: Pick<Pending, "eventId" | "subscriptionId">) =>
+  `${p.eventId}_${p.subscriptionId}`;
+
+/** The app's pending events, oldest first, at most `limit`. */
+export async function pendingOf(kv: Store, appId: string, limit: number): Promise<Pending[]> {
+  const out: Pending[] = [];
+  for await (
+    const entry of kv.list<SocketPending>({ prefix: keys.socketEvents(appId) }, { limit })
+  ) {
+    out.push({
+      appId,
+      eventId: entry.key[2] as string,
+      subscriptionId: entry.key[3] as string,
+      entry,
+    });
+  }
+  return out;
+}
+
+/**
+ * Claims a pending event for one more attempt, unless it changed since it was read (another
+ * connection took it, or it was acked): the claimed record, or null.
+ */
+export async function claimPending(kv: Store, p: Pending): Promise<SocketPending | null> {
+  const next: SocketPending = {
+    ...p.entry.value,
+    attempt: p.entry.value.attempt + 1,
+    claim_until: Date.now() + ACK_MS,
+  };
+  const res = await kv.atomic().check(p.entry).set(p.entry.key, next, { expireIn: EVENT_TTL_MS })
+    .commit();
+  return res.ok ? next : null;
+}
+
+/** The record an envelope id names, or null for one that names none of this app's. */
+export function pendingKey(appId: string, envelopeId: string): Deno.KvKey | null {
+  const m = /^([0-9a-f-]{36})_([0-9a-f-]{36})$/.exec(envelopeId);
+  return m ? keys.socketEvent(appId, m[1], m[2]) : null;
+}
+
+/** An envelope acked: its event is no longer pending (whichever connection had it). */
+export async function ackPending(kv: Store, appId: string, envelopeId: string): Promise<boolean> {
+  const key = pendingKey(appId, envelopeId);
+  if (!key) return false;
+  for (let tries = 0; tries < 5; tries++) {
+    const entry = await kv.get<SocketPending>(key);
+    if (!entry.value) return false;
+    const res = await kv.atomic().check(entry).delete(key)
+      .sum(keys.socketCount(appId, "acked"), 1n).commit();
+    if (res.ok) return true;
+  }
+  return false;
+}
+
+/** Lets a claimed event go at once (its connection closed before the ack). */
+export async function releasePending(kv: Store, appId: string, envelopeId: string) {
+  const key = pendingKey(appId, envelopeId);
+  if (!key) return;
+  const entry = await kv.get<SocketPending>(key);
+  if (!entry.value || entry.value.claim_until === 0) return;
+  await kv.atomic().check(entry).set(key, { ...entry.value, claim_until: 0 }, {
+    expireIn: EVENT_TTL_MS,
+  }).set(keys.socketSignal(), Date.now()).commit();
+}
+
+/** The app's envelopes counted: queued, acked and dropped ever, and so its backlog. */
+export async function socketCounts(kv: Store, appId: string) {
+  const [queued, acked, dropped] = (await kv.getMany<Deno.KvU64[]>([
+    keys.socketCount(appId, "queued"),
+    keys.socketCount(appId, "acked"),
+    keys.socketCount(appId, "dropped"),
+  ])).map((e) => Number(e.value?.value ?? 0n));
+  return { queued, acked, dropped, backlog: Math.max(0, queued - acked - dropped) };
+}
+
+/**
+ * Drops the app's oldest pending events past `keep` (SOCKET_MODE_BACKLOG), counted: returns how
+ * many went. Events whose record expired (the 30-day horizon) are counted by the next trim.
+ */
+export async function trimPending(kv: Store, appId: string, keep: number): Promise<number> {
+  const { backlog } = await socketCounts(kv, appId);
+  const over = backlog - keep;
+  if (over <= 0) return 0;
+  let dropped = 0;
+  for (const p of await pendingOf(kv, appId, Math.min(over, 500))) {
+    const res = await kv.atomic().check(p.entry).delete(p.entry.key)
+      .sum(keys.socketCount(appId, "dropped"), 1n).commit();
+    if (res.ok) dropped++;
+  }
+  return dropped;
+}
+
+/** The signal's versionstamp: a change means some commit queued events for Socket Mode apps. */
+export async function socketSignal(kv: Store): Promise<string | null> {
+  return (await kv.get(keys.socketSignal())).versionstamp;
+}
