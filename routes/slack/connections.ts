@@ -15,13 +15,13 @@ export const isAppToken = (token: string | undefined) => !!token?.startsWith(APP
 /** The connection URL for the app whose app-level token `header` carries. */
 export async function openConnection(
   ctx: Ctx,
-  { header, inBody }: { header: string | undefined; inBody: boolean },
+  { header, inBody, reached }: { header: string | undefined; inBody: boolean; reached: string },
 ): Promise<{ url: string; tokenId: string }> {
   if (!header) throw new SlackError(inBody ? "invalid_auth" : "not_authed");
   if (!isAppToken(header)) throw new SlackError("not_allowed_token_type");
   const found = await appOfAppToken(ctx, header);
   if (!found) throw new SlackError("invalid_auth");
   if (!found.app.socket_mode_enabled) throw new SlackError("socket_mode_not_enabled");
-  const url = await connectionUrl(ctx, { app: found.app, tokenHash: found.hash });
+  const url = await connectionUrl(ctx, { app: found.app, tokenHash: found.hash, reached });
   return { url, tokenId: found.token.id };
 }

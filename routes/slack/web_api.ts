@@ -120,6 +120,7 @@ export function slackWebApi(ctx: Ctx, limiter: RateLimiter) {
     const { url, tokenId } = await openConnection(ctx, {
       header: BEARER.exec(c.req.header("Authorization") ?? "")?.[1],
       inBody: typeof params.token === "string",
+      reached: c.req.url,
     });
     await applyRateLimit(c, limiter, `app-token:${tokenId}`);
     return json(c, { ok: true, url });

@@ -11,10 +11,13 @@ import { keys } from "../../../kv/keys.ts";
 /** How long a connection URL opens a connection. */
 export const TICKET_MS = 60_000;
 
-/** A connection URL for the app: its ticket stored hashed, single-use. */
+/**
+ * A connection URL for the app: its ticket stored hashed, single-use. On BASE_URL's host; without
+ * BASE_URL, on the host the app called (`reached`), which a service on a laptop is known by.
+ */
 export async function connectionUrl(
   ctx: Ctx,
-  { app, tokenHash }: { app: App; tokenHash: string },
+  { app, tokenHash, reached }: { app: App; tokenHash: string; reached: string },
 ): Promise<string> {
   const ticket = randomBase62(40);
   const record: SocketTicket = {
@@ -23,9 +26,9 @@ export async function connectionUrl(
     expires_at: Date.now() + TICKET_MS,
   };
   await ctx.kv.set(keys.socketTicket(sha256Hex(ticket)), record, { expireIn: TICKET_MS });
-  const base = new URL(ctx.settings.baseUrl);
+  const base = new URL(ctx.settings.baseUrlSet ? ctx.settings.baseUrl : reached);
   const scheme = base.protocol === "https:" ? "wss:" : "ws:";
-  const path = base.pathname.replace(/\/$/, "");
+  const path = ctx.settings.baseUrlSet ? base.pathname.replace(/\/$/, "") : "";
   return `${scheme}//${base.host}${path}/socket/${ticket}`;
 }
 

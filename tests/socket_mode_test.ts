@@ -1,0 +1,307 @@
+/**
+ * Socket Mode (decisions.md, "Apps without a public URL"), with clients nobody here wrote: the
+ * example Bolt app (`npm:@slack/bolt@5.1.0`) with `socketMode: true`, unmodified but for its
+ * tokens and API URL, and Slack's own `@slack/socket-mode` client counting what arrives while it
+ * is away, while the instance it is connected to is SIGKILLed, and when two share one token.
+ */
+import assert from "node:assert/strict";
+import { api, type ApiResponse, assertInvalid, type TestServer, workspace } from "./harness.ts";
+import { cli, type Service, sharedStore, startService, watch } from "./processes.ts";
+import { connect } from "./sse_client.ts";
+import { waitUntil } from "./webhook_receivers.ts";
+
+const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
+const SKIP = slackSdks
+  ? ""
+  : ` (skipped on Deno ${Deno.version.deno}: Slack's SDKs need Node 22's APIs)`;
+
+const EXAMPLE = new URL("../examples/bolt_app.ts", import.meta.url).pathname;
+const MANIFEST = new URL("../examples/bolt_socket_manifest.yaml", import.meta.url).pathname;
+const LOCK = new URL("./deno.lock", import.meta.url).pathname;
+
+/** An app in Socket Mode from the example's manifest, installed, with an app-level token. */
+async function socketApp(env: Record<string, string>, teamId: string) {
+  const app = await cli(env, "app:create", "--manifest", MANIFEST);
+  const installed = await cli(env, "app:install", "--app", app.id, "--team", teamId);
+  const token = await cli(env, "app:token", "--app", app.id);
+  return { app, installed, appToken: token.token as string };
+}
+
+const bodies = async (
+  s: TestServer,
+  token: string,
+  channel: string,
+) => ((await api(s, "GET", `/channels/${channel}/messages?limit=100`, { token })).body.data as {
+  author: { name: string };
+  body: string;
+  id: string;
+}[]);
+
+Deno.test({
+  name:
+    `socket mode: the Bolt example with socketMode answers hello, a mention, /ship, a button and a form${SKIP}`,
+  ignore: !slackSdks,
+  async fn() {
+    const store = await sharedStore();
+    const services: Service[] = [];
+    let bolt: ReturnType<typeof watch> | null = null;
+    try {
+      services.push(await startService(store.env), await startService(store.env));
+      const [a, b] = services.map((s) => store.as(s));
+      const w = await workspace(store.ctx);
+      const general = w.team.general_channel_id;
+      const { installed, appToken } = await socketApp(store.env, w.team.id);
+      await cli(store.env, "member:add", "--channel", general, "--user", installed.bot_user_id);
+      bolt = watch(Deno.execPath(), [
+        "run",
+        `--lock=${LOCK}`,
+        "--frozen",
+        "--allow-net",
+        "--allow-env",
+        "--allow-sys=osRelease",
+        EXAMPLE,
+      ], {
+        SLACK_BOT_TOKEN: installed.access_token,
+        SLACK_APP_TOKEN: appToken,
+        SLACK_API_URL: `${a.url}/api/slack/`,
+      });
+      await waitUntil(() => bolt!.output().includes("connected in Socket Mode"), 60_000, "Bolt")
+        .catch((e) => {
+          throw new Error(`${e.message}:\n${bolt!.output()}`);
+        });
+
+      // Commands and presses go to the connection on instance a, wherever they are made.
+      const run = (command: string, text = "") =>
+        api(a, "POST", `/channels/${general}/commands`, {
+          token: w.admin.token,
+          body: { command, text },
+        });
+      const ship = await run("/ship", "prod");
+      assert.equal(ship.body.data.status, "answered", JSON.stringify(ship.body));
+      assert.equal(ship.body.data.ephemeral.text, "Shipping prod…");
+      // Events of posts made through instance b reach the app connected to a.
+      await api(b, "POST", `/channels/${general}/messages`, {
+        token: w.member.token,
+        body: { body: "hello there" },
+      });
+      const mention = await api(b, "POST", `/channels/${general}/messages`, {
+        token: w.member.token,
+        body: { body: "are you there @shipper" },
+      });
+      const expected = [
+        ":rocket: Shipped prod.",
+        `<@${w.admin.user.id}> shipped prod.`,
+        `Hi <@${w.member.user.id}>!`,
+      ];
+      await waitUntil(
+        async () => {
+          const said = (await bodies(b, w.admin.token, general)).map((m) => m.body);
+          return expected.every((e) => said.includes(e));
+        },
+        15_000,
+        "the app's four messages",
+      ).catch(async (e) => {
+        const said = (await bodies(b, w.admin.token, general)).map((m) => m.body);
+        throw new Error(`${e.message}: ${JSON.stringify(said)}\n${bolt!.output()}`);
+      });
+      // The mention is answered in its thread.
+      await waitUntil(
+        async () => {
+          const thread = await api(
+            b,
+            "GET",
+            `/channels/${general}/messages?thread_root_id=${mention.body.data.id}`,
+            {
+              token: w.admin.token,
+            },
+          );
+          return thread.body.data.some((m: { body: string }) =>
+            m.body === `You called, <@${w.member.user.id}>?`
+          );
+        },
+        15_000,
+        "the answer in the mention's thread",
+      );
+
+      assert.equal((await run("/approve", "v2")).body.data.status, "acknowledged");
+      let asked: { id: string } | undefined;
+      await waitUntil(
+        async () => {
+          asked = (await bodies(a, w.admin.token, general)).find((m) => m.body === "Approve v2?");
+          return !!asked;
+        },
+        5_000,
+        "the question",
+      );
+      const pressed = await api(a, "POST", `/channels/${general}/messages/${asked!.id}/actions`, {
+        token: w.admin.token,
+        body: { action_id: "approve", block_id: "decision" },
+      });
+      assert.equal(pressed.body.data.status, "acknowledged", JSON.stringify(pressed.body));
+      await waitUntil(
+        async () => {
+          const m = await api(a, "GET", `/channels/${general}/messages/${asked!.id}`, {
+            token: w.admin.token,
+          });
+          return m.body.data.body === `Approved by <@${w.admin.user.id}>.`;
+        },
+        5_000,
+        "the message replaced",
+      );
+
+      const stream = await connect(`${a.url}/api/v1/events/stream`, w.admin.token);
+      let viewId = "";
+      try {
+        assert.equal((await run("/form")).body.data.status, "acknowledged");
+        await waitUntil(() => stream.events.some((e) => e.event === "view.opened"), 5_000, "view");
+        viewId = stream.events.find((e) => e.event === "view.opened")!.data.id;
+      } finally {
+        await stream.close();
+      }
+      const submit = (value: string): Promise<ApiResponse> =>
+        api(a, "POST", `/views/${viewId}/submit`, {
+          token: w.admin.token,
+          body: { values: { name: { value: { value } } } },
+        });
+      const blank = await submit(" ");
+      assertInvalid(blank, "name");
+      assert.deepEqual(blank.body.errors.name, ["Please give your name."]);
+      const done = await submit("Ada");
+      assert.equal(done.status, 200, JSON.stringify(done.body));
+      await waitUntil(() => bolt!.output().includes("Hello, Ada."), 5_000, "the submission");
+    } finally {
+      await bolt?.kill();
+      for (const s of services) await s.kill();
+      await store.cleanup();
+    }
+  },
+});
+
+/** Slack's Socket Mode client, counting the events it is sent by their event ids. */
+async function countingClient(url: string, appToken: string) {
+  const { SocketModeClient } = await import("npm:@slack/socket-mode@3.1.0");
+  const client = new SocketModeClient({
+    appToken,
+    clientOptions: { slackApiUrl: `${url}/api/slack/` },
+    logLevel: "error" as never,
+  });
+  const seen: string[] = [];
+  const retried: number[] = [];
+  // Bolt listens the same way: every envelope, acked.
+  client.on("slack_event", async ({ ack, body, type, retry_num }) => {
+    await ack();
+    if (type !== "events_api") return;
+    seen.push(body.event_id);
+    if (retry_num) retried.push(retry_num);
+  });
+  await client.start();
+  return { client, seen, retried };
+}
+
+/** The `hello` a raw WebSocket gets on a new connection of the app. */
+async function hello(url: string, appToken: string) {
+  const opened = await fetch(`${url}/api/slack/apps.connections.open`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${appToken}` },
+  }).then((r) => r.json());
+  const ws = new WebSocket(opened.url);
+  const first = await new Promise<Record<string, unknown>>((done, fail) => {
+    ws.onmessage = (e) => done(JSON.parse(e.data));
+    ws.onerror = () => fail(new Error("no hello"));
+  });
+  return { first, ws };
+}
+
+Deno.test({
+  name:
+    `socket mode: nothing is lost while the app is away, its instance SIGKILLed, or two share a token${SKIP}`,
+  ignore: !slackSdks,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const store = await sharedStore();
+    const services: Service[] = [];
+    const clients: Awaited<ReturnType<typeof countingClient>>[] = [];
+    try {
+      services.push(await startService(store.env), await startService(store.env));
+      const [a, b] = services.map((s) => store.as(s));
+      const w = await workspace(store.ctx);
+      const general = w.team.general_channel_id;
+      const { installed, appToken } = await socketApp(store.env, w.team.id);
+      await cli(store.env, "member:add", "--channel", general, "--user", installed.bot_user_id);
+      const posted: string[] = [];
+      const post = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          const res = await api(a, "POST", `/channels/${general}/messages`, {
+            token: w.member.token,
+            body: { body: `event ${posted.length}` },
+          });
+          assert.equal(res.status, 201);
+          posted.push(res.body.data.id);
+        }
+      };
+      const union = () => new Set(clients.flatMap((c) => c.seen));
+      const allArrive = (what: string) =>
+        waitUntil(() => union().size >= posted.length, 20_000, what).catch((e) => {
+          throw new Error(`${e.message}: ${union().size} of ${posted.length}`);
+        });
+
+      // Connected to b, the events of posts made through a.
+      clients.push(await countingClient(b.url, appToken));
+      await post(5);
+      await allArrive("5 events across instances");
+
+      // Away: the events wait, and all come when it is back.
+      await clients[0].client.disconnect();
+      await post(20);
+      clients.push(await countingClient(b.url, appToken));
+      await allArrive("20 events that waited");
+
+      // Its instance SIGKILLed while posts go through the other: all arrive once it is back.
+      await services[1].kill();
+      await post(20);
+      services[1] = await startService(store.env);
+      clients.push(await countingClient(services[1].url, appToken));
+      await allArrive("20 events past a SIGKILL");
+
+      // Two processes on one token: hello says so, and they split the events, missing none.
+      const raw = await hello(a.url, appToken);
+      assert.equal(raw.first.type, "hello");
+      assert.ok((raw.first.num_connections as number) >= 2, JSON.stringify(raw.first));
+      assert.equal((raw.first.connection_info as { app_id: string }).app_id !== "", true);
+      raw.ws.close();
+      // On one instance, posted through the other: the connections there take turns.
+      clients.push(await countingClient(services[1].url, appToken));
+      const [third, fourth] = clients.slice(2);
+      const before = [third.seen.length, fourth.seen.length];
+      await post(20);
+      await allArrive("20 events on two connections");
+      const got = [third.seen.slice(before[0]), fourth.seen.slice(before[1])];
+      assert.ok(
+        got[0].length > 0 && got[1].length > 0,
+        `both take some: ${got.map((g) => g.length)}`,
+      );
+      const overlap = got[0].filter((id) => got[1].includes(id));
+      assert.deepEqual(overlap, [], "no event went to both");
+      const ids = union();
+      const listed = await store.ctx.kv.list({ prefix: ["socket_events"] });
+      let left = 0;
+      for await (const _ of listed) left++;
+      await waitUntil(
+        async () => {
+          left = 0;
+          for await (const _ of store.ctx.kv.list({ prefix: ["socket_events"] })) left++;
+          return left === 0;
+        },
+        10_000,
+        "nothing left pending",
+      ).catch((e) => {
+        throw new Error(`${e.message}: ${left} pending, ${ids.size} seen of ${posted.length}`);
+      });
+    } finally {
+      for (const c of clients) await c.client.disconnect().catch(() => {});
+      for (const s of services) await s.kill();
+      await store.cleanup();
+    }
+  },
+});
