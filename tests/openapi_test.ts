@@ -193,6 +193,11 @@ Deno.test("openapi: the Slack Web API is one group, each method answering 200 or
     const op = item.post;
     assert.deepEqual(op.tags, ["slack"], path);
     assert.deepEqual(Object.keys(op.responses).sort(), ["200", "429"], path);
+    // An app-level token opens Socket Mode connections and calls nothing else.
+    if (path === "/apps.connections.open") {
+      assert.deepEqual(op.security, [{ appLevelToken: ["connections:write"] }]);
+      continue;
+    }
     const scopes = op.security[0].bearerAuth;
     assert.ok(scopes.length <= 1 && scopes.every((s: string) => SCOPES.includes(s as never)), path);
   }
