@@ -1332,6 +1332,18 @@ const OPEN: Record<string, OpenRow> = {
       ];
     },
   },
+  // Only an app-level token opens a connection; none of the subjects here holds one.
+  "POST /api/slack/apps.connections.open": {
+    surface: "open",
+    cells: () =>
+      Promise.resolve([{
+        what: "no app-level token",
+        path: "/api/slack/apps.connections.open",
+        body: {},
+        expect: 200,
+        check: (body) => assert.equal((body as { ok: boolean }).ok, false),
+      }]),
+  },
   "GET /": {
     surface: "open",
     cells: () => Promise.resolve([{ what: "-", path: "/", expect: 200 }]),
