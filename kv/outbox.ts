@@ -172,8 +172,8 @@ function queueSockets(
       continue;
     }
     const claimed = socketsHere?.(listener.app_id) ?? false;
-    queueSocketEvent(op, { event, subscriptionId: h.id, listener, claimed });
-    into.push({ appId: listener.app_id, eventId: event.id, subscriptionId: h.id, claimed });
+    const record = queueSocketEvent(op, { event, subscriptionId: h.id, listener, claimed });
+    into.push({ appId: listener.app_id, eventId: event.id, subscriptionId: h.id, claimed, record });
   }
   return rest;
 }

@@ -1,4 +1,5 @@
 import type { OutboxEvent } from "../core/types.ts";
+import type { SocketPending } from "../core/app_records.ts";
 import type { DeliveryJob, HandedJobs, WebhookRoute } from "../core/webhook_records.ts";
 
 /** A subscription that hears an event, with its route's versionstamp as the write saw it. */
@@ -40,6 +41,8 @@ export interface QueuedSocket {
   eventId: string;
   subscriptionId: string;
   claimed: boolean;
+  /** Its record as the commit wrote it. */
+  record: SocketPending;
 }
 
 /** What the store publishes on its bus when a plan with events landed (kv/store.ts). */

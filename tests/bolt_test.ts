@@ -22,7 +22,15 @@ import { addMemberAsOperator } from "../domain/channels/members.ts";
 import { deactivateUser } from "../domain/people/people.ts";
 import { keys } from "../kv/keys.ts";
 import type { User } from "../core/types.ts";
-import { cli, freePort, type Service, sharedStore, startService, watch } from "./processes.ts";
+import {
+  cli,
+  freePort,
+  type Service,
+  sharedStore,
+  startBoltExample,
+  startService,
+  type Watched,
+} from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { waitUntil } from "./webhook_receivers.ts";
 
@@ -47,9 +55,7 @@ async function slackSdk() {
 }
 type Bolt = Awaited<ReturnType<typeof slackSdk>>["bolt"];
 
-const EXAMPLE = new URL("../examples/bolt_app.ts", import.meta.url).pathname;
 const MANIFEST = new URL("../examples/bolt_manifest.yaml", import.meta.url);
-const LOCK = new URL("./deno.lock", import.meta.url).pathname;
 
 interface Said {
   author: string;
@@ -96,7 +102,7 @@ async function exampleAppRuns() {
   const store = await sharedStore();
   const services: Service[] = [];
   const port = freePort();
-  let example: ReturnType<typeof watch> | null = null;
+  let example: Watched | null = null;
   try {
     services.push(await startService(store.env), await startService(store.env));
     const [a, b] = services.map((s) => store.as(s));
@@ -105,15 +111,7 @@ async function exampleAppRuns() {
     const app = await cli(store.env, "app:create", "--manifest", await manifestOn(port));
     const installed = await cli(store.env, "app:install", "--app", app.id, "--team", w.team.id);
 
-    example = watch(Deno.execPath(), [
-      "run",
-      `--lock=${LOCK}`,
-      "--frozen",
-      "--allow-net",
-      "--allow-env",
-      "--allow-sys=osRelease",
-      EXAMPLE,
-    ], {
+    example = startBoltExample({
       SLACK_BOT_TOKEN: installed.access_token,
       SLACK_SIGNING_SECRET: app.signing_secret,
       SLACK_API_URL: `${b.url}/api/slack/`,

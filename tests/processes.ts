@@ -228,3 +228,16 @@ export async function cli(env: Record<string, string>, ...args: string[]) {
   if (out.code !== 0) throw new Error(`admin ${args[0]} failed: ${out.stderr}`);
   return JSON.parse(out.stdout);
 }
+
+/** The example Bolt app (examples/bolt_app.ts) as its own process, as docs/apps.md runs it. */
+export function startBoltExample(env: Record<string, string>): Watched {
+  return watch(Deno.execPath(), [
+    "run",
+    `--lock=${new URL("./deno.lock", import.meta.url).pathname}`,
+    "--frozen",
+    "--allow-net",
+    "--allow-env",
+    "--allow-sys=osRelease",
+    new URL("../examples/bolt_app.ts", import.meta.url).pathname,
+  ], env);
+}

@@ -6,7 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { api, type ApiResponse, assertInvalid, type TestServer, workspace } from "./harness.ts";
-import { cli, type Service, sharedStore, startService, watch } from "./processes.ts";
+import {
+  cli,
+  type Service,
+  sharedStore,
+  startBoltExample,
+  startService,
+  type Watched,
+} from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { waitUntil } from "./webhook_receivers.ts";
 
@@ -15,15 +22,17 @@ const SKIP = slackSdks
   ? ""
   : ` (skipped on Deno ${Deno.version.deno}: Slack's SDKs need Node 22's APIs)`;
 
-const EXAMPLE = new URL("../examples/bolt_app.ts", import.meta.url).pathname;
 const MANIFEST = new URL("../examples/bolt_socket_manifest.yaml", import.meta.url).pathname;
-const LOCK = new URL("./deno.lock", import.meta.url).pathname;
 
 /** An app in Socket Mode from the example's manifest, installed, with an app-level token. */
-async function socketApp(env: Record<string, string>, teamId: string) {
+async function socketApp(env: Record<string, string>, { teamId, channelId }: {
+  teamId: string;
+  channelId: string;
+}) {
   const app = await cli(env, "app:create", "--manifest", MANIFEST);
   const installed = await cli(env, "app:install", "--app", app.id, "--team", teamId);
   const token = await cli(env, "app:token", "--app", app.id);
+  await cli(env, "member:add", "--channel", channelId, "--user", installed.bot_user_id);
   return { app, installed, appToken: token.token as string };
 }
 
@@ -44,23 +53,17 @@ Deno.test({
   async fn() {
     const store = await sharedStore();
     const services: Service[] = [];
-    let bolt: ReturnType<typeof watch> | null = null;
+    let bolt: Watched | null = null;
     try {
       services.push(await startService(store.env), await startService(store.env));
       const [a, b] = services.map((s) => store.as(s));
       const w = await workspace(store.ctx);
       const general = w.team.general_channel_id;
-      const { installed, appToken } = await socketApp(store.env, w.team.id);
-      await cli(store.env, "member:add", "--channel", general, "--user", installed.bot_user_id);
-      bolt = watch(Deno.execPath(), [
-        "run",
-        `--lock=${LOCK}`,
-        "--frozen",
-        "--allow-net",
-        "--allow-env",
-        "--allow-sys=osRelease",
-        EXAMPLE,
-      ], {
+      const { installed, appToken } = await socketApp(store.env, {
+        teamId: w.team.id,
+        channelId: general,
+      });
+      bolt = startBoltExample({
         SLACK_BOT_TOKEN: installed.access_token,
         SLACK_APP_TOKEN: appToken,
         SLACK_API_URL: `${a.url}/api/slack/`,
@@ -227,8 +230,10 @@ Deno.test({
       const [a, b] = services.map((s) => store.as(s));
       const w = await workspace(store.ctx);
       const general = w.team.general_channel_id;
-      const { installed, appToken } = await socketApp(store.env, w.team.id);
-      await cli(store.env, "member:add", "--channel", general, "--user", installed.bot_user_id);
+      const { appToken } = await socketApp(store.env, {
+        teamId: w.team.id,
+        channelId: general,
+      });
       const posted: string[] = [];
       const post = async (n: number) => {
         for (let i = 0; i < n; i++) {

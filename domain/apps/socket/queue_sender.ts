@@ -48,15 +48,13 @@ export class QueueSender {
   }
 
   /** An event this process claimed in its commit: sent now, or let go for any connection. */
-  sendClaimed(s: QueuedSocket, event: OutboxEvent): void {
-    const key = keys.socketEvent(s.appId, s.eventId, s.subscriptionId);
-    void this.ctx.kv.get<SocketPending>(key).then(async (entry) => {
-      if (!entry.value) return;
-      const conn = this.pick(s.appId, null);
-      if (!conn || !await this.#send(conn, { ...s, record: entry.value, event })) {
-        await releasePending(this.ctx.kv, s.appId, envelopeIdOf(s));
-        this.read(s.appId);
-      }
+  sendClaimed({ record, ...s }: QueuedSocket, event: OutboxEvent): void {
+    const conn = this.pick(s.appId, null);
+    const sent = conn ? this.#send(conn, { ...s, record, event }) : Promise.resolve(false);
+    void sent.then(async (ok) => {
+      if (ok) return;
+      await releasePending(this.ctx.kv, s.appId, envelopeIdOf(s));
+      this.read(s.appId);
     }).catch((e) => log.warn("socket mode: sending an event failed", errorFields(e)));
   }
 
