@@ -7,6 +7,7 @@ import {
   updateAppFromManifest,
 } from "../domain/apps/declared.ts";
 import { appDeliveries } from "../domain/apps/deliveries.ts";
+import { socketStatus } from "../domain/apps/socket/status.ts";
 import { tokenResponse } from "../domain/apps/oauth.ts";
 import { appById } from "../domain/apps/apps.ts";
 import { AppCalls } from "../domain/apps/app_call.ts";
@@ -113,14 +114,19 @@ export const appCommands: Record<string, Command> = {
   },
   "app:deliveries": {
     usage: "app:deliveries --app <app id> [--limit <n, default 20>]",
-    summary: "What the service sent an app lately (its events), newest first, with the answers.",
+    summary:
+      "What the service sent an app lately (its events), newest first, with the answers; for an app in Socket Mode, its connections and backlog beside them.",
     async run(ctx, flags) {
       const deliveries = await appDeliveries(ctx, {
         appId: uuidFlag(flags, "app"),
         limit: positiveIntFlag(flags, "limit", 20),
         actor: null,
       });
-      return deliveries.map((d) => ({ ...deliveryView(d), team_id: d.team_id }));
+      const list = deliveries.map((d) => ({ ...deliveryView(d), team_id: d.team_id }));
+      const app = await appById(ctx, uuidFlag(flags, "app"));
+      // Over a socket nothing is recorded per attempt: what stands is the connections and backlog.
+      if (!app?.socket_mode_enabled) return list;
+      return { socket_mode: await socketStatus(ctx, app.id), deliveries: list };
     },
   },
   "app:list": {

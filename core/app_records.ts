@@ -170,3 +170,19 @@ export interface SocketPresence {
   host: string;
   seen_at: number;
 }
+
+/**
+ * A command or an interaction for an app whose connections are all on other instances: the first
+ * of them to read it takes it (deleting it) and sends it on.
+ */
+export interface SocketCall {
+  type: "slash_commands" | "interactive";
+  payload: unknown;
+  /** When the instance waiting on it stops waiting (ms). */
+  deadline: number;
+}
+
+/** What became of a relayed call: the ack's payload, or why there is none. */
+export type SocketAnswer = { payload: unknown } | {
+  failed: "not connected" | "closed" | "timed out";
+};

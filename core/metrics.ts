@@ -107,3 +107,31 @@ export const buildInfo = new Gauge({
   labelNames: ["version", "layout"] as const,
   registers: [registry],
 });
+
+export const socketConnections = new Gauge({
+  name: "socket_mode_connections",
+  help: "Open Socket Mode connections, by app and by the instance holding them.",
+  labelNames: ["app_id", "instance"] as const,
+  registers: [registry],
+});
+
+export const socketBacklog = new Gauge({
+  name: "socket_mode_backlog",
+  help: "Events waiting for a Socket Mode app's ack, by app.",
+  labelNames: ["app_id"] as const,
+  registers: [registry],
+});
+
+export const socketOldestPending = new Gauge({
+  name: "socket_mode_oldest_pending_seconds",
+  help: "Age of a Socket Mode app's oldest unacked event (0 when none waits), by app.",
+  labelNames: ["app_id"] as const,
+  registers: [registry],
+});
+
+export const socketDropped = new Gauge({
+  name: "socket_mode_dropped",
+  help: "Events a Socket Mode app never got: dropped past SOCKET_MODE_BACKLOG, ever, by app.",
+  labelNames: ["app_id"] as const,
+  registers: [registry],
+});

@@ -1428,6 +1428,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps.connections.open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * apps.connections.open: A Socket Mode connection URL
+         * @description For an app whose manifest sets `settings.socket_mode_enabled` (docs/apps.md, "Socket
+         *     Mode"). Called with an app-level `xapp-` token (`deno task admin app:token --app <id>`) as
+         *     `Authorization: Bearer`; a token in the body is `invalid_auth`, a bot or user token
+         *     `not_allowed_token_type` (and an `xapp-` token on any other method the same), an app not in
+         *     Socket Mode `socket_mode_not_enabled`.
+         *
+         *     The `url` opens one WebSocket, once, within 60 s: `wss://` when `BASE_URL` is https, else
+         *     `ws://`, on `BASE_URL`'s host (without `BASE_URL`, the host called), path
+         *     `/socket/<ticket>`. The service then sends `hello` (`num_connections` across instances,
+         *     `debug_info`, `connection_info.app_id`) and envelopes `{ envelope_id, type: events_api |
+         *     slash_commands | interactive, payload, accepts_response_payload, retry_attempt,
+         *     retry_reason }` whose `payload` is what a request URL would be sent. The app acks with `{
+         *     envelope_id, payload? }` within 3 s; an ack's payload is the HTTP answer's body. An
+         *     `events_api` envelope not acked goes again (same `envelope_id` and `event_id`,
+         *     `retry_reason: timeout`), and waits while no connection is open; commands and interactions
+         *     with no connection fail at once ("the app is not connected"). At most 10 connections per
+         *     app (the 11th gets `disconnect` `too_many_websockets`); each lives `SOCKET_MODE_LIFETIME`
+         *     (360 s with `debug_reconnects=true` appended to the URL), warned 10 s before (`disconnect`
+         *     `warning`) and then asked to `refresh_requested`; a revoked token, a deleted app or Socket
+         *     Mode turned off is `link_disabled`. A ticket unknown, used or expired is HTTP 401 before
+         *     the upgrade.
+         */
+        post: operations["slackAppsConnectionsOpen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reactions.remove": {
         parameters: {
             query?: never;
@@ -5750,6 +5790,32 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackAppsConnectionsOpen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        /** @description The single-use WebSocket URL. */
+                        url: string;
+                    } | components["schemas"]["SlackError"];
                 };
             };
             429: components["responses"]["SlackRateLimited"];

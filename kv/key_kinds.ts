@@ -28,7 +28,7 @@ const PREFIX_KINDS = {
   local: words(`
     append_turn streams streams_version user_streams user_streams_version undelivered
     delivery_signal rate up app_key_check service notices sealed_notices notices_version
-    socket_tickets socket_signal socket_presence
+    socket_tickets socket_signal socket_presence socket_calls socket_answers
   `),
 };
 

@@ -85,6 +85,8 @@
  * | ["socket_counts", appId, "queued"\|"acked"\|"dropped"] | Deno.KvU64 | the app's envelopes ever queued, acked and dropped (past SOCKET_MODE_BACKLOG): its backlog without a scan |
  * | ["socket_signal"]                             | number (time)        | set by commits that queue events for Socket Mode apps; instances with connections poll it |
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
+ * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
+ * | ["socket_answers", callId]                    | SocketAnswer         | what became of a relayed call, for the instance that waits on it; expires |
  * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it; rebuilt by an import from its stack |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
@@ -248,8 +250,13 @@ export const keys = {
   socketEvents: (app: string) => ["socket_events", app],
   socketEvent: (app: string, event: string, sub: string) => ["socket_events", app, event, sub],
   socketCount: (app: string, kind: SocketCount) => ["socket_counts", app, kind],
+  socketCountsAll: () => ["socket_counts"],
   socketSignal: () => ["socket_signal"],
   socketPresences: (appId: string) => ["socket_presence", appId],
+  socketPresenceAll: () => ["socket_presence"],
+  socketCalls: (appId: string) => ["socket_calls", appId],
+  socketCall: (appId: string, callId: string) => ["socket_calls", appId, callId],
+  socketAnswer: (callId: string) => ["socket_answers", callId],
   socketPresence: (appId: string, instanceId: string) => ["socket_presence", appId, instanceId],
   view: (viewId: string) => ["views", viewId],
   teamCommands: (teamId: string) => ["team_commands", teamId],

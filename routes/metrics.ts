@@ -5,6 +5,7 @@ import { notFound, unauthenticated } from "../core/errors.ts";
 import { registry } from "../core/metrics.ts";
 import { sha256Hex } from "../core/random.ts";
 import { measureDelivery } from "../domain/data/operations.ts";
+import { measureSockets } from "../domain/apps/socket/status.ts";
 
 const enc = new TextEncoder();
 
@@ -23,5 +24,6 @@ export const metricsHandler = (ctx: Ctx) => async (c: Context) => {
   const given = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
   if (!sameSecret(given, expected)) throw unauthenticated("The metrics token is missing or wrong.");
   await measureDelivery(ctx);
+  await measureSockets(ctx);
   return c.body(await registry.metrics(), 200, { "Content-Type": registry.contentType });
 };

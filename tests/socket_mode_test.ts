@@ -73,15 +73,19 @@ Deno.test({
           throw new Error(`${e.message}:\n${bolt!.output()}`);
         });
 
-      // Commands and presses go to the connection on instance a, wherever they are made.
-      const run = (command: string, text = "") =>
-        api(a, "POST", `/channels/${general}/commands`, {
+      // Commands and presses go to the connection on instance a, wherever they are made: made
+      // through b, they are relayed through the store.
+      const run = (command: string, text = "", on = a) =>
+        api(on, "POST", `/channels/${general}/commands`, {
           token: w.admin.token,
           body: { command, text },
         });
       const ship = await run("/ship", "prod");
       assert.equal(ship.body.data.status, "answered", JSON.stringify(ship.body));
       assert.equal(ship.body.data.ephemeral.text, "Shipping prod…");
+      const relayed = await run("/ship", "staging", b);
+      assert.equal(relayed.body.data.status, "answered", JSON.stringify(relayed.body));
+      assert.equal(relayed.body.data.ephemeral.text, "Shipping staging…");
       // Events of posts made through instance b reach the app connected to a.
       await api(b, "POST", `/channels/${general}/messages`, {
         token: w.member.token,
@@ -136,7 +140,7 @@ Deno.test({
         5_000,
         "the question",
       );
-      const pressed = await api(a, "POST", `/channels/${general}/messages/${asked!.id}/actions`, {
+      const pressed = await api(b, "POST", `/channels/${general}/messages/${asked!.id}/actions`, {
         token: w.admin.token,
         body: { action_id: "approve", block_id: "decision" },
       });
@@ -179,6 +183,12 @@ Deno.test({
     }
   },
 });
+
+const METRICS_TOKEN = "metrics-token-0123456789";
+
+const metricsOf = (url: string) =>
+  fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })
+    .then((r) => r.text());
 
 /** Slack's Socket Mode client, counting the events it is sent by their event ids. */
 async function countingClient(url: string, appToken: string) {
@@ -226,11 +236,12 @@ Deno.test({
     const services: Service[] = [];
     const clients: Awaited<ReturnType<typeof countingClient>>[] = [];
     try {
-      services.push(await startService(store.env), await startService(store.env));
+      const env = { ...store.env, METRICS_TOKEN };
+      services.push(await startService(env), await startService(env));
       const [a, b] = services.map((s) => store.as(s));
       const w = await workspace(store.ctx);
       const general = w.team.general_channel_id;
-      const { appToken } = await socketApp(store.env, {
+      const { app, appToken } = await socketApp(store.env, {
         teamId: w.team.id,
         channelId: general,
       });
@@ -255,17 +266,50 @@ Deno.test({
       clients.push(await countingClient(b.url, appToken));
       await post(5);
       await allArrive("5 events across instances");
+      // Any instance's /metrics counts the connection on b, and nothing left waiting.
+      const held = new RegExp(
+        `^socket_mode_connections\\{app_id="${app.id}",instance="[^"]+"\\} 1$`,
+        "m",
+      );
+      const none = new RegExp(`^socket_mode_backlog\\{app_id="${app.id}"\\} 0$`, "m");
+      await waitUntil(
+        async () => {
+          const text = await metricsOf(a.url);
+          return held.test(text) && none.test(text);
+        },
+        10_000,
+        "/metrics counting the connection, with no backlog",
+      );
 
       // Away: the events wait, and all come when it is back.
       await clients[0].client.disconnect();
       await post(20);
+      // A command is not kept: it fails at once, on either instance.
+      for (const on of [a, b]) {
+        const away = await api(on, "POST", `/channels/${general}/commands`, {
+          token: w.admin.token,
+          body: { command: "/ship", text: "nowhere" },
+        });
+        assert.equal(away.body.data.status, "failed", JSON.stringify(away.body));
+        assert.match(JSON.stringify(away.body.data), /the app is not connected/);
+      }
+      // Its operator sees it away, with the 20 waiting (and any ack the disconnect cut short).
+      await waitUntil(
+        async () => {
+          const { socket_mode } = await cli(store.env, "app:deliveries", "--app", app.id);
+          return socket_mode.connections.length === 0 && socket_mode.backlog >= 20 &&
+            socket_mode.oldest_pending_age_seconds > 0;
+        },
+        10_000,
+        "app:deliveries showing the app away, 20 events waiting",
+      );
       clients.push(await countingClient(b.url, appToken));
       await allArrive("20 events that waited");
 
       // Its instance SIGKILLed while posts go through the other: all arrive once it is back.
       await services[1].kill();
       await post(20);
-      services[1] = await startService(store.env);
+      services[1] = await startService(env);
       clients.push(await countingClient(services[1].url, appToken));
       await allArrive("20 events past a SIGKILL");
 

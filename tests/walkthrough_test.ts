@@ -70,6 +70,9 @@ const RULES: Rule[] = [
     { page: "docs/apps.md", has: '"command": "/ship"', skip: NO_SLACK_SDKS },
     { page: "docs/apps.md", has: '"command": "/approve"', skip: NO_SLACK_SDKS },
     { page: "docs/apps.md", has: '"command": "/form"', skip: NO_SLACK_SDKS },
+    { page: "docs/socket-mode.md", has: "examples/bolt_app.ts", skip: NO_SLACK_SDKS },
+    { page: "docs/socket-mode.md", has: '"command": "/ship"', skip: NO_SLACK_SDKS },
+    { page: "docs/socket-mode.md", has: "while you were away", skip: NO_SLACK_SDKS },
   ]),
 ];
 
@@ -94,6 +97,12 @@ const PRINTS: Record<string, string[]> = {
       : []),
     String.raw`^\{"text":"Salad","count":1\}$`, // the poll, closed: the bot's vote moved
   ],
+  "docs/socket-mode.md": slackSdks
+    ? [
+      '"status": "answered"', // the command, answered in the ack
+      '"backlog": [1-9]', // the message's event, waiting while the app is away
+    ]
+    : [],
   "docs/settings-screen.md": ['"url": "http://localhost:[0-9]+/settings/login/'],
   "docs/operating.md": ["^# HELP "],
   "docs/deploy.md": ["^[A-Za-z0-9+/]{43}=$"],

@@ -6,7 +6,7 @@
  * committed elsewhere is found by polling the socket signal.
  */
 import type { Ctx } from "../../context.ts";
-import type { App, AppToken } from "../../../core/app_records.ts";
+import type { App, AppToken, SocketCall } from "../../../core/app_records.ts";
 import { newId } from "../../../core/ids.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import type { Committed } from "../../../kv/plan.ts";
@@ -14,6 +14,7 @@ import { socketSignal, trimPending } from "../../../kv/socket_queue.ts";
 import { SocketConnection } from "./connection.ts";
 import { connectionsElsewhere, recordPresence, standingTokens } from "./presence.ts";
 import { QueueSender } from "./queue_sender.ts";
+import { type CallAnswer, relayCall, takeCalls } from "./relay.ts";
 
 /** Connections an app may hold at once, across instances. */
 export const MAX_CONNECTIONS = 10;
@@ -25,8 +26,8 @@ const SIGNAL_POLL_MS = 50;
 const CHECK_MS = 5_000;
 const PRESENCE_MS = 20_000;
 
-/** What became of an envelope a person waits on: the ack's payload, or why there is none. */
-export type CallAnswer = { payload: unknown } | "not connected" | "closed" | "timed out";
+/** A command or an interaction on its way to an app, and how long its sender waits. */
+type Outgoing = Omit<SocketCall, "deadline"> & { timeoutMs: number };
 
 export class SocketHub {
   readonly #instance = newId();
@@ -143,16 +144,19 @@ export class SocketHub {
   }
 
   /**
-   * Sends a command or an interaction to one of the app's connections here and waits for its ack,
-   * up to `timeoutMs`: its payload, or why there is none.
+   * Sends a command or an interaction to one of the app's connections, here or through the store
+   * on another instance, and waits for its ack up to `timeoutMs`: its payload, or why there is none.
    */
-  async call(
+  async call(appId: string, call: Outgoing): Promise<CallAnswer> {
+    if (this.#pick(appId, null)) return this.#callHere(appId, call);
+    const elsewhere = await connectionsElsewhere(this.ctx, { appId, instance: this.#instance });
+    if (elsewhere === 0) return "not connected";
+    return relayCall(this.ctx, { appId, ...call });
+  }
+
+  async #callHere(
     appId: string,
-    { type, payload, timeoutMs }: {
-      type: "slash_commands" | "interactive";
-      payload: unknown;
-      timeoutMs: number;
-    },
+    { type, payload, timeoutMs }: Outgoing,
   ): Promise<CallAnswer> {
     const conn = this.#pick(appId, null);
     if (!conn) return "not connected";
@@ -186,7 +190,14 @@ export class SocketHub {
       const seen = await socketSignal(this.ctx.kv);
       if (seen === this.#signal) return;
       this.#signal = seen;
-      for (const appId of this.#byApp.keys()) this.#queue.read(appId);
+      for (const appId of this.#byApp.keys()) {
+        this.#queue.read(appId);
+        await takeCalls(
+          this.ctx,
+          appId,
+          (c, timeoutMs) => this.#callHere(appId, { ...c, timeoutMs }),
+        );
+      }
     } catch (e) {
       log.warn("socket mode: reading the signal failed", errorFields(e));
     }

@@ -1,0 +1,75 @@
+/**
+ * How a Socket Mode app stands, for its operator (`app:deliveries`) and for `/metrics`: its open
+ * connections per instance, how many of its events wait, and for how long the oldest has.
+ */
+import type { Ctx } from "../../context.ts";
+import type { SocketPresence } from "../../../core/app_records.ts";
+import { keys } from "../../../kv/keys.ts";
+import { pendingOf, socketCounts } from "../../../kv/socket_queue.ts";
+import { PRESENCE_TTL_MS } from "./presence.ts";
+import {
+  socketBacklog,
+  socketConnections,
+  socketDropped,
+  socketOldestPending,
+} from "../../../core/metrics.ts";
+
+export interface SocketStatus {
+  /** Each instance holding some of the app's connections, as it last said (every 20 s). */
+  connections: { instance: string; connections: number; seen_at: string }[];
+  /** Events not acked yet, whether waiting or sent and unanswered. */
+  backlog: number;
+  /** Seconds since the oldest of them was committed; null with none. */
+  oldest_pending_age_seconds: number | null;
+  acked: number;
+  dropped: number;
+}
+
+export async function socketStatus(ctx: Ctx, appId: string): Promise<SocketStatus> {
+  const now = Date.now();
+  const connections: SocketStatus["connections"] = [];
+  for await (const e of ctx.kv.list<SocketPresence>({ prefix: keys.socketPresences(appId) })) {
+    if (e.value.seen_at <= now - PRESENCE_TTL_MS) continue;
+    connections.push({
+      instance: e.key[2] as string,
+      connections: e.value.connections,
+      seen_at: new Date(e.value.seen_at).toISOString(),
+    });
+  }
+  const [oldest] = await pendingOf(ctx.kv, appId, 1);
+  const { backlog, acked, dropped } = await socketCounts(ctx.kv, appId);
+  return {
+    connections,
+    backlog,
+    oldest_pending_age_seconds: oldest
+      ? Math.max(0, (now - Date.parse(oldest.entry.value.created_at)) / 1000)
+      : null,
+    acked,
+    dropped,
+  };
+}
+
+/** The apps with events counted or connections open: those `/metrics` reports on. */
+async function socketApps(ctx: Ctx): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const prefix of [keys.socketCountsAll(), keys.socketPresenceAll()]) {
+    for await (const e of ctx.kv.list({ prefix })) ids.add(e.key[1] as string);
+  }
+  return [...ids];
+}
+
+/** Sets the Socket Mode gauges from the store, where every instance records its part. */
+export async function measureSockets(ctx: Ctx): Promise<void> {
+  for (const gauge of [socketConnections, socketBacklog, socketOldestPending, socketDropped]) {
+    gauge.reset();
+  }
+  for (const appId of await socketApps(ctx)) {
+    const status = await socketStatus(ctx, appId);
+    for (const c of status.connections) {
+      socketConnections.set({ app_id: appId, instance: c.instance }, c.connections);
+    }
+    socketBacklog.set({ app_id: appId }, status.backlog);
+    socketOldestPending.set({ app_id: appId }, status.oldest_pending_age_seconds ?? 0);
+    socketDropped.set({ app_id: appId }, status.dropped);
+  }
+}
