@@ -8,6 +8,7 @@ import { loadSettings, SettingsError } from "./core/settings.ts";
 import { openStore, where } from "./kv/open.ts";
 import { StreamHub } from "./domain/stream/hub.ts";
 import { SocketHub } from "./domain/apps/socket/hub.ts";
+import { DeafWatch } from "./domain/apps/socket/deaf_watch.ts";
 import { loadKeyring } from "./domain/data/app_key.ts";
 import { Presence } from "./domain/data/service.ts";
 import type { Ctx } from "./domain/context.ts";
@@ -64,6 +65,9 @@ const sockets = new SocketHub(ctx);
 kv.sendSocketsFrom(sockets.here);
 kv.committed.subscribe((committed) => sockets.heard(committed));
 const app = createApp(ctx, { streams, sockets });
+// A Socket Mode app away with events waiting: its people are told (every instance looks, one tells).
+const deafWatch = new DeafWatch(ctx);
+if (settings.integrationsEnabled) deafWatch.start();
 // Requests go first; delivery, on the same event loop and store writer, steps aside for them.
 const foreground = new Foreground();
 // With the platform off nothing is delivered; pending jobs wait until it is switched back on.
@@ -122,6 +126,7 @@ async function shutdown(signal: string) {
   await app.close();
   await serving.shutdown();
   await engine?.stop();
+  await deafWatch.stop();
   await presence.stop();
   await kv.settled();
   kv.close();

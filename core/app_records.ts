@@ -186,3 +186,13 @@ export interface SocketCall {
 export type SocketAnswer = { payload: unknown } | {
   failed: "not connected" | "closed" | "timed out";
 };
+
+/**
+ * An episode of a Socket Mode app away (decisions.md: "Someone is told"): first seen with events
+ * waiting and no connection at `since` (ms); `told_at` once its people were told. It ends, and
+ * the record goes, when a connection opens (they are told of that too) or nothing waits untold.
+ */
+export interface SocketDeaf {
+  since: number;
+  told_at: number | null;
+}

@@ -87,21 +87,13 @@
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
  * | ["socket_answers", callId]                    | SocketAnswer         | what became of a relayed call, for the instance that waits on it; expires |
+ * | ["socket_deaf", appId]                        | SocketDeaf           | a Socket Mode app seen with events waiting and no connection: since when, whether its people were told (domain/apps/socket/deaf_watch.ts) |
  * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it; rebuilt by an import from its stack |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
  * | ["up"]                                        | (never written)      | read by GET /up to probe that KV answers |
  * | ["app_key_check"]                             | sealed text          | a known text sealed with APP_KEY: a process with another key refuses to start |
  * | ["service", "base_url"]                       | string               | the BASE_URL the service last started with: the URLs the CLI prints |
- *
- * Layout steps. A new index that readers rely on comes in two releases, because the release
- * before it may still be writing to the same store (a rolling deploy): the first writes it in
- * every commit that changes what it indexes, and reads nothing from it; the next fills it for
- * what older releases wrote, and reads it. So the event feed's indexes by who may see an event
- * (`open_events`, `channel_events`, `user_closed_channels`): written from layout 2, filled and
- * read from layout 3 (kv/feed_backfill.ts), for a feed whose cost follows what its reader sees.
- * An index nobody reads any more is dropped the same way: written on until the release after
- * the last that reads it.
  */
 export const keys = {
   teams: () => ["teams"],
@@ -257,6 +249,7 @@ export const keys = {
   socketCalls: (appId: string) => ["socket_calls", appId],
   socketCall: (appId: string, callId: string) => ["socket_calls", appId, callId],
   socketAnswer: (callId: string) => ["socket_answers", callId],
+  socketDeaf: (appId: string) => ["socket_deaf", appId],
   socketPresence: (appId: string, instanceId: string) => ["socket_presence", appId, instanceId],
   view: (viewId: string) => ["views", viewId],
   teamCommands: (teamId: string) => ["team_commands", teamId],

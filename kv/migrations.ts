@@ -5,6 +5,17 @@ import { backfillFeedIndexes } from "./feed_backfill.ts";
 import { recountPendingJobs } from "./backlog.ts";
 import type { Store } from "./store.ts";
 
+/**
+ * Layout steps. A new index that readers rely on comes in two releases, because the release
+ * before it may still be writing to the same store (a rolling deploy): the first writes it in
+ * every commit that changes what it indexes, and reads nothing from it; the next fills it for
+ * what older releases wrote, and reads it. So the event feed's indexes by who may see an event
+ * (`open_events`, `channel_events`, `user_closed_channels`): written from layout 2, filled and
+ * read from layout 3 (kv/feed_backfill.ts), for a feed whose cost follows what its reader sees.
+ * An index nobody reads any more is dropped the same way: written on until the release after
+ * the last that reads it.
+ */
+
 /** One step of the store's key layout: what it changes, and the data migration that does it. */
 interface Step {
   to: number;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { api, assertInvalid, type TestServer, withWorkspace, type Workspace } from "./harness.ts";
 import { FAST, receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
-import { systemBot } from "../domain/webhooks/trouble.ts";
+import { systemBot } from "../domain/people/integrations_bot.ts";
 import { createToken } from "../domain/people/tokens.ts";
 import { ApiError } from "../core/errors.ts";
 

@@ -1,5 +1,5 @@
 import type { Ctx } from "../context.ts";
-import { systemBot } from "../webhooks/trouble.ts";
+import { systemBot } from "./integrations_bot.ts";
 import { authorize } from "../policy.ts";
 import { type Actor } from "../principals.ts";
 import type { Role, Team, User } from "../../core/types.ts";

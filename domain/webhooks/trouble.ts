@@ -7,64 +7,12 @@
  * resets the streak, and with it the next warning.
  */
 import type { Ctx } from "../context.ts";
-import type { Channel, Team, User } from "../../core/types.ts";
+import type { User } from "../../core/types.ts";
 import type { Delivery, Subscription } from "../../core/webhook_records.ts";
-import { newId, nowIso } from "../../core/ids.ts";
 import { errorFields, log } from "../../core/log.ts";
-import { sha256Hex } from "../../core/random.ts";
-import { keys } from "../../kv/keys.ts";
-import {
-  getTeam,
-  getUser,
-  insertSystemBot,
-  listTeamUsers,
-  systemBotIdOf,
-} from "../../kv/workspace.ts";
+import { getTeam, getUser, listTeamUsers } from "../../kv/workspace.ts";
 import { isAdmin } from "../policy.ts";
-import { subjectOfPerson } from "../principals.ts";
-import { postMessage } from "../messages/messages.ts";
-import { createDirectChannel } from "../channels/channels.ts";
-
-/** The system bot's name, as people see it in their direct messages. */
-export const SYSTEM_BOT_NAME = "Integrations";
-
-/** A uuid made from `text`, the same every time: a system record found without an index. */
-function derivedId(text: string): string {
-  const h = sha256Hex(text);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${
-    h.slice(20, 32)
-  }`;
-}
-
-/**
- * The team's "Integrations" bot, made with the team (and on first need for a team made before
- * it): in no channel, never given a token.
- */
-export async function systemBot(ctx: Ctx, team: Team): Promise<User> {
-  for (;;) {
-    const id = await systemBotIdOf(ctx.kv, team.id);
-    const found = id ? await getUser(ctx.kv, id) : null;
-    if (found) return found;
-    const bot: User = {
-      id: newId(),
-      team_id: team.id,
-      name: SYSTEM_BOT_NAME,
-      type: "bot",
-      role: null,
-      created_at: nowIso(),
-      system: true,
-    };
-    // Another instance making it at the same moment wins: its bot is then read.
-    if (await insertSystemBot(ctx.kv, team, bot)) return bot;
-  }
-}
-
-/** The bot's direct message with a person, made on first need. */
-async function directWith(ctx: Ctx, bot: User, person: User): Promise<Channel> {
-  const id = derivedId(`integrations-dm|${bot.id}|${person.id}`);
-  const found = (await ctx.kv.get<Channel>(keys.channel(id))).value;
-  return found ?? await createDirectChannel(ctx, [bot, person], { id });
-}
+import { tellPeople } from "../people/integrations_bot.ts";
 
 /** Who hears of a subscription's trouble: its human owner, else the team's admins and owners. */
 async function recipientsOf(ctx: Ctx, sub: Subscription): Promise<User[]> {
@@ -103,16 +51,12 @@ export async function tellOfTrouble(
 ): Promise<void> {
   const team = await getTeam(ctx.kv, subscription.team_id);
   if (!team) return;
-  const bot = await systemBot(ctx, team);
   const body = wordsOf(subscription, {
     stage,
     last,
     disableAfter: ctx.settings.webhooks.disableAfter,
   });
-  for (const person of await recipientsOf(ctx, subscription)) {
-    const dm = await directWith(ctx, bot, person);
-    await postMessage(ctx, subjectOfPerson(bot), dm.id, { ok: true, value: { body } });
-  }
+  await tellPeople(ctx, { team, people: await recipientsOf(ctx, subscription), body });
 }
 
 /**

@@ -50,7 +50,7 @@ export async function socketStatus(ctx: Ctx, appId: string): Promise<SocketStatu
 }
 
 /** The apps with events counted or connections open: those `/metrics` reports on. */
-async function socketApps(ctx: Ctx): Promise<string[]> {
+export async function socketApps(ctx: Ctx): Promise<string[]> {
   const ids = new Set<string>();
   for (const prefix of [keys.socketCountsAll(), keys.socketPresenceAll()]) {
     for await (const e of ctx.kv.list({ prefix })) ids.add(e.key[1] as string);

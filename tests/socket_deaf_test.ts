@@ -1,0 +1,105 @@
+/**
+ * Someone is told (decisions.md, "Apps without a public URL"): a Socket Mode app with events
+ * waiting and no connection for SOCKET_MODE_DEAF_AFTER gets its installer a direct message from
+ * the Integrations bot, once per episode, and another when it connects again. The look is run at
+ * chosen times here (`watchDeafApps(ctx, now)`), as each instance's timer runs it.
+ */
+import assert from "node:assert/strict";
+import { api, type TestServer, withWorkspace } from "./harness.ts";
+import { waitUntil } from "./webhook_receivers.ts";
+import { createAppFromManifest } from "../domain/apps/declared.ts";
+import { installApp } from "../domain/apps/installs.ts";
+import { createAppToken } from "../domain/apps/socket/app_tokens.ts";
+import { watchDeafApps } from "../domain/apps/socket/deaf_watch.ts";
+
+const MANIFEST = JSON.stringify({
+  display_information: { name: "Listener" },
+  features: { bot_user: { display_name: "listener" } },
+  oauth_config: { scopes: { bot: ["channels:history"] } },
+  settings: {
+    event_subscriptions: { bot_events: ["message.channels"] },
+    socket_mode_enabled: true,
+  },
+});
+
+/** What the Integrations bot told `token`'s person, oldest first. */
+async function toldTo(s: TestServer, token: string): Promise<string[]> {
+  const channels = await api(s, "GET", "/channels", { token });
+  const dm = channels.body.data.find((c: { is_direct: boolean; name: string }) =>
+    c.is_direct && c.name.startsWith("Integrations")
+  );
+  if (!dm) return [];
+  const page = await api(s, "GET", `/channels/${dm.id}/messages`, { token });
+  return page.body.data.map((m: { body: string }) => m.body).reverse();
+}
+
+Deno.test("socket mode: an app away with events waiting gets its installer told once, and again when it is back", async () => {
+  await withWorkspace(async (s, w) => {
+    const general = w.team.general_channel_id;
+    const { app } = await createAppFromManifest(s.ctx, MANIFEST, null);
+    const installed = await installApp(s.ctx, {
+      app,
+      teamId: w.team.id,
+      scopes: app.scopes,
+      channelId: null,
+      approvedBy: w.admin.user.id,
+    });
+    await api(s, "POST", `/channels/${general}/members`, {
+      token: w.admin.token,
+      body: { user_id: installed.install.bot_user_id },
+    });
+    const after = s.ctx.settings.socketMode.deafAfterMs;
+    const t0 = Date.now();
+
+    for (let i = 0; i < 3; i++) {
+      await api(s, "POST", `/channels/${general}/messages`, {
+        token: w.member.token,
+        body: { body: `while away ${i}` },
+      });
+    }
+    await watchDeafApps(s.ctx, t0);
+    await watchDeafApps(s.ctx, t0 + after - 1);
+    assert.deepEqual(await toldTo(s, w.admin.token), [], "not before SOCKET_MODE_DEAF_AFTER");
+
+    await watchDeafApps(s.ctx, t0 + after);
+    await watchDeafApps(s.ctx, t0 + after + 1);
+    const told = await toldTo(s, w.admin.token);
+    assert.equal(told.length, 1, JSON.stringify(told));
+    // The bot's joining the channel, and the three posts.
+    assert.match(
+      told[0],
+      /^Your app "Listener" has had no Socket Mode connection for 5 min and 4 events are waiting/,
+    );
+    assert.match(told[0], new RegExp(`app:deliveries --app ${app.id}`));
+    assert.deepEqual(await toldTo(s, w.member.token), [], "the installer alone");
+
+    // Back: told once more, and the four events arrive.
+    const { token } = await createAppToken(s.ctx, { appId: app.id, name: null, actor: null });
+    const opened = await fetch(`${s.url}/api/slack/apps.connections.open`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}` },
+    }).then((r) => r.json());
+    const ws = new WebSocket(opened.url);
+    const got: { envelope_id?: string; type: string }[] = [];
+    ws.onmessage = (e) => {
+      const message = JSON.parse(e.data);
+      got.push(message);
+      if (message.envelope_id) ws.send(JSON.stringify({ envelope_id: message.envelope_id }));
+    };
+    try {
+      await waitUntil(
+        () => got.filter((m) => m.type === "events_api").length >= 4,
+        5_000,
+        "events",
+      );
+      await watchDeafApps(s.ctx);
+      await watchDeafApps(s.ctx);
+      const now = await toldTo(s, w.admin.token);
+      assert.equal(now.length, 2, JSON.stringify(now));
+      assert.match(now[1], /^Your app "Listener" is connected again/);
+    } finally {
+      ws.close();
+      await new Promise((done) => ws.addEventListener("close", done));
+    }
+  });
+});
