@@ -41,6 +41,10 @@ export function newId(now = Date.now()): string {
 export const tsText = (micros: number): string =>
   `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, "0")}`;
 
+/** A time in milliseconds, or as ISO text, as a Slack `ts` gives it (an event's, an edit's). */
+export const tsOfMs = (ms: number): string => tsText(ms * 1000);
+export const tsOfIso = (iso: string): string => tsOfMs(Date.parse(iso));
+
 /** The `ts` of a message stored before messages had one: its id's millisecond, and its counter. */
 export function legacyTs(id: string): string {
   const counter = parseInt(id.slice(15, 18), 16) || 0;

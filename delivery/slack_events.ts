@@ -5,6 +5,7 @@
  */
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Signer } from "./sign.ts";
+import { slackSignedHeaders } from "../core/slack_signature.ts";
 
 /**
  * The headers of an attempt to an app: JSON, the v0 signature with its signing secret, and on a
@@ -18,12 +19,10 @@ export function slackHeaders(
     job: Pick<DeliveryJob, "attempt" | "retry_reason"> | null;
   },
 ): Record<string, string> {
-  const t = Math.floor(nowMs / 1000);
   return {
     "Content-Type": "application/json",
     "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
-    "X-Slack-Request-Timestamp": String(t),
-    "X-Slack-Signature": `v0=${signer.hex(`v0:${t}:${body}`)}`,
+    ...slackSignedHeaders((text) => signer.hex(text), body, nowMs),
     ...(job && job.attempt > 1
       ? {
         "X-Slack-Retry-Num": String(job.attempt - 1),

@@ -141,13 +141,14 @@ export interface Service {
 /**
  * Starts the service as its own process; resolves once it listens. `shell` runs it under
  * `bash -c` with that prefix (to set `ulimit`, say); `release`, the folder of another release
- * to run instead of this one (tests/rolling_deploy_test.ts).
+ * to run instead of this one (tests/rolling_deploy_test.ts); `port`, the one it listened on
+ * before it was killed, for clients that come back to the same address.
  */
 export async function startService(
   env: Record<string, string>,
-  opts: { shell?: string; release?: string } = {},
+  opts: { shell?: string; release?: string; port?: number } = {},
 ): Promise<Service> {
-  const port = freePort();
+  const port = opts.port ?? freePort();
   const serviceEnv = { ...env, PORT: String(port) };
   // Another release runs from its own folder, with its own deno.json and lock.
   const shell = opts.release ? `cd '${opts.release}'` : opts.shell;

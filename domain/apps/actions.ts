@@ -21,6 +21,7 @@ import { type AppCalls, signingSecretOf } from "./app_call.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { issueAnswerWays } from "./responses.ts";
 import { deliverReply } from "./replies.ts";
+import { tsOfMs } from "../../core/ids.ts";
 
 /** What a person pressed: an element by its `action_id` (and `block_id`), with its value. */
 export interface Press {
@@ -193,7 +194,7 @@ async function blockActions(
       action_id: pressed.actionId,
       block_id: pressed.found.blockId,
       ...pressed.choice,
-      action_ts: `${Math.floor(now / 1000)}.${String(now % 1000 * 1000).padStart(6, "0")}`,
+      action_ts: tsOfMs(now),
     }],
   };
 }

@@ -13,6 +13,7 @@ import { kindOf } from "../webhooks/audience.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { slackMessage, slackMessageOf } from "./shapes.ts";
 import type { MessageView } from "../views.ts";
+import { tsOfIso } from "../../core/ids.ts";
 
 /** Channels' kinds never change: remembered once per process. */
 const KINDS = new CacheKind<Channel["visibility"] | "direct">("channel kinds", 50_000);
@@ -32,10 +33,7 @@ async function channelType(kv: Store, channelId: string): Promise<string> {
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 /** An event's own `ts`, as Slack gives `event_ts`: when it happened. */
-const eventTs = (e: OutboxEvent) =>
-  `${Math.floor(Date.parse(e.created_at) / 1000)}.${
-    String(Date.parse(e.created_at) % 1000 * 1000).padStart(6, "0")
-  }`;
+const eventTs = (e: OutboxEvent) => tsOfIso(e.created_at);
 
 /** A message event's message, as Slack's `message` event gives it. */
 function messageOf(

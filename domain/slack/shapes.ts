@@ -7,13 +7,10 @@
 import type { Channel, Message, User } from "../../core/types.ts";
 import { type MessageView, messageView } from "../views.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
+import { tsOfIso } from "../../core/ids.ts";
 
 /** Seconds since the epoch, as Slack gives `created`. */
 const unix = (iso: string | null) => iso ? Math.floor(Date.parse(iso) / 1000) : 0;
-
-/** A time as a Slack `ts` would give it (an edit's, say). */
-const tsOfTime = (iso: string) =>
-  `${Math.floor(Date.parse(iso) / 1000)}.${String(Date.parse(iso) % 1000 * 1000).padStart(6, "0")}`;
 
 const SUBTYPES: Partial<Record<Message["type"], string>> = {
   member_joined: "channel_join",
@@ -42,7 +39,7 @@ export function slackMessageOf(
     text: view.body,
     ...(view.blocks ? { blocks: view.blocks } : {}),
     ...(threadTs ? { thread_ts: threadTs } : {}),
-    ...(view.edited_at ? { edited: { user: view.author.id, ts: tsOfTime(view.edited_at) } } : {}),
+    ...(view.edited_at ? { edited: { user: view.author.id, ts: tsOfIso(view.edited_at) } } : {}),
     team: teamId,
     ...(view.reactions.length > 0
       ? {

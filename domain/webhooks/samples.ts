@@ -4,7 +4,7 @@
  * says it is a sample, so a receiver's handler for that type can be tried before any real one.
  */
 import type { EventType, Message } from "../../core/types.ts";
-import { newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, tsOfMs } from "../../core/ids.ts";
 import type { Subscription } from "../../core/webhook_records.ts";
 import { messageView } from "../views.ts";
 
@@ -33,7 +33,7 @@ function sampleMessage(channelId: string, teamId: string): Message {
     client_uuid: null,
     timeline_pos: null,
     thread_pos: null,
-    ts: `${Math.floor(now / 1000)}.${String(now % 1000 * 1000).padStart(6, "0")}`,
+    ts: tsOfMs(now),
     blocks: null,
     poll: null,
   };

@@ -7,6 +7,7 @@ import { sendEphemeral } from "../../domain/messages/ephemeral.ts";
 import { slackMessage } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, blocksArg, flagArg } from "./args.ts";
+import { tsOfMs } from "../../core/ids.ts";
 
 const post = z.object({
   channel: z.string(),
@@ -88,8 +89,7 @@ async function ephemeralCall({ ctx, subject, params }: MethodCall) {
     userId: p.user,
     message: { body: p.text ?? null, blocks: p.blocks },
   });
-  const now = Date.now() * 1000;
-  return { message_ts: `${Math.floor(now / 1e6)}.${String(now % 1e6).padStart(6, "0")}` };
+  return { message_ts: tsOfMs(Date.now()) };
 }
 
 export const chatMethods: Record<string, Method> = {
