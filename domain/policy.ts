@@ -9,100 +9,25 @@
  * the channel's own state (`membersFrozen`: a direct message keeps its members, an archived
  * channel is read-only).
  */
-import type { Channel, Message, Role, User, UserType } from "../core/types.ts";
-import type { Subscription } from "../core/webhook_records.ts";
+import type { Channel, Role, UserType } from "../core/types.ts";
 import { ApiError } from "../core/errors.ts";
 import { isSystem } from "./messages/draft.ts";
-
 import type { Principal, Who } from "./principals.ts";
+import type {
+  Action,
+  ChannelShape,
+  ChannelTarget,
+  HolderTarget,
+  MessageTarget,
+  SubscriptionTarget,
+  Targets,
+} from "./policy_targets.ts";
+
+export type { ChannelAction, ChannelShape } from "./policy_targets.ts";
 
 /** "Team admin or above": a human admin or owner. Bots have no role. */
 export const isAdmin = (p: { type: UserType; role: Role | null }) =>
   p.type === "human" && (p.role === "admin" || p.role === "owner");
-
-/** What never changes about a channel once made, and decides who sees it. */
-export type ChannelShape = Pick<Channel, "team_id" | "visibility" | "is_direct">;
-
-/** A channel as a rule sees it: the record, and whether the subject is a member. */
-export interface ChannelTarget {
-  channel: Channel;
-  isMember: boolean;
-}
-
-export interface MessageTarget extends ChannelTarget {
-  message: Message;
-}
-
-/** Removing `userId` from a channel; `targetIsMember` says whether it is in it. */
-export interface RemovalTarget extends ChannelTarget {
-  userId: string;
-  targetIsMember: boolean;
-}
-
-export type SubscriptionTarget = Pick<Subscription, "team_id" | "created_by" | "app">;
-
-/** The user whose tokens are managed. */
-export type HolderTarget = { id: string; team_id: string; type: UserType };
-
-export type TeamTarget = { team_id: string };
-
-/** A person or bot of a team, as deactivation and role changes act on it. */
-export type PersonTarget = Pick<User, "id" | "team_id" | "type" | "role">;
-
-/** Each action and the resource it acts on. */
-export interface Targets {
-  /** Show a channel, read its messages and members, read its events (feed and stream). */
-  "channel.read": ChannelTarget;
-  /** Archive or unarchive. */
-  "channel.archive": ChannelTarget;
-  /** Post a message. */
-  "channel.post": ChannelTarget;
-  /** Reach a channel's member list to change it: an admin may, in a private channel it is not in. */
-  "member.manage": ChannelTarget;
-  "member.add": ChannelTarget;
-  "member.remove": RemovalTarget;
-  "message.edit": MessageTarget;
-  "message.delete": MessageTarget;
-  /** Add or remove one's reaction; vote in a poll. */
-  "reaction.set": ChannelTarget;
-  /** End a poll's voting: its author, or a team admin. */
-  "poll.close": MessageTarget;
-  /** Whether an event of the channel reaches a subscription: its owner must see the channel. */
-  "event.hear": ChannelTarget;
-  /** See a subscription and its deliveries (list, show). */
-  "subscription.read": SubscriptionTarget;
-  /** Rename, delete, re-enable, rotate the secret, test, redeliver, recover. */
-  "subscription.manage": SubscriptionTarget;
-  /** Change where it delivers and what it hears: `url`, `events`, `channel_ids`. */
-  "subscription.retarget": SubscriptionTarget;
-  /** Create a token for this user. */
-  "token.create": HolderTarget;
-  /** Rotate or revoke a token of this user. */
-  "token.manage": HolderTarget;
-  /** Bots, incoming webhooks, the audit log: the team's parts of the settings screen. */
-  "team.administer": TeamTarget;
-  /** See the team's people and bots, by name (Slack's users.list and users.info). */
-  "team.read": TeamTarget;
-  /** Point an incoming webhook at this channel. */
-  "incoming.target": ChannelTarget;
-  /** Deactivate or reactivate this user. */
-  "user.deactivate": PersonTarget;
-  /** Change this human's role. */
-  "user.role": PersonTarget;
-  /** Register, change or delete an app: the operator's alone (an app serves every team). */
-  "app.register": Record<never, never>;
-  /** Approve an app's install into this team. */
-  "app.install": TeamTarget;
-  /** See the team's installed apps and uninstall one. */
-  "app.uninstall": TeamTarget;
-}
-
-export type Action = keyof Targets;
-
-/** The actions on a channel alone, which loading the channel can decide. */
-export type ChannelAction = {
-  [A in Action]: ChannelTarget extends Targets[A] ? A : never;
-}[Action];
 
 /** Why an action is refused: hidden (404, as if it did not exist) or forbidden (403). */
 export interface Denial {
@@ -227,6 +152,13 @@ const RULES: Rules = {
     ownMessage("delete")(p, t) ??
       (isSystem(t.message) ? forbidden("System messages can't be deleted.") : null),
   "reaction.set": writable,
+  // What a person does with an app; a bot calls the app directly instead.
+  "command.run": (p, t) =>
+    readable(p, t) ??
+      (p.type === "bot" ? forbidden("Only people run commands; bots call apps directly.") : null),
+  "element.press": (p, t) =>
+    readable(p, t) ??
+      (p.type === "bot" ? forbidden("Only people press buttons; bots call apps directly.") : null),
   "poll.close": (p, t) =>
     writable(p, t) ??
       (t.message.author.id === p.user_id || (p.type === "human" && isAdmin(p))

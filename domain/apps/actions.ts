@@ -5,12 +5,13 @@
  * installed app's, with interactivity on. The service POSTs Slack's `block_actions` payload to
  * the app's interactivity URL, and the press answers as a command run does.
  */
+import { liveInstall } from "./live_install.ts";
 import type { Ctx } from "../context.ts";
 import type { Block, Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
-import { forbidden, invalid } from "../../core/errors.ts";
-import { getApp, listTeamInstalls } from "../../kv/apps.ts";
-import { getTeam, getUser, memberRef } from "../../kv/workspace.ts";
+import { invalid } from "../../core/errors.ts";
+import { listTeamInstalls } from "../../kv/apps.ts";
+import { getTeam, memberRef } from "../../kv/workspace.ts";
 import { loadChannelWith } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
@@ -78,15 +79,13 @@ async function interactiveApp(ctx: Ctx, message: Message) {
   const refused = () =>
     invalid("message", "This message's elements belong to no installed app that answers them.");
   const installs = await listTeamInstalls(ctx.kv, message.team_id);
-  const install = installs.find((i) => i.bot_user_id === message.author.id && !i.uninstalled_at);
-  if (!install) throw refused();
-  const [app, bot] = [
-    (await getApp(ctx.kv, install.app_id)).value,
-    await getUser(ctx.kv, install.bot_user_id),
-  ];
-  const on = app?.interactivity?.is_enabled;
+  const by = installs.find((i) => i.bot_user_id === message.author.id && !i.uninstalled_at);
+  const live = by ? await liveInstall(ctx, { teamId: by.team_id, appId: by.app_id }) : null;
+  if (!live) throw refused();
+  const { app, install, bot } = live;
+  const on = app.interactivity?.is_enabled;
   const url = on ? app.interactivity!.request_url : null;
-  if (!app || !on || (!url && !app.socket_mode_enabled) || !bot || bot.deactivated_at) {
+  if (!on || (!url && !app.socket_mode_enabled)) {
     throw refused();
   }
   return { app, install, bot, url };
@@ -110,9 +109,7 @@ export async function pressAction(
     extraKeys: [messageKeyFor(messageId)],
   });
   const message = messageIn(read.channel, read.extra[0]).value;
-  if (subject.type === "bot") {
-    throw forbidden("Only people press buttons; bots call apps directly.");
-  }
+  authorize(subject, "element.press", read);
   authorize(subject, "channel.post", read);
   const what = pressed(message, press);
   const { app, install, bot, url } = await interactiveApp(ctx, message);

@@ -5,14 +5,14 @@
  * `answered` (a reply, ephemeral or in the channel as the app's bot), `acknowledged`, `pending`
  * (no answer in time; its later replies still arrive) or `failed`, never a 5xx for the app's fault.
  */
+import { liveInstall } from "./live_install.ts";
 import type { Ctx } from "../context.ts";
 import type { Channel, Subject } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
-import { forbidden, invalid } from "../../core/errors.ts";
+import { invalid } from "../../core/errors.ts";
 import { getApp } from "../../kv/apps.ts";
-import { keys } from "../../kv/keys.ts";
 import { getCommand, listTeamCommands } from "../../kv/commands.ts";
-import { getTeam, getUser, memberRef } from "../../kv/workspace.ts";
+import { getTeam, memberRef } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
 import { authorize } from "../policy.ts";
 import { slugify } from "../channels/slug.ts";
@@ -57,17 +57,10 @@ async function commandHolder(ctx: Ctx, teamId: string, command: string) {
   const unknown = () => invalid("command", `There is no command ${command} in this team.`);
   const held = (await getCommand(ctx.kv, teamId, command.trim().toLowerCase())).value;
   if (!held) throw unknown();
-  const [appEntry, installEntry] = await ctx.kv.getMany<[App, AppInstall]>([
-    keys.app(held.app_id),
-    keys.install(teamId, held.app_id),
-  ]);
-  const [app, install] = [appEntry.value, installEntry.value];
-  const declared = app?.slash_commands?.find((c) => c.command === held.command);
-  const bot = install ? await getUser(ctx.kv, install.bot_user_id) : null;
-  if (!app || !declared || !install || install.uninstalled_at || !bot || bot.deactivated_at) {
-    throw unknown();
-  }
-  return { app, install, bot, declared };
+  const live = await liveInstall(ctx, { teamId, appId: held.app_id });
+  const declared = live?.app.slash_commands?.find((c) => c.command === held.command);
+  if (!live || !declared) throw unknown();
+  return { ...live, declared };
 }
 
 /**
@@ -85,7 +78,7 @@ export async function runCommand(
   },
 ): Promise<CommandRun> {
   const { channel, isMember } = await loadChannel(ctx, subject, channelId);
-  if (subject.type === "bot") throw forbidden("Only people run commands; bots call apps directly.");
+  authorize(subject, "command.run", { channel, isMember });
   if (channel.is_archived) throw invalid("channel", "The channel is archived.");
   authorize(subject, "channel.post", { channel, isMember });
   const { app, install, bot, declared } = await commandHolder(ctx, subject.team_id, command);

@@ -4,12 +4,12 @@
  * 30 minutes, on any instance, then answers 404; an unknown one counts as a guess (the caller
  * guards it). A `trigger_id` opens one view within 30 seconds.
  */
+import { liveInstall } from "./live_install.ts";
 import type { Ctx } from "../context.ts";
 import type { App } from "../../core/app_records.ts";
 import { notFound } from "../../core/errors.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
-import { getApp, getInstall } from "../../kv/apps.ts";
 import { getResponseTarget, insertAnswerWays, useResponseTarget } from "../../kv/responses.ts";
 import { getUser, memberRef } from "../../kv/workspace.ts";
 import { subjectOfPerson } from "../principals.ts";
@@ -88,15 +88,12 @@ export async function replyThroughUrl(
     if (!t || t.uses >= RESPONSE_URL_USES || Date.parse(t.expires_at) <= Date.now()) throw gone();
     return await useResponseTarget(ctx.kv, entry as Deno.KvEntry<typeof t>) ? t : null;
   });
-  const [app, install, person, bot] = await Promise.all([
-    getApp(ctx.kv, target.app_id).then((e) => e.value),
-    getInstall(ctx.kv, target.team_id, target.app_id).then((e) => e.value),
+  const [live, person] = await Promise.all([
+    liveInstall(ctx, { teamId: target.team_id, appId: target.app_id }),
     getUser(ctx.kv, target.user_id),
-    getUser(ctx.kv, target.bot_id),
   ]);
-  if (!app || !install || install.uninstalled_at || !person || person.deactivated_at || !bot) {
-    throw gone();
-  }
+  if (!live || live.bot.id !== target.bot_id || !person || person.deactivated_at) throw gone();
+  const { app, bot } = live;
   return await deliverReply(ctx, {
     reply,
     invoker: subjectOfPerson(person),

@@ -11,7 +11,7 @@ import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { nowIso } from "../../core/ids.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
-import { getApp, getInstall } from "../../kv/apps.ts";
+import { liveInstall } from "./live_install.ts";
 import { insertTrigger } from "../../kv/responses.ts";
 import { writeStack } from "../../kv/views.ts";
 import { getTeam } from "../../kv/workspace.ts";
@@ -53,15 +53,10 @@ function stateOf(view: StoredView, values: Values) {
 
 /** The app behind an open stack, live; an uninstalled app's views are gone. */
 async function appOf(ctx: Ctx, stack: ViewStack) {
-  const [app, install] = [
-    (await getApp(ctx.kv, stack.app_id)).value,
-    (await getInstall(ctx.kv, stack.team_id, stack.app_id)).value,
-  ];
+  const app = (await liveInstall(ctx, { teamId: stack.team_id, appId: stack.app_id }))?.app;
   const on = app?.interactivity?.is_enabled;
   const url = on ? app.interactivity!.request_url : null;
-  if (!app || !install || install.uninstalled_at || !on || (!url && !app.socket_mode_enabled)) {
-    throw notFound("No such view.");
-  }
+  if (!app || !on || (!url && !app.socket_mode_enabled)) throw notFound("No such view.");
   const secret = await signingSecretOf(ctx, app);
   if (!secret && !app.socket_mode_enabled) {
     throw invalid("view", "The app has no signing secret (ask the operator).");

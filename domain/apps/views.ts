@@ -13,7 +13,7 @@ import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
-import { getInstall } from "../../kv/apps.ts";
+import { liveInstall } from "./live_install.ts";
 import { relayNotice } from "../../kv/ephemeral.ts";
 import { getTrigger, spendTrigger, type Trigger } from "../../kv/responses.ts";
 import { stackOf, writeStack } from "../../kv/views.ts";
@@ -140,10 +140,8 @@ async function liveTrigger(
   if (!t || t.used || Date.parse(t.expires_at) <= Date.now() || t.team_id !== subject.team_id) {
     throw expired();
   }
-  const install = (await getInstall(ctx.kv, t.team_id, t.app_id)).value;
-  if (!install || install.uninstalled_at || install.bot_user_id !== subject.user_id) {
-    throw expired();
-  }
+  const live = await liveInstall(ctx, { teamId: t.team_id, appId: t.app_id });
+  if (!live || live.bot.id !== subject.user_id) throw expired();
   return entry as Deno.KvEntry<Trigger>;
 }
 
@@ -255,8 +253,7 @@ export async function personsStack(
     throw noView();
   }
   // An app uninstalled meanwhile takes its modals with it.
-  const install = (await getInstall(ctx.kv, stack.team_id, stack.app_id)).value;
-  if (!install || install.uninstalled_at) throw noView();
+  if (!await liveInstall(ctx, { teamId: stack.team_id, appId: stack.app_id })) throw noView();
   if (top && stack.views.at(-1)!.id !== viewId) {
     throw invalid("view", "Another view is shown on top of this one.");
   }
