@@ -28,7 +28,9 @@ export const observe = (): MiddlewareHandler<{ Variables: ObservedVars }> => asy
   const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
   c.set("requestId", requestId);
   await next();
-  c.res.headers.set("X-Request-Id", requestId);
+  // A WebSocket's 101 must reach Deno as the very response upgradeWebSocket made: a header set on
+  // it has Hono copy it, and Deno 2.5 (Deno Deploy's) then refuses the upgrade.
+  if (c.res.status !== 101) c.res.headers.set("X-Request-Id", requestId);
   const seconds = (performance.now() - started) / 1000;
   const route = c.req.routePath === "/*" || c.req.routePath === "*" ? UNMATCHED : c.req.routePath;
   const method = METHODS.has(c.req.method) ? c.req.method : "OTHER";
