@@ -24,6 +24,7 @@ import { busyInstance } from "./scenarios/busy_instance.ts";
 import { dataOverTime } from "./scenarios/data_over_time.ts";
 import { apps } from "./scenarios/apps.ts";
 import { votes } from "./scenarios/votes.ts";
+import { socketMode } from "./scenarios/socket_mode.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -46,6 +47,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["data over time", dataOverTime, 120],
   ["apps", apps, 40],
   ["votes", votes, 40],
+  ["socket mode", socketMode, 60],
 ];
 
 await requireWrk();

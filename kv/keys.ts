@@ -83,7 +83,7 @@
  * | ["socket_tickets", ticketHash]                | SocketTicket         | a single-use Socket Mode connection URL's ticket, by SHA-256; taken within 60 s; expires |
  * | ["socket_events", appId, eventId, subscriptionId] | SocketPending    | an event for a Socket Mode app, pending until a connection acks its envelope (kv/socket_queue.ts); in id order: commit order per app |
  * | ["socket_counts", appId, "queued"\|"acked"\|"dropped"] | Deno.KvU64 | the app's envelopes ever queued, acked and dropped (past SOCKET_MODE_BACKLOG): its backlog without a scan |
- * | ["socket_signal"]                             | number (time)        | set by commits that queue events for Socket Mode apps; instances with connections poll it |
+ * | ["socket_signal"(, appId)]                    | number (time)        | set, with the app's own, by commits that queue events or calls for a Socket Mode app; instances with connections poll the first, then their apps' |
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
  * | ["socket_answers", callId]                    | SocketAnswer         | what became of a relayed call, for the instance that waits on it; expires |
@@ -244,6 +244,7 @@ export const keys = {
   socketCount: (app: string, kind: SocketCount) => ["socket_counts", app, kind],
   socketCountsAll: () => ["socket_counts"],
   socketSignal: () => ["socket_signal"],
+  socketAppSignal: (appId: string) => ["socket_signal", appId],
   socketPresences: (appId: string) => ["socket_presence", appId],
   socketPresenceAll: () => ["socket_presence"],
   socketCalls: (appId: string) => ["socket_calls", appId],

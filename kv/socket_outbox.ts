@@ -8,6 +8,18 @@ import type { OutboxEvent } from "../core/types.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import type { Heard } from "./plan.ts";
 
+/**
+ * Tells the instances holding the app's connections that it has work: the store-wide signal they
+ * poll, and the app's own, so each reads only the apps whose signal moved.
+ */
+export function signalApp<Op extends { set(key: Deno.KvKey, value: unknown): Op }>(
+  op: Op,
+  appId: string,
+): Op {
+  const now = Date.now();
+  return op.set(keys.socketSignal(), now).set(keys.socketAppSignal(appId), now);
+}
+
 /** How long a connection has to ack an envelope before it goes again: Slack's 3 seconds. */
 export const ACK_MS = 3_000;
 
@@ -41,6 +53,6 @@ export function queueSocketEvent(
     expireIn: EVENT_TTL_MS,
   });
   op.sum(keys.socketCount(listener.app_id, "queued"), 1n);
-  if (!claimed) op.set(keys.socketSignal(), Date.now());
+  if (!claimed) signalApp(op, listener.app_id);
   return record;
 }

@@ -6,8 +6,9 @@
  */
 import type { SocketPending } from "../core/app_records.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { ACK_MS } from "./socket_outbox.ts";
+import { ACK_MS, signalApp } from "./socket_outbox.ts";
 import type { Store } from "./store.ts";
+import { getAll } from "./commit.ts";
 
 /** A pending event as read: its key's parts and its record. */
 export interface Pending {
@@ -78,27 +79,40 @@ export async function releasePending(kv: Store, appId: string, envelopeId: strin
   if (!key) return;
   const entry = await kv.get<SocketPending>(key);
   if (!entry.value || entry.value.claim_until === 0) return;
-  await kv.atomic().check(entry).set(key, { ...entry.value, claim_until: 0 }, {
+  const op = kv.atomic().check(entry).set(key, { ...entry.value, claim_until: 0 }, {
     expireIn: EVENT_TTL_MS,
-  }).set(keys.socketSignal(), Date.now()).commit();
+  });
+  await signalApp(op, appId).commit();
+}
+
+const COUNTS = ["queued", "acked", "dropped"] as const;
+
+/** Apps' envelopes counted: queued, acked and dropped ever, and so their backlogs; in one read. */
+export async function socketCountsOf(kv: Store, appIds: string[]) {
+  const entries = await getAll<Deno.KvU64>(
+    kv,
+    appIds.flatMap((a) => COUNTS.map((kind) => keys.socketCount(a, kind))),
+  );
+  const n = (i: number) => Number(entries[i].value?.value ?? 0n);
+  return new Map(appIds.map((appId, i) => {
+    const [queued, acked, dropped] = [n(3 * i), n(3 * i + 1), n(3 * i + 2)];
+    return [appId, { queued, acked, dropped, backlog: Math.max(0, queued - acked - dropped) }];
+  }));
 }
 
 /** The app's envelopes counted: queued, acked and dropped ever, and so its backlog. */
-export async function socketCounts(kv: Store, appId: string) {
-  const [queued, acked, dropped] = (await kv.getMany<Deno.KvU64[]>([
-    keys.socketCount(appId, "queued"),
-    keys.socketCount(appId, "acked"),
-    keys.socketCount(appId, "dropped"),
-  ])).map((e) => Number(e.value?.value ?? 0n));
-  return { queued, acked, dropped, backlog: Math.max(0, queued - acked - dropped) };
-}
+export const socketCounts = async (kv: Store, appId: string) =>
+  (await socketCountsOf(kv, [appId])).get(appId)!;
 
 /**
- * Drops the app's oldest pending events past `keep` (SOCKET_MODE_BACKLOG), counted: returns how
- * many went. Events whose record expired (the 30-day horizon) are counted by the next trim.
+ * Drops the app's oldest pending events past `keep` (SOCKET_MODE_BACKLOG), counted, given its
+ * `backlog` now: returns how many went. Events whose record expired (the 30-day horizon) are
+ * counted by the next trim.
  */
-export async function trimPending(kv: Store, appId: string, keep: number): Promise<number> {
-  const { backlog } = await socketCounts(kv, appId);
+export async function trimPending(
+  kv: Store,
+  { appId, backlog, keep }: { appId: string; backlog: number; keep: number },
+): Promise<number> {
   const over = backlog - keep;
   if (over <= 0) return 0;
   let dropped = 0;
@@ -113,4 +127,10 @@ export async function trimPending(kv: Store, appId: string, keep: number): Promi
 /** The signal's versionstamp: a change means some commit queued events for Socket Mode apps. */
 export async function socketSignal(kv: Store): Promise<string | null> {
   return (await kv.get(keys.socketSignal())).versionstamp;
+}
+
+/** Each app's own signal's versionstamp: which of them have work since last looked. */
+export async function appSignals(kv: Store, appIds: string[]): Promise<Map<string, string | null>> {
+  const entries = await getAll(kv, appIds.map((a) => keys.socketAppSignal(a)));
+  return new Map(entries.map((e) => [e.key[1] as string, e.versionstamp]));
 }

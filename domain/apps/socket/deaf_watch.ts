@@ -3,7 +3,8 @@
  * waiting and no connection anywhere for SOCKET_MODE_DEAF_AFTER gets whoever installed it (the
  * team's owners for an install made by the operator) a direct message from the Integrations bot,
  * once per episode, and another when it connects again. Every instance looks; the episode's
- * record, changed only by checked commits, makes one of them tell, once.
+ * record, changed only by checked commits, makes one of them tell, once. The same look keeps the
+ * backlog of an app away within SOCKET_MODE_BACKLOG, as the instances holding connections do.
  */
 import type { Ctx } from "../../context.ts";
 import type { App, AppInstall, SocketDeaf } from "../../../core/app_records.ts";
@@ -15,6 +16,7 @@ import { getTeam, getUser, listTeamUsers } from "../../../kv/workspace.ts";
 import { tellPeople } from "../../people/integrations_bot.ts";
 import { isAdmin } from "../../policy.ts";
 import { socketApps, type SocketStatus, socketStatus } from "./status.ts";
+import { trimPending } from "../../../kv/socket_queue.ts";
 
 type Told = "away" | "back";
 
@@ -23,7 +25,13 @@ export async function watchDeafApps(ctx: Ctx, now = Date.now()): Promise<void> {
   for (const appId of await socketApps(ctx)) {
     const entry = await ctx.kv.get<SocketDeaf>(keys.socketDeaf(appId));
     const app = (await getApp(ctx.kv, appId)).value;
-    const status = await socketStatus(ctx, appId);
+    let status = await socketStatus(ctx, appId);
+    const keep = ctx.settings.socketMode.backlog;
+    // Bounded while away too: connected, its instance trims as well; whoever commits first wins.
+    if (status.backlog > keep) {
+      await trimPending(ctx.kv, { appId, backlog: status.backlog, keep });
+      status = await socketStatus(ctx, appId);
+    }
     const next = nextOf(entry.value, {
       app,
       status,

@@ -10,9 +10,14 @@ import type { App, AppToken, SocketCall } from "../../../core/app_records.ts";
 import { newId } from "../../../core/ids.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import type { Committed } from "../../../kv/plan.ts";
-import { socketSignal, trimPending } from "../../../kv/socket_queue.ts";
+import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/socket_queue.ts";
 import { SocketConnection } from "./connection.ts";
-import { connectionsElsewhere, recordPresence, standingTokens } from "./presence.ts";
+import {
+  connectionsElsewhere,
+  recordPresence,
+  renewPresences,
+  standingTokens,
+} from "./presence.ts";
 import { QueueSender } from "./queue_sender.ts";
 import { type CallAnswer, relayCall, takeCalls } from "./relay.ts";
 
@@ -34,6 +39,8 @@ export class SocketHub {
   readonly #byApp = new Map<string, SocketConnection[]>();
   readonly #queue: QueueSender;
   #signal: string | null = null;
+  /** Each held app's own signal as last read: only apps whose signal moved are read again. */
+  readonly #appSignals = new Map<string, string | null>();
   #poll: ReturnType<typeof setInterval> | undefined;
   #check: ReturnType<typeof setInterval> | undefined;
   #lastPresence = 0;
@@ -116,7 +123,10 @@ export class SocketHub {
     const { appId } = conn.app;
     const list = (this.#byApp.get(appId) ?? []).filter((c) => c !== conn);
     if (list.length > 0) this.#byApp.set(appId, list);
-    else this.#byApp.delete(appId);
+    else {
+      this.#byApp.delete(appId);
+      this.#appSignals.delete(appId);
+    }
     this.#queue.closed(appId, conn, list.length === 0);
     this.#renewPresence(appId).catch(() => {});
   }
@@ -190,7 +200,10 @@ export class SocketHub {
       const seen = await socketSignal(this.ctx.kv);
       if (seen === this.#signal) return;
       this.#signal = seen;
-      for (const appId of this.#byApp.keys()) {
+      const stamps = await appSignals(this.ctx.kv, [...this.#byApp.keys()]);
+      for (const [appId, stamp] of stamps) {
+        if (this.#appSignals.has(appId) && this.#appSignals.get(appId) === stamp) continue;
+        this.#appSignals.set(appId, stamp);
         this.#queue.read(appId);
         await takeCalls(
           this.ctx,
@@ -209,17 +222,29 @@ export class SocketHub {
    */
   async #checkLinks() {
     try {
-      for (const [appId, list] of this.#byApp) {
-        const tokenIds = [...new Set(list.map((c) => c.app.tokenId))];
-        const standing = await standingTokens(this.ctx, { appId, tokenIds });
+      const held = [...this.#byApp];
+      const standing = await standingTokens(
+        this.ctx,
+        held.map(([appId, list]) => ({
+          appId,
+          tokenIds: [...new Set(list.map((c) => c.app.tokenId))],
+        })),
+      );
+      for (const [appId, list] of held) {
         for (const conn of list) {
-          if (!standing.has(conn.app.tokenId)) conn.disconnect("link_disabled");
+          if (!standing.get(appId)?.has(conn.app.tokenId)) conn.disconnect("link_disabled");
         }
-        await trimPending(this.ctx.kv, appId, this.ctx.settings.socketMode.backlog);
+      }
+      const keep = this.ctx.settings.socketMode.backlog;
+      for (
+        const [appId, { backlog }] of await socketCountsOf(this.ctx.kv, [...this.#byApp.keys()])
+      ) {
+        if (backlog > keep) await trimPending(this.ctx.kv, { appId, backlog, keep });
       }
       if (Date.now() - this.#lastPresence < PRESENCE_MS) return;
       this.#lastPresence = Date.now();
-      for (const appId of this.#byApp.keys()) await this.#renewPresence(appId);
+      const counts = new Map([...this.#byApp].map(([appId, list]) => [appId, list.length]));
+      await renewPresences(this.ctx, { instance: this.#instance, held: counts });
     } catch (e) {
       log.warn("socket mode: checking connections failed", errorFields(e));
     }

@@ -7,7 +7,7 @@
 import type { Ctx } from "../../context.ts";
 import type { App, SocketPresence } from "../../../core/app_records.ts";
 import { keys } from "../../../kv/keys.ts";
-import { getAll } from "../../../kv/commit.ts";
+import { commitInBatches, getAll } from "../../../kv/commit.ts";
 
 /** A presence not renewed for this long is of an instance gone. */
 export const PRESENCE_TTL_MS = 60_000;
@@ -39,15 +39,42 @@ export async function recordPresence(
   await ctx.kv.set(key, record, { expireIn: PRESENCE_TTL_MS });
 }
 
-/** Of `tokenIds`, those still standing for an app in Socket Mode (none when it left it). */
+/** Renews the presence of every app `instance` holds connections of, in as few commits as fit. */
+export async function renewPresences(
+  ctx: Ctx,
+  { instance, held }: { instance: string; held: Map<string, number> },
+): Promise<void> {
+  const seen_at = Date.now();
+  await commitInBatches(ctx.kv, [...held], 500, (op, [appId, connections]) => {
+    const record: SocketPresence = { connections, host: instance, seen_at };
+    op.set(keys.socketPresence(appId, instance), record, { expireIn: PRESENCE_TTL_MS });
+  });
+}
+
+/**
+ * Of each app's `tokenIds`, those still standing for an app in Socket Mode (none when it left
+ * it), for every app in one read.
+ */
 export async function standingTokens(
   ctx: Ctx,
-  { appId, tokenIds }: { appId: string; tokenIds: string[] },
-): Promise<Set<string>> {
-  const [app, ...tokens] = await getAll<unknown>(ctx.kv, [
-    keys.app(appId),
-    ...tokenIds.map((t) => keys.appTokenId(appId, t)),
-  ]);
-  if ((app.value as App | null)?.socket_mode_enabled !== true) return new Set();
-  return new Set(tokens.flatMap((t) => t.value ? [t.key[2] as string] : []));
+  apps: { appId: string; tokenIds: string[] }[],
+): Promise<Map<string, Set<string>>> {
+  const entries = await getAll<unknown>(
+    ctx.kv,
+    apps.flatMap(({ appId, tokenIds }) => [
+      keys.app(appId),
+      ...tokenIds.map((t) => keys.appTokenId(appId, t)),
+    ]),
+  );
+  const standing = new Map<string, Set<string>>();
+  let at = 0;
+  for (const { appId, tokenIds } of apps) {
+    const [app, ...tokens] = entries.slice(at, at += 1 + tokenIds.length);
+    const on = (app.value as App | null)?.socket_mode_enabled === true;
+    standing.set(
+      appId,
+      new Set(on ? tokens.flatMap((t) => t.value ? [t.key[2] as string] : []) : []),
+    );
+  }
+  return standing;
 }

@@ -8,6 +8,7 @@
 import type { Ctx } from "../../context.ts";
 import type { SocketAnswer, SocketCall } from "../../../core/app_records.ts";
 import { keys } from "../../../kv/keys.ts";
+import { signalApp } from "../../../kv/socket_outbox.ts";
 
 /** What became of an envelope a person waits on: the ack's payload, or why there is none. */
 export type CallAnswer = { payload: unknown } | "not connected" | "closed" | "timed out";
@@ -38,8 +39,10 @@ export async function relayCall(
   const call: SocketCall = { type, payload, deadline: start + timeoutMs };
   const callKey = keys.socketCall(appId, callId);
   const answerKey = keys.socketAnswer(callId);
-  const put = await ctx.kv.atomic().set(callKey, call, { expireIn: timeoutMs + KEEP_MS })
-    .set(keys.socketSignal(), start).commit();
+  const put = await signalApp(
+    ctx.kv.atomic().set(callKey, call, { expireIn: timeoutMs + KEEP_MS }),
+    appId,
+  ).commit();
   if (!put.ok) return "not connected";
   let taken = false;
   while (Date.now() - start < timeoutMs) {
