@@ -3,7 +3,7 @@
  * through one instance while the app, Slack's own `@slack/socket-mode` client, reconnects every 2
  * seconds to the other, which is SIGKILLed twice and started again on its address. Every event
  * arrives; duplicates (at least once) are counted and each carries `retry_attempt`.
- * SOCKET_SOAK_EVENTS sets how many (600 in the suite; `deno task soak` runs 10,000).
+ * SOCKET_SOAK_EVENTS sets how many (600 in the suite; `deno task soak:socket` runs 10,000).
  */
 import assert from "node:assert/strict";
 import { api, workspace } from "./harness.ts";
