@@ -5,7 +5,7 @@
  * chosen times here (`watchDeafApps(ctx, now)`), as each instance's timer runs it.
  */
 import assert from "node:assert/strict";
-import { api, type TestServer, withWorkspace } from "./harness.ts";
+import { api, signedInCookie, type TestServer, withWorkspace } from "./harness.ts";
 import { waitUntil } from "./webhook_receivers.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp } from "../domain/apps/installs.ts";
@@ -72,6 +72,13 @@ Deno.test("socket mode: an app away with events waiting gets its installer told 
     );
     assert.match(told[0], new RegExp(`app:deliveries --app ${app.id}`));
     assert.deepEqual(await toldTo(s, w.member.token), [], "the installer alone");
+    // The team's Apps page says so too.
+    const cookie = await signedInCookie(s.url, s.ctx, w.admin.user.id);
+    const appsPage = () =>
+      fetch(`${s.url}/settings/integrations/apps`, { headers: { Cookie: cookie } }).then((r) =>
+        r.text()
+      );
+    assert.match(await appsPage(), /Not connected; 4 events wait for it/);
 
     // Back: told once more, and the four events arrive.
     const { token } = await createAppToken(s.ctx, { appId: app.id, name: null, actor: null });
@@ -97,6 +104,12 @@ Deno.test("socket mode: an app away with events waiting gets its installer told 
       const now = await toldTo(s, w.admin.token);
       assert.equal(now.length, 2, JSON.stringify(now));
       assert.match(now[1], /^Your app "Listener" is connected again/);
+      // Once the last ack is in.
+      await waitUntil(
+        async () => /Connected \(1 connection\); nothing waits for it\./.test(await appsPage()),
+        5_000,
+        "the Apps page showing the app connected",
+      );
     } finally {
       ws.close();
       await new Promise((done) => ws.addEventListener("close", done));

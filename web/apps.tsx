@@ -1,5 +1,6 @@
 import type { App, AppInstall } from "../core/app_records.ts";
 import type { Delivery } from "../core/webhook_records.ts";
+import type { SocketStatus } from "../domain/apps/socket/status.ts";
 import { ActionButton, Notice, Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
@@ -11,6 +12,8 @@ export interface ShownInstall {
   botName: string;
   installedBy: string;
   deliveries: Delivery[];
+  /** For an app in Socket Mode: its connections and backlog, in place of request URLs. */
+  socket: SocketStatus | null;
 }
 
 const listens = (app: App | null) =>
@@ -80,7 +83,7 @@ function Wiring({ shown }: { shown: ShownInstall }) {
               <code>{c.command}</code> {c.usage_hint}
             </dt>
             <dd>
-              {c.description} → <code>{c.url}</code>
+              {c.description} → <Where url={c.url} />
             </dd>
           </>
         ))}
@@ -88,7 +91,7 @@ function Wiring({ shown }: { shown: ShownInstall }) {
           <>
             <dt>Events ({app.event_subscriptions.bot_events.join(", ")})</dt>
             <dd>
-              <code>{app.event_subscriptions.request_url}</code>
+              <Where url={app.event_subscriptions.request_url} />
             </dd>
           </>
         )}
@@ -96,15 +99,38 @@ function Wiring({ shown }: { shown: ShownInstall }) {
           <>
             <dt>Buttons and forms</dt>
             <dd>
-              <code>{app.interactivity.request_url}</code>
+              <Where url={app.interactivity.request_url} />
             </dd>
           </>
         )}
       </dl>
-      {shown.deliveries.length === 0
+      {shown.socket
+        ? <SocketLine status={shown.socket} />
+        : shown.deliveries.length === 0
         ? <p class="muted">No event sent to it yet.</p>
         : <RecentDeliveries deliveries={shown.deliveries} />}
     </section>
+  );
+}
+
+/** Where a request goes: its URL, or (none, in Socket Mode) the app's connections. */
+const Where = ({ url }: { url: string | null }) =>
+  url ? <code>{url}</code> : <span>its Socket Mode connection</span>;
+
+/** How an app in Socket Mode stands: connected or away, and what waits for it. */
+function SocketLine({ status }: { status: SocketStatus }) {
+  const open = status.connections.reduce((n, c) => n + c.connections, 0);
+  const age = status.oldest_pending_age_seconds;
+  return (
+    <p class={open > 0 ? "socket ok" : "socket bad"}>
+      {open > 0 ? `Connected (${open} connection${open === 1 ? "" : "s"})` : "Not connected"};{" "}
+      {status.backlog === 0
+        ? "nothing waits for it."
+        : `${status.backlog} event${status.backlog === 1 ? "" : "s"} wait for it, the oldest for ${
+          Math.round((age ?? 0) / 60)
+        } min.`}
+      {status.dropped > 0 && ` ${status.dropped} were dropped past its backlog's bound.`}
+    </p>
   );
 }
 

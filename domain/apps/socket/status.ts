@@ -3,7 +3,9 @@
  * connections per instance, how many of its events wait, and for how long the oldest has.
  */
 import type { Ctx } from "../../context.ts";
-import type { SocketPresence } from "../../../core/app_records.ts";
+import type { AppInstall, SocketPresence } from "../../../core/app_records.ts";
+import { authorize } from "../../policy.ts";
+import type { Actor } from "../../principals.ts";
 import { keys } from "../../../kv/keys.ts";
 import { pendingOf, socketCounts } from "../../../kv/socket_queue.ts";
 import { PRESENCE_TTL_MS } from "./presence.ts";
@@ -23,6 +25,15 @@ export interface SocketStatus {
   oldest_pending_age_seconds: number | null;
   acked: number;
   dropped: number;
+}
+
+/** How an app installed in the team stands over Socket Mode: for the team's admins. */
+export function installSocketStatus(
+  ctx: Ctx,
+  { install, actor }: { install: AppInstall; actor: Actor },
+): Promise<SocketStatus> {
+  authorize(actor, "app.uninstall", { team_id: install.team_id });
+  return socketStatus(ctx, install.app_id);
 }
 
 export async function socketStatus(ctx: Ctx, appId: string): Promise<SocketStatus> {
