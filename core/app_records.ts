@@ -196,3 +196,15 @@ export interface SocketDeaf {
   since: number;
   told_at: number | null;
 }
+
+/** How a Socket Mode app stands: its connections per instance, its backlog, what it lost. */
+export interface SocketStatus {
+  /** Each instance holding some of the app's connections, as it last said (every 20 s). */
+  connections: { instance: string; connections: number; seen_at: string }[];
+  /** Events not acked yet, whether waiting or sent and unanswered. */
+  backlog: number;
+  /** Seconds since the oldest of them was committed; null with none. */
+  oldest_pending_age_seconds: number | null;
+  acked: number;
+  dropped: number;
+}

@@ -1,6 +1,5 @@
-import type { App, AppInstall } from "../core/app_records.ts";
+import type { App, AppInstall, SocketStatus } from "../core/app_records.ts";
 import type { Delivery } from "../core/webhook_records.ts";
-import type { SocketStatus } from "../domain/apps/socket/status.ts";
 import { ActionButton, Notice, Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";

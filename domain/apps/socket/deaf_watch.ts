@@ -7,7 +7,7 @@
  * backlog of an app away within SOCKET_MODE_BACKLOG, as the instances holding connections do.
  */
 import type { Ctx } from "../../context.ts";
-import type { App, AppInstall, SocketDeaf } from "../../../core/app_records.ts";
+import type { App, AppInstall, SocketDeaf, SocketStatus } from "../../../core/app_records.ts";
 import type { User } from "../../../core/types.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import { keys } from "../../../kv/keys.ts";
@@ -15,7 +15,7 @@ import { getApp, listAllInstalls } from "../../../kv/apps.ts";
 import { getTeam, getUser, listTeamUsers } from "../../../kv/workspace.ts";
 import { tellPeople } from "../../people/integrations_bot.ts";
 import { isAdmin } from "../../policy.ts";
-import { socketApps, type SocketStatus, socketStatus } from "./status.ts";
+import { socketApps, socketStatus } from "./status.ts";
 import { trimPending } from "../../../kv/socket_queue.ts";
 
 type Told = "away" | "back";

@@ -3,7 +3,7 @@
  * connections per instance, how many of its events wait, and for how long the oldest has.
  */
 import type { Ctx } from "../../context.ts";
-import type { AppInstall, SocketPresence } from "../../../core/app_records.ts";
+import type { AppInstall, SocketPresence, SocketStatus } from "../../../core/app_records.ts";
 import { authorize } from "../../policy.ts";
 import type { Actor } from "../../principals.ts";
 import { keys } from "../../../kv/keys.ts";
@@ -15,17 +15,6 @@ import {
   socketDropped,
   socketOldestPending,
 } from "../../../core/metrics.ts";
-
-export interface SocketStatus {
-  /** Each instance holding some of the app's connections, as it last said (every 20 s). */
-  connections: { instance: string; connections: number; seen_at: string }[];
-  /** Events not acked yet, whether waiting or sent and unanswered. */
-  backlog: number;
-  /** Seconds since the oldest of them was committed; null with none. */
-  oldest_pending_age_seconds: number | null;
-  acked: number;
-  dropped: number;
-}
 
 /** How an app installed in the team stands over Socket Mode: for the team's admins. */
 export function installSocketStatus(
