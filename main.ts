@@ -9,6 +9,7 @@ import { openStore, where } from "./kv/open.ts";
 import { StreamHub } from "./domain/stream/hub.ts";
 import { SocketHub } from "./domain/apps/socket/hub.ts";
 import { DeafWatch } from "./domain/apps/socket/deaf_watch.ts";
+import { AppSender } from "./delivery/app_sender.ts";
 import { loadKeyring } from "./domain/data/app_key.ts";
 import { Presence } from "./domain/data/service.ts";
 import type { Ctx } from "./domain/context.ts";
@@ -64,7 +65,9 @@ kv.committed.subscribe((committed) => streams.heard(committed));
 const sockets = new SocketHub(ctx);
 kv.sendSocketsFrom(sockets.here);
 kv.committed.subscribe((committed) => sockets.heard(committed));
-const app = createApp(ctx, { streams, sockets });
+// What the service asks apps and waits for (commands, presses, views), over either transport.
+const calls = new AppSender(sockets);
+const app = createApp(ctx, { streams, sockets, calls });
 // A Socket Mode app away with events waiting: its people are told (every instance looks, one tells).
 const deafWatch = new DeafWatch(ctx);
 if (settings.integrationsEnabled) deafWatch.start();

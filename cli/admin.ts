@@ -3,6 +3,7 @@ import { didYouMean } from "./suggest.ts";
 import { ApiError, ConflictError } from "../core/errors.ts";
 import { loadSettings, SettingsError } from "../core/settings.ts";
 import { openStore } from "../kv/open.ts";
+import { AppSender } from "../delivery/app_sender.ts";
 import { loadKeyring } from "../domain/data/app_key.ts";
 import { requireReadableByService, serviceBaseUrl } from "../domain/data/service.ts";
 import { appCommands } from "./app_commands.ts";
@@ -163,10 +164,12 @@ async function run(name: string, command: AnyCommand, args: string[]): Promise<n
       writes: !name.endsWith(":list"),
       command: [name, ...args].join(" "),
     });
+    const calls = new AppSender();
     try {
-      const result = await command.run(ctx, flags);
+      const result = await command.run(ctx, flags, calls);
       console.log(result instanceof PlainText ? result.text : JSON.stringify(result, null, 2));
     } finally {
+      await calls.close();
       ctx.kv.close();
     }
     return 0;

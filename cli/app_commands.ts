@@ -10,7 +10,6 @@ import { appDeliveries } from "../domain/apps/deliveries.ts";
 import { socketStatus } from "../domain/apps/socket/status.ts";
 import { tokenResponse } from "../domain/apps/oauth.ts";
 import { appById } from "../domain/apps/apps.ts";
-import { AppCalls } from "../domain/apps/app_call.ts";
 import { notFound } from "../core/errors.ts";
 import { deliveryView } from "../domain/views.ts";
 import {
@@ -67,19 +66,14 @@ export const appCommands: Record<string, Command> = {
     usage: "app:update --id <app id> --manifest <file>",
     summary:
       "Changes an app in place from its manifest; its installs follow (a new event URL is verified).",
-    async run(ctx, flags) {
-      const calls = new AppCalls();
-      try {
-        const { app, warnings } = await updateAppFromManifest(ctx, calls, {
-          id: uuidFlag(flags, "id"),
-          text: await readManifestFile(requiredFlag(flags, "manifest")),
-          actor: null,
-        });
-        warn(warnings);
-        return appView(app);
-      } finally {
-        await calls.close();
-      }
+    async run(ctx, flags, calls) {
+      const { app, warnings } = await updateAppFromManifest(ctx, calls, {
+        id: uuidFlag(flags, "id"),
+        text: await readManifestFile(requiredFlag(flags, "manifest")),
+        actor: null,
+      });
+      warn(warnings);
+      return appView(app);
     },
   },
   "app:export": {

@@ -1,4 +1,5 @@
 import type { Ctx } from "../domain/context.ts";
+import type { AppCalls } from "../domain/apps/app_call.ts";
 import { isUuid } from "../core/ids.ts";
 import { parseDurations, type Settings } from "../core/settings.ts";
 
@@ -14,7 +15,8 @@ export interface Command {
   usage: string;
   /** What it does, in one line, for `help`. */
   summary: string;
-  run(ctx: Ctx, flags: Flags): Promise<unknown>;
+  /** `calls`: what the CLI asks apps (an app:update's url_verification), closed after. */
+  run(ctx: Ctx, flags: Flags, calls: AppCalls): Promise<unknown>;
 }
 
 /**

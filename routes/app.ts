@@ -33,7 +33,7 @@ import { webhookRoutes } from "./webhooks.ts";
 import { slackWebApi } from "./slack/web_api.ts";
 import { commandListRoutes, commandRunRoutes } from "./commands.ts";
 import { responseRoutes } from "./responses.ts";
-import { AppCalls } from "../domain/apps/app_call.ts";
+import type { AppCalls } from "../domain/apps/app_call.ts";
 import type { SocketHub } from "../domain/apps/socket/hub.ts";
 import { socketRoutes } from "./socket.ts";
 
@@ -60,12 +60,10 @@ const indexOf = (base: string) => ({
  */
 export function createApp(
   ctx: Ctx,
-  { streams, sockets }: { streams: StreamHub; sockets: SocketHub },
+  { streams, sockets, calls }: { streams: StreamHub; sockets: SocketHub; calls: AppCalls },
 ) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const guard = new GuessGuard(ctx.kv);
-  // The connections kept to apps, for what the service asks them and waits for.
-  const calls = new AppCalls(sockets);
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .get("/docs", apiReferenceHandler)

@@ -13,7 +13,7 @@ import {
   rotateSigningSecret,
   updateAppFromManifest,
 } from "../domain/apps/declared.ts";
-import { AppCalls } from "../domain/apps/app_call.ts";
+import { AppSender } from "../delivery/app_sender.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { listApps } from "../domain/apps/apps.ts";
 import { ApiError } from "../core/errors.ts";
@@ -99,7 +99,7 @@ Deno.test("manifest: YAML or JSON, Slack's scopes mapped, unknown fields warned,
 
 Deno.test("manifest: a new event URL must answer Slack's url_verification, signed with the app's secret", async () => {
   const s = await startServer();
-  const calls = new AppCalls();
+  const calls = new AppSender();
   const first = receiver();
   let secret = "";
   // Slack's check of its signatures (api.slack.com/authentication/verifying-requests-from-slack);

@@ -5,7 +5,7 @@ import { SCOPES } from "../core/types.ts";
 import { openStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/data/app_key.ts";
 import { createApp } from "../routes/app.ts";
-import { api, startSockets, startStreams, type TestServer } from "./harness.ts";
+import { api, appParts, type TestServer } from "./harness.ts";
 import { sharedStore, startService } from "./processes.ts";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -20,7 +20,7 @@ async function startFileServer(): Promise<TestServer & { kvPath: string }> {
   const settings = loadSettings({ KV_PATH: kvPath, INTEGRATIONS_API_RATE_LIMIT: "100000" });
   const kv = await openStore(settings);
   const ctx: Ctx = { kv, settings, keyring: await loadKeyring(settings, kv) };
-  const app = createApp(ctx, { streams: startStreams(ctx), sockets: startSockets(ctx) });
+  const app = createApp(ctx, appParts(ctx));
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;

@@ -11,10 +11,9 @@ import { createApp } from "../routes/app.ts";
 import { clientAddress } from "../routes/client_address.ts";
 import { addMemberAsOperator } from "../domain/channels/members.ts";
 import {
+  appParts,
   clearOfWindowEdge,
   createChannelAs,
-  startSockets,
-  startStreams,
   type TestServer,
   withWorkspace,
 } from "./harness.ts";
@@ -42,7 +41,7 @@ async function send(base: string, path: string, address: string, body = '{"text"
 
 /** A second instance of the service on the same store, as a rolling deploy would run. */
 function secondInstance(s: TestServer) {
-  const app = createApp(s.ctx, { streams: startStreams(s.ctx), sockets: startSockets(s.ctx) });
+  const app = createApp(s.ctx, appParts(s.ctx));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
   return {
     url: `http://127.0.0.1:${server.addr.port}`,

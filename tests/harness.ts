@@ -18,6 +18,7 @@ import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { wrapStore } from "../kv/open.ts";
 import { SocketHub } from "../domain/apps/socket/hub.ts";
+import { AppSender } from "../delivery/app_sender.ts";
 import { StreamHub } from "../domain/stream/hub.ts";
 import { checkResponse } from "./openapi_check.ts";
 import type { Store } from "../kv/store.ts";
@@ -51,7 +52,7 @@ export async function startServer(
   // Wrapped as openStore wraps it, so the suite runs what production runs.
   const kv = wrapStore(await Deno.openKv(settings.kvPath), settings.kvPath);
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(generateAppKey()) };
-  const app = createApp(ctx, { streams: startStreams(ctx), sockets: startSockets(ctx) });
+  const app = createApp(ctx, appParts(ctx));
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;
@@ -77,6 +78,12 @@ export function startStreams(ctx: Ctx): StreamHub {
   const streams = new StreamHub(ctx);
   ctx.kv.committed.subscribe((committed) => streams.heard(committed));
   return streams;
+}
+
+/** What main.ts makes for the app besides the store: the hubs, and the sender of calls to apps. */
+export function appParts(ctx: Ctx) {
+  const sockets = startSockets(ctx);
+  return { streams: startStreams(ctx), sockets, calls: new AppSender(sockets) };
 }
 
 /** Socket Mode's hub hearing the store's commits, as main.ts makes it. */

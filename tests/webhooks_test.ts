@@ -7,6 +7,7 @@ import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { loadRoutes } from "../kv/routes.ts";
 import { actor, api, assertInvalid, startServer, withWorkspace, workspace } from "./harness.ts";
+import { AppSender } from "../delivery/app_sender.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
@@ -387,16 +388,27 @@ Deno.test("webhooks: rotate keeps the old secret for 24 hours and audits", async
 Deno.test("webhooks: CLI commands webhook:enable and webhook:rotate-secret", async () => {
   await withWorkspace(async (s, w) => {
     const { id } = await subscribe(s, w.admin.token, HOOK);
-    const rotated = await webhookCommands["webhook:rotate-secret"].run(s.ctx, { id }) as {
+    const rotated = await webhookCommands["webhook:rotate-secret"].run(
+      s.ctx,
+      { id },
+      new AppSender(),
+    ) as {
       id: string;
       secret: string;
     };
     assert.equal(rotated.id, id);
     assert.match(rotated.secret, /^whsec_/);
-    await assert.rejects(() => webhookCommands["webhook:enable"].run(s.ctx, { id }), /active/);
+    await assert.rejects(
+      () => webhookCommands["webhook:enable"].run(s.ctx, { id }, new AppSender()),
+      /active/,
+    );
     const entry = await s.ctx.kv.get<Subscription>(keys.webhook(id));
     await s.ctx.kv.set(keys.webhook(id), { ...entry.value!, status: "disabled" });
-    const enabled = await webhookCommands["webhook:enable"].run(s.ctx, { id }) as Record<
+    const enabled = await webhookCommands["webhook:enable"].run(
+      s.ctx,
+      { id },
+      new AppSender(),
+    ) as Record<
       string,
       unknown
     >;

@@ -16,7 +16,7 @@ import { authorize } from "../policy.ts";
 import type { Actor } from "../principals.ts";
 import { checkName } from "../text.ts";
 import { checkRedirectUri } from "./apps.ts";
-import { type AppCalls, postToApp } from "./app_call.ts";
+import type { AppCalls } from "./app_call.ts";
 import { type Declared, manifestOf, readManifest } from "./manifest.ts";
 import { syncInstalls } from "./listeners.ts";
 
@@ -151,7 +151,7 @@ async function verifyEventsUrl(ctx: Ctx, calls: AppCalls, { app, url }: { app: A
     );
   }
   const challenge = randomBase62(48);
-  const outcome = await postToApp(ctx, calls, {
+  const outcome = await calls.post(ctx, {
     url,
     body: JSON.stringify({ token: "", challenge, type: "url_verification" }),
     contentType: "application/json",

@@ -17,7 +17,7 @@ import { writeStack } from "../../kv/views.ts";
 import { getTeam } from "../../kv/workspace.ts";
 import { slugify } from "../channels/slug.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
-import { type AppCalls, callApp, NOT_CONNECTED, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, NOT_CONNECTED, signingSecretOf } from "./app_call.ts";
 import { TRIGGER_MS } from "./responses.ts";
 import { answerRefused } from "./interaction.ts";
 import { personsStack, personView, pushOnto, readViewSpec, slackView } from "./views.ts";
@@ -116,7 +116,7 @@ export async function submitView(
     is_enterprise_install: false,
     enterprise: null,
   };
-  const outcome = await callApp(ctx, calls, {
+  const outcome = await calls.call(ctx, {
     app,
     type: "interactive",
     payload,
@@ -223,7 +223,7 @@ export async function closeView(
     is_enterprise_install: false,
   };
   calls.later(
-    callApp(ctx, calls, { app, type: "interactive", payload, url, signingSecret: secret })
+    calls.call(ctx, { app, type: "interactive", payload, url, signingSecret: secret })
       .then(() => {}),
   );
 }
