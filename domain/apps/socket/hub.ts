@@ -8,6 +8,7 @@
 import type { Ctx } from "../../context.ts";
 import type { App, AppToken, SocketCall } from "../../../core/app_records.ts";
 import { newId } from "../../../core/ids.ts";
+import { within } from "../../../core/settled.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import type { Committed } from "../../../kv/plan.ts";
 import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/socket_queue.ts";
@@ -177,14 +178,12 @@ export class SocketHub {
       conn.forget(envelopeId);
       return "not connected";
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<"timed out">((done) =>
-      timer = setTimeout(() => done("timed out"), timeoutMs)
-    );
-    const got = await Promise.race([answer, timedOut]);
-    clearTimeout(timer);
-    if (got === "timed out") conn.forget(envelopeId);
-    return got === "timed out" ? got : got === undefined ? "closed" : { payload: got };
+    if (!await within(answer, timeoutMs)) {
+      conn.forget(envelopeId);
+      return "timed out";
+    }
+    const got = await answer;
+    return got === undefined ? "closed" : { payload: got };
   }
 
   #startTimers() {

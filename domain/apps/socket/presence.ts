@@ -12,17 +12,28 @@ import { commitInBatches, getAll } from "../../../kv/commit.ts";
 /** A presence not renewed for this long is of an instance gone. */
 export const PRESENCE_TTL_MS = 60_000;
 
+/** The instances holding some of the app's connections, by presence records not run out. */
+export async function livePresences(
+  ctx: Ctx,
+  appId: string,
+): Promise<{ instance: string; presence: SocketPresence }[]> {
+  const now = Date.now();
+  const live = [];
+  for await (const e of ctx.kv.list<SocketPresence>({ prefix: keys.socketPresences(appId) })) {
+    if (e.value.seen_at > now - PRESENCE_TTL_MS) {
+      live.push({ instance: e.key[2] as string, presence: e.value });
+    }
+  }
+  return live;
+}
+
 /** The app's connections on instances other than `instance`, by their presence records. */
 export async function connectionsElsewhere(
   ctx: Ctx,
   { appId, instance }: { appId: string; instance: string },
 ): Promise<number> {
-  let n = 0;
-  const now = Date.now();
-  for await (const e of ctx.kv.list<SocketPresence>({ prefix: keys.socketPresences(appId) })) {
-    if (e.key[2] !== instance && e.value.seen_at > now - PRESENCE_TTL_MS) n += e.value.connections;
-  }
-  return n;
+  return (await livePresences(ctx, appId))
+    .reduce((n, p) => p.instance === instance ? n : n + p.presence.connections, 0);
 }
 
 /** Records how many of the app's connections `instance` holds (none: the record goes). */

@@ -3,12 +3,12 @@
  * connections per instance, how many of its events wait, and for how long the oldest has.
  */
 import type { Ctx } from "../../context.ts";
-import type { AppInstall, SocketPresence, SocketStatus } from "../../../core/app_records.ts";
+import type { AppInstall, SocketStatus } from "../../../core/app_records.ts";
 import { authorize } from "../../policy.ts";
 import type { Actor } from "../../principals.ts";
 import { keys } from "../../../kv/keys.ts";
 import { pendingOf, socketCounts } from "../../../kv/socket_queue.ts";
-import { PRESENCE_TTL_MS } from "./presence.ts";
+import { livePresences } from "./presence.ts";
 import {
   socketBacklog,
   socketConnections,
@@ -27,15 +27,11 @@ export function installSocketStatus(
 
 export async function socketStatus(ctx: Ctx, appId: string): Promise<SocketStatus> {
   const now = Date.now();
-  const connections: SocketStatus["connections"] = [];
-  for await (const e of ctx.kv.list<SocketPresence>({ prefix: keys.socketPresences(appId) })) {
-    if (e.value.seen_at <= now - PRESENCE_TTL_MS) continue;
-    connections.push({
-      instance: e.key[2] as string,
-      connections: e.value.connections,
-      seen_at: new Date(e.value.seen_at).toISOString(),
-    });
-  }
+  const connections = (await livePresences(ctx, appId)).map(({ instance, presence }) => ({
+    instance,
+    connections: presence.connections,
+    seen_at: new Date(presence.seen_at).toISOString(),
+  }));
   const [oldest] = await pendingOf(ctx.kv, appId, 1);
   const { backlog, acked, dropped } = await socketCounts(ctx.kv, appId);
   return {
