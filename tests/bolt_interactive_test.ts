@@ -21,8 +21,7 @@ import { getUser } from "../kv/workspace.ts";
 import { freePort } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { waitUntil } from "./webhook_receivers.ts";
-
-const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
+import { slackSdks } from "./slack_sdks.ts";
 
 const FORM = {
   type: "modal",

@@ -33,17 +33,7 @@ import {
 } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { waitUntil } from "./webhook_receivers.ts";
-
-/**
- * Slack's SDKs need Node 22's APIs (undici's), which Deno 2.5 lacks: the service runs there, these
- * clients only on 2.9, so the tests that drive them are skipped on 2.5 and say why.
- */
-const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
-const ON_SDK_DENO = {
-  ignore: !slackSdks,
-  // Named in the skipped test's name, as the suite reports it.
-  why: ` (skipped on Deno ${Deno.version.deno}: Slack's SDKs need Node 22's APIs)`,
-};
+import { SKIPPED_WITHOUT_SDKS, slackSdks } from "./slack_sdks.ts";
 
 /** Slack's Bolt and Web API client, loaded only where they run. */
 async function slackSdk() {
@@ -92,8 +82,8 @@ async function manifestOn(port: number): Promise<string> {
 
 Deno.test({
   name: "bolt: the example app, unmodified, answers hello, a mention, /ship and /slow across two " +
-    `instances${ON_SDK_DENO.ignore ? ON_SDK_DENO.why : ""}`,
-  ignore: ON_SDK_DENO.ignore,
+    `instances${SKIPPED_WITHOUT_SDKS}`,
+  ignore: !slackSdks,
   fn: exampleAppRuns,
 });
 
@@ -291,8 +281,8 @@ async function installedApp(s: TestServer, { url, teamId }: { url: string; teamI
 
 Deno.test({
   name: "bolt: what is refused: a wrong secret, a bot, a forged or spent response_url, an " +
-    `uninstalled app, a deactivated person${ON_SDK_DENO.ignore ? ON_SDK_DENO.why : ""}`,
-  ignore: ON_SDK_DENO.ignore,
+    `uninstalled app, a deactivated person${SKIPPED_WITHOUT_SDKS}`,
+  ignore: !slackSdks,
   fn: refusals,
 });
 

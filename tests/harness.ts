@@ -284,3 +284,14 @@ export async function signedInCookie(base: string, ctx: Ctx, userId: string): Pr
   assert.equal(res.status, 303);
   return res.headers.get("set-cookie")!.split(";")[0];
 }
+
+/** What the Integrations bot told `token`'s person, oldest first. */
+export async function toldTo(s: TestServer, token: string): Promise<string[]> {
+  const channels = await api(s, "GET", "/channels", { token });
+  const dm = channels.body.data.find((c: { is_direct: boolean; name: string }) =>
+    c.is_direct && c.name.startsWith("Integrations")
+  );
+  if (!dm) return [];
+  const page = await api(s, "GET", `/channels/${dm.id}/messages`, { token });
+  return page.body.data.map((m: { body: string }) => m.body).reverse();
+}

@@ -24,6 +24,7 @@ import { checkResponse } from "./openapi_check.ts";
 import { cli, sharedStore, startService } from "./processes.ts";
 import { FAST, receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
+import { slackSdks } from "./slack_sdks.ts";
 
 /** POSTs to an incoming webhook URL and checks the answer against openapi.yaml. */
 async function hook(
@@ -89,9 +90,6 @@ Deno.test("incoming: JSON {text} posts as the bot and fires message.created in t
     { engine: true },
   ).finally(() => r.close());
 });
-
-/** Slack's own client for incoming webhooks: it needs Node 22's APIs, which Deno 2.5 lacks. */
-const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
 
 Deno.test("incoming: answers as Slack does, 200 ok, to a client that doesn't ask for JSON", () =>
   withWorkspace(async (s, w) => {

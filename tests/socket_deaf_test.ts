@@ -5,12 +5,13 @@
  * chosen times here (`watchDeafApps(ctx, now)`), as each instance's timer runs it.
  */
 import assert from "node:assert/strict";
-import { api, signedInCookie, type TestServer, withWorkspace } from "./harness.ts";
+import { api, signedInCookie, toldTo, withWorkspace } from "./harness.ts";
 import { waitUntil } from "./webhook_receivers.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { createAppToken } from "../domain/apps/socket/app_tokens.ts";
 import { watchDeafApps } from "../domain/apps/socket/deaf_watch.ts";
+import { rawSocket } from "./socket_client.ts";
 
 const MANIFEST = JSON.stringify({
   display_information: { name: "Listener" },
@@ -21,17 +22,6 @@ const MANIFEST = JSON.stringify({
     socket_mode_enabled: true,
   },
 });
-
-/** What the Integrations bot told `token`'s person, oldest first. */
-async function toldTo(s: TestServer, token: string): Promise<string[]> {
-  const channels = await api(s, "GET", "/channels", { token });
-  const dm = channels.body.data.find((c: { is_direct: boolean; name: string }) =>
-    c.is_direct && c.name.startsWith("Integrations")
-  );
-  if (!dm) return [];
-  const page = await api(s, "GET", `/channels/${dm.id}/messages`, { token });
-  return page.body.data.map((m: { body: string }) => m.body).reverse();
-}
 
 Deno.test("socket mode: an app away with events waiting gets its installer told once, and again when it is back", async () => {
   await withWorkspace(async (s, w) => {
@@ -82,17 +72,7 @@ Deno.test("socket mode: an app away with events waiting gets its installer told 
 
     // Back: told once more, and the four events arrive.
     const { token } = await createAppToken(s.ctx, { appId: app.id, name: null, actor: null });
-    const opened = await fetch(`${s.url}/api/slack/apps.connections.open`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}` },
-    }).then((r) => r.json());
-    const ws = new WebSocket(opened.url);
-    const got: { envelope_id?: string; type: string }[] = [];
-    ws.onmessage = (e) => {
-      const message = JSON.parse(e.data);
-      got.push(message);
-      if (message.envelope_id) ws.send(JSON.stringify({ envelope_id: message.envelope_id }));
-    };
+    const { got, close } = await rawSocket(s.url, token);
     try {
       await waitUntil(
         () => got.filter((m) => m.type === "events_api").length >= 4,
@@ -111,8 +91,7 @@ Deno.test("socket mode: an app away with events waiting gets its installer told 
         "the Apps page showing the app connected",
       );
     } finally {
-      ws.close();
-      await new Promise((done) => ws.addEventListener("close", done));
+      await close();
     }
   });
 });

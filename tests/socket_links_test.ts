@@ -4,13 +4,14 @@
  * and at most SOCKET_MODE_BACKLOG events kept for an app away (the oldest dropped, counted).
  */
 import assert from "node:assert/strict";
-import { api, type TestServer, withWorkspace } from "./harness.ts";
+import { api, withWorkspace } from "./harness.ts";
 import { waitUntil } from "./webhook_receivers.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { createAppToken, revokeAppToken } from "../domain/apps/socket/app_tokens.ts";
 import { watchDeafApps } from "../domain/apps/socket/deaf_watch.ts";
 import { socketStatus } from "../domain/apps/socket/status.ts";
+import { rawSocket } from "./socket_client.ts";
 
 const MANIFEST = JSON.stringify({
   display_information: { name: "Bounded" },
@@ -21,32 +22,14 @@ const MANIFEST = JSON.stringify({
   },
 });
 
-/** A raw connection of the app: every message it is sent, each envelope acked. */
-async function open(s: TestServer, appToken: string) {
-  const opened = await fetch(`${s.url}/api/slack/apps.connections.open`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${appToken}` },
-  }).then((r) => r.json());
-  const ws = new WebSocket(opened.url);
-  const got: { type: string; reason?: string; payload?: { event?: { text?: string } } }[] = [];
-  const closed = new Promise((done) => ws.addEventListener("close", done));
-  ws.onmessage = (e) => {
-    const message = JSON.parse(e.data);
-    got.push(message);
-    if (message.envelope_id) ws.send(JSON.stringify({ envelope_id: message.envelope_id }));
-  };
-  await waitUntil(() => got.length > 0, 5_000, "the first message");
-  return { got, closed, close: () => (ws.close(), closed) };
-}
-
 Deno.test("socket mode: the 11th connection is refused, and a revoked token's are told link_disabled", async () => {
   await withWorkspace(async (s) => {
     const { app } = await createAppFromManifest(s.ctx, MANIFEST, null);
     const token = await createAppToken(s.ctx, { appId: app.id, name: null, actor: null });
-    const conns: Awaited<ReturnType<typeof open>>[] = [];
-    for (let i = 0; i < 10; i++) conns.push(await open(s, token.token));
+    const conns: Awaited<ReturnType<typeof rawSocket>>[] = [];
+    for (let i = 0; i < 10; i++) conns.push(await rawSocket(s.url, token.token));
     assert.ok(conns.every((c) => c.got[0].type === "hello"));
-    const eleventh = await open(s, token.token);
+    const eleventh = await rawSocket(s.url, token.token);
     assert.deepEqual(
       { type: eleventh.got[0].type, reason: eleventh.got[0].reason },
       { type: "disconnect", reason: "too_many_websockets" },
@@ -93,7 +76,7 @@ Deno.test("socket mode: an app away keeps its newest SOCKET_MODE_BACKLOG events;
     });
 
     const { token } = await createAppToken(s.ctx, { appId: app.id, name: null, actor: null });
-    const conn = await open(s, token);
+    const conn = await rawSocket(s.url, token);
     const texts = () =>
       conn.got.flatMap((m) => m.payload?.event?.text ? [m.payload.event.text] : []);
     await waitUntil(() => texts().length >= 5, 5_000, "the five kept");

@@ -16,11 +16,8 @@ import {
 } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { waitUntil } from "./webhook_receivers.ts";
-
-const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
-const SKIP = slackSdks
-  ? ""
-  : ` (skipped on Deno ${Deno.version.deno}: Slack's SDKs need Node 22's APIs)`;
+import { SKIPPED_WITHOUT_SDKS, slackSdks } from "./slack_sdks.ts";
+import { rawSocket } from "./socket_client.ts";
 
 const MANIFEST = new URL("../examples/bolt_socket_manifest.yaml", import.meta.url).pathname;
 
@@ -48,7 +45,7 @@ const bodies = async (
 
 Deno.test({
   name:
-    `socket mode: the Bolt example with socketMode answers hello, a mention, /ship, a button and a form${SKIP}`,
+    `socket mode: the Bolt example with socketMode answers hello, a mention, /ship, a button and a form${SKIPPED_WITHOUT_SDKS}`,
   ignore: !slackSdks,
   async fn() {
     const store = await sharedStore();
@@ -211,23 +208,9 @@ async function countingClient(url: string, appToken: string) {
   return { client, seen, retried };
 }
 
-/** The `hello` a raw WebSocket gets on a new connection of the app. */
-async function hello(url: string, appToken: string) {
-  const opened = await fetch(`${url}/api/slack/apps.connections.open`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${appToken}` },
-  }).then((r) => r.json());
-  const ws = new WebSocket(opened.url);
-  const first = await new Promise<Record<string, unknown>>((done, fail) => {
-    ws.onmessage = (e) => done(JSON.parse(e.data));
-    ws.onerror = () => fail(new Error("no hello"));
-  });
-  return { first, ws };
-}
-
 Deno.test({
   name:
-    `socket mode: nothing is lost while the app is away, its instance SIGKILLed, or two share a token${SKIP}`,
+    `socket mode: nothing is lost while the app is away, its instance SIGKILLed, or two share a token${SKIPPED_WITHOUT_SDKS}`,
   ignore: !slackSdks,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -314,11 +297,13 @@ Deno.test({
       await allArrive("20 events past a SIGKILL");
 
       // Two processes on one token: hello says so, and they split the events, missing none.
-      const raw = await hello(a.url, appToken);
-      assert.equal(raw.first.type, "hello");
-      assert.ok((raw.first.num_connections as number) >= 2, JSON.stringify(raw.first));
-      assert.equal((raw.first.connection_info as { app_id: string }).app_id !== "", true);
-      raw.ws.close();
+      // Acking nothing: what it is sent goes again to the others once it closes.
+      const raw = await rawSocket(a.url, appToken, { ack: false });
+      const [first] = raw.got;
+      assert.equal(first.type, "hello");
+      assert.ok(first.num_connections! >= 2, JSON.stringify(first));
+      assert.equal(first.connection_info!.app_id !== "", true);
+      await raw.close();
       // On one instance, posted through the other: the connections there take turns.
       clients.push(await countingClient(services[1].url, appToken));
       const [third, fourth] = clients.slice(2);

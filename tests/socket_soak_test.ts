@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { api, workspace } from "./harness.ts";
 import { cli, type Service, sharedStore, startService } from "./processes.ts";
 import { sleep, waitUntil } from "./webhook_receivers.ts";
+import { slackSdks } from "./slack_sdks.ts";
 
-const slackSdks = Deno.version.deno.localeCompare("2.9.0", undefined, { numeric: true }) >= 0;
 const EVENTS = Number(Deno.env.get("SOCKET_SOAK_EVENTS") ?? 600);
 const MANIFEST = new URL("../examples/bolt_socket_manifest.yaml", import.meta.url).pathname;
 

@@ -5,22 +5,18 @@
  * no channel and is never given a token.
  */
 import assert from "node:assert/strict";
-import { api, assertInvalid, type TestServer, withWorkspace, type Workspace } from "./harness.ts";
+import {
+  api,
+  assertInvalid,
+  type TestServer,
+  toldTo,
+  withWorkspace,
+  type Workspace,
+} from "./harness.ts";
 import { FAST, receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
 import { systemBot } from "../domain/people/integrations_bot.ts";
 import { createToken } from "../domain/people/tokens.ts";
 import { ApiError } from "../core/errors.ts";
-
-/** What the Integrations bot told `token`'s person, oldest first. */
-async function toldTo(s: TestServer, token: string): Promise<string[]> {
-  const channels = await api(s, "GET", "/channels", { token });
-  const dm = channels.body.data.find((c: { is_direct: boolean; name: string }) =>
-    c.is_direct && c.name.startsWith("Integrations")
-  );
-  if (!dm) return [];
-  const page = await api(s, "GET", `/channels/${dm.id}/messages`, { token });
-  return page.body.data.map((m: { body: string }) => m.body).reverse();
-}
 
 const post = (s: TestServer, w: Workspace, channel: string, n: number) =>
   api(s, "POST", `/channels/${channel}/messages`, {
