@@ -58,9 +58,10 @@ Deno.test("bursts into 100 subscriptions: every round delivered without a sweep 
         await waitUntil(
           () => hook.hits.length >= expected,
           ROUND_LIMIT_MS,
-          `round ${round}: ${expected} deliveries (got ${hook.hits.length}, ${
-            s.engine!.held()
-          } held)`,
+          () =>
+            `round ${round}: ${expected} deliveries (got ${hook.hits.length}, ${
+              s.engine!.held()
+            } held)`,
         );
         slowest.push(Date.now() - started);
         await waitUntil(() => s.engine!.held() === 0, 5_000, `round ${round}: the window empty`);

@@ -9,6 +9,8 @@ import type { OutboxEvent } from "../core/types.ts";
 import type { HandedJobs } from "../core/webhook_records.ts";
 import { pendingJobs } from "../kv/backlog.ts";
 import { expandHanded } from "../kv/handed_jobs.ts";
+import { HandedShare } from "../kv/handed_share.ts";
+import { firstJob } from "../kv/outbox.ts";
 import { keys } from "../kv/keys.ts";
 import type { Store } from "../kv/store.ts";
 import {
@@ -131,6 +133,45 @@ Deno.test("handed jobs: of two engines that find a record whose lease ran out, o
       subs.flatMap((id) => events.map((e) => `${id}/${e.id}`)).sort(),
     );
     assert.equal(await countKeys(s.ctx.kv, keys.handedJobs()), 0);
+  } finally {
+    await s.close();
+    await Promise.all(receivers.map((r) => r.close()));
+  }
+});
+
+Deno.test("handed jobs: first attempts set free while the rest of their record is settled become jobs, however often the settlements land first", async () => {
+  const s = await startServer(FAST);
+  const receivers = [receiver()];
+  try {
+    const { subs: [sub], ...place } = await subscribed(s, receivers);
+    const kv = s.ctx.kv;
+    // One real subscription freed, 35 others settled out of the record by commits of their own,
+    // all at once: each round one commit lands and the rest find the record changed.
+    const settledIds = Array.from({ length: 35 }, () => newId());
+    const event = await handOver(kv, {
+      ...place,
+      subscriptionIds: [sub, ...settledIds],
+      leaseUntil: Date.now() + 60_000,
+    });
+    const [record] = await Array.fromAsync(kv.list<HandedJobs>({ prefix: keys.handedJobs() }));
+    const share = new HandedShare(record);
+    const settleOut = async (id: string) => {
+      for (;;) {
+        const op = kv.atomic();
+        const next = share.takeOut(op, [id]);
+        const res = await op.commit();
+        if (res.ok) return share.landed(next, res.versionstamp);
+        await share.refresh(kv);
+      }
+    };
+    const version = record.value.pending[0].subscription_version;
+    // The settlements go first, so that each round one of them is the commit that lands.
+    const settling = settledIds.map(settleOut);
+    const freed = await share.toJobs(kv, [firstJob(event, sub, null, version)], null);
+    await Promise.all(settling);
+    assert.deepEqual(freed.map((j) => j.key), [keys.job(sub, event.id)]);
+    assert.equal(await pendingJobs(kv, sub), 1);
+    assert.equal(await countKeys(kv, keys.handedJobs()), 0, "the record is gone with its last");
   } finally {
     await s.close();
     await Promise.all(receivers.map((r) => r.close()));

@@ -97,7 +97,7 @@ export async function connect(
     },
     lastEventId: () => events.at(-1)?.id ?? opts.lastEventId ?? null,
     waitFor: (n, timeoutMs = 10_000) =>
-      waitUntil(() => events.length >= n, timeoutMs, `${n} events (got ${events.length})`)
+      waitUntil(() => events.length >= n, timeoutMs, () => `${n} events (got ${events.length})`)
         .then(() => events),
     ended,
     async close() {

@@ -36,7 +36,7 @@ export function receiver(
     url: `http://127.0.0.1:${server.addr.port}/hook`,
     hits,
     waitFor: (n, timeoutMs = 5_000) =>
-      waitUntil(() => hits.length >= n, timeoutMs, `${n} deliveries (got ${hits.length})`)
+      waitUntil(() => hits.length >= n, timeoutMs, () => `${n} deliveries (got ${hits.length})`)
         .then(() => hits),
     close: () => server.shutdown(),
   };
@@ -93,14 +93,17 @@ export async function readRequest(conn: Deno.Conn): Promise<string> {
   return dec.decode(buf.subarray(0, used));
 }
 
+/** `what` names the condition; as a function, it is asked at the timeout, to say how things stand. */
 export async function waitUntil(
   cond: () => boolean | Promise<boolean>,
   timeoutMs = 5_000,
-  what = "condition",
+  what: string | (() => string) = "condition",
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${typeof what === "string" ? what : what()}`);
+    }
     await sleep(10);
   }
 }
