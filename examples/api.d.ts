@@ -556,10 +556,10 @@ export interface paths {
          * Press a message's button or pick from its menu
          * @description Addition. A person (a bot: 403) who sees the message and may write in its channel
          *     presses one of its elements. The element must be in the message's blocks as they are
-         *     now, named by `action_id` (and `block_id`; an `actions` block without one is
-         *     `block-<index>`), with a button's own `value` if one is given and a menu's option by
-         *     `selected_option.value`: anything else is 422 on `action_id` (or `selected_option`),
-         *     so an action can't be forged or replayed against a changed message. The message must
+         *     now, named by `action_id` (and `block_id`; a block without one is `block-<index>`),
+         *     with a button's own `value` if one is given and any other element's choice in Slack's
+         *     state fields (see ElementChoice): anything else is 422 on `action_id` (or the choice's
+         *     field), so an action can't be forged or replayed against a changed message. The message must
          *     be an installed app's, with interactivity on (422 on `message` otherwise).
          *
          *     The service POSTs Slack's `block_actions` payload (`payload=<JSON>`: `type`, `user`,
@@ -1019,8 +1019,9 @@ export interface paths {
         /**
          * Submit the modal shown
          * @description Addition. The view on top of its modal (another one on top: 422 on `view`), by its
-         *     person. `values` name its `input` blocks by `block_id` and `action_id` (an unknown one,
-         *     or a menu's value that is not one of its options: 422 on `values`). The service sends
+         *     person. `values` name its `input` blocks by `block_id` and `action_id`, each with what
+         *     was chosen (see ElementChoice; an unknown input, a choice the element does not offer,
+         *     or a required input left empty: 422 on `values`). The service sends
          *     Slack's `view_submission` (`view.state.values`, `callback_id`, `private_metadata`,
          *     `hash`, a `trigger_id` the app may push with) and waits up to 3 s; the app's
          *     `response_action` answers: `errors` → 422 with `errors` by block id, as the app worded
@@ -1030,6 +1031,37 @@ export interface paths {
          *     plain words.
          */
         post: operations["submitView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views/{view}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Press an element of the modal shown
+         * @description Addition. The person of the modal presses an element of the view on top (another one on
+         *     top: 422 on `view`): a button, a menu, a picker, or an `input` with `dispatch_action`,
+         *     named and chosen as in a message (422 on `action_id` or on the choice otherwise).
+         *     `values` may give the view's inputs as the person left them so far. The app gets Slack's
+         *     `block_actions` with `container: { type: "view", view_id }`, the `view` with its
+         *     `state`, and a fresh `trigger_id` for this modal, so it can `views.push` a second view
+         *     (or `views.update` this one); it has 3 s to acknowledge. The answer says how the app
+         *     took it (`acknowledged`, `pending` when it is slow, `failed` in plain words) and the
+         *     view shown once it did.
+         */
+        post: operations["pressInView"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2570,14 +2602,66 @@ export interface components {
             /** @description An emoji name without colons. */
             name: string;
         };
+        /**
+         * @description Which element, and what it chose: a button chooses nothing (its `value`, when given,
+         *     must be the button's own); any other element needs its choice, as Slack's state field
+         *     for it or `value` for a single choice.
+         */
         PressActionRequest: {
             action_id: string;
             block_id?: string;
-            /** @description A button's value; when given it must be the button's. */
-            value?: string;
-            /** @description A menu's (`static_select`, `overflow`) choice, by its option's value. */
-            selected_option?: {
-                value: string;
+        } & components["schemas"]["ElementChoice"];
+        /**
+         * @description What a person chose with an element, in Slack's state fields, checked against the
+         *     element (422 naming `block_id/action_id` otherwise): `value` for `plain_text_input`,
+         *     `email_text_input`, `url_text_input` and `number_input` (in its range; whole unless
+         *     `is_decimal_allowed`), and as the option's value of a single menu; `selected_option`
+         *     (`static_select`, `overflow`, `radio_buttons`, `external_select`); `selected_options`
+         *     (`multi_static_select`, `checkboxes`, `multi_external_select`); `selected_date`
+         *     (`datepicker`, YYYY-MM-DD); `selected_time` (`timepicker`, HH:mm); `selected_user(s)`
+         *     (people of the team); `selected_conversation(s)` and `selected_channel(s)` (channels the
+         *     person sees). An option must be one the element offers, but for an external menu's,
+         *     which the app offered.
+         */
+        ElementChoice: {
+            value?: string | null;
+            selected_option?: components["schemas"]["ChosenOption"] | null;
+            selected_options?: components["schemas"]["ChosenOption"][];
+            selected_date?: string | null;
+            selected_time?: string | null;
+            selected_user?: string | null;
+            selected_users?: string[];
+            selected_conversation?: string | null;
+            selected_conversations?: string[];
+            selected_channel?: string | null;
+            selected_channels?: string[];
+        };
+        /** @description An option, by its value (its text is the element's own). */
+        ChosenOption: {
+            value: string;
+            text?: unknown;
+        };
+        /**
+         * @description `{ <block_id>: { <action_id>: <ElementChoice> } }`: the view's inputs, as the person
+         *     filled them.
+         */
+        ViewValues: {
+            [key: string]: {
+                [key: string]: components["schemas"]["ElementChoice"];
+            };
+        };
+        ViewPressRequest: {
+            action_id: string;
+            block_id?: string;
+            values?: components["schemas"]["ViewValues"];
+        } & WithRequired<components["schemas"]["PressActionRequest"], "action_id">;
+        ViewPressResponse: {
+            data: {
+                /** @enum {string} */
+                status: "acknowledged" | "pending" | "failed";
+                error: string | null;
+                /** @description The view shown once the app took the press; null when the modal closed. */
+                view: components["schemas"]["View"] | null;
             };
         };
         InteractionResponse: {
@@ -2615,14 +2699,7 @@ export interface components {
             data: components["schemas"]["View"];
         };
         SubmitViewRequest: {
-            /** @description `{ <block_id>: { <action_id>: { "value": "..." } } }` */
-            values: {
-                [key: string]: {
-                    [key: string]: {
-                        value: string;
-                    };
-                };
-            };
+            values: components["schemas"]["ViewValues"];
         };
         SlackArgsViewsOpen: {
             /** @description The token, when not in `Authorization`. */
@@ -2974,17 +3051,23 @@ export interface components {
             };
         };
         /**
-         * @description A Block Kit block, of the subset the service takes (Slack's shapes and limits):
-         *     `section` (`text`, `fields`, `accessory`), `actions` (`elements`), `context`
-         *     (`elements`: text objects), `divider`, `header` (`text`: plain_text), and in views
-         *     `input` (`label`, `element`). Elements: `button`, `static_select`, `overflow`,
-         *     `plain_text_input`; text objects `{ type: "mrkdwn" | "plain_text", text }` of at most
-         *     3,000 characters. An invalid block is 422 on `blocks`, each fault named by its JSON
-         *     pointer (`/blocks/0/text/text: ...`).
+         * @description A Block Kit block, with Slack's shapes and limits: `section` (`text`, `fields`,
+         *     `accessory`), `actions` (`elements`), `context` (`elements`: text objects and images),
+         *     `divider`, `header` (`text`: plain_text), `image` (`image_url`, `alt_text`, `title`),
+         *     `rich_text` (what Slack's own clients send: sections, lists, preformatted text and
+         *     quotes), and in views `input` (`label`, `element`, `optional`, `dispatch_action`).
+         *     Elements: `button`, `overflow`, `static_select`, `multi_static_select`,
+         *     `external_select`, `multi_external_select`, `users_select`, `multi_users_select`,
+         *     `conversations_select`, `multi_conversations_select`, `channels_select`,
+         *     `multi_channels_select`, `datepicker`, `timepicker`, `checkboxes`, `radio_buttons`,
+         *     `image` (an accessory or in a context), and in inputs `plain_text_input`,
+         *     `email_text_input`, `url_text_input`, `number_input`; text objects
+         *     `{ type: "mrkdwn" | "plain_text", text }` of at most 3,000 characters. An invalid block
+         *     is 422 on `blocks`, each fault named by its JSON pointer (`/blocks/0/text/text: ...`).
          */
         Block: {
             /** @enum {string} */
-            type: "section" | "actions" | "context" | "divider" | "header" | "input";
+            type: "section" | "actions" | "context" | "divider" | "header" | "image" | "rich_text" | "input";
             block_id?: string;
         } & {
             [key: string]: unknown;
@@ -5313,6 +5396,43 @@ export interface operations {
             503: components["responses"]["Busy"];
         };
     };
+    pressInView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ViewPressRequest"];
+            };
+        };
+        responses: {
+            /** @description How the app took the press, and the view shown now. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewPressResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
     closeView: {
         parameters: {
             query?: never;
@@ -6936,3 +7056,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

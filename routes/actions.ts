@@ -5,6 +5,7 @@ import type { AppCalls } from "../domain/apps/app_call.ts";
 import { pressAction } from "../domain/apps/actions.ts";
 import { interactionView } from "./commands.ts";
 import { readBody } from "./body.ts";
+import { choice } from "./choices.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
@@ -13,16 +14,11 @@ const idField = (field: string) =>
     255,
   );
 
-const press = z.object({
+/** A press of an element: which one, and what it chose (a button chooses nothing). */
+export const press = z.object({
   action_id: idField("action_id"),
   block_id: idField("block_id").optional(),
-  value: z.string({ error: "The value must be a string." }).max(2_000).optional(),
-  selected_option: z.object(
-    { value: z.string({ error: "The option's value must be a string." }) },
-    {
-      error: "The selected_option must be an object with a value.",
-    },
-  ).optional(),
+  ...choice,
 });
 
 /** POST /channels/{channel}/messages/{message}/actions: a person presses an element. */

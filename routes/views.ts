@@ -5,21 +5,24 @@ import type { AppCalls } from "../domain/apps/app_call.ts";
 import { showView } from "../domain/apps/views.ts";
 import { closeView, submitView } from "../domain/apps/view_submit.ts";
 import { readBody } from "./body.ts";
+import { choice } from "./choices.ts";
+import { press } from "./actions.ts";
+import { pressInView } from "../domain/apps/view_actions.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
-const submission = z.object({
-  values: z.record(
-    z.string(),
-    z.record(
-      z.string(),
-      z.object({ value: z.string({ error: "Each value must be a string." }).max(3_000) }),
-    ),
-    { error: "The values are required: { <block_id>: { <action_id>: { value } } }." },
-  ),
-});
+const values = z.record(
+  z.string(),
+  z.record(z.string(), z.object(choice)),
+  {
+    error: "The values are { <block_id>: { <action_id>: { value } or Slack's selected_* } }.",
+  },
+);
+const submission = z.object({ values });
+/** A press in a view: the element, what it chose, and the view's inputs as the person left them. */
+const viewPress = press.extend({ values: values.optional() });
 
-/** /views/{view}: a modal its person reads, submits and closes. */
+/** /views/{view}: a modal its person reads, presses in, submits and closes. */
 export const viewRoutes = (ctx: Ctx, calls: AppCalls) =>
   new Hono<ApiEnv>()
     .get("/:view", requireScope("messages:read"), async (c) => {
@@ -33,6 +36,16 @@ export const viewRoutes = (ctx: Ctx, calls: AppCalls) =>
         values,
       });
       return c.json({ data: shown });
+    })
+    .post("/:view/actions", requireScope("messages:write"), async (c) => {
+      const { values, ...pressed } = await readBody(c, viewPress);
+      const took = await pressInView(ctx, calls, {
+        subject: c.var.subject,
+        viewId: c.req.param("view"),
+        press: pressed,
+        values,
+      });
+      return c.json({ data: took });
     })
     .post("/:view/close", requireScope("messages:write"), async (c) => {
       await closeView(ctx, calls, { subject: c.var.subject, viewId: c.req.param("view") });

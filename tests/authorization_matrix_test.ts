@@ -250,6 +250,10 @@ const MODAL = {
     block_id: "b",
     label: { type: "plain_text", text: "Say" },
     element: { type: "plain_text_input", action_id: "a" },
+  }, {
+    type: "actions",
+    block_id: "acts",
+    elements: [{ type: "button", action_id: "go", text: { type: "plain_text", text: "Go" } }],
   }],
 };
 
@@ -276,7 +280,7 @@ async function ownersView(w: World): Promise<string> {
 
 /** Cells on a view of the owner's: the owner `ok`, anyone else the 404 an unknown view gets. */
 const ownersViewCells = (
-  verb: "" | "/submit" | "/close",
+  verb: "" | "/submit" | "/actions" | "/close",
   ok: number,
   body?: unknown,
 ): ApiRow["cells"] =>
@@ -648,6 +652,11 @@ const API: Record<string, ApiRow> = {
     surface: "api",
     scope: "messages:write",
     cells: ownersViewCells("/submit", 200, { values: { b: { a: { value: "hi" } } } }),
+  },
+  "POST /api/v1/views/{view}/actions": {
+    surface: "api",
+    scope: "messages:write",
+    cells: ownersViewCells("/actions", 200, { action_id: "go" }),
   },
   "POST /api/v1/views/{view}/close": {
     surface: "api",

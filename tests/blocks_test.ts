@@ -77,7 +77,8 @@ Deno.test("blocks: invalid ones are 422 on blocks, each fault named by its JSON 
     const w = await workspace(s.ctx);
     const path = `/channels/${w.team.general_channel_id}/messages`;
     const cases: [unknown, RegExp][] = [
-      [[{ type: "image", image_url: "x" }], /^\/blocks\/0\/type: an unknown/],
+      [[{ type: "video", title: "x" }], /^\/blocks\/0\/type: an unknown/],
+      [[{ type: "image", image_url: "x" }], /^\/blocks\/0\/image_url: Invalid URL/],
       [[{ type: "section" }], /^\/blocks\/0: a section needs text or fields/],
       [
         [{ type: "section", text: { type: "mrkdwn", text: "x".repeat(3_001) } }],

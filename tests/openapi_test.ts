@@ -46,6 +46,7 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/channels/{channel}/messages/{message}/actions", "messages:write"],
   ["get", "/views/{view}", "messages:read"],
   ["post", "/views/{view}/submit", "messages:write"],
+  ["post", "/views/{view}/actions", "messages:write"],
   ["post", "/views/{view}/close", "messages:write"],
 ];
 

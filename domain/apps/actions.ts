@@ -1,13 +1,12 @@
 /**
  * Actions (decisions.md, "Actions"): a person who can see a message presses one of its elements
- * (a button, a menu's option). The element must be in the message's blocks as they are now, so
- * an action can't be forged or replayed against a changed message; the message must be an
- * installed app's, with interactivity on. The service POSTs Slack's `block_actions` payload to
- * the app's interactivity URL, and the press answers as a command run does.
+ * (a button, a menu's option, a date...) as they are now (domain/apps/pressable.ts); the message
+ * must be an installed app's, with interactivity on. The service POSTs Slack's `block_actions`
+ * payload to the app's interactivity URL, and the press answers as a command run does.
  */
 import { liveInstall } from "./live_install.ts";
 import type { Ctx } from "../context.ts";
-import type { Block, Channel, Message, Subject, User } from "../../core/types.ts";
+import type { Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
 import { invalid } from "../../core/errors.ts";
 import { listTeamInstalls } from "../../kv/apps.ts";
@@ -17,62 +16,11 @@ import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
 import { slugify } from "../channels/slug.ts";
 import { slackMessage } from "../slack/shapes.ts";
-import type { ActionElement } from "../messages/blocks.ts";
+import { type Press, pressOf } from "./pressable.ts";
 import { type AppCalls, signingSecretOf } from "./app_call.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { issueAnswerWays } from "./responses.ts";
 import { deliverReply } from "./replies.ts";
-import { tsOfMs } from "../../core/ids.ts";
-
-/** What a person pressed: an element by its `action_id` (and `block_id`), with its value. */
-export interface Press {
-  action_id: string;
-  block_id?: string;
-  value?: string;
-  selected_option?: { value: string };
-}
-
-interface Found {
-  blockId: string;
-  element: ActionElement;
-}
-
-/** What was pressed, as the payload tells the app. */
-type Pressed = ReturnType<typeof pressed> & { actionId: string };
-
-/** The interactive elements of blocks: those of `actions` blocks, and sections' accessories. */
-function elementsOf(blocks: Block[]): Found[] {
-  return blocks.flatMap((b, i) => {
-    const blockId = b.block_id ?? `block-${i}`;
-    const inside = b.type === "actions"
-      ? (b.elements as ActionElement[])
-      : b.type === "section" && b.accessory
-      ? [b.accessory as ActionElement]
-      : [];
-    return inside.map((element) => ({ blockId, element }));
-  });
-}
-
-const notInMessage = () =>
-  invalid("action_id", "The message has no such element now: it may have changed.");
-
-/** The element pressed, with what the payload says of the choice; 422 when it is not there. */
-function pressed(message: Message, press: Press) {
-  const found = elementsOf(message.blocks ?? []).find((f) =>
-    f.element.action_id === press.action_id && (!press.block_id || f.blockId === press.block_id)
-  );
-  if (!found) throw notInMessage();
-  const { element } = found;
-  if (element.type === "button") {
-    if (press.value !== undefined && press.value !== (element.value ?? "")) throw notInMessage();
-    return { found, choice: { value: element.value, text: element.text } };
-  }
-  const option = element.options.find((o) => o.value === press.selected_option?.value);
-  if (!option) {
-    throw invalid("selected_option", "Pick one of the element's options, by its value.");
-  }
-  return { found, choice: { selected_option: option } };
-}
 
 /** The installed app whose bot wrote the message, with interactivity on; 422 otherwise. */
 async function interactiveApp(ctx: Ctx, message: Message) {
@@ -111,7 +59,12 @@ export async function pressAction(
   const message = messageIn(read.channel, read.extra[0]).value;
   authorize(subject, "element.press", read);
   authorize(subject, "channel.post", read);
-  const what = pressed(message, press);
+  const action = await pressOf(ctx, {
+    subject,
+    blocks: message.blocks ?? [],
+    press,
+    where: "message",
+  });
   const { app, install, bot, url } = await interactiveApp(ctx, message);
   const secret = await signingSecretOf(ctx, app);
   if (!secret && !app.socket_mode_enabled) return unsigned();
@@ -121,7 +74,7 @@ export async function pressAction(
     message,
     app,
     install,
-    pressed: { ...what, actionId: press.action_id },
+    action,
   });
   return await interact(ctx, calls, {
     request: { app, type: "interactive", payload, url, signingSecret: secret },
@@ -140,13 +93,13 @@ export async function pressAction(
 /** Slack's `block_actions` payload, with a new `response_url` and `trigger_id`. */
 async function blockActions(
   ctx: Ctx,
-  { subject, channel, message, app, install, pressed }: {
+  { subject, channel, message, app, install, action }: {
     subject: Subject;
     channel: Channel;
     message: Message;
     app: App;
     install: AppInstall;
-    pressed: Pressed;
+    action: Awaited<ReturnType<typeof pressOf>>;
   },
 ) {
   const [team, ways] = await Promise.all([
@@ -161,7 +114,6 @@ async function blockActions(
     }),
   ]);
   const shown = slackMessage(message);
-  const now = Date.now();
   return {
     type: "block_actions",
     token: "",
@@ -186,12 +138,6 @@ async function blockActions(
     state: { values: {} },
     response_url: ways.response_url,
     trigger_id: ways.trigger_id,
-    actions: [{
-      type: pressed.found.element.type,
-      action_id: pressed.actionId,
-      block_id: pressed.found.blockId,
-      ...pressed.choice,
-      action_ts: tsOfMs(now),
-    }],
+    actions: [action],
   };
 }

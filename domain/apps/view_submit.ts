@@ -5,93 +5,17 @@
  * when the view asked for it.
  */
 import type { Ctx } from "../context.ts";
-import type { Block, Subject } from "../../core/types.ts";
-import type { StoredView, ViewStack } from "../../core/app_records.ts";
-import { ApiError, invalid, notFound } from "../../core/errors.ts";
+import type { Subject } from "../../core/types.ts";
+import { ApiError, invalid } from "../../core/errors.ts";
 import { nowIso } from "../../core/ids.ts";
-import { randomBase62, sha256Hex } from "../../core/random.ts";
+import { randomBase62 } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
-import { liveInstall } from "./live_install.ts";
-import { insertTrigger } from "../../kv/responses.ts";
 import { writeStack } from "../../kv/views.ts";
-import { getTeam } from "../../kv/workspace.ts";
-import { slugify } from "../channels/slug.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
-import { type AppCalls, NOT_CONNECTED, signingSecretOf } from "./app_call.ts";
-import { TRIGGER_MS } from "./responses.ts";
+import { type AppCalls, NOT_CONNECTED } from "./app_call.ts";
 import { answerRefused } from "./interaction.ts";
+import { appOf, stateOf, type Values, viewTrigger, who } from "./view_parts.ts";
 import { personsStack, personView, pushOnto, readViewSpec, slackView } from "./views.ts";
-
-/** What a person typed or picked: by block id, then action id, Slack's shape. */
-export type Values = Record<string, Record<string, { value?: string }>>;
-
-type InputBlock = Block & { element: { type: string; action_id?: string; options?: Option[] } };
-type Option = { text: unknown; value: string };
-
-/** The view's state as Slack gives it: each input's value, or the option picked; 422 on `values`. */
-function stateOf(view: StoredView, values: Values) {
-  const inputs = view.blocks.filter((b): b is InputBlock => b.type === "input");
-  const state: Record<string, Record<string, unknown>> = {};
-  for (const [blockId, actions] of Object.entries(values)) {
-    for (const [actionId, given] of Object.entries(actions)) {
-      const input = inputs.find((b) => b.block_id === blockId && b.element.action_id === actionId);
-      if (!input) throw invalid("values", `The view has no input ${blockId}/${actionId}.`);
-      const { type, options } = input.element;
-      let entry: unknown = { type, value: given.value ?? null };
-      if (type === "static_select") {
-        const option = options?.find((o) => o.value === given.value);
-        if (!option) {
-          throw invalid("values", `${blockId}/${actionId} has no option ${given.value}.`);
-        }
-        entry = { type, selected_option: option };
-      }
-      (state[blockId] ??= {})[actionId] = entry;
-    }
-  }
-  return state;
-}
-
-/** The app behind an open stack, live; an uninstalled app's views are gone. */
-async function appOf(ctx: Ctx, stack: ViewStack) {
-  const app = (await liveInstall(ctx, { teamId: stack.team_id, appId: stack.app_id }))?.app;
-  const on = app?.interactivity?.is_enabled;
-  const url = on ? app.interactivity!.request_url : null;
-  if (!app || !on || (!url && !app.socket_mode_enabled)) throw notFound("No such view.");
-  const secret = await signingSecretOf(ctx, app);
-  if (!secret && !app.socket_mode_enabled) {
-    throw invalid("view", "The app has no signing secret (ask the operator).");
-  }
-  return { app, url, secret };
-}
-
-/** Who submits or closes, as Slack's payloads name them. */
-async function who(ctx: Ctx, subject: Subject) {
-  const team = await getTeam(ctx.kv, subject.team_id);
-  return {
-    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
-    user: {
-      id: subject.user_id,
-      username: subject.name,
-      name: subject.name,
-      team_id: subject.team_id,
-    },
-  };
-}
-
-/** A trigger for the app to push onto this modal with. */
-async function viewTrigger(ctx: Ctx, stack: ViewStack): Promise<string> {
-  const secret = randomBase62(40);
-  await insertTrigger(ctx.kv, sha256Hex(secret), {
-    app_id: stack.app_id,
-    team_id: stack.team_id,
-    user_id: stack.user_id,
-    channel_id: stack.channel_id,
-    expires_at: new Date(Date.now() + TRIGGER_MS).toISOString(),
-    used: false,
-    view_stack_id: stack.id,
-  });
-  return `trigger.${secret}`;
-}
 
 /**
  * POST /views/{view}/submit: the view shown on top, submitted by its person. Answers the view
@@ -103,7 +27,7 @@ export async function submitView(
   { subject, viewId, values }: { subject: Subject; viewId: string; values: Values },
 ) {
   const { stack, view } = await personsStack(ctx, subject, { viewId, top: true });
-  const state = stateOf(view, values);
+  const state = await stateOf(ctx, { subject, view, values });
   const { app, url, secret } = await appOf(ctx, stack);
   const payload = {
     type: "view_submission",

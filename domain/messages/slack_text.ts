@@ -1,4 +1,5 @@
 import { invalid } from "../../core/errors.ts";
+import { richText, richTextText } from "./rich_text.ts";
 
 /**
  * What Slack would show of an incoming-webhook payload, as plain text (decisions: "Incoming
@@ -35,13 +36,17 @@ function textOf(v: unknown): string | null {
 const present = (texts: (string | null)[]) => texts.filter((t): t is string => t !== null);
 
 function blockTexts(blocks: unknown): string[] {
-  return list(blocks).flatMap((b) =>
-    present([
+  return list(blocks).flatMap((b) => {
+    if (b.type === "rich_text") {
+      const rich = richText.safeParse(b);
+      return rich.success ? present([textOf(richTextText(rich.data))]) : [];
+    }
+    return present([
       textOf(b.text),
       ...list(b.fields).map(textOf),
       ...(b.type === "context" ? list(b.elements).map(textOf) : []),
-    ])
-  );
+    ]);
+  });
 }
 
 /** An attachment field as Slack lays it out: its title, then its value. */
