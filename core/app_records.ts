@@ -9,8 +9,15 @@ export const BOT_EVENTS = [
   "app_mention",
   "reaction_added",
   "member_joined_channel",
+  "app_home_opened",
 ] as const;
 export type BotEvent = typeof BOT_EVENTS[number];
+
+/** What an app's Home offers: a Home tab the app publishes views into, a messages tab. */
+export interface AppHome {
+  home_tab_enabled: boolean;
+  messages_tab_enabled: boolean;
+}
 
 /** A slash command an app declares: what a person types, and where the service sends it. */
 export interface SlashCommand {
@@ -47,6 +54,8 @@ export interface App {
    * interactions go over its WebSocket connections, never to its request URLs.
    */
   socket_mode_enabled?: boolean;
+  /** App Home (Slack's `features.app_home`): a Home tab people open, and a messages tab. */
+  app_home?: AppHome | null;
   /**
    * Signs what the service sends the app (Slack's v0 signature), sealed with APP_KEY; absent on
    * apps registered before manifests until `app:rotate-signing-secret`.
@@ -93,10 +102,13 @@ export interface AuthorizationCode {
   replayed_at: string | null;
 }
 
-/** A modal as an app describes it (Slack's view object), checked when it is opened or changed. */
+/**
+ * A modal, or an app's Home for one person, as an app describes it (Slack's view object), checked
+ * when it is opened, published or changed. A Home has no title, submit or close.
+ */
 export interface ViewSpec {
-  type: "modal";
-  title: { type: "plain_text"; text: string };
+  type: "modal" | "home";
+  title: { type: "plain_text"; text: string } | null;
   blocks: Block[];
   submit: { type: "plain_text"; text: string } | null;
   close: { type: "plain_text"; text: string } | null;
@@ -115,7 +127,9 @@ export interface StoredView extends ViewSpec {
 
 /**
  * The modals a person has open from one app: the first opened by a trigger, at most 3 pushed
- * onto it; the person submits or closes the top one. Gone a day after it was opened.
+ * onto it; the person submits or closes the top one. Gone a day after it was opened. Or an app's
+ * Home for one person: one view, republished in place, under an id made from the app's and the
+ * person's (domain/apps/home.ts).
  */
 export interface ViewStack {
   /** The first view's id: the stack's. */

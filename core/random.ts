@@ -30,3 +30,11 @@ export function base62Fixed(n: number, width: number): string {
 export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");
 }
+
+/** A uuid made from `text`, the same every time: a system record found without an index. */
+export function derivedId(text: string): string {
+  const h = sha256Hex(text);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${
+    h.slice(20, 32)
+  }`;
+}

@@ -166,8 +166,11 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = typeof EVENT_TYPES[number];
 
-/** What a delivery can carry: the events, and the `ping` a test sends (nobody subscribes to it). */
-export type DeliveredType = EventType | "ping";
+/**
+ * What a delivery can carry: the events, the `ping` a test sends (nobody subscribes to it), and
+ * what goes to one app's listener only (a person opened its Home), never listed in a feed.
+ */
+export type DeliveredType = EventType | "ping" | "app.home_opened";
 
 /** One outbox entry: written in the same commit as the change it describes. */
 export interface OutboxEvent {
@@ -179,6 +182,11 @@ export interface OutboxEvent {
   data: unknown;
   /** Subscriptions that matched when the change committed; each has a delivery job. */
   subscription_ids: string[];
+  /**
+   * False for an event addressed to one app alone: delivered, but in no feed, stream or index of
+   * its channel. Absent: listed.
+   */
+  listed?: false;
 }
 
 /** An incoming webhook: a secret URL that posts into one channel as one bot. */

@@ -159,6 +159,12 @@ const RULES: Rules = {
   "element.press": (p, t) =>
     readable(p, t) ??
       (p.type === "bot" ? forbidden("Only people press buttons; bots call apps directly.") : null),
+  "app.home_open": (p, t) =>
+    p.team_id !== t.team_id
+      ? hidden("No such app in this team, or it has no Home.")
+      : p.type === "bot"
+      ? forbidden("Only people open an app's Home; bots call apps directly.")
+      : null,
   "poll.close": (p, t) =>
     writable(p, t) ??
       (t.message.author.id === p.user_id || (p.type === "human" && isAdmin(p))

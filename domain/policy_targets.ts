@@ -54,6 +54,8 @@ export interface Targets {
   "command.run": ChannelTarget;
   /** Press an element of an app's message in a channel (then post there). */
   "element.press": ChannelTarget;
+  /** Open an app's Home in one's team: people only. */
+  "app.home_open": TeamTarget;
   /** End a poll's voting: its author, or a team admin. */
   "poll.close": MessageTarget;
   /** Whether an event of the channel reaches a subscription: its owner must see the channel. */

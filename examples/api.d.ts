@@ -1037,6 +1037,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps/{app}/home": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Open an app's Home
+         * @description Addition. A person (a bot: 403) opens the Home of an app installed in their team with
+         *     `features.app_home.home_tab_enabled` (404 otherwise). The app hears Slack's
+         *     `app_home_opened` (`user`, `channel`: the person's direct message with its bot, made on
+         *     first need, `tab: "home"`, and `view` once one is published) when it asked for that
+         *     event, through the same at-least-once delivery as its other events; the event is in no
+         *     feed or stream. The answer is the Home the app published for this person with
+         *     `views.publish`, or null before it did: an app usually publishes one as it hears the
+         *     event, so opening again shows it. Its elements are pressed as a modal's are, with
+         *     `POST /api/v1/views/{view}/actions`; a press's `trigger_id` opens a modal.
+         */
+        get: operations["openHome"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/views/{view}/actions": {
         parameters: {
             query?: never;
@@ -1574,6 +1605,26 @@ export interface paths {
          * @description An unknown view, or another app's: `not_found`. No scope: the trigger or the view, issued to the app's own bot, is what lets it. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackViewsUpdate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views.publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * views.publish: Set a person's Home
+         * @description The calling bot's app, with `features.app_home.home_tab_enabled` (`not_enabled` otherwise), sets the Home of a person of its team (`user_not_found` for anyone else, bots included): a `home` view (no title, submit or close; a modal is `invalid_arguments`). The Home keeps its id; each publish gives it a new `hash`, and a `hash` given that is not the current one is `hash_conflict`. No scope. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackViewsPublish"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2674,15 +2725,16 @@ export interface components {
             };
         };
         /**
-         * @description A modal as its person sees it (what the app keeps to itself, `private_metadata` and
-         *     `callback_id`, is not shown). `hash` changes with every update.
+         * @description A modal, or an app's Home, as its person sees it (what the app keeps to itself,
+         *     `private_metadata` and `callback_id`, is not shown). `hash` changes with every update.
+         *     A Home has no title, submit or close.
          */
         View: {
-            id: components["schemas"]["Uuid"];
+            id: string;
             app_id: components["schemas"]["Uuid"];
-            /** @constant */
-            type: "modal";
-            title: components["schemas"]["PlainText"];
+            /** @enum {unknown} */
+            type: "modal" | "home";
+            title: components["schemas"]["PlainText"] | null;
             blocks: components["schemas"]["Block"][];
             submit: components["schemas"]["PlainText"] | null;
             close: components["schemas"]["PlainText"] | null;
@@ -2725,6 +2777,16 @@ export interface components {
             /** @description The view's `hash` as last seen: a view changed since is `hash_conflict`. */
             hash?: string;
             /** @description The view as it should be now. */
+            view: Record<string, never> | string;
+        };
+        SlackArgsViewsPublish: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The person whose Home it is. */
+            user_id: string;
+            /** @description The Home's `hash` as last seen: one changed since is `hash_conflict`. */
+            hash?: string;
+            /** @description The Home: Slack's view object with `type: home` and `blocks`. */
             view: Record<string, never> | string;
         };
         SlackViewAnswer: {
@@ -3749,6 +3811,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description An app's id. */
+        app: string;
         /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
         view: string;
         /** @description A token's id (never its value). */
@@ -5396,6 +5460,38 @@ export interface operations {
             503: components["responses"]["Busy"];
         };
     };
+    openHome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Home published for the subject, or null. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["View"] | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
     pressInView: {
         parameters: {
             query?: never;
@@ -6030,6 +6126,32 @@ export interface operations {
             content: {
                 "application/x-www-form-urlencoded": components["schemas"]["SlackArgsViewsUpdate"];
                 "application/json": components["schemas"]["SlackArgsViewsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackViewsPublish: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsViewsPublish"];
+                "application/json": components["schemas"]["SlackArgsViewsPublish"];
             };
         };
         responses: {

@@ -77,7 +77,7 @@
  * | ["team_commands_version", teamId]             | number (time)        | rewritten with every change of the team's commands: a change checks it |
  * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/responses.ts): 10 uses in 30 minutes; expires; moved by an export |
  * | ["triggers", triggerHash]                     | Trigger              | a `trigger_id`: opens one view within 30 seconds; expires; moved by an export |
- * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/views.ts); expires a day after it opened; moved by an export |
+ * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/views.ts), expiring a day after it opened; or an app's Home for one person, 400 days after its last publish (domain/apps/home.ts); moved by an export |
  * | ["app_tokens", tokenHash]                     | AppToken             | an app-level `xapp-` token (Socket Mode), by SHA-256 of its value; works for apps.connections.open only |
  * | ["app_token_ids", appId, tokenId]             | tokenHash            | index: an app's app-level tokens, by age (UUIDv7) |
  * | ["socket_tickets", ticketHash]                | SocketTicket         | a single-use Socket Mode connection URL's ticket, by SHA-256; taken within 60 s; expires |

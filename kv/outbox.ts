@@ -76,6 +76,27 @@ export function addEvent(
 }
 
 /**
+ * Adds an event addressed to one app's listener (`heard`) alone: delivered as any other, but
+ * listed in no feed, stream or index (a person opened the app's Home).
+ */
+export function addAppEvent(
+  op: Plan,
+  heard: Heard[],
+  draft: Omit<EventDraft, "type"> & { type: "app.home_opened" },
+): OutboxEvent {
+  const now = Date.now();
+  const event: OutboxEvent = {
+    id: newId(now),
+    ...draft,
+    created_at: new Date(now).toISOString(),
+    subscription_ids: heard.map((h) => h.id),
+    listed: false,
+  };
+  op.event({ event, open: false, expireIn: EVENT_TTL_MS, heard });
+  return event;
+}
+
+/**
  * Gives the events of `plan` that carry message `m` its `ts`, which its append assigns only as it
  * commits (kv/appender.ts): the event carries the message as stored.
  */
@@ -121,13 +142,8 @@ export function writePlannedEvents(
   const now = Date.now();
   for (const { event, open, expireIn, heard } of planned) {
     const kept = { expireIn };
-    const entry = { type: event.type, channel_id: event.channel_id };
-    op.set(keys.event(event.id), event, kept)
-      .set(keys.teamEvent(event.team_id, event.id), entry, kept)
-      .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
-    if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
-    const carried = carriedMessageId(event);
-    if (carried) op.set(keys.messageEvent(carried, event.id), null, kept);
+    op.set(keys.event(event.id), event, kept);
+    if (event.listed !== false) writeIndexes(op, { event, open, kept });
     if (heard.length === 0) continue;
     const webhooks = queueSockets(op, { event, heard, socketsHere, into: sockets });
     if (webhooks.length === 0) continue;
@@ -149,6 +165,19 @@ export function writePlannedEvents(
     if (free) op.set(keys.deliverySignal(), now);
   }
   return { handed, sockets };
+}
+
+/** An event's places in its team's and channel's feeds, and its message's list of events. */
+function writeIndexes(
+  op: Deno.AtomicOperation,
+  { event, open, kept }: { event: OutboxEvent; open: boolean; kept: { expireIn: number } },
+) {
+  const entry = { type: event.type, channel_id: event.channel_id };
+  op.set(keys.teamEvent(event.team_id, event.id), entry, kept)
+    .set(keys.channelEvent(event.channel_id, event.id), { type: event.type }, kept);
+  if (open) op.set(keys.openEvent(event.team_id, event.id), entry, kept);
+  const carried = carriedMessageId(event);
+  if (carried) op.set(keys.messageEvent(carried, event.id), null, kept);
 }
 
 /**

@@ -182,7 +182,8 @@ export class Store {
       room,
       socketsHere: this.#socketsHere,
     });
-    const markers = plan.events.length > 0 ? writeMarkers(op, plan.events) : null;
+    const listed = plan.events.filter((p) => p.event.listed !== false);
+    const markers = listed.length > 0 ? writeMarkers(op, listed) : null;
     let res: Deno.KvCommitResult | Deno.KvCommitError;
     try {
       res = await this.#retryLocked(() => op.commit());

@@ -24,6 +24,7 @@ import { metadataHandler, tokenRoutes } from "./oauth/token.ts";
 import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { actionRoutes } from "./actions.ts";
+import { homeRoutes } from "./homes.ts";
 import { viewRoutes } from "./views.ts";
 import { pollRoutes } from "./polls.ts";
 import { settingsRoutes } from "./settings/app.tsx";
@@ -79,6 +80,7 @@ export function createApp(
     .route("/channels", actionRoutes(ctx, calls))
     .route("/commands", commandListRoutes(ctx))
     .route("/views", viewRoutes(ctx, calls))
+    .route("/apps", homeRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams));
 

@@ -643,6 +643,18 @@ const API: Record<string, ApiRow> = {
       (p, k) => !sees(p, k) ? 404 : !isHuman(p) || k === "archived" ? 403 : 422,
     ),
   },
+  "GET /api/v1/apps/{app}/home": {
+    surface: "api",
+    scope: "messages:read",
+    // A person of the team opens it; a bot is refused; another team has no such app.
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "the app's Home",
+        path: `/api/v1/apps/${w.app.id}/home`,
+        expect: p === "foreign" ? 404 : isHuman(p) ? 200 : 403,
+        unknownPath: `/api/v1/apps/${uuid()}/home`,
+      }]),
+  },
   "GET /api/v1/views/{view}": {
     surface: "api",
     scope: "messages:read",
@@ -887,6 +899,18 @@ const SLACK: Record<string, SlackRow> = {
       unknownPath: slack("views.update"),
       unknownBody: { view_id: uuid(), view: JSON.stringify(MODAL) },
     }],
+  },
+  "POST /api/slack/views.publish": {
+    surface: "slack",
+    scope: null,
+    // Only an app's bot publishes a Home, its app's own: any other caller has no Home to set.
+    cells: (w) =>
+      Promise.resolve([{
+        what: "a caller that is no app's bot",
+        path: slack("views.publish"),
+        body: { user_id: w.users.owner.id, view: JSON.stringify({ type: "home", blocks: [] }) },
+        expect: 422,
+      }]),
   },
   "POST /api/slack/reactions.remove": {
     surface: "slack",
@@ -1576,7 +1600,10 @@ async function commandApp(ctx: Ctx, team: Team, url: string) {
   const command = "/matrix";
   const manifest = {
     display_information: { name: "Matrix App" },
-    features: { slash_commands: [{ command, url, description: "Answers" }] },
+    features: {
+      slash_commands: [{ command, url, description: "Answers" }],
+      app_home: { home_tab_enabled: true },
+    },
     oauth_config: { scopes: { bot: ["commands", "chat:write"] } },
     settings: { interactivity: { is_enabled: true, request_url: url } },
   };

@@ -47,6 +47,7 @@ const CONTRACT: [string, string, string][] = [
   ["get", "/views/{view}", "messages:read"],
   ["post", "/views/{view}/submit", "messages:write"],
   ["post", "/views/{view}/actions", "messages:write"],
+  ["get", "/apps/{app}/home", "messages:read"],
   ["post", "/views/{view}/close", "messages:write"],
 ];
 

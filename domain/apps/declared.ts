@@ -36,6 +36,7 @@ function fieldsOf(d: Declared): Omit<App, "id" | "client_id" | "secret_hash" | "
     interactivity: d.interactivity,
     event_subscriptions: d.events,
     socket_mode_enabled: d.socketMode,
+    app_home: d.appHome,
   };
 }
 
@@ -50,6 +51,7 @@ export const declaredOf = (app: App): Declared => ({
   interactivity: app.interactivity ?? null,
   events: app.event_subscriptions ?? null,
   socketMode: app.socket_mode_enabled ?? false,
+  appHome: app.app_home ?? null,
 });
 
 /** The URLs the service will call: checked as a subscription's are (public addresses). */

@@ -27,7 +27,10 @@ const MESSAGE_KINDS: Partial<Record<BotEvent, ChannelKind>> = {
   "message.im": "direct",
 };
 
-/** Our events that make up a Slack bot event. */
+/**
+ * Our events that make up a Slack bot event. `app_home_opened` is none of them: it is addressed
+ * to the listener itself when a person opens the app's Home (domain/apps/home.ts).
+ */
 const EVENTS_OF: Record<BotEvent, EventType[]> = {
   "message.channels": ["message.created", "message.updated", "message.deleted"],
   "message.groups": ["message.created", "message.updated", "message.deleted"],
@@ -35,6 +38,7 @@ const EVENTS_OF: Record<BotEvent, EventType[]> = {
   "app_mention": ["message.created"],
   "reaction_added": ["reaction.added"],
   "member_joined_channel": ["channel.member_added"],
+  "app_home_opened": [],
 };
 
 /**

@@ -8,29 +8,13 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { ApiError } from "../../core/errors.ts";
 import { type Scope, SCOPES } from "../../core/types.ts";
-import { BOT_EVENTS, type BotEvent, type SlashCommand } from "../../core/app_records.ts";
-
-/** Slack's bot scopes and ours they grant (a Map: a manifest names the key). */
-export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
-  "channels:read": "channels:read",
-  "groups:read": "channels:read",
-  "im:read": "channels:read",
-  "mpim:read": "channels:read",
-  "channels:manage": "channels:write",
-  "groups:write": "channels:write",
-  "channels:history": "messages:read",
-  "groups:history": "messages:read",
-  "im:history": "messages:read",
-  "mpim:history": "messages:read",
-  "app_mentions:read": "messages:read",
-  "chat:write": "messages:write",
-  "chat:write.public": "messages:write",
-  "reactions:read": "messages:read",
-  "reactions:write": "reactions:write",
-  "users:read": "members:read",
-  "channels:join": "members:write",
-  "commands": "commands",
-}));
+import { SLACK_SCOPES } from "./slack_scopes.ts";
+import {
+  type AppHome,
+  BOT_EVENTS,
+  type BotEvent,
+  type SlashCommand,
+} from "../../core/app_records.ts";
 
 /** The scope that asks the admin for a channel and gives the app an incoming webhook there. */
 const INCOMING = "incoming-webhook";
@@ -47,6 +31,7 @@ export interface Declared {
   events: { request_url: string | null; bot_events: BotEvent[] } | null;
   /** Socket Mode: events, commands and interactions go over the app's connections. */
   socketMode: boolean;
+  appHome: AppHome | null;
 }
 
 const url = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
@@ -79,6 +64,11 @@ const schema = z.object({
           message: `${c.command} is declared twice`,
         });
       });
+    }).optional(),
+    app_home: z.object({
+      home_tab_enabled: z.boolean().optional(),
+      messages_tab_enabled: z.boolean().optional(),
+      messages_tab_read_only_enabled: z.boolean().optional(),
     }).optional(),
   }).optional(),
   oauth_config: z.object({
@@ -140,6 +130,8 @@ const KNOWN = [
   "/features/bot_user/display_name",
   "/features/bot_user/always_online",
   "/features/slash_commands",
+  "/features/app_home/home_tab_enabled",
+  "/features/app_home/messages_tab_enabled",
   "/oauth_config/redirect_urls",
   "/oauth_config/scopes/bot",
   "/settings/interactivity",
@@ -237,6 +229,12 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
       ? { request_url: events?.request_url ?? null, bot_events: botEvents }
       : null,
     socketMode,
+    appHome: m.features?.app_home
+      ? {
+        home_tab_enabled: m.features.app_home.home_tab_enabled ?? false,
+        messages_tab_enabled: m.features.app_home.messages_tab_enabled ?? false,
+      }
+      : null,
   };
   const unknownEvents = (events?.bot_events ?? []).flatMap((e, i) =>
     isBotEvent(e) ? [] : [`/settings/event_subscriptions/bot_events/${i}: ${e} is not sent here`]
@@ -261,6 +259,7 @@ export function manifestOf(a: Declared): Record<string, unknown> {
           })),
         }
         : {}),
+      ...(a.appHome ? { app_home: a.appHome } : {}),
     },
     oauth_config: {
       redirect_urls: a.redirectUris,

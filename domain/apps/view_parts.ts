@@ -97,7 +97,8 @@ export async function viewTrigger(ctx: Ctx, stack: ViewStack): Promise<string> {
     channel_id: stack.channel_id,
     expires_at: new Date(Date.now() + TRIGGER_MS).toISOString(),
     used: false,
-    view_stack_id: stack.id,
+    // A Home's press opens a modal; only a modal's is pushed onto.
+    view_stack_id: stack.views[0].type === "modal" ? stack.id : null,
   });
   return `trigger.${secret}`;
 }

@@ -27,6 +27,7 @@ export async function submitView(
   { subject, viewId, values }: { subject: Subject; viewId: string; values: Values },
 ) {
   const { stack, view } = await personsStack(ctx, subject, { viewId, top: true });
+  if (view.type === "home") throw invalid("view", "A Home is pressed, not submitted.");
   const state = await stateOf(ctx, { subject, view, values });
   const { app, url, secret } = await appOf(ctx, stack);
   const payload = {
@@ -126,6 +127,7 @@ export async function closeView(
 ): Promise<void> {
   const { stack, view } = await retrying("close view", async () => {
     const found = await personsStack(ctx, subject, { viewId });
+    if (found.view.type === "home") throw invalid("view", "A Home is not closed.");
     const closed = { ...found.stack, closed_at: nowIso() };
     return await writeStack(ctx.kv, { entry: found.entry, stack: closed }) ? found : null;
   });

@@ -27,8 +27,8 @@ const STACK_MS = 24 * 3_600_000;
 const plain = (max: number) =>
   z.object({ type: z.literal("plain_text"), text: z.string().min(1).max(max) });
 const spec = z.object({
-  type: z.literal("modal", { error: "only modals are supported" }),
-  title: plain(24),
+  type: z.enum(["modal", "home"], { error: "a view is a modal or a home" }),
+  title: plain(24).optional(),
   blocks: z.unknown(),
   submit: plain(24).optional(),
   close: plain(24).optional(),
@@ -38,8 +38,14 @@ const spec = z.object({
   external_id: z.string().max(255).optional(),
 });
 
-/** A view as an app sent it (an object, or JSON text in a form), checked; 422 on `view`. */
-export function readViewSpec(value: unknown): ViewSpec {
+/**
+ * A view as an app sent it (an object, or JSON text in a form), checked; 422 on `view`. A modal
+ * (`views.open`, `push`, `update`) needs a title; a home (`views.publish`) has none.
+ */
+export function readViewSpec(
+  value: unknown,
+  { kind = "modal" }: { kind?: ViewSpec["type"] } = {},
+): ViewSpec {
   let given = value;
   if (typeof value === "string") {
     try {
@@ -54,12 +60,24 @@ export function readViewSpec(value: unknown): ViewSpec {
     throw new ApiError(422, `The view is not valid: ${faults[0]}`, { view: faults });
   }
   const v = parsed.data;
+  if (v.type !== kind) {
+    throw invalid(
+      "view",
+      kind === "home" ? "views.publish takes a home view." : "Only a modal opens here.",
+    );
+  }
+  if (kind === "modal" && !v.title) {
+    throw new ApiError(422, "The view is not valid: /view/title: a modal needs a title", {
+      view: ["/view/title: a modal needs a title"],
+    });
+  }
+  const home = kind === "home";
   return {
-    type: "modal",
-    title: { type: "plain_text", text: v.title.text },
+    type: kind,
+    title: v.title && !home ? { type: "plain_text", text: v.title.text } : null,
     blocks: parseBlocks(v.blocks, { view: true }) ?? [],
-    submit: v.submit ? { type: "plain_text", text: v.submit.text } : null,
-    close: v.close ? { type: "plain_text", text: v.close.text } : null,
+    submit: v.submit && !home ? { type: "plain_text", text: v.submit.text } : null,
+    close: v.close && !home ? { type: "plain_text", text: v.close.text } : null,
     callback_id: v.callback_id ?? "",
     private_metadata: v.private_metadata ?? "",
     notify_on_close: v.notify_on_close ?? false,
@@ -223,7 +241,10 @@ export function updateView(
     const entry = await stackOf(ctx.kv, viewId);
     const stack = entry?.value;
     const at = stack?.views.findIndex((v) => v.id === viewId) ?? -1;
-    if (!entry || !stack || stack.closed_at || at < 0 || stack.bot_user_id !== subject.user_id) {
+    if (
+      !entry || !stack || stack.closed_at || at < 0 || stack.bot_user_id !== subject.user_id ||
+      stack.views[at].type === "home"
+    ) {
       throw noView();
     }
     if (hash && hash !== stack.views[at].hash) {

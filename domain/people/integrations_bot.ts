@@ -5,7 +5,7 @@
 import type { Ctx } from "../context.ts";
 import type { Channel, Team, User } from "../../core/types.ts";
 import { newId, nowIso } from "../../core/ids.ts";
-import { sha256Hex } from "../../core/random.ts";
+import { derivedId } from "../../core/random.ts";
 import { keys } from "../../kv/keys.ts";
 import { getUser, insertSystemBot, systemBotIdOf } from "../../kv/workspace.ts";
 import { subjectOfPerson } from "../principals.ts";
@@ -14,14 +14,6 @@ import { createDirectChannel } from "../channels/channels.ts";
 
 /** The system bot's name, as people see it in their direct messages. */
 const SYSTEM_BOT_NAME = "Integrations";
-
-/** A uuid made from `text`, the same every time: a system record found without an index. */
-function derivedId(text: string): string {
-  const h = sha256Hex(text);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${
-    h.slice(20, 32)
-  }`;
-}
 
 /**
  * The team's "Integrations" bot, made with the team (and on first need for a team made before

@@ -1,7 +1,7 @@
 /**
  * Events to apps in Slack's Events API shape (decisions.md, "Events to apps"): the `event_callback`
  * envelope with the Slack event each of ours is (`message` with its subtypes, `app_mention`,
- * `reaction_added`, `member_joined_channel`). The same body goes to a request URL (signed by
+ * `reaction_added`, `member_joined_channel`, `app_home_opened`). The same body goes to a request URL (signed by
  * delivery/slack_events.ts) and, as an `events_api` envelope's payload, to a Socket Mode app.
  */
 import { CacheKind } from "../../core/memory.ts";
@@ -80,6 +80,17 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
       };
     case "reaction.added":
       return await reactionOf(kv, e, ts);
+    case "app.home_opened": {
+      const data = e.data as { user_id: string; tab: string; view: unknown };
+      return {
+        type: "app_home_opened",
+        user: data.user_id,
+        channel: e.channel_id,
+        tab: data.tab,
+        ...(data.view ? { view: data.view } : {}),
+        event_ts: ts,
+      };
+    }
     default: {
       const data = e.data as { user: { id: string } };
       return {

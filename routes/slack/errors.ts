@@ -22,6 +22,7 @@ const FIELD_CODES = new Map([
   ["trigger_id", "expired_trigger_id"],
   ["hash", "hash_conflict"],
   ["push", "push_limit_reached"],
+  ["user_id", "user_not_found"],
 ]);
 
 /** The Slack code for a domain error met by `method`. */
@@ -31,6 +32,7 @@ export function slackCodeOf(method: string, e: ApiError): string {
     case 401:
       return "invalid_auth";
     case 404:
+      if (/Home/.test(e.message)) return "not_enabled";
       if (/view/i.test(e.message)) return "not_found";
       if (/message/i.test(e.message)) return "message_not_found";
       if (/user/i.test(e.message)) return "user_not_found";

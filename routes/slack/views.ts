@@ -1,6 +1,10 @@
-/** `views.*`: modals the app opens with a trigger, pushes and updates (domain/apps/views.ts). */
+/**
+ * `views.*`: modals the app opens with a trigger, pushes and updates (domain/apps/views.ts), and
+ * the Home it publishes for a person (domain/apps/home.ts).
+ */
 import { z } from "zod";
 import { openView, pushView, updateView } from "../../domain/apps/views.ts";
+import { publishHome } from "../../domain/apps/home.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args } from "./args.ts";
 
@@ -10,6 +14,19 @@ const update = z.object({
   hash: z.string().optional(),
   view: z.unknown(),
 });
+
+const publishArgs = z.object({
+  user_id: z.string(),
+  view: z.unknown(),
+  hash: z.string().optional(),
+});
+
+const publish = async ({ ctx, subject, params }: MethodCall) => {
+  const p = args(publishArgs, params);
+  return {
+    view: await publishHome(ctx, subject, { userId: p.user_id, view: p.view, hash: p.hash }),
+  };
+};
 
 const open = async ({ ctx, subject, params }: MethodCall) => {
   const p = args(withTrigger, params);
@@ -28,9 +45,13 @@ const change = async ({ ctx, subject, params }: MethodCall) => {
   };
 };
 
-/** No scope: the trigger, issued to the app's own bot, is what lets it open a view. */
+/**
+ * No scope: the trigger, issued to the app's own bot, is what lets it open a view; a Home is the
+ * calling bot's app's own.
+ */
 export const viewMethods: Record<string, Method> = {
   "views.open": { scope: null, run: open },
   "views.push": { scope: null, run: push },
   "views.update": { scope: null, run: change },
+  "views.publish": { scope: null, run: publish },
 };
