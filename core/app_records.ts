@@ -13,6 +13,18 @@ export const BOT_EVENTS = [
 ] as const;
 export type BotEvent = typeof BOT_EVENTS[number];
 
+/**
+ * A shortcut an app declares (Slack's `features.shortcuts`): a person runs a global one anywhere
+ * in the team, a message one on a message they see; the app gets Slack's `shortcut` or
+ * `message_action` with a `trigger_id`.
+ */
+export interface Shortcut {
+  name: string;
+  type: "global" | "message";
+  callback_id: string;
+  description: string;
+}
+
 /** What an app's Home offers: a Home tab the app publishes views into, a messages tab. */
 export interface AppHome {
   home_tab_enabled: boolean;
@@ -54,6 +66,8 @@ export interface App {
    * interactions go over its WebSocket connections, never to its request URLs.
    */
   socket_mode_enabled?: boolean;
+  /** Brought into a team, as its slash commands are, by an install granted `commands`. */
+  shortcuts?: Shortcut[];
   /** App Home (Slack's `features.app_home`): a Home tab people open, and a messages tab. */
   app_home?: AppHome | null;
   /**

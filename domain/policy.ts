@@ -114,6 +114,14 @@ const adminOf = (p: Principal, teamId: string) => p.team_id === teamId && isAdmi
 
 type Rules = { [A in Action]: (p: Principal, target: Targets[A]) => Denial | null };
 
+/** A person of the team may; a bot is told it calls apps directly; anyone else sees nothing. */
+const peopleOfTeam = (unseen: string, what: string) => (p: Principal, t: { team_id: string }) =>
+  p.team_id !== t.team_id
+    ? hidden(unseen)
+    : p.type === "bot"
+    ? forbidden(`Only people ${what}; bots call apps directly.`)
+    : null;
+
 const RULES: Rules = {
   "channel.read": readable,
   "channel.archive": (p, t) => {
@@ -159,12 +167,11 @@ const RULES: Rules = {
   "element.press": (p, t) =>
     readable(p, t) ??
       (p.type === "bot" ? forbidden("Only people press buttons; bots call apps directly.") : null),
-  "app.home_open": (p, t) =>
-    p.team_id !== t.team_id
-      ? hidden("No such app in this team, or it has no Home.")
-      : p.type === "bot"
-      ? forbidden("Only people open an app's Home; bots call apps directly.")
-      : null,
+  "app.home_open": peopleOfTeam(
+    "No such app in this team, or it has no Home.",
+    "open an app's Home",
+  ),
+  "shortcut.run": peopleOfTeam("No such shortcut in this team.", "run shortcuts"),
   "poll.close": (p, t) =>
     writable(p, t) ??
       (t.message.author.id === p.user_id || (p.type === "human" && isAdmin(p))

@@ -943,6 +943,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/shortcuts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team's shortcuts
+         * @description Addition. The shortcuts (Slack's `features.shortcuts`) of the team's app installs that
+         *     hold the `commands` scope, by app and name: `global` ones a person runs anywhere in the
+         *     team, `message` ones on a message. Needs `messages:write`, the scope that runs them.
+         */
+        get: operations["listShortcuts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{app}/shortcuts/{callback_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+                /** @description The shortcut's `callback_id`, as the app declared it. */
+                callback_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a global shortcut
+         * @description Addition. A person (a bot: 403) runs one of the team's global shortcuts (unknown, or of
+         *     an app not installed with `commands`: 404; an app with interactivity off: 422 on
+         *     `callback_id`). The app gets Slack's `shortcut` payload (`callback_id`, `trigger_id`,
+         *     `user`, `team`, `action_ts`) at its interactivity URL or over Socket Mode, and 3 s to
+         *     acknowledge; its `trigger_id` opens a modal for the person (its channel is the person's
+         *     direct message with the app's bot). The run answers `acknowledged`, `pending` or
+         *     `failed`, as a press does.
+         */
+        post: operations["runGlobalShortcut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/channels/{channel}/messages/{message}/shortcuts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a message shortcut on a message
+         * @description Addition. A person (a bot: 403) who sees the message runs one of the team's message
+         *     shortcuts on it, named by `app_id` and `callback_id` (404 otherwise). The app gets
+         *     Slack's `message_action` payload (`callback_id`, `trigger_id`, `response_url`,
+         *     `message_ts`, `message`, `channel`, `user`, `team`) and answers as a command run does:
+         *     a reply (now or through the `response_url`) reaches the person, or the channel.
+         */
+        post: operations["runMessageShortcut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/channels/{channel}/commands": {
         parameters: {
             query?: never;
@@ -2465,6 +2547,21 @@ export interface components {
         };
         CommandList: {
             data: components["schemas"]["CommandView"][];
+        };
+        ShortcutList: {
+            data: {
+                app_id: components["schemas"]["Uuid"];
+                app_name: string;
+                name: string;
+                /** @enum {unknown} */
+                type: "global" | "message";
+                callback_id: string;
+                description: string;
+            }[];
+        };
+        RunMessageShortcutRequest: {
+            app_id: string;
+            callback_id: string;
         };
         RunCommandRequest: {
             /** @description A command of the team, such as `/deploy` (case does not matter). */
@@ -5350,6 +5447,105 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    listShortcuts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's shortcuts. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShortcutList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    runGlobalShortcut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+                /** @description The shortcut's `callback_id`, as the app declared it. */
+                callback_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the run came to. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InteractionResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    runMessageShortcut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunMessageShortcutRequest"];
+            };
+        };
+        responses: {
+            /** @description What the run came to. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InteractionResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
         };

@@ -25,6 +25,7 @@ import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { actionRoutes } from "./actions.ts";
 import { homeRoutes } from "./homes.ts";
+import { globalShortcutRoutes, messageShortcutRoutes, shortcutListRoutes } from "./shortcuts.ts";
 import { viewRoutes } from "./views.ts";
 import { pollRoutes } from "./polls.ts";
 import { settingsRoutes } from "./settings/app.tsx";
@@ -78,9 +79,12 @@ export function createApp(
     .route("/channels", pollRoutes(ctx))
     .route("/channels", commandRunRoutes(ctx, calls))
     .route("/channels", actionRoutes(ctx, calls))
+    .route("/channels", messageShortcutRoutes(ctx, calls))
     .route("/commands", commandListRoutes(ctx))
     .route("/views", viewRoutes(ctx, calls))
     .route("/apps", homeRoutes(ctx))
+    .route("/apps", globalShortcutRoutes(ctx, calls))
+    .route("/shortcuts", shortcutListRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams));
 

@@ -643,6 +643,47 @@ const API: Record<string, ApiRow> = {
       (p, k) => !sees(p, k) ? 404 : !isHuman(p) || k === "archived" ? 403 : 422,
     ),
   },
+  "POST /api/v1/channels/{channel}/messages/{message}/shortcuts": {
+    surface: "api",
+    scope: "messages:write",
+    cells: async (w, p) =>
+      await perKind(
+        false,
+        (f) => ({
+          path: `${ch(f.id)}/messages/${f.messageId}/shortcuts`,
+          body: { app_id: w.app.id, callback_id: "mxm" },
+          unknown: `${ch(uuid())}/messages/${f.messageId}/shortcuts`,
+        }),
+        (p, k) => !sees(p, k) ? 404 : !isHuman(p) ? 403 : 200,
+      )(w, p),
+  },
+  "GET /api/v1/shortcuts": {
+    surface: "api",
+    scope: "messages:write",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "what is listed",
+        path: "/api/v1/shortcuts",
+        expect: 200,
+        check: (body) => {
+          const listed = (body as { data: { callback_id: string }[] }).data.map((c) =>
+            c.callback_id
+          );
+          assert.deepEqual(listed, p === "foreign" ? [] : ["mx", "mxm"], `${p} lists`);
+        },
+      }]),
+  },
+  "POST /api/v1/apps/{app}/shortcuts/{callback_id}": {
+    surface: "api",
+    scope: "messages:write",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "a global shortcut",
+        path: `/api/v1/apps/${w.app.id}/shortcuts/mx`,
+        expect: p === "foreign" ? 404 : isHuman(p) ? 200 : 403,
+        unknownPath: `/api/v1/apps/${uuid()}/shortcuts/mx`,
+      }]),
+  },
   "GET /api/v1/apps/{app}/home": {
     surface: "api",
     scope: "messages:read",
@@ -1603,6 +1644,10 @@ async function commandApp(ctx: Ctx, team: Team, url: string) {
     features: {
       slash_commands: [{ command, url, description: "Answers" }],
       app_home: { home_tab_enabled: true },
+      shortcuts: [
+        { name: "Global", type: "global", callback_id: "mx", description: "Runs" },
+        { name: "On a message", type: "message", callback_id: "mxm", description: "Runs" },
+      ],
     },
     oauth_config: { scopes: { bot: ["commands", "chat:write"] } },
     settings: { interactivity: { is_enabled: true, request_url: url } },

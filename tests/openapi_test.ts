@@ -48,6 +48,9 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/views/{view}/submit", "messages:write"],
   ["post", "/views/{view}/actions", "messages:write"],
   ["get", "/apps/{app}/home", "messages:read"],
+  ["get", "/shortcuts", "messages:write"],
+  ["post", "/apps/{app}/shortcuts/{callback_id}", "messages:write"],
+  ["post", "/channels/{channel}/messages/{message}/shortcuts", "messages:write"],
   ["post", "/views/{view}/close", "messages:write"],
 ];
 

@@ -17,7 +17,8 @@ import type { Actor } from "../principals.ts";
 import { checkName } from "../text.ts";
 import { checkRedirectUri } from "./apps.ts";
 import type { AppCalls } from "./app_call.ts";
-import { type Declared, manifestOf, readManifest } from "./manifest.ts";
+import { type Declared, readManifest } from "./manifest.ts";
+import { manifestOf } from "./manifest_export.ts";
 import { syncInstalls } from "./listeners.ts";
 
 /** A new signing secret: 32 hex characters, as Slack's are. */
@@ -37,6 +38,7 @@ function fieldsOf(d: Declared): Omit<App, "id" | "client_id" | "secret_hash" | "
     event_subscriptions: d.events,
     socket_mode_enabled: d.socketMode,
     app_home: d.appHome,
+    shortcuts: d.shortcuts,
   };
 }
 
@@ -52,6 +54,7 @@ export const declaredOf = (app: App): Declared => ({
   events: app.event_subscriptions ?? null,
   socketMode: app.socket_mode_enabled ?? false,
   appHome: app.app_home ?? null,
+  shortcuts: app.shortcuts ?? [],
 });
 
 /** The URLs the service will call: checked as a subscription's are (public addresses). */

@@ -8,16 +8,14 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { ApiError } from "../../core/errors.ts";
 import { type Scope, SCOPES } from "../../core/types.ts";
-import { SLACK_SCOPES } from "./slack_scopes.ts";
+import { INCOMING, SLACK_SCOPES } from "./slack_scopes.ts";
 import {
   type AppHome,
   BOT_EVENTS,
   type BotEvent,
+  type Shortcut,
   type SlashCommand,
 } from "../../core/app_records.ts";
-
-/** The scope that asks the admin for a channel and gives the app an incoming webhook there. */
-const INCOMING = "incoming-webhook";
 
 /** What a manifest says of an app, as the service keeps it. */
 export interface Declared {
@@ -32,6 +30,7 @@ export interface Declared {
   /** Socket Mode: events, commands and interactions go over the app's connections. */
   socketMode: boolean;
   appHome: AppHome | null;
+  shortcuts: Shortcut[];
 }
 
 const url = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
@@ -62,6 +61,21 @@ const schema = z.object({
           code: "custom",
           path: [i, "command"],
           message: `${c.command} is declared twice`,
+        });
+      });
+    }).optional(),
+    shortcuts: z.array(z.object({
+      name: z.string().min(1).max(24),
+      type: z.enum(["global", "message"]),
+      callback_id: z.string().min(1).max(255),
+      description: z.string().min(1).max(150),
+    })).max(20).superRefine((shortcuts, ctx) => {
+      shortcuts.forEach((s, i) => {
+        if (shortcuts.findIndex((o) => o.callback_id === s.callback_id) === i) return;
+        ctx.addIssue({
+          code: "custom",
+          path: [i, "callback_id"],
+          message: `${s.callback_id} is declared twice`,
         });
       });
     }).optional(),
@@ -130,6 +144,7 @@ const KNOWN = [
   "/features/bot_user/display_name",
   "/features/bot_user/always_online",
   "/features/slash_commands",
+  "/features/shortcuts",
   "/features/app_home/home_tab_enabled",
   "/features/app_home/messages_tab_enabled",
   "/oauth_config/redirect_urls",
@@ -229,6 +244,7 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
       ? { request_url: events?.request_url ?? null, bot_events: botEvents }
       : null,
     socketMode,
+    shortcuts: m.features?.shortcuts ?? [],
     appHome: m.features?.app_home
       ? {
         home_tab_enabled: m.features.app_home.home_tab_enabled ?? false,
@@ -241,48 +257,4 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
   );
   const ignored = unknownFields(value).map((p) => `${p}: ignored`);
   return { declared, warnings: [...ignored, ...unknownEvents.map((w) => `${w}: ignored`)] };
-}
-
-/** An app's manifest, as `readManifest` reads it back into the same app. */
-export function manifestOf(a: Declared): Record<string, unknown> {
-  return {
-    display_information: { name: a.name },
-    features: {
-      bot_user: { display_name: a.botName },
-      ...(a.slashCommands.length > 0
-        ? {
-          slash_commands: a.slashCommands.map((c) => ({
-            command: c.command,
-            ...(c.url ? { url: c.url } : {}),
-            description: c.description,
-            ...(c.usage_hint ? { usage_hint: c.usage_hint } : {}),
-          })),
-        }
-        : {}),
-      ...(a.appHome ? { app_home: a.appHome } : {}),
-    },
-    oauth_config: {
-      redirect_urls: a.redirectUris,
-      scopes: { bot: [...a.scopes, ...(a.incomingWebhook ? [INCOMING] : [])] },
-    },
-    settings: {
-      ...(a.interactivity
-        ? {
-          interactivity: {
-            is_enabled: a.interactivity.is_enabled,
-            ...(a.interactivity.request_url ? { request_url: a.interactivity.request_url } : {}),
-          },
-        }
-        : {}),
-      ...(a.events
-        ? {
-          event_subscriptions: {
-            ...(a.events.request_url ? { request_url: a.events.request_url } : {}),
-            bot_events: a.events.bot_events,
-          },
-        }
-        : {}),
-      ...(a.socketMode ? { socket_mode_enabled: true } : {}),
-    },
-  };
 }

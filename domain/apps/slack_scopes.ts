@@ -21,3 +21,6 @@ export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
   "channels:join": "members:write",
   "commands": "commands",
 }));
+
+/** The scope that asks the admin for a channel and gives the app an incoming webhook there. */
+export const INCOMING = "incoming-webhook";

@@ -1,0 +1,48 @@
+/** An app's manifest written back from what it declares: `app:export`. */
+import type { Declared } from "./manifest.ts";
+import { INCOMING } from "./slack_scopes.ts";
+
+/** An app's manifest, as `readManifest` reads it back into the same app. */
+export function manifestOf(a: Declared): Record<string, unknown> {
+  return {
+    display_information: { name: a.name },
+    features: {
+      bot_user: { display_name: a.botName },
+      ...(a.slashCommands.length > 0
+        ? {
+          slash_commands: a.slashCommands.map((c) => ({
+            command: c.command,
+            ...(c.url ? { url: c.url } : {}),
+            description: c.description,
+            ...(c.usage_hint ? { usage_hint: c.usage_hint } : {}),
+          })),
+        }
+        : {}),
+      ...(a.shortcuts.length > 0 ? { shortcuts: a.shortcuts } : {}),
+      ...(a.appHome ? { app_home: a.appHome } : {}),
+    },
+    oauth_config: {
+      redirect_urls: a.redirectUris,
+      scopes: { bot: [...a.scopes, ...(a.incomingWebhook ? [INCOMING] : [])] },
+    },
+    settings: {
+      ...(a.interactivity
+        ? {
+          interactivity: {
+            is_enabled: a.interactivity.is_enabled,
+            ...(a.interactivity.request_url ? { request_url: a.interactivity.request_url } : {}),
+          },
+        }
+        : {}),
+      ...(a.events
+        ? {
+          event_subscriptions: {
+            ...(a.events.request_url ? { request_url: a.events.request_url } : {}),
+            bot_events: a.events.bot_events,
+          },
+        }
+        : {}),
+      ...(a.socketMode ? { socket_mode_enabled: true } : {}),
+    },
+  };
+}
