@@ -213,7 +213,9 @@ Deno.test("races: on two service processes, revocations and demotions race role 
         sx.post(`/people/${y.id}/role`, { role: "admin" }),
         sy.post(`/people/${x.id}/role`, { role: "admin" }),
       ]);
-      assert.deepEqual(statuses.slice(0, 2), [303, 303], `round ${round}: ${statuses}`);
+      assert.equal(statuses[0], 303, `round ${round}: ${statuses}`);
+      // y's demotion of the admin is refused only when x demoted y first: an admin can't.
+      assert.ok(statuses[1] === 303 || statuses[2] === 303, `round ${round}: ${statuses}`);
       assert.ok(statuses.slice(2).some((s) => s !== 303), `round ${round}: both demotions landed`);
       const res = await fetch(`${b.url}/api/v1/channels`, {
         headers: { Authorization: `Bearer ${token.value}` },
