@@ -207,6 +207,22 @@ Deno.test("block kit: messages take Slack's elements and rich_text; an unknown e
     assert.equal(posted.body.data.body, "Ship it\n• tests\nPick\nnote");
     assert.deepEqual(posted.body.data.blocks, blocks);
 
+    // As at Slack, an empty text beside blocks is no text (Bolt for Python's say(blocks=...)).
+    const section = [{ type: "section", text: { type: "mrkdwn", text: "From blocks" } }];
+    const empty = await api(s, "POST", path, {
+      token: w.admin.token,
+      body: { body: "", blocks: section },
+    });
+    assertStatus(empty, 201);
+    assert.equal(empty.body.data.body, "From blocks");
+    const viaSlack = await fetch(`${s.url}/api/slack/chat.postMessage`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ channel: w.team.general_channel_id, text: "", blocks: section }),
+    }).then((r) => r.json());
+    assert.equal(viaSlack.ok, true, JSON.stringify(viaSlack));
+    assert.equal(viaSlack.message.text, "From blocks");
+
     const unknown = await api(s, "POST", path, {
       token: w.admin.token,
       body: { blocks: [{ type: "actions", elements: [{ type: "rocket_launcher" }] }] },

@@ -337,6 +337,7 @@ async function refusals() {
       }).then(async (res) => ({ status: res.status, body: await res.json() }));
     const forged = await reply(`${s.url}/responses/${"A".repeat(40)}`);
     assert.equal(forged.status, 404);
+    assert.deepEqual([forged.body.ok, forged.body.error], [false, "expired_url"], "Slack's shape");
     for (let i = 0; i < 10; i++) {
       assert.equal((await reply(responseUrl)).status, 200, `use ${i + 1}`);
     }

@@ -193,7 +193,8 @@ export function bodyAndBlocks(
   bodyField = "body",
 ): { body: string; blocks: Block[] | null } {
   const blocks = parseBlocks(fields.blocks);
-  const given = fields.body ?? (blocks ? blocksText(blocks) : "");
+  // As at Slack, an empty text beside blocks is no text (Bolt for Python sends `text=""`).
+  const given = blocks && !fields.body?.trim() ? blocksText(blocks) : fields.body ?? "";
   return { body: cleanBody(given, bodyField), blocks };
 }
 

@@ -48,6 +48,8 @@ export function slackCodeOf(method: string, e: ApiError): string {
       }
       if (field === "emoji") return "invalid_name";
       if (field && FIELD_CODES.has(field)) return FIELD_CODES.get(field)!;
+      // As at Slack, a deleted message is not found, whatever is asked of it.
+      if (field === "message" && /deleted/i.test(e.message)) return "message_not_found";
       if (field === "message" && REFUSED.has(method)) return REFUSED.get(method)!;
       return "invalid_arguments";
     case 503:
