@@ -660,7 +660,7 @@ const API: Record<string, ApiRow> = {
   "GET /api/v1/shortcuts": {
     surface: "api",
     scope: "messages:write",
-    cells: (w, p) =>
+    cells: (_w, p) =>
       Promise.resolve([{
         what: "what is listed",
         path: "/api/v1/shortcuts",
