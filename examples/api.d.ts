@@ -1283,8 +1283,10 @@ export interface paths {
          *     `text` and/or `blocks`, `response_type` (`ephemeral`, the default: shown to the person
          *     who ran the command on their open streams only, never stored; or `in_channel`: a message
          *     in the channel as the app's bot), `replace_original` or `delete_original` (on the message
-         *     an action came from, when the app's bot wrote it). A reply the service can't read is 422
-         *     on its field.
+         *     an action came from, when the app's bot wrote it). A refusal is Slack's `{ ok: false,
+         *     error }` (`expired_url` for an unknown, used-up or expired URL, `invalid_blocks`,
+         *     `no_text`, `invalid_arguments`, `rate_limited`...), with the service's `message` and, on a
+         *     422, `errors` by field beside it.
          */
         post: operations["replyThroughResponseUrl"];
         delete?: never;
@@ -1707,6 +1709,106 @@ export interface paths {
          * @description The calling bot's app, with `features.app_home.home_tab_enabled` (`not_enabled` otherwise), sets the Home of a person of its team (`user_not_found` for anyone else, bots included): a `home` view (no title, submit or close; a modal is `invalid_arguments`). The Home keeps its id; each publish gives it a new `hash`, and a `hash` given that is not the current one is `hash_conflict`. No scope. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackViewsPublish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.open: A direct message with one person
+         * @description The caller's direct message with one other person or bot of its team (`users`: one id): the one there is, or a new one. More than one (a group DM) or anyone else: `invalid_arguments`. Slack's `im:write` grants it (as `messages:write`). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsOpen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users.conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * users.conversations: The caller's channels
+         * @description The channels the caller is a member of, of `types` (`public_channel` unless told), paged as `conversations.list`. Only the caller's own: another `user` is `invalid_arguments`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackUsersConversations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team.info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * team.info: The caller's team
+         * @description `id`, `name`, `domain` (the name as a slug). Another team's id is `team_not_found`. No scope. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackTeamInfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bots.info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * bots.info: A bot of the caller's team
+         * @description A bot by its id (a bot's user id), with `app_id` when it is an installed app's. A person, or anyone of another team: `bot_not_found`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackBotsInfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reactions.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reactions.get: A message's reactions
+         * @description The message at `channel` and `timestamp`, with its `reactions` (`name`, `count`), as Slack gives an item. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackReactionsGet"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3036,6 +3138,74 @@ export interface components {
             /** Format: uri */
             permalink: string;
         };
+        SlackArgsConversationsOpen: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description One user id (Slack takes a comma-separated list; one is supported). */
+            users: string;
+            return_im?: boolean | string;
+        };
+        SlackArgsUsersConversations: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The caller's own id, if given. */
+            user?: string;
+            /** @description Comma-separated: public_channel, private_channel, im. */
+            types?: string;
+            exclude_archived?: boolean | string;
+            limit?: number | string;
+            cursor?: string;
+        };
+        SlackArgsTeamInfo: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The caller's team id, if given. */
+            team?: string;
+        };
+        SlackArgsBotsInfo: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A bot's id. */
+            bot: string;
+        };
+        SlackArgsReactionsGet: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            channel: string;
+            /** @description The message's `ts`. */
+            timestamp: string;
+            full?: boolean | string;
+        };
+        SlackTeamInfo: {
+            /** @constant */
+            ok: true;
+            team: {
+                id: string;
+                name: string;
+                domain: string;
+            };
+        };
+        SlackBotInfo: {
+            /** @constant */
+            ok: true;
+            bot: {
+                id: string;
+                deleted: boolean;
+                name: string;
+                updated?: number;
+                app_id: string | null;
+                user_id: string;
+                icons?: Record<string, never>;
+            };
+        };
+        SlackReactionsItem: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            type: "message";
+            channel: string;
+            message: components["schemas"]["SlackMessage"];
+        };
         SlackChannelList: {
             /** @constant */
             ok: true;
@@ -3336,6 +3506,13 @@ export interface components {
             service_documentation?: string;
         };
         Error: {
+            message: string;
+            errors?: components["schemas"]["FieldErrors"];
+        };
+        ResponseUrlError: {
+            /** @constant */
+            ok: false;
+            error: string;
             message: string;
             errors?: components["schemas"]["FieldErrors"];
         };
@@ -3891,6 +4068,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A reply refused, as Slack refuses it, with the service's own words beside. */
+        ResponseUrlRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ResponseUrlError"];
             };
         };
         /**
@@ -5834,13 +6020,22 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Busy"];
+            400: components["responses"]["ResponseUrlRefused"];
+            403: components["responses"]["ResponseUrlRefused"];
+            404: components["responses"]["ResponseUrlRefused"];
+            413: components["responses"]["ResponseUrlRefused"];
+            422: components["responses"]["ResponseUrlRefused"];
+            /** @description Too many misses from this address; `error` is `rate_limited`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseUrlError"];
+                };
+            };
+            503: components["responses"]["ResponseUrlRefused"];
         };
     };
     slackAuthTest: {
@@ -6358,6 +6553,136 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsOpen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsOpen"];
+                "application/json": components["schemas"]["SlackArgsConversationsOpen"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackUsersConversations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsUsersConversations"];
+                "application/json": components["schemas"]["SlackArgsUsersConversations"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelList"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackTeamInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsTeamInfo"];
+                "application/json": components["schemas"]["SlackArgsTeamInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackTeamInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackBotsInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsBotsInfo"];
+                "application/json": components["schemas"]["SlackArgsBotsInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackBotInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackReactionsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsReactionsGet"];
+                "application/json": components["schemas"]["SlackArgsReactionsGet"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackReactionsItem"] | components["schemas"]["SlackError"];
                 };
             };
             429: components["responses"]["SlackRateLimited"];

@@ -894,6 +894,45 @@ const SLACK: Record<string, SlackRow> = {
         unknownBody: { user: uuid() },
       }]),
   },
+  "POST /api/slack/users.conversations": {
+    surface: "slack",
+    scope: "channels:read",
+    cells: slackOnce("users.conversations"),
+  },
+  "POST /api/slack/conversations.open": {
+    surface: "slack",
+    scope: "messages:write",
+    // A DM with the owner: anyone else of team A opens one; the owner can't with itself.
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "with the owner",
+        path: slack("conversations.open"),
+        body: { users: w.users.owner.id },
+        expect: p === "foreign" || p === "owner" ? 422 : 200,
+      }]),
+  },
+  "POST /api/slack/team.info": { surface: "slack", scope: null, cells: slackOnce("team.info") },
+  "POST /api/slack/bots.info": {
+    surface: "slack",
+    scope: "members:read",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "the app's bot",
+        path: slack("bots.info"),
+        body: { bot: w.appBot },
+        expect: p === "foreign" ? 422 : 200,
+      }]),
+  },
+  "POST /api/slack/reactions.get": {
+    surface: "slack",
+    scope: "messages:read",
+    cells: slackPerKind(
+      "reactions.get",
+      false,
+      (f) => ({ channel: f.id, timestamp: f.messageTs }),
+      readOnly(200),
+    ),
+  },
   "POST /api/slack/users.list": {
     surface: "slack",
     scope: "members:read",

@@ -9,7 +9,7 @@ import type { Ctx } from "../context.ts";
 import type { Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
 import { invalid } from "../../core/errors.ts";
-import { listTeamInstalls } from "../../kv/apps.ts";
+import { installOfBot } from "./bot_install.ts";
 import { getTeam, memberRef } from "../../kv/workspace.ts";
 import { loadChannelWith } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "../messages/access.ts";
@@ -26,8 +26,7 @@ import { deliverReply } from "./replies.ts";
 async function interactiveApp(ctx: Ctx, message: Message) {
   const refused = () =>
     invalid("message", "This message's elements belong to no installed app that answers them.");
-  const installs = await listTeamInstalls(ctx.kv, message.team_id);
-  const by = installs.find((i) => i.bot_user_id === message.author.id && !i.uninstalled_at);
+  const by = await installOfBot(ctx, { teamId: message.team_id, botId: message.author.id });
   const live = by ? await liveInstall(ctx, { teamId: by.team_id, appId: by.app_id }) : null;
   if (!live) throw refused();
   const { app, install, bot } = live;

@@ -13,7 +13,7 @@ import type { Subscription, WebhookRoute } from "../../core/webhook_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { derivedId, randomBase62 } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
-import { listTeamInstalls } from "../../kv/apps.ts";
+import { installOfBot } from "./bot_install.ts";
 import { getAll } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { addAppEvent } from "../../kv/outbox.ts";
@@ -150,8 +150,7 @@ export function publishHome(
 
 /** The app whose bot calls, live in its team, with a Home tab; 404 otherwise. */
 async function homeAppOfBot(ctx: Ctx, subject: Subject): Promise<LiveInstall> {
-  const installs = await listTeamInstalls(ctx.kv, subject.team_id);
-  const mine = installs.find((i) => i.bot_user_id === subject.user_id && !i.uninstalled_at);
+  const mine = await installOfBot(ctx, { teamId: subject.team_id, botId: subject.user_id });
   if (!mine) throw noHome();
   return await homeApp(ctx, subject.team_id, mine.app_id);
 }

@@ -15,6 +15,7 @@ export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
   "app_mentions:read": "messages:read",
   "chat:write": "messages:write",
   "chat:write.public": "messages:write",
+  "im:write": "messages:write",
   "reactions:read": "messages:read",
   "reactions:write": "reactions:write",
   "users:read": "members:read",

@@ -6,10 +6,12 @@ import { listMessages } from "../../domain/messages/list.ts";
 import { showMessage } from "../../domain/messages/messages.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
 import { slackChannel, slackMessage } from "../../domain/slack/shapes.ts";
+import { openDirect } from "../../domain/channels/direct.ts";
 import type { Channel } from "../../core/types.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, countArg, flagArg } from "./args.ts";
 import { offsetPage } from "./paging.ts";
+import { SlackError } from "./errors.ts";
 
 const list = z.object({
   types: z.string().optional(),
@@ -24,6 +26,14 @@ const history = z.object({
   cursor: z.string().optional(),
 });
 const replies = history.extend({ ts: z.string() });
+const open = z.object({ users: z.string(), return_im: flagArg });
+const mine = z.object({
+  user: z.string().optional(),
+  types: z.string().optional(),
+  exclude_archived: flagArg,
+  limit: countArg(100, 1000),
+  cursor: z.string().optional(),
+});
 
 /** Slack's conversation types, as our channels are. */
 const typeOf = (c: Channel) =>
@@ -33,16 +43,36 @@ const nextCursor = (cursor: string | null) => ({
   response_metadata: { next_cursor: cursor ?? "" },
 });
 
-async function listCall({ ctx, subject, params }: MethodCall) {
-  const p = args(list, params);
-  const types = (p.types ?? "public_channel,private_channel,mpim,im").split(",").map((t) =>
-    t.trim()
-  );
+/** The channels the subject is in, of the types asked (Slack's default: public channels). */
+async function memberOf(
+  { ctx, subject }: MethodCall,
+  p: { types?: string; exclude_archived: boolean; limit: number; cursor?: string },
+  everyType: boolean,
+) {
+  const asked = p.types ??
+    (everyType ? "public_channel,private_channel,mpim,im" : "public_channel");
+  const types = asked.split(",").map((t) => t.trim());
   const page = await pageChannels(ctx, subject, { limit: p.limit, cursor: p.cursor || null });
   const channels = page.channels
     .filter((c) => types.includes(typeOf(c)) && !(p.exclude_archived && c.is_archived))
     .map((c) => slackChannel(c, true));
   return { channels, ...nextCursor(page.nextCursor) };
+}
+
+const listCall = (call: MethodCall) => memberOf(call, args(list, call.params), true);
+
+/** users.conversations: the caller's own channels (another user's: `invalid_arguments`). */
+function usersConversations(call: MethodCall) {
+  const p = args(mine, call.params);
+  if (p.user && p.user !== call.subject.user_id) throw new SlackError("invalid_arguments");
+  return memberOf(call, p, false);
+}
+
+/** conversations.open: a direct message with one other person (the one there is, or new). */
+async function openCall({ ctx, subject, params }: MethodCall) {
+  const p = args(open, params);
+  const dm = await openDirect(ctx, subject, p.users.split(",").map((u) => u.trim()));
+  return { channel: slackChannel(dm, true) };
 }
 
 async function infoCall({ ctx, subject, params }: MethodCall) {
@@ -109,4 +139,6 @@ export const conversationMethods: Record<string, Method> = {
   "conversations.history": { scope: "messages:read", run: historyCall },
   "conversations.replies": { scope: "messages:read", run: repliesCall },
   "conversations.members": { scope: "members:read", run: membersCall },
+  "conversations.open": { scope: "messages:write", run: openCall },
+  "users.conversations": { scope: "channels:read", run: usersConversations },
 };

@@ -2,8 +2,9 @@
 import { z } from "zod";
 import { findTeam, teamPeople, teamPerson } from "../../domain/people/workspace.ts";
 import { setReaction } from "../../domain/messages/reactions.ts";
+import { showMessage } from "../../domain/messages/messages.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
-import { slackUser } from "../../domain/slack/shapes.ts";
+import { slackMessage, slackUser } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, countArg } from "./args.ts";
 import { offsetPage } from "./paging.ts";
@@ -11,6 +12,7 @@ import { offsetPage } from "./paging.ts";
 const userArgs = z.object({ user: z.string() });
 const listArgs = z.object({ limit: countArg(200, 1000), cursor: z.string().optional() });
 const reactionArgs = z.object({ channel: z.string(), timestamp: z.string(), name: z.string() });
+const reactionsOf = z.object({ channel: z.string(), timestamp: z.string() });
 
 /** Who the token acts as: Bolt reads `user_id` and `bot_id` to tell the app's own messages. */
 async function authTest({ ctx, subject }: MethodCall) {
@@ -54,10 +56,19 @@ const react = (present: boolean) => async ({ ctx, subject, params }: MethodCall)
   return {};
 };
 
+/** reactions.get: a message with its reactions, as Slack gives an item. */
+async function reactionsGet({ ctx, subject, params }: MethodCall) {
+  const p = args(reactionsOf, params);
+  const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.timestamp });
+  const message = await showMessage(ctx, subject, p.channel, messageId);
+  return { type: "message", channel: p.channel, message: slackMessage(message) };
+}
+
 export const peopleMethods: Record<string, Method> = {
   "auth.test": { scope: null, run: authTest },
   "users.info": { scope: "members:read", run: usersInfo },
   "users.list": { scope: "members:read", run: usersList },
   "reactions.add": { scope: "reactions:write", run: react(true) },
   "reactions.remove": { scope: "reactions:write", run: react(false) },
+  "reactions.get": { scope: "messages:read", run: reactionsGet },
 };

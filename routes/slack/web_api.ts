@@ -21,6 +21,7 @@ import { chatMethods } from "./chat.ts";
 import { conversationMethods } from "./conversations.ts";
 import { peopleMethods } from "./people.ts";
 import { viewMethods } from "./views.ts";
+import { teamMethods } from "./team.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
 import { CONNECTIONS_OPEN, isAppToken, openConnection } from "./connections.ts";
 
@@ -30,6 +31,7 @@ const METHODS = new Map<string, Method>(Object.entries({
   ...conversationMethods,
   ...peopleMethods,
   ...viewMethods,
+  ...teamMethods,
 }));
 
 /** Slack's Web API methods this service answers, for the docs and the reference. */

@@ -1,0 +1,72 @@
+/**
+ * Web API methods Slack's samples call besides posting (decisions.md, "More of the Web API"),
+ * through Slack's own client, `@slack/web-api`, unmodified: the team, a bot's app, a direct
+ * message opened (the same one again), the caller's channels, and a message's reactions.
+ */
+import assert from "node:assert/strict";
+import { startServer, workspace } from "./harness.ts";
+import { createAppFromManifest } from "../domain/apps/declared.ts";
+import { installApp } from "../domain/apps/installs.ts";
+import { post } from "./webhook_receivers.ts";
+import { SKIPPED_WITHOUT_SDKS, slackSdks } from "./slack_sdks.ts";
+
+Deno.test({
+  name:
+    `web api: team.info, bots.info, conversations.open, users.conversations, reactions.get${SKIPPED_WITHOUT_SDKS}`,
+  ignore: !slackSdks,
+  fn: async () => {
+    const { WebClient } = await import("npm:@slack/web-api@8.2.0");
+    const s = await startServer();
+    try {
+      const w = await workspace(s.ctx);
+      const manifest = {
+        display_information: { name: "Sampler" },
+        oauth_config: {
+          scopes: { bot: ["chat:write", "im:write", "users:read", "channels:read"] },
+        },
+      };
+      const made = await createAppFromManifest(s.ctx, JSON.stringify(manifest), null);
+      const { install, token } = await installApp(s.ctx, {
+        app: made.app,
+        teamId: w.team.id,
+        scopes: ["messages:write", "members:read", "channels:read", "messages:read"],
+        channelId: null,
+        approvedBy: null,
+      });
+      const web = new WebClient(token.value, { slackApiUrl: `${s.url}/api/slack/` });
+
+      const team = await web.team.info();
+      assert.equal(team.team?.id, w.team.id);
+      const bot = await web.bots.info({ bot: install.bot_user_id });
+      assert.equal(bot.bot?.app_id, made.app.id);
+      await assert.rejects(web.bots.info({ bot: w.member.user.id }), /bot_not_found/);
+
+      // A DM with a person: opened once, the same one after; the bot posts in it.
+      const opened = await web.conversations.open({ users: w.member.user.id });
+      const again = await web.conversations.open({ users: w.member.user.id });
+      assert.equal(again.channel?.id, opened.channel?.id);
+      await web.chat.postMessage({ channel: opened.channel!.id!, text: "Hello from the app" });
+      const ims = await web.users.conversations({ types: "im" });
+      assert.deepEqual(ims.channels?.map((c) => c.id), [opened.channel?.id]);
+      await assert.rejects(
+        web.conversations.open({ users: `${w.member.user.id},${w.admin.user.id}` }),
+        /invalid_arguments/,
+      );
+
+      // A message's reactions, as the people who reacted see them.
+      const general = w.team.general_channel_id;
+      const message = await post(s, w.admin.token, general, "react to me");
+      const people = new WebClient(w.admin.token, { slackApiUrl: `${s.url}/api/slack/` });
+      await people.reactions.add({ channel: general, timestamp: message.ts, name: "tada" });
+      const got = await people.reactions.get({ channel: general, timestamp: message.ts });
+      assert.deepEqual(
+        (got.message as { reactions: { name: string; count: number }[] }).reactions.map((
+          r,
+        ) => [r.name, r.count]),
+        [["tada", 1]],
+      );
+    } finally {
+      await s.close();
+    }
+  },
+});
