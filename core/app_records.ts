@@ -25,6 +25,16 @@ export interface Shortcut {
   description: string;
 }
 
+/**
+ * Where a person's interactions go: presses, views, shortcuts to `request_url`; an external
+ * menu's `block_suggestion` to `message_menu_options_url` when given (Slack's "Select Menus").
+ */
+export interface Interactivity {
+  is_enabled: boolean;
+  request_url: string | null;
+  message_menu_options_url?: string | null;
+}
+
 /** What an app's Home offers: a Home tab the app publishes views into, a messages tab. */
 export interface AppHome {
   home_tab_enabled: boolean;
@@ -58,7 +68,7 @@ export interface App {
   /** Its bot's display name; the app's name when absent (apps registered before manifests). */
   bot_name?: string;
   slash_commands?: SlashCommand[];
-  interactivity?: { is_enabled: boolean; request_url: string | null } | null;
+  interactivity?: Interactivity | null;
   /** Null when the app listens over Socket Mode without a request URL. */
   event_subscriptions?: { request_url: string | null; bot_events: BotEvent[] } | null;
   /**

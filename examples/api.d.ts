@@ -575,6 +575,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/channels/{channel}/messages/{message}/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Options for an external menu of a message
+         * @description Addition. A person (a bot: 403) who sees the message types into one of its
+         *     `external_select` elements, named by `action_id` (and `block_id`; 422 on `action_id`
+         *     when the message has none such). The message must be an installed app's.
+         *     The app gets Slack's `block_suggestion` (`action_id`, `block_id`, `value`: what was
+         *     typed, `container`) at its `message_menu_options_url`, else its interactivity URL, or
+         *     over Socket Mode (Bolt's `app.options`), and 3 s to answer `{ options }` or
+         *     `{ option_groups }` (Block Kit's options, 100 at most). What it offers is given back; an
+         *     app that fails, or answers what can't be read, offers nothing and `error` says why.
+         *     Typed text shorter than the menu's `min_query_length` asks nothing: `options: []`.
+         */
+        get: operations["messageOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/channels/{channel}/members": {
         parameters: {
             query?: never;
@@ -1175,6 +1208,37 @@ export interface paths {
          *     view shown once it did.
          */
         post: operations["pressInView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/views/{view}/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Options for an external menu of a view
+         * @description Addition. The person of a modal or a Home types into one of its `external_select` (or
+         *     `multi_external_select`) elements, named by `action_id` (and `block_id`; 422 on
+         *     `action_id` when the view has none such).
+         *     The app gets Slack's `block_suggestion` (`action_id`, `block_id`, `value`: what was
+         *     typed, `container`) at its `message_menu_options_url`, else its interactivity URL, or
+         *     over Socket Mode (Bolt's `app.options`), and 3 s to answer `{ options }` or
+         *     `{ option_groups }` (Block Kit's options, 100 at most). What it offers is given back; an
+         *     app that fails, or answers what can't be read, offers nothing and `error` says why.
+         *     Typed text shorter than the menu's `min_query_length` asks nothing: `options: []`.
+         */
+        get: operations["viewOptions"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2900,6 +2964,13 @@ export interface components {
                 [key: string]: components["schemas"]["ElementChoice"];
             };
         };
+        OptionsResponse: {
+            data: {
+                options: Record<string, never>[] | null;
+                option_groups: Record<string, never>[] | null;
+                error: string | null;
+            };
+        };
         ViewPressRequest: {
             action_id: string;
             block_id?: string;
@@ -4094,6 +4165,12 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The external menu's `action_id`. */
+        optionsActionId: string;
+        /** @description Its block's `block_id` (`block-<index>` for one without). */
+        optionsBlockId: string;
+        /** @description What the person typed so far. */
+        optionsValue: string;
         /** @description An app's id. */
         app: string;
         /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
@@ -5161,6 +5238,47 @@ export interface operations {
             503: components["responses"]["Busy"];
         };
     };
+    messageOptions: {
+        parameters: {
+            query: {
+                /** @description The external menu's `action_id`. */
+                action_id: components["parameters"]["optionsActionId"];
+                /** @description Its block's `block_id` (`block-<index>` for one without). */
+                block_id?: components["parameters"]["optionsBlockId"];
+                /** @description What the person typed so far. */
+                value?: components["parameters"]["optionsValue"];
+            };
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+                /** @description Message id, of a message in `{channel}`. A malformed id is 404. */
+                message: components["parameters"]["message"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the app offered, or why it offered nothing. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OptionsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
     listMembers: {
         parameters: {
             query?: never;
@@ -5906,6 +6024,45 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    viewOptions: {
+        parameters: {
+            query: {
+                /** @description The external menu's `action_id`. */
+                action_id: components["parameters"]["optionsActionId"];
+                /** @description Its block's `block_id` (`block-<index>` for one without). */
+                block_id?: components["parameters"]["optionsBlockId"];
+                /** @description What the person typed so far. */
+                value?: components["parameters"]["optionsValue"];
+            };
+            header?: never;
+            path: {
+                /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the app offered, or why it offered nothing. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OptionsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];

@@ -4,8 +4,9 @@ import type { Ctx } from "../domain/context.ts";
 import type { AppCalls } from "../domain/apps/app_call.ts";
 import { pressAction } from "../domain/apps/actions.ts";
 import { interactionView } from "./commands.ts";
-import { readBody } from "./body.ts";
-import { choice } from "./choices.ts";
+import { readBody, readQuery } from "./body.ts";
+import { choice, suggestingQuery } from "./choices.ts";
+import { messageOptions } from "../domain/apps/options.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
@@ -21,9 +22,24 @@ export const press = z.object({
   ...choice,
 });
 
-/** POST /channels/{channel}/messages/{message}/actions: a person presses an element. */
+/**
+ * POST /channels/{channel}/messages/{message}/actions: a person presses an element; GET
+ * .../options: what the app offers for one of its external menus.
+ */
 export const actionRoutes = (ctx: Ctx, calls: AppCalls) =>
-  new Hono<ApiEnv>().post(
+  new Hono<ApiEnv>().get(
+    "/:channel/messages/:message/options",
+    requireScope("messages:write"),
+    async (c) => {
+      const offered = await messageOptions(ctx, calls, {
+        subject: c.var.subject,
+        channelId: c.req.param("channel"),
+        messageId: c.req.param("message"),
+        suggesting: readQuery(c, suggestingQuery),
+      });
+      return c.json({ data: offered });
+    },
+  ).post(
     "/:channel/messages/:message/actions",
     requireScope("messages:write"),
     async (c) => {

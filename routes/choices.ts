@@ -9,6 +9,13 @@ const option = (what: string) =>
     error: `The ${what} must be an object with a value.`,
   });
 
+/** What a person typed into an external menu, as a query: which menu, and the text so far. */
+export const suggestingQuery = z.object({
+  action_id: z.string({ error: "The action_id is required." }).min(1).max(255),
+  block_id: z.string().min(1).max(255).optional(),
+  value: z.string().max(150).default(""),
+});
+
 /**
  * What a person chose with an element, in a press or a submission: Slack's state fields
  * (`selected_option`, `selected_date`, `selected_users`, ...), or `value` for a typed value or

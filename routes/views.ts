@@ -4,8 +4,9 @@ import type { Ctx } from "../domain/context.ts";
 import type { AppCalls } from "../domain/apps/app_call.ts";
 import { showView } from "../domain/apps/views.ts";
 import { closeView, submitView } from "../domain/apps/view_submit.ts";
-import { readBody } from "./body.ts";
-import { choice } from "./choices.ts";
+import { readBody, readQuery } from "./body.ts";
+import { choice, suggestingQuery } from "./choices.ts";
+import { viewOptions } from "../domain/apps/options.ts";
 import { press } from "./actions.ts";
 import { pressInView } from "../domain/apps/view_actions.ts";
 import type { ApiEnv } from "./env.ts";
@@ -46,6 +47,14 @@ export const viewRoutes = (ctx: Ctx, calls: AppCalls) =>
         values,
       });
       return c.json({ data: took });
+    })
+    .get("/:view/options", requireScope("messages:write"), async (c) => {
+      const offered = await viewOptions(ctx, calls, {
+        subject: c.var.subject,
+        viewId: c.req.param("view"),
+        suggesting: readQuery(c, suggestingQuery),
+      });
+      return c.json({ data: offered });
     })
     .post("/:view/close", requireScope("messages:write"), async (c) => {
       await closeView(ctx, calls, { subject: c.var.subject, viewId: c.req.param("view") });

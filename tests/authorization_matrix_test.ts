@@ -280,7 +280,7 @@ async function ownersView(w: World): Promise<string> {
 
 /** Cells on a view of the owner's: the owner `ok`, anyone else the 404 an unknown view gets. */
 const ownersViewCells = (
-  verb: "" | "/submit" | "/actions" | "/close",
+  verb: "" | "/submit" | "/actions" | "/close" | "/options?action_id=menu",
   ok: number,
   body?: unknown,
 ): ApiRow["cells"] =>
@@ -657,6 +657,18 @@ const API: Record<string, ApiRow> = {
         (p, k) => !sees(p, k) ? 404 : !isHuman(p) ? 403 : 200,
       )(w, p),
   },
+  "GET /api/v1/channels/{channel}/messages/{message}/options": {
+    surface: "api",
+    scope: "messages:write",
+    cells: perKind(
+      false,
+      (f) => ({
+        path: `${ch(f.id)}/messages/${f.messageId}/options?action_id=menu`,
+        unknown: `${ch(uuid())}/messages/${f.messageId}/options?action_id=menu`,
+      }),
+      (p, k) => !sees(p, k) ? 404 : !isHuman(p) ? 403 : 422,
+    ),
+  },
   "GET /api/v1/shortcuts": {
     surface: "api",
     scope: "messages:write",
@@ -710,6 +722,12 @@ const API: Record<string, ApiRow> = {
     surface: "api",
     scope: "messages:write",
     cells: ownersViewCells("/actions", 200, { action_id: "go" }),
+  },
+  "GET /api/v1/views/{view}/options": {
+    surface: "api",
+    scope: "messages:write",
+    // The owner's view has no external menu of that name: the owner is told so.
+    cells: ownersViewCells("/options?action_id=menu", 422),
   },
   "POST /api/v1/views/{view}/close": {
     surface: "api",

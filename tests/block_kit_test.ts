@@ -66,6 +66,13 @@ const SURVEY = {
     },
     {
       type: "input",
+      block_id: "repo",
+      optional: true,
+      label: plain("Repository"),
+      element: { type: "external_select", action_id: "ext", min_query_length: 2 },
+    },
+    {
+      type: "input",
       block_id: "picks",
       optional: true,
       label: plain("Picks"),
@@ -122,6 +129,15 @@ async function surveyApp(
   app.action("mood", async ({ ack, body }) => {
     await ack();
     heard.presses.push(body);
+  });
+  app.options("ext", async ({ ack, options }) => {
+    const typed = (options as { value: string }).value;
+    await ack({
+      options: ["api", "app", "web"].filter((r) => r.startsWith(typed)).map((r) => ({
+        text: { type: "plain_text" as const, text: r },
+        value: r,
+      })),
+    });
   });
   app.view("second", async ({ ack }) => await ack());
   app.view("survey", async ({ ack, view }) => {
@@ -300,6 +316,23 @@ Deno.test({
         404,
       );
 
+      // An external menu: the app offers options as the person types (Bolt's app.options).
+      const options = (value: string) =>
+        api(s, "GET", `/views/${viewId}/options?action_id=ext&value=${value}`, {
+          token: w.member.token,
+        });
+      const offered = await options("ap");
+      assertStatus(offered, 200);
+      assert.deepEqual(offered.body.data.options.map((o: { value: string }) => o.value), [
+        "api",
+        "app",
+      ]);
+      assert.deepEqual((await options("a")).body.data.options, [], "shorter than min_query_length");
+      assertInvalid(
+        await api(s, "GET", `/views/${viewId}/options?action_id=date`, { token: w.member.token }),
+        "action_id",
+      );
+
       // What the inputs don't offer is refused before the app hears of it, naming the input.
       const other = await workspace(s.ctx);
       const hidden = await api(s, "POST", "/channels", {
@@ -363,7 +396,11 @@ Deno.test({
       assertStatus(back, 200);
       assert.equal(back.body.data, null);
       // Back on the survey (the pushed view submitted closes only itself): submitted as Slack's state.
-      const done = await submit({ ...good, where: {} });
+      const done = await submit({
+        ...good,
+        where: {},
+        repo: { ext: { selected_option: { value: "api", text: plain("api") } } },
+      });
       assertStatus(done, 200);
       const state = app.heard.submitted[0];
       assert.deepEqual(state.when.date, { type: "datepicker", selected_date: "2026-12-24" });
@@ -373,6 +410,10 @@ Deno.test({
         selected_conversation: null,
       });
       assert.deepEqual(state.count.n, { type: "number_input", value: "3" });
+      assert.deepEqual(state.repo.ext, {
+        type: "external_select",
+        selected_option: { text: plain("api"), value: "api" },
+      });
       assert.deepEqual(state.picks.boxes, { type: "checkboxes", selected_options: [option("b")] });
     } finally {
       await app?.stop();

@@ -49,6 +49,8 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/views/{view}/actions", "messages:write"],
   ["get", "/apps/{app}/home", "messages:read"],
   ["get", "/shortcuts", "messages:write"],
+  ["get", "/views/{view}/options", "messages:write"],
+  ["get", "/channels/{channel}/messages/{message}/options", "messages:write"],
   ["post", "/apps/{app}/shortcuts/{callback_id}", "messages:write"],
   ["post", "/channels/{channel}/messages/{message}/shortcuts", "messages:write"],
   ["post", "/views/{view}/close", "messages:write"],

@@ -66,6 +66,12 @@ async function checkRequestUrls(ctx: Ctx, d: Declared) {
     ...(d.interactivity?.request_url
       ? [["/settings/interactivity/request_url", d.interactivity.request_url]]
       : []),
+    ...(d.interactivity?.message_menu_options_url
+      ? [[
+        "/settings/interactivity/message_menu_options_url",
+        d.interactivity.message_menu_options_url,
+      ]]
+      : []),
     ...(d.events?.request_url
       ? [["/settings/event_subscriptions/request_url", d.events.request_url]]
       : []),

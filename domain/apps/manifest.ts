@@ -13,6 +13,7 @@ import {
   type AppHome,
   BOT_EVENTS,
   type BotEvent,
+  type Interactivity,
   type Shortcut,
   type SlashCommand,
 } from "../../core/app_records.ts";
@@ -25,7 +26,7 @@ export interface Declared {
   scopes: Scope[];
   incomingWebhook: boolean;
   slashCommands: SlashCommand[];
-  interactivity: { is_enabled: boolean; request_url: string | null } | null;
+  interactivity: Interactivity | null;
   events: { request_url: string | null; bot_events: BotEvent[] } | null;
   /** Socket Mode: events, commands and interactions go over the app's connections. */
   socketMode: boolean;
@@ -93,6 +94,7 @@ const schema = z.object({
     interactivity: z.object({
       is_enabled: z.boolean(),
       request_url: url.optional(),
+      message_menu_options_url: url.optional(),
     }).optional(),
     event_subscriptions: z.object({
       request_url: url.optional(),
@@ -238,7 +240,13 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
       usage_hint: c.usage_hint ?? "",
     })),
     interactivity: interactivity
-      ? { is_enabled: interactivity.is_enabled, request_url: interactivity.request_url ?? null }
+      ? {
+        is_enabled: interactivity.is_enabled,
+        request_url: interactivity.request_url ?? null,
+        ...(interactivity.message_menu_options_url
+          ? { message_menu_options_url: interactivity.message_menu_options_url }
+          : {}),
+      }
       : null,
     events: events?.request_url || (socketMode && botEvents.length > 0)
       ? { request_url: events?.request_url ?? null, bot_events: botEvents }

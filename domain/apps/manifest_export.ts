@@ -31,6 +31,9 @@ export function manifestOf(a: Declared): Record<string, unknown> {
           interactivity: {
             is_enabled: a.interactivity.is_enabled,
             ...(a.interactivity.request_url ? { request_url: a.interactivity.request_url } : {}),
+            ...(a.interactivity.message_menu_options_url
+              ? { message_menu_options_url: a.interactivity.message_menu_options_url }
+              : {}),
           },
         }
         : {}),
