@@ -204,3 +204,55 @@ Deno.test("manifest: the CLI prints both secrets once, warns on stderr, refuses 
     await store.cleanup();
   }
 });
+
+Deno.test("manifest: as Slack exports it, with shortcuts, a Home and scopes not offered here", async () => {
+  const s = await startServer();
+  try {
+    const url = "http://127.0.0.1:9/slack/events";
+    const exported = {
+      _metadata: { major_version: 1, minor_version: 1 },
+      display_information: { name: "Starter" },
+      features: {
+        app_home: {
+          home_tab_enabled: true,
+          messages_tab_enabled: true,
+          messages_tab_read_only_enabled: false,
+        },
+        bot_user: { display_name: "Starter", always_online: false },
+        shortcuts: [{ name: "Run", type: "global", callback_id: "run", description: "Runs" }],
+      },
+      oauth_config: {
+        scopes: { bot: ["chat:write", "files:write", "chat:write.customize", "im:write"] },
+      },
+      settings: {
+        event_subscriptions: { request_url: url, bot_events: ["app_home_opened", "team_join"] },
+        interactivity: { is_enabled: true, request_url: url, message_menu_options_url: url },
+        org_deploy_enabled: false,
+        socket_mode_enabled: false,
+        token_rotation_enabled: false,
+      },
+    };
+    const made = await createAppFromManifest(s.ctx, JSON.stringify(exported), null);
+    assert.deepEqual(made.app.scopes, ["messages:write"]);
+    assert.deepEqual(made.app.shortcuts?.map((x) => x.callback_id), ["run"]);
+    assert.equal(made.app.app_home?.home_tab_enabled, true);
+    assert.equal(made.app.interactivity?.message_menu_options_url, url);
+    assert.deepEqual(made.warnings.sort(), [
+      "/_metadata: ignored",
+      "/features/app_home/messages_tab_read_only_enabled: ignored",
+      "/oauth_config/scopes/bot/1: files:write is not granted here: ignored",
+      "/oauth_config/scopes/bot/2: chat:write.customize is not granted here: ignored",
+      "/settings/event_subscriptions/bot_events/1: team_join is not sent here: ignored",
+      "/settings/org_deploy_enabled: ignored",
+      "/settings/token_rotation_enabled: ignored",
+    ]);
+    const typo = { ...exported, oauth_config: { scopes: { bot: ["chat:wirte"] } } };
+    await assert.rejects(
+      createAppFromManifest(s.ctx, JSON.stringify(typo), null),
+      (e: Error & { errors?: Record<string, string[]> }) =>
+        e.errors?.manifest?.[0] === "/oauth_config/scopes/bot/0: unknown scope chat:wirte",
+    );
+  } finally {
+    await s.close();
+  }
+});

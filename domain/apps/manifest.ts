@@ -8,7 +8,7 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { ApiError } from "../../core/errors.ts";
 import { type Scope, SCOPES } from "../../core/types.ts";
-import { INCOMING, SLACK_SCOPES } from "./slack_scopes.ts";
+import { INCOMING, SLACK_SCOPES, SLACK_UNGRANTED } from "./slack_scopes.ts";
 import {
   type AppHome,
   BOT_EVENTS,
@@ -44,7 +44,9 @@ const command = z.object({
   should_escape: z.boolean().optional(),
 });
 const scope = z.string().refine(
-  (s) => s === INCOMING || (SCOPES as readonly string[]).includes(s) || SLACK_SCOPES.has(s),
+  (s) =>
+    s === INCOMING || (SCOPES as readonly string[]).includes(s) || SLACK_SCOPES.has(s) ||
+    SLACK_UNGRANTED.has(s),
   { error: (issue) => `unknown scope ${issue.input}` },
 );
 /** Each part checked on its own, so one fault does not hide another's. */
@@ -199,7 +201,7 @@ function unknownFields(value: unknown, at = ""): string[] {
 function scopesOf(asked: string[]): { scopes: Scope[]; incoming: boolean } {
   const granted = new Set<Scope>();
   for (const s of asked) {
-    if (s !== INCOMING) granted.add(SLACK_SCOPES.get(s) ?? s as Scope);
+    if (s !== INCOMING && !SLACK_UNGRANTED.has(s)) granted.add(SLACK_SCOPES.get(s) ?? s as Scope);
   }
   return { scopes: SCOPES.filter((s) => granted.has(s)), incoming: asked.includes(INCOMING) };
 }
@@ -263,6 +265,10 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
   const unknownEvents = (events?.bot_events ?? []).flatMap((e, i) =>
     isBotEvent(e) ? [] : [`/settings/event_subscriptions/bot_events/${i}: ${e} is not sent here`]
   );
+  const ungranted = (m.oauth_config?.scopes?.bot ?? []).flatMap((s, i) =>
+    SLACK_UNGRANTED.has(s) ? [`/oauth_config/scopes/bot/${i}: ${s} is not granted here`] : []
+  );
   const ignored = unknownFields(value).map((p) => `${p}: ignored`);
-  return { declared, warnings: [...ignored, ...unknownEvents.map((w) => `${w}: ignored`)] };
+  const notHere = [...unknownEvents, ...ungranted].map((w) => `${w}: ignored`);
+  return { declared, warnings: [...ignored, ...notHere] };
 }
