@@ -1214,6 +1214,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ephemeral/{id}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ephemeral message's `id`, as `message.ephemeral` (or the answer) gave it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Press an element of an app's ephemeral message
+         * @description Addition. The person an app's ephemeral message was shown to presses one of its
+         *     elements, within 30 minutes, as a message's are pressed (`action_id`, `block_id`, the
+         *     choice); anyone else, and a message past its 30 minutes, gets 404. The ephemeral message
+         *     is kept that long sealed under a key derived from `APP_KEY`, and is never exported nor
+         *     backed up. The app gets Slack's `block_actions` with `container.is_ephemeral: true`, a
+         *     `response_url` and a `trigger_id`; the press answers as a command run does.
+         */
+        post: operations["pressEphemeral"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/views/{view}/options": {
         parameters: {
             query?: never;
@@ -2745,6 +2773,11 @@ export interface components {
             blocks: components["schemas"]["Block"][] | null;
             /** @description The app whose reply it is. */
             app_id: string | null;
+            /**
+             * @description Present on an app's ephemeral message with elements: its person may press them for
+             *     30 minutes, with `POST /api/v1/ephemeral/{id}/actions`.
+             */
+            id?: string;
         };
         CommandRun: {
             command: string;
@@ -6017,6 +6050,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ViewPressResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    pressEphemeral: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ephemeral message's `id`, as `message.ephemeral` (or the answer) gave it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PressActionRequest"];
+            };
+        };
+        responses: {
+            /** @description What the press came to. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InteractionResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

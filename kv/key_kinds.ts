@@ -27,7 +27,7 @@ const PREFIX_KINDS = {
   `),
   local: words(`
     append_turn streams streams_version user_streams user_streams_version undelivered
-    delivery_signal rate up app_key_check service notices sealed_notices notices_version
+    delivery_signal rate up app_key_check service notices sealed_notices notices_version ephemerals
     socket_tickets socket_signal socket_presence socket_calls socket_answers
     socket_deaf
   `),
@@ -45,7 +45,7 @@ export const EXPORTED = new Map<string, ExportKind>(
  * Prefixes never copied out of the store, not even by a backup: what a person alone was shown
  * (decisions.md, "Ephemeral messages": never stored), kept only on its way to other instances.
  */
-export const NEVER_COPIED = ["notices", "sealed_notices"] as const;
+export const NEVER_COPIED = ["notices", "sealed_notices", "ephemerals"] as const;
 
 /** Whether an export copies the keys of `prefix` as they are stored. */
 export const isMoved = (prefix: unknown): boolean => EXPORTED.get(String(prefix)) === "moved";

@@ -88,6 +88,7 @@
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
  * | ["socket_answers", callId]                    | SocketAnswer         | what became of a relayed call, for the instance that waits on it; expires |
  * | ["socket_deaf", appId]                        | SocketDeaf           | a Socket Mode app seen with events waiting and no connection: since when, whether its people were told (domain/apps/socket/deaf_watch.ts) |
+ * | ["ephemerals", id]                           | sealed ephemeral     | an ephemeral message with elements its person may press, 30 minutes (kv/pressable_ephemerals.ts); sealed under APP_KEY; never exported nor backed up |
  * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it; rebuilt by an import from its stack |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
@@ -253,6 +254,7 @@ export const keys = {
   socketDeaf: (appId: string) => ["socket_deaf", appId],
   socketPresence: (appId: string, instanceId: string) => ["socket_presence", appId, instanceId],
   view: (viewId: string) => ["views", viewId],
+  pressableEphemeral: (id: string) => ["ephemerals", id],
   teamCommands: (teamId: string) => ["team_commands", teamId],
   teamCommand: (teamId: string, command: string) => ["team_commands", teamId, command],
   teamCommandsVersion: (teamId: string) => ["team_commands_version", teamId],

@@ -25,6 +25,7 @@ import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { actionRoutes } from "./actions.ts";
 import { homeRoutes } from "./homes.ts";
+import { ephemeralRoutes } from "./ephemeral.ts";
 import { globalShortcutRoutes, messageShortcutRoutes, shortcutListRoutes } from "./shortcuts.ts";
 import { viewRoutes } from "./views.ts";
 import { pollRoutes } from "./polls.ts";
@@ -85,6 +86,7 @@ export function createApp(
     .route("/apps", homeRoutes(ctx))
     .route("/apps", globalShortcutRoutes(ctx, calls))
     .route("/shortcuts", shortcutListRoutes(ctx))
+    .route("/ephemeral", ephemeralRoutes(ctx, calls))
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams));
 

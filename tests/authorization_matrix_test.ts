@@ -26,6 +26,7 @@ import { installApp } from "../domain/apps/installs.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { issueAnswerWays } from "../domain/apps/responses.ts";
 import { openView } from "../domain/apps/views.ts";
+import { showEphemeral } from "../domain/messages/ephemeral.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
 import { getUser } from "../kv/workspace.ts";
 import type { Ctx } from "../domain/context.ts";
@@ -276,6 +277,22 @@ async function ownersView(w: World): Promise<string> {
     view: MODAL,
   });
   return opened.id;
+}
+
+/** An ephemeral message of the app's, with a button, shown to the owner in the public channel. */
+async function ownersEphemeral(w: World): Promise<string> {
+  const shown = await showEphemeral(w.s.ctx, {
+    userId: w.users.owner.id,
+    teamId: w.team.id,
+    ephemeral: {
+      channel_id: w.shared.public.id,
+      text: "Press",
+      blocks: MODAL.blocks.slice(1),
+      app_id: w.app.id,
+    },
+    from: { appId: w.app.id, botId: w.appBot },
+  });
+  return shown.id!;
 }
 
 /** Cells on a view of the owner's: the owner `ok`, anyone else the 404 an unknown view gets. */
@@ -668,6 +685,18 @@ const API: Record<string, ApiRow> = {
       }),
       (p, k) => !sees(p, k) ? 404 : !isHuman(p) ? 403 : 422,
     ),
+  },
+  "POST /api/v1/ephemeral/{id}/actions": {
+    surface: "api",
+    scope: "messages:write",
+    // Only its person finds it; the owner is told the element is not in it.
+    cells: async (w, p) => [{
+      what: "the owner's ephemeral message",
+      path: `/api/v1/ephemeral/${await ownersEphemeral(w)}/actions`,
+      body: { action_id: "nothing-here" },
+      expect: p === "owner" ? 422 : 404,
+      unknownPath: `/api/v1/ephemeral/${uuid()}/actions`,
+    }],
   },
   "GET /api/v1/shortcuts": {
     surface: "api",

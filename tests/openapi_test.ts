@@ -49,6 +49,7 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/views/{view}/actions", "messages:write"],
   ["get", "/apps/{app}/home", "messages:read"],
   ["get", "/shortcuts", "messages:write"],
+  ["post", "/ephemeral/{id}/actions", "messages:write"],
   ["get", "/views/{view}/options", "messages:write"],
   ["get", "/channels/{channel}/messages/{message}/options", "messages:write"],
   ["post", "/apps/{app}/shortcuts/{callback_id}", "messages:write"],

@@ -9,33 +9,13 @@ import type { Block, Subject } from "../../core/types.ts";
 import type { Ctx } from "../context.ts";
 import { invalid } from "../../core/errors.ts";
 import { tsOfMs } from "../../core/ids.ts";
-import type { Element } from "../messages/block_elements.ts";
+import { pressableElements } from "../messages/blocks.ts";
 import { chosen, type Given, isEmpty } from "./element_values.ts";
 
 /** What a person pressed: an element by its `action_id` (and `block_id`), with what it chose. */
 export interface Press extends Given {
   action_id: string;
   block_id?: string;
-}
-
-interface Found {
-  blockId: string;
-  element: Element;
-}
-
-/** The pressable elements of blocks (an image accessory is not one). */
-function elementsOf(blocks: Block[]): Found[] {
-  return blocks.flatMap((b, i) => {
-    const blockId = b.block_id ?? `block-${i}`;
-    const inside = b.type === "actions"
-      ? (b.elements as Element[])
-      : b.type === "section" && b.accessory && (b.accessory as { type: string }).type !== "image"
-      ? [b.accessory as Element]
-      : b.type === "input" && b.dispatch_action
-      ? [b.element as Element]
-      : [];
-    return inside.map((element) => ({ blockId, element }));
-  });
 }
 
 const notThere = (what: string) =>
@@ -55,7 +35,7 @@ export async function pressOf(
     where: string;
   },
 ) {
-  const found = elementsOf(blocks).find((f) =>
+  const found = pressableElements(blocks).find((f) =>
     f.element.action_id === press.action_id && (!press.block_id || f.blockId === press.block_id)
   );
   if (!found) throw notThere(where);

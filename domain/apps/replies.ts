@@ -101,6 +101,7 @@ export async function deliverReply(
     userId: invoker.user_id,
     teamId: invoker.team_id,
     ephemeral: { channel_id: channelId, text: body, blocks, app_id: app.id },
+    from: { appId: app.id, botId: bot.id },
   });
   return { ephemeral, message: null };
 }

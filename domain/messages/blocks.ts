@@ -12,6 +12,7 @@ import { slackText } from "./slack_text.ts";
 import {
   accessory,
   actionElement,
+  type Element,
   id,
   image,
   inputElement,
@@ -134,4 +135,27 @@ export function blocksText(blocks: Block[]): string {
   } catch {
     return "";
   }
+}
+
+export interface Found {
+  blockId: string;
+  element: Element;
+}
+
+/**
+ * The elements of blocks a person may press or pick from: those of `actions` blocks, sections'
+ * accessories (an image is not one), and the inputs of a view that dispatch their actions.
+ */
+export function pressableElements(blocks: Block[]): Found[] {
+  return blocks.flatMap((b, i) => {
+    const blockId = b.block_id ?? `block-${i}`;
+    const inside = b.type === "actions"
+      ? (b.elements as Element[])
+      : b.type === "section" && b.accessory && (b.accessory as { type: string }).type !== "image"
+      ? [b.accessory as Element]
+      : b.type === "input" && b.dispatch_action
+      ? [b.element as Element]
+      : [];
+    return inside.map((element) => ({ blockId, element }));
+  });
 }

@@ -7,13 +7,15 @@
 import type { Ctx } from "../context.ts";
 import type { Block, Subject } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
-import { isUuid } from "../../core/ids.ts";
+import { isUuid, newId } from "../../core/ids.ts";
 import { keys } from "../../kv/keys.ts";
 import { relayNotice } from "../../kv/ephemeral.ts";
+import { keepEphemeral, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
 import { permits } from "../policy.ts";
 import { bodyAndBlocks } from "./messages.ts";
+import { pressableElements } from "./blocks.ts";
 
 /** What a person sees of an ephemeral message. */
 export interface Ephemeral {
@@ -22,6 +24,17 @@ export interface Ephemeral {
   blocks: Block[] | null;
   /** The app whose reply it is, when an app's. */
   app_id: string | null;
+  /**
+   * Present when its person may press its elements, for 30 minutes: `POST
+   * /api/v1/ephemeral/{id}/actions`. An app's ephemeral messages with elements have one.
+   */
+  id?: string;
+}
+
+/** The app whose ephemeral message it is, and its bot: what a press of it goes to. */
+export interface EphemeralFrom {
+  appId: string;
+  botId: string;
 }
 
 /**
@@ -31,11 +44,12 @@ export interface Ephemeral {
 export async function sendEphemeral(
   ctx: Ctx,
   subject: Subject,
-  { channelId, userId, message, appId }: {
+  { channelId, userId, message, from }: {
     channelId: string;
     userId: string;
     message: { body?: string | null; blocks?: unknown };
-    appId?: string | null;
+    /** The app whose bot sends it, if an app's. */
+    from?: EphemeralFrom | null;
   },
 ): Promise<Ephemeral> {
   const { channel } = await loadChannel(ctx, subject, channelId, "channel.post");
@@ -51,20 +65,56 @@ export async function sendEphemeral(
   return await showEphemeral(ctx, {
     userId: user.id,
     teamId: channel.team_id,
-    ephemeral: { channel_id: channel.id, text: body, blocks, app_id: appId ?? null },
+    ephemeral: { channel_id: channel.id, text: body, blocks, app_id: from?.appId ?? null },
+    from,
   });
 }
 
-/** Relays an ephemeral message to its person's streams, wherever they are open. */
+/**
+ * Relays an ephemeral message to its person's streams, wherever they are open. An app's, with
+ * elements to press, is kept (sealed) for 30 minutes under an id it then carries.
+ */
 export async function showEphemeral(
   ctx: Ctx,
-  { userId, teamId, ephemeral }: { userId: string; teamId: string; ephemeral: Ephemeral },
+  { userId, teamId, ephemeral, from }: {
+    userId: string;
+    teamId: string;
+    ephemeral: Ephemeral;
+    from?: EphemeralFrom | null;
+  },
 ): Promise<Ephemeral> {
+  const shown = from && pressableElements(ephemeral.blocks ?? []).length > 0
+    ? await kept(ctx, { userId, teamId, ephemeral, from })
+    : ephemeral;
   await relayNotice(ctx, teamId, {
     user_id: userId,
-    channel_id: ephemeral.channel_id,
+    channel_id: shown.channel_id,
     type: "message.ephemeral",
-    data: ephemeral,
+    data: shown,
   });
-  return ephemeral;
+  return shown;
+}
+
+async function kept(
+  ctx: Ctx,
+  { userId, teamId, ephemeral, from }: {
+    userId: string;
+    teamId: string;
+    ephemeral: Ephemeral;
+    from: EphemeralFrom;
+  },
+): Promise<Ephemeral> {
+  const id = newId();
+  await keepEphemeral(ctx, {
+    id,
+    team_id: teamId,
+    user_id: userId,
+    channel_id: ephemeral.channel_id,
+    app_id: from.appId,
+    bot_id: from.botId,
+    text: ephemeral.text,
+    blocks: ephemeral.blocks ?? [],
+    expires_at: new Date(Date.now() + PRESSABLE_MS).toISOString(),
+  });
+  return { ...ephemeral, id };
 }

@@ -4,6 +4,7 @@ import { postMessage } from "../../domain/messages/messages.ts";
 import { deleteMessage, editMessage } from "../../domain/messages/changes.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
 import { sendEphemeral } from "../../domain/messages/ephemeral.ts";
+import { installOfBot } from "../../domain/apps/bot_install.ts";
 import { slackMessage } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, blocksArg, flagArg } from "./args.ts";
@@ -84,10 +85,14 @@ async function permalinkCall({ ctx, subject, params }: MethodCall) {
 
 async function ephemeralCall({ ctx, subject, params }: MethodCall) {
   const p = args(ephemeral, params);
+  const install = subject.type === "bot"
+    ? await installOfBot(ctx, { teamId: subject.team_id, botId: subject.user_id })
+    : null;
   await sendEphemeral(ctx, subject, {
     channelId: p.channel,
     userId: p.user,
     message: { body: p.text ?? null, blocks: p.blocks },
+    from: install && { appId: install.app_id, botId: subject.user_id },
   });
   return { message_ts: tsOfMs(Date.now()) };
 }

@@ -1,0 +1,86 @@
+/**
+ * Presses in ephemeral messages (decisions.md, "Slack's shapes"): an app's ephemeral message with
+ * elements is kept, sealed, for 30 minutes, and its person presses them as a message's: Slack's
+ * `block_actions` with `container.is_ephemeral`, a `response_url` and a `trigger_id`, answered as
+ * a press is. Anyone else, and one past its 30 minutes, finds nothing.
+ */
+import type { Ctx } from "../context.ts";
+import type { Subject } from "../../core/types.ts";
+import { notFound } from "../../core/errors.ts";
+import { isUuid, tsOfMs } from "../../core/ids.ts";
+import { ephemeralOf, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
+import { getTeam, memberRef } from "../../kv/workspace.ts";
+import { loadChannel } from "../channels/access.ts";
+import { slugify } from "../channels/slug.ts";
+import { authorize } from "../policy.ts";
+import { type AppCalls, signingSecretOf } from "./app_call.ts";
+import { interact, type Interaction, unsigned } from "./interaction.ts";
+import { liveInstall } from "./live_install.ts";
+import { type Press, pressOf } from "./pressable.ts";
+import { deliverReply } from "./replies.ts";
+import { issueAnswerWays } from "./responses.ts";
+
+const gone = () =>
+  notFound("No such ephemeral message: its elements can be pressed for 30 minutes.");
+
+/** POST /ephemeral/{id}/actions: its person presses one of its elements. */
+export async function pressEphemeral(
+  ctx: Ctx,
+  calls: AppCalls,
+  { subject, ephemeralId, press }: { subject: Subject; ephemeralId: string; press: Press },
+): Promise<Interaction> {
+  const shown = isUuid(ephemeralId) ? await ephemeralOf(ctx, ephemeralId.toLowerCase()) : null;
+  if (!shown || shown.user_id !== subject.user_id) throw gone();
+  const { channel, isMember } = await loadChannel(ctx, subject, shown.channel_id);
+  authorize(subject, "element.press", { channel, isMember });
+  const action = await pressOf(ctx, { subject, blocks: shown.blocks, press, where: "message" });
+  const live = await liveInstall(ctx, { teamId: shown.team_id, appId: shown.app_id });
+  const on = live?.app.interactivity?.is_enabled;
+  const url = on ? live!.app.interactivity!.request_url : null;
+  if (!live || !on || (!url && !live.app.socket_mode_enabled)) throw gone();
+  const secret = await signingSecretOf(ctx, live.app);
+  if (!secret && !live.app.socket_mode_enabled) return unsigned();
+  const [team, ways] = await Promise.all([
+    getTeam(ctx.kv, subject.team_id),
+    issueAnswerWays(ctx, {
+      app: live.app,
+      teamId: subject.team_id,
+      channelId: channel.id,
+      userId: subject.user_id,
+      botId: shown.bot_id,
+      messageId: null,
+    }),
+  ]);
+  const ts = tsOfMs(Date.parse(shown.expires_at) - PRESSABLE_MS);
+  const payload = {
+    type: "block_actions",
+    token: "",
+    api_app_id: live.app.id,
+    user: {
+      id: subject.user_id,
+      username: subject.name,
+      name: subject.name,
+      team_id: subject.team_id,
+    },
+    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
+    container: { type: "message", message_ts: ts, channel_id: channel.id, is_ephemeral: true },
+    channel: { id: channel.id, name: channel.is_direct ? "directmessage" : channel.slug },
+    state: { values: {} },
+    response_url: ways.response_url,
+    trigger_id: ways.trigger_id,
+    actions: [action],
+    is_enterprise_install: false,
+    enterprise: null,
+  };
+  return await interact(ctx, calls, {
+    request: { app: live.app, type: "interactive", payload, url, signingSecret: secret },
+    deliver: (reply) =>
+      deliverReply(ctx, {
+        reply,
+        invoker: subject,
+        channelId: channel.id,
+        app: live.app,
+        bot: memberRef(live.bot),
+      }),
+  });
+}
