@@ -3111,7 +3111,9 @@ export interface components {
         /**
          * @description A refusal in Slack's codes: `not_authed`, `invalid_auth`, `account_inactive` (a
          *     deactivated user's or an uninstalled app's bot), `token_revoked`, `token_expired`,
-         *     `missing_scope` (with `needed` and `provided`), `channel_not_found`, `not_in_channel`,
+         *     `missing_scope` (with `needed`, the Slack scope that grants the method, such as
+         *     `chat:write` or `im:write`, `provided`, the token's scopes, and the service's own scope
+         *     in `response_metadata.scopes`), `channel_not_found`, `not_in_channel`,
          *     `is_archived`, `message_not_found`, `user_not_found`, `cant_update_message`,
          *     `cant_delete_message`, `invalid_blocks`, `no_text`, `msg_too_long`, `invalid_name`,
          *     `invalid_cursor`, `invalid_arguments`, `invalid_json`, `request_too_large`,
@@ -3126,6 +3128,8 @@ export interface components {
             response_metadata?: {
                 /** @description What the refusal says, field by field (`[ERROR] ...`). */
                 messages?: string[];
+                /** @description On `missing_scope`, the service's scope the method needs. */
+                scopes?: string[];
             };
         };
         SlackOk: {

@@ -44,3 +44,20 @@ export const SLACK_UNGRANTED = new Set(
   users:read.email users:write workflow.steps:execute
 `.trim().split(/\s+/),
 );
+
+/**
+ * The Slack scope a Slack developer asks for to get one of ours: what `missing_scope` names.
+ * Webhook subscriptions have no Slack scope: they are named as they are.
+ */
+export const SLACK_SCOPE_FOR: Record<Scope, string> = {
+  "webhooks:read": "webhooks:read",
+  "webhooks:write": "webhooks:write",
+  "channels:read": "channels:read",
+  "channels:write": "channels:manage",
+  "messages:read": "channels:history",
+  "messages:write": "chat:write",
+  "reactions:write": "reactions:write",
+  "members:read": "users:read",
+  "members:write": "channels:join",
+  "commands": "commands",
+};

@@ -139,6 +139,6 @@ export const conversationMethods: Record<string, Method> = {
   "conversations.history": { scope: "messages:read", run: historyCall },
   "conversations.replies": { scope: "messages:read", run: repliesCall },
   "conversations.members": { scope: "members:read", run: membersCall },
-  "conversations.open": { scope: "messages:write", run: openCall },
+  "conversations.open": { scope: "messages:write", slackScope: "im:write", run: openCall },
   "users.conversations": { scope: "channels:read", run: usersConversations },
 };

@@ -14,5 +14,7 @@ export interface MethodCall {
 /** One Web API method: the scope it needs (none for auth.test) and what it answers. */
 export interface Method {
   scope: Scope | null;
+  /** The Slack scope that grants it, where it is not the usual one for `scope`. */
+  slackScope?: string;
   run(call: MethodCall): Promise<Record<string, unknown>>;
 }

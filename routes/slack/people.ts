@@ -70,5 +70,5 @@ export const peopleMethods: Record<string, Method> = {
   "users.list": { scope: "members:read", run: usersList },
   "reactions.add": { scope: "reactions:write", run: react(true) },
   "reactions.remove": { scope: "reactions:write", run: react(false) },
-  "reactions.get": { scope: "messages:read", run: reactionsGet },
+  "reactions.get": { scope: "messages:read", slackScope: "reactions:read", run: reactionsGet },
 };

@@ -23,6 +23,8 @@ import { peopleMethods } from "./people.ts";
 import { viewMethods } from "./views.ts";
 import { teamMethods } from "./team.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
+import { SLACK_SCOPE_FOR } from "../../domain/apps/slack_scopes.ts";
+import { channelIdOf } from "../../domain/channels/channel_names.ts";
 import { CONNECTIONS_OPEN, isAppToken, openConnection } from "./connections.ts";
 
 /** A Map, not an object: a request names the method, and `constructor` is no method of ours. */
@@ -103,14 +105,20 @@ export function slackWebApi(ctx: Ctx, limiter: RateLimiter) {
     c.set("credential", { token_id: subject.token_id });
     await applyRateLimit(c, limiter, `token:${subject.token_id}`);
     if (method.scope && !subject.scopes.includes(method.scope)) {
+      // Named as the Slack developer asks for it; the service's own scopes beside.
       return json(c, {
         ok: false,
         error: "missing_scope",
-        needed: method.scope,
+        needed: method.slackScope ?? SLACK_SCOPE_FOR[method.scope],
         provided: subject.scopes.join(","),
+        response_metadata: { scopes: [method.scope] },
       });
     }
     try {
+      // Slack takes `#name` wherever it takes a channel's id.
+      if (typeof params.channel === "string") {
+        params.channel = await channelIdOf(ctx, subject, params.channel);
+      }
       return json(c, { ok: true, ...await method.run({ ctx, subject, params }) });
     } catch (e) {
       throw e instanceof ApiError ? new SlackError(slackCodeOf(name, e), e) : e;
