@@ -1778,7 +1778,7 @@ export interface paths {
         put?: never;
         /**
          * views.update: Change a view in place
-         * @description An unknown view, or another app's: `not_found`. No scope: the trigger or the view, issued to the app's own bot, is what lets it. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         * @description An unknown view, or another app's: `not_found`. The view is named by `view_id`, or by the `external_id` the app gave it (unique among the app's open views in a team: `views.open` with one taken is `duplicate_external_id`). No scope: the trigger or the view, issued to the app's own bot, is what lets it. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackViewsUpdate"];
         delete?: never;
@@ -3075,8 +3075,10 @@ export interface components {
         SlackArgsViewsUpdate: {
             /** @description The token, when not in `Authorization`. */
             token?: string;
-            /** @description A view of the calling app's modal. */
-            view_id: string;
+            /** @description A view of the calling app's modal (or give `external_id`). */
+            view_id?: string;
+            /** @description The `external_id` the app gave the view, in the caller's team. */
+            external_id?: string;
             /** @description The view's `hash` as last seen: a view changed since is `hash_conflict`. */
             hash?: string;
             /** @description The view as it should be now. */

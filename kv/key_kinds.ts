@@ -23,7 +23,7 @@ const PREFIX_KINDS = {
   `),
   rebuilt: words(`
     team_events open_events channel_events team_events_version stream_pending team_stream
-    message_events views
+    message_events views view_externals
   `),
   local: words(`
     append_turn streams streams_version user_streams user_streams_version undelivered

@@ -5,6 +5,7 @@
  * stored (secrets stay sealed); the events' indexes and the stream's log are rebuilt as the events
  * are written again, so that every versionstamp the target relies on is its own.
  */
+import { indexViews } from "./views.ts";
 import type { Channel, OutboxEvent } from "../core/types.ts";
 import type { ViewStack } from "../core/app_records.ts";
 import { idTime } from "../core/ids.ts";
@@ -105,7 +106,7 @@ export async function importRecords(
     const weight = key[0] === EVENTS
       ? EVENT_MUTATIONS
       : key[0] === "view_stacks"
-      ? 1 + (value as ViewStack).views.length
+      ? 1 + 2 * (value as ViewStack).views.length
       : 1;
     if (mutations + weight > COMMIT_MUTATIONS || bytes + 2 * size > COMMIT_BYTES) await flush();
     const expireIn = record.expires_at === undefined ? undefined : record.expires_at - Date.now();
@@ -122,10 +123,7 @@ export async function importRecords(
       if (key[0] === "channels") open.set(key[1] as string, !isClosed(value as Channel));
       op.set(key, value, expireIn === undefined ? undefined : { expireIn });
       // Each view's index to its stack is rebuilt from the stack, to expire with it.
-      if (key[0] === "view_stacks") {
-        const stack = value as ViewStack;
-        for (const v of stack.views) op.set(keys.view(v.id), stack.id, { expireIn });
-      }
+      if (key[0] === "view_stacks") indexViews(op, value as ViewStack, expireIn);
     }
     [mutations, bytes, count] = [mutations + weight, bytes + 2 * size, count + 1];
   }

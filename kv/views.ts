@@ -6,6 +6,28 @@ import type { Plan } from "./plan.ts";
 
 const keptFor = (stack: ViewStack) => Math.max(1, Date.parse(stack.expires_at) - Date.now());
 
+/** Each view's indexes, expiring with its stack: to its stack, and by its app's `external_id`. */
+export function indexViews(
+  op: Pick<Plan, "set">,
+  stack: ViewStack,
+  expireIn: number | undefined,
+): void {
+  for (const v of stack.views) {
+    op.set(keys.view(v.id), stack.id, { expireIn });
+    if (v.external_id) {
+      op.set(keys.viewExternal(stack.app_id, stack.team_id, v.external_id), v.id, { expireIn });
+    }
+  }
+}
+
+/** The view an app named by its `external_id` in a team, or null. */
+export async function viewIdByExternal(
+  kv: Store,
+  { appId, teamId, externalId }: { appId: string; teamId: string; externalId: string },
+): Promise<string | null> {
+  return (await kv.get<string>(keys.viewExternal(appId, teamId, externalId))).value;
+}
+
 /** The stack a view is in, as stored (with what a change must check), or null. */
 export async function stackOf(
   kv: Store,
@@ -32,7 +54,7 @@ export async function writeStack(
   const expireIn = keptFor(stack);
   const op = kv.atomic().check(entry ?? { key: keys.viewStack(stack.id), versionstamp: null });
   op.set(keys.viewStack(stack.id), stack, { expireIn });
-  for (const v of stack.views) op.set(keys.view(v.id), stack.id, { expireIn });
+  indexViews(op, stack, expireIn);
   also?.(op);
   return (await op.commit()).ok;
 }

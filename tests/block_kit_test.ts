@@ -30,6 +30,7 @@ const option = (value: string) => ({ text: plain(value.toUpperCase()), value });
 const SURVEY = {
   type: "modal",
   callback_id: "survey",
+  external_id: "survey-1",
   title: plain("Survey"),
   submit: plain("Send"),
   blocks: [
@@ -309,6 +310,21 @@ Deno.test({
       );
       assertInvalid(await press({ action_id: "mood" }), "value");
       assertInvalid(await press({ action_id: "nothing" }), "action_id");
+
+      // views.update by the external_id the app gave the view.
+      const updated = await fetch(`${s.url}/api/slack/views.update`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${keys.token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          external_id: "survey-1",
+          view: { ...SURVEY, title: plain("Survey!") },
+        }),
+      }).then((r) => r.json());
+      assert.deepEqual([updated.ok, updated.view?.id, updated.view?.title.text], [
+        true,
+        viewId,
+        "Survey!",
+      ]);
       assertStatus(
         await as((await actor(s.ctx, w.team, "Other", "member")).token, "actions", {
           action_id: "more",

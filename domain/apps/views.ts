@@ -16,7 +16,7 @@ import { retrying } from "../../core/retry.ts";
 import { liveInstall } from "./live_install.ts";
 import { relayNotice } from "../../kv/ephemeral.ts";
 import { getTrigger, spendTrigger, type Trigger } from "../../kv/responses.ts";
-import { stackOf, writeStack } from "../../kv/views.ts";
+import { stackOf, viewIdByExternal, writeStack } from "../../kv/views.ts";
 import type { Plan } from "../../kv/plan.ts";
 import { parseBlocks } from "../messages/blocks.ts";
 
@@ -87,7 +87,7 @@ export function readViewSpec(
 
 const newHash = () => `${Math.floor(Date.now() / 1000)}.${randomBase62(8)}`;
 
-const stored = (view: ViewSpec, previous: string | null, id = newId()): StoredView => ({
+export const stored = (view: ViewSpec, previous: string | null, id = newId()): StoredView => ({
   ...view,
   id,
   hash: newHash(),
@@ -173,6 +173,7 @@ export function openView(
   return retrying("open view", async () => {
     const trigger = await liveTrigger(ctx, subject, triggerId);
     const t = trigger.value;
+    await refuseTakenExternalId(ctx, { appId: t.app_id, teamId: t.team_id, view: wanted });
     const first = stored(wanted, null);
     const stack: ViewStack = {
       id: first.id,
@@ -228,34 +229,19 @@ export async function pushOnto(
   return next;
 }
 
-const noView = () => notFound("No such view.");
+export const noView = () => notFound("No such view.");
 
-/** views.update: a view of the calling app's, changed in place (refused if `hash` is stale). */
-export function updateView(
+/** An `external_id` is its app's for one open view of the team at a time (Slack's rule). */
+async function refuseTakenExternalId(
   ctx: Ctx,
-  subject: Subject,
-  { viewId, hash, view }: { viewId: string; hash?: string; view: unknown },
+  { appId, teamId, view }: { appId: string; teamId: string; view: ViewSpec },
 ) {
-  const wanted = readViewSpec(view);
-  return retrying("update view", async () => {
-    const entry = await stackOf(ctx.kv, viewId);
-    const stack = entry?.value;
-    const at = stack?.views.findIndex((v) => v.id === viewId) ?? -1;
-    if (
-      !entry || !stack || stack.closed_at || at < 0 || stack.bot_user_id !== subject.user_id ||
-      stack.views[at].type === "home"
-    ) {
-      throw noView();
-    }
-    if (hash && hash !== stack.views[at].hash) {
-      throw invalid("hash", "The view changed since that hash: read it again.");
-    }
-    const next = stored(wanted, stack.views[at].previous_view_id, viewId);
-    const changed = { ...stack, views: stack.views.map((v, i) => i === at ? next : v) };
-    if (!await writeStack(ctx.kv, { entry, stack: changed })) return null;
-    await announce(ctx, changed, next);
-    return slackView(changed, next);
-  });
+  if (!view.external_id) return;
+  const held = await viewIdByExternal(ctx.kv, { appId, teamId, externalId: view.external_id });
+  const open = held && await stackOf(ctx.kv, held);
+  if (open && !open.value.closed_at) {
+    throw invalid("external_id", "Another open view of the app has this external_id.");
+  }
 }
 
 /**

@@ -23,6 +23,7 @@ const FIELD_CODES = new Map([
   ["hash", "hash_conflict"],
   ["push", "push_limit_reached"],
   ["user_id", "user_not_found"],
+  ["external_id", "duplicate_external_id"],
 ]);
 
 /** The Slack code for a domain error met by `method`. */

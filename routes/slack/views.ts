@@ -3,16 +3,20 @@
  * the Home it publishes for a person (domain/apps/home.ts).
  */
 import { z } from "zod";
-import { openView, pushView, updateView } from "../../domain/apps/views.ts";
+import { openView, pushView } from "../../domain/apps/views.ts";
+import { updateView } from "../../domain/apps/view_update.ts";
 import { publishHome } from "../../domain/apps/home.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args } from "./args.ts";
 
 const withTrigger = z.object({ trigger_id: z.string(), view: z.unknown() });
 const update = z.object({
-  view_id: z.string(),
+  view_id: z.string().optional(),
+  external_id: z.string().optional(),
   hash: z.string().optional(),
   view: z.unknown(),
+}).refine((p) => p.view_id !== undefined || p.external_id !== undefined, {
+  message: "view_id or external_id is required",
 });
 
 const publishArgs = z.object({
@@ -41,7 +45,12 @@ const push = async ({ ctx, subject, params }: MethodCall) => {
 const change = async ({ ctx, subject, params }: MethodCall) => {
   const p = args(update, params);
   return {
-    view: await updateView(ctx, subject, { viewId: p.view_id, hash: p.hash, view: p.view }),
+    view: await updateView(ctx, subject, {
+      viewId: p.view_id,
+      externalId: p.external_id,
+      hash: p.hash,
+      view: p.view,
+    }),
   };
 };
 
