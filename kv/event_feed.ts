@@ -98,3 +98,21 @@ export async function eventsCarrying(
   }
   return [...ids];
 }
+
+/**
+ * The last event before `beforeId` that carried message `messageId` (its creation or an edit):
+ * the message as it was before that event, for Slack's `previous_message`. Null once expired.
+ */
+export async function eventCarryingBefore(
+  kv: Store,
+  { messageId, beforeId }: { messageId: string; beforeId: string },
+): Promise<OutboxEvent | null> {
+  const earlier = kv.list({
+    start: keys.messageEvents(messageId),
+    end: keys.messageEvent(messageId, beforeId),
+  }, { reverse: true, limit: 1 });
+  for await (const e of earlier) {
+    return (await kv.get<OutboxEvent>(keys.event(e.key[2] as string))).value;
+  }
+  return null;
+}

@@ -1,10 +1,14 @@
 /**
- * Slack's shapes where apps rely on them (decisions.md, "Slack's shapes"): what the Web API answers
- * about a deleted message, as Slack's clients test for it.
+ * Slack's shapes where apps rely on them (decisions.md, "Slack's shapes"): what the Web API answers,
+ * as Slack's clients test for it, and what an edit's and a delete's events carry.
  */
 import assert from "node:assert/strict";
-import { startServer, workspace } from "./harness.ts";
-import { post } from "./webhook_receivers.ts";
+import { api, assertStatus, startServer, workspace } from "./harness.ts";
+import { post, receiver } from "./webhook_receivers.ts";
+import { createAppFromManifest } from "../domain/apps/declared.ts";
+import { installApp } from "../domain/apps/installs.ts";
+import { addMemberAsOperator } from "../domain/channels/members.ts";
+import { getUser } from "../kv/workspace.ts";
 import { createToken } from "../domain/people/tokens.ts";
 
 Deno.test("slack shapes: #name for a channel; chat.update of a deleted message is message_not_found", async () => {
@@ -55,5 +59,50 @@ Deno.test("slack shapes: missing_scope names the Slack scope a developer asks fo
     assert.deepEqual([open.error, open.needed], ["missing_scope", "im:write"]);
   } finally {
     await s.close();
+  }
+});
+
+Deno.test("slack shapes: message_changed and message_deleted carry previous_message", async () => {
+  const s = await startServer({}, { engine: true });
+  const hook = receiver();
+  try {
+    const w = await workspace(s.ctx);
+    const general = w.team.general_channel_id;
+    const manifest = {
+      display_information: { name: "Listener" },
+      oauth_config: { scopes: { bot: ["channels:history"] } },
+      settings: {
+        event_subscriptions: { request_url: hook.url, bot_events: ["message.channels"] },
+      },
+    };
+    const made = await createAppFromManifest(s.ctx, JSON.stringify(manifest), null);
+    const { install } = await installApp(s.ctx, {
+      app: made.app,
+      teamId: w.team.id,
+      scopes: ["messages:read"],
+      channelId: null,
+      approvedBy: null,
+    });
+    await addMemberAsOperator(s.ctx, general, (await getUser(s.ctx.kv, install.bot_user_id))!);
+    const message = await post(s, w.admin.token, general, "first words");
+    const path = `/channels/${general}/messages/${message.id}`;
+    assertStatus(
+      await api(s, "PATCH", path, { token: w.admin.token, body: { body: "second words" } }),
+      200,
+    );
+    assertStatus(await api(s, "DELETE", path, { token: w.admin.token }), 204);
+    await hook.waitFor(3, 10_000);
+    const events = hook.hits.map((h) => JSON.parse(h.body).event);
+    const changed = events.find((e) => e.subtype === "message_changed");
+    assert.equal(changed.message.text, "second words");
+    assert.equal(changed.previous_message.text, "first words");
+    assert.equal(changed.previous_message.ts, message.ts);
+    const deleted = events.find((e) => e.subtype === "message_deleted");
+    assert.equal(deleted.deleted_ts, message.ts);
+    assert.equal(deleted.previous_message.ts, message.ts);
+    assert.equal(deleted.previous_message.text, "", "a deleted message's text is erased, here too");
+  } finally {
+    await s.close();
+    await hook.close();
   }
 });

@@ -8,6 +8,7 @@ import { CacheKind } from "../../core/memory.ts";
 import type { Channel, Message, OutboxEvent } from "../../core/types.ts";
 import type { AppListener } from "../../core/webhook_records.ts";
 import { keys } from "../../kv/keys.ts";
+import { eventCarryingBefore } from "../../kv/event_feed.ts";
 import type { Store } from "../../kv/store.ts";
 import { kindOf } from "../webhooks/audience.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
@@ -66,6 +67,7 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
         ts,
         event_ts: ts,
         message: messageOf(e.data as MessageView, e, type),
+        previous_message: await previousMessage(kv, e),
       };
     case "message.deleted":
       return {
@@ -77,6 +79,7 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
         ts,
         event_ts: ts,
         deleted_ts: (e.data as MessageView).ts,
+        previous_message: await previousMessage(kv, e),
       };
     case "reaction.added":
       return await reactionOf(kv, e, ts);
@@ -103,6 +106,18 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
       };
     }
   }
+}
+
+/**
+ * The message as it was before an edit or a delete, as Slack's `previous_message` gives it: from
+ * the last event that carried it (a deleted message's text is erased there too). Apps read it
+ * unguarded, so one whose events expired still has one, without text.
+ */
+async function previousMessage(kv: Store, e: OutboxEvent) {
+  const now = e.data as MessageView;
+  const before = await eventCarryingBefore(kv, { messageId: now.id, beforeId: e.id });
+  const was = (before?.data as MessageView | undefined) ?? { ...now, body: "", blocks: null };
+  return slackMessageOf(was, { teamId: e.team_id, threadTs: null });
 }
 
 /** `reaction_added`: the message it is on named by its `ts`, as Slack names items. */
