@@ -30,6 +30,9 @@ export interface User {
   system?: boolean;
 }
 
+/** One of Slack's message attachments as stored: checked when written (domain/messages/attachments.ts). */
+export type Attachment = Record<string, unknown>;
+
 /** A Block Kit block as stored: checked when written (domain/messages/blocks.ts). */
 export type Block = { type: string; block_id?: string } & Record<string, unknown>;
 
@@ -147,6 +150,8 @@ export interface Message {
   thread_ts?: string | null;
   /** Block Kit blocks, checked by domain/messages/blocks.ts; absent or null without. */
   blocks?: Block[] | null;
+  /** Slack's attachments, checked by domain/messages/attachments.ts; absent or null without. */
+  attachments?: Attachment[] | null;
   /** A poll's options and counts (type `poll`); absent or null otherwise and on a tombstone. */
   poll?: Poll | null;
   /** Where the copies of this message live, so a change rewrites every one of them. */

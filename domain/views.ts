@@ -4,6 +4,7 @@
  * the CLI prints them. Fields are added here, never changed or removed (v1 is frozen).
  */
 import type {
+  Attachment,
   Block,
   Channel,
   IncomingWebhook,
@@ -45,6 +46,8 @@ export interface MessageView {
   /** Slack-style, unique in the channel: what the Slack Web API names the message by. */
   ts: string;
   blocks: Block[] | null;
+  /** Slack's attachments, when it has some. */
+  attachments?: Attachment[];
   poll: Poll | null;
 }
 
@@ -64,6 +67,7 @@ export function messageView(m: Message): MessageView {
     ts: m.ts ?? legacyTs(m.id),
     // A deleted message keeps no blocks: they carried its text.
     blocks: m.deleted_at ? null : m.blocks ?? null,
+    ...(m.attachments && !m.deleted_at ? { attachments: m.attachments } : {}),
     poll: m.deleted_at ? null : m.poll ?? null,
   };
 }

@@ -2820,6 +2820,8 @@ export interface components {
             text?: string;
             /** @description Block Kit blocks, as JSON (a form's value is JSON text). */
             blocks?: unknown[] | string;
+            /** @description Slack's attachments, as JSON (a form's value is JSON text): kept with the message. */
+            attachments?: unknown[] | string;
             /** @description The `ts` of a message of the channel: post as a reply in its thread. */
             thread_ts?: string;
             /** @description With `thread_ts`: also show the reply in the channel. */
@@ -2848,6 +2850,8 @@ export interface components {
             text?: string;
             /** @description The new blocks (omitted: none). */
             blocks?: unknown[] | string;
+            /** @description The new attachments (omitted: none). */
+            attachments?: unknown[] | string;
         };
         SlackArgsChatDelete: {
             /** @description The token, when not in `Authorization`. */
@@ -3153,6 +3157,7 @@ export interface components {
             bot_id?: string;
             text: string;
             blocks?: components["schemas"]["Block"][];
+            attachments?: components["schemas"]["Attachment"][];
             thread_ts?: string;
             edited?: {
                 user?: string;
@@ -3369,7 +3374,10 @@ export interface components {
             text?: string | null;
             /** @description Slack blocks; their text is used when `text` is missing. */
             blocks?: Record<string, never>[];
-            /** @description Slack attachments; their text is used when `text` is missing. */
+            /**
+             * @description Slack attachments; their text is used when `text` is missing. Valid ones are kept
+             *     on the message (see Attachment), others only read for their text.
+             */
             attachments?: Record<string, never>[];
         };
         IncomingWebhookForm: {
@@ -3466,6 +3474,35 @@ export interface components {
              *     poll's tombstone.
              */
             poll: components["schemas"]["Poll"] | null;
+            /**
+             * @description Addition: Slack's attachments, when the message was sent some (absent otherwise, and
+             *     on a tombstone).
+             */
+            attachments?: components["schemas"]["Attachment"][];
+        };
+        /** @description One of Slack's message attachments, with the fields Slack documents. */
+        Attachment: {
+            fallback?: string;
+            color?: string;
+            pretext?: string;
+            author_name?: string;
+            author_link?: string;
+            author_icon?: string;
+            title?: string;
+            title_link?: string;
+            text?: string;
+            fields?: {
+                title?: string;
+                value?: string;
+                short?: boolean;
+            }[];
+            image_url?: string;
+            thumb_url?: string;
+            footer?: string;
+            footer_icon?: string;
+            ts?: number | string;
+            mrkdwn_in?: string[];
+            blocks?: components["schemas"]["Block"][];
         };
         Poll: {
             options: {
@@ -3726,6 +3763,14 @@ export interface components {
             /** @description Addition. Block Kit blocks (see Block); invalid ones are 422 on `blocks`. */
             blocks?: components["schemas"]["Block"][];
             /**
+             * @description Addition. Slack's message attachments (`fallback`, `color`, `pretext`, `author_*`,
+             *     `title`, `title_link`, `text`, `fields`, `image_url`, `thumb_url`, `footer`,
+             *     `footer_icon`, `ts`, `mrkdwn_in`, `blocks`), kept with the message: other fields are
+             *     dropped, invalid ones 422 on `attachments` (16 KB in all at most). Without a body,
+             *     their text (with the blocks') is the body.
+             */
+            attachments?: components["schemas"]["Attachment"][];
+            /**
              * Format: uuid
              * @description Idempotency key, unique per author forever; generated when omitted.
              */
@@ -3768,6 +3813,14 @@ export interface components {
              *     `blocks`.
              */
             blocks?: components["schemas"]["Block"][];
+            /**
+             * @description Addition. Slack's message attachments (`fallback`, `color`, `pretext`, `author_*`,
+             *     `title`, `title_link`, `text`, `fields`, `image_url`, `thumb_url`, `footer`,
+             *     `footer_icon`, `ts`, `mrkdwn_in`, `blocks`), the message's from now on (omitted: none): other fields are
+             *     dropped, invalid ones 422 on `attachments` (16 KB in all at most). Without a body,
+             *     their text (with the blocks') is the body.
+             */
+            attachments?: components["schemas"]["Attachment"][];
         };
         AddMemberRequest: {
             /**

@@ -70,7 +70,11 @@ export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
       c.set("credential", { incoming_webhook_id: hook.id });
       await applyRateLimit(c, limiter, `hook:${hook.id}`);
       const payload = await settle(
-        readPayload(c).then((p) => ({ text: slackText(p), blocks: p.blocks })),
+        readPayload(c).then((p) => ({
+          text: slackText(p),
+          blocks: p.blocks,
+          attachments: p.attachments,
+        })),
       );
       const message = await postThroughHook(ctx, hook, payload);
       // Slack's answer, which scripts written for Slack check for; JSON for clients that ask.

@@ -17,12 +17,16 @@ const uuidField = (field: string) =>
     .transform((id) => id.toLowerCase());
 
 const bodyField = z.string({ error: "The body must be a string." }).nullish();
-/** Checked by the domain (domain/messages/blocks.ts), where the pointers of its faults are made. */
+/**
+ * Checked by the domain (domain/messages/blocks.ts, attachments.ts), where the pointers of their
+ * faults are made.
+ */
 const blocksField = z.unknown().optional();
 
 const newMessage = z.object({
   body: bodyField,
   blocks: blocksField,
+  attachments: blocksField,
   client_uuid: uuidField("client_uuid").nullish(),
   reply_to_id: uuidField("reply_to_id").nullish(),
   thread_root_id: uuidField("thread_root_id").nullish(),
@@ -35,7 +39,7 @@ const newMessage = z.object({
   }, { error: "The poll must be an object with options." }).nullish(),
 });
 
-const messageEdit = z.object({ body: bodyField, blocks: blocksField });
+const messageEdit = z.object({ body: bodyField, blocks: blocksField, attachments: blocksField });
 
 const LIMIT_RULE = "The limit must be a whole number from 1 to 100.";
 

@@ -222,6 +222,7 @@ Deno.test("incoming: Slack's documented payloads post readable text; its other f
     );
     assertStatus(attachments, 201);
     assert.equal(attachments.body.data.body, "Plain-text summary of the attachment.");
+    assert.equal(attachments.body.data.attachments[0].author_name, "Bobby Tables", "kept");
     const ignored = await hook(
       h.url,
       json({

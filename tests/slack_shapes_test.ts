@@ -106,3 +106,55 @@ Deno.test("slack shapes: message_changed and message_deleted carry previous_mess
     await hook.close();
   }
 });
+
+Deno.test("slack shapes: attachments are kept and given back; a delete takes them away", async () => {
+  const s = await startServer();
+  try {
+    const w = await workspace(s.ctx);
+    const channel = w.team.general_channel_id;
+    const attachments = [{
+      fallback: "Build #43 failed",
+      color: "#e01e5a",
+      title: "Build #43 failed",
+      text: "2 tests failed",
+      fields: [{ title: "Branch", value: "main", short: true }],
+      not_slacks: "dropped",
+    }];
+    const kept = attachments.map(({ not_slacks: _, ...rest }) => rest);
+    const posted = await api(s, "POST", `/channels/${channel}/messages`, {
+      token: w.admin.token,
+      body: { attachments },
+    });
+    assertStatus(posted, 201);
+    assert.deepEqual(posted.body.data.attachments, kept);
+    assert.match(posted.body.data.body, /Build #43 failed\n2 tests failed\nBranch: main/);
+
+    const viaSlack = await fetch(`${s.url}/api/slack/chat.postMessage`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}` },
+      body: new URLSearchParams({ channel, text: "", attachments: JSON.stringify(attachments) }),
+    }).then((r) => r.json());
+    assert.equal(viaSlack.ok, true, JSON.stringify(viaSlack));
+    assert.deepEqual(viaSlack.message.attachments, kept);
+    const history = await fetch(`${s.url}/api/slack/conversations.history`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ channel, limit: 1 }),
+    }).then((r) => r.json());
+    assert.deepEqual(history.messages[0].attachments, kept);
+
+    const bad = await api(s, "POST", `/channels/${channel}/messages`, {
+      token: w.admin.token,
+      body: { body: "x", attachments: [{ title_link: "not a url" }] },
+    });
+    assertStatus(bad, 422);
+    assert.match(bad.body.errors.attachments[0], /^\/attachments\/0\/title_link: /);
+
+    const path = `/channels/${channel}/messages/${posted.body.data.id}`;
+    assertStatus(await api(s, "DELETE", path, { token: w.admin.token }), 204);
+    const gone = await api(s, "GET", path, { token: w.admin.token });
+    assert.equal(gone.body.data.attachments, undefined, "a tombstone keeps no attachments");
+  } finally {
+    await s.close();
+  }
+});

@@ -14,6 +14,7 @@ import { type Ephemeral, showEphemeral } from "../messages/ephemeral.ts";
 export interface AppReply {
   text: string | null;
   blocks: unknown;
+  attachments: unknown;
   response_type: "ephemeral" | "in_channel";
   /** For a reply to an action: the message it came from is replaced, or deleted. */
   replace_original: boolean;
@@ -40,6 +41,7 @@ export function replyOf(v: Record<string, unknown>): AppReply {
   return {
     text: typeof v.text === "string" ? v.text : null,
     blocks: v.blocks,
+    attachments: v.attachments,
     response_type: v.response_type === "in_channel" ? "in_channel" : "ephemeral",
     replace_original: v.replace_original === true || v.replace_original === "true",
     delete_original: v.delete_original === true || v.delete_original === "true",
@@ -74,7 +76,7 @@ export async function deliverReply(
     original?: string | null;
   },
 ): Promise<{ ephemeral: Ephemeral | null; message: Message | null }> {
-  const given = { body: reply.text, blocks: reply.blocks };
+  const given = { body: reply.text, blocks: reply.blocks, attachments: reply.attachments };
   if (original && (reply.delete_original || reply.replace_original)) {
     const asBot = botSubject(bot, invoker.team_id);
     const ref = { channelId, messageId: original };

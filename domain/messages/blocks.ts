@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { ApiError } from "../../core/errors.ts";
-import type { Block } from "../../core/types.ts";
+import type { Attachment, Block } from "../../core/types.ts";
 import { slackText } from "./slack_text.ts";
 import {
   accessory,
@@ -128,10 +128,15 @@ export function supportedBlocks(value: unknown): Block[] | null {
   }
 }
 
-/** What the blocks say, as plain text: a message's body when it was sent blocks alone. */
-export function blocksText(blocks: Block[]): string {
+/**
+ * What the blocks (and attachments) say, as plain text: a message's body when it was sent them
+ * alone.
+ */
+export function blocksText(
+  { blocks, attachments }: { blocks: Block[] | null; attachments?: Attachment[] | null },
+): string {
   try {
-    return slackText({ blocks });
+    return slackText({ blocks: blocks ?? [], attachments: attachments ?? [] });
   } catch {
     return "";
   }

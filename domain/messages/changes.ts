@@ -53,7 +53,7 @@ export async function editMessage(
   ctx: Ctx,
   subject: Subject,
   { channelId, messageId }: MessageRef,
-  input: Settled<Pick<NewMessage, "body" | "blocks">>,
+  input: Settled<Pick<NewMessage, "body" | "blocks" | "attachments">>,
 ): Promise<Message> {
   return await ctx.kv.lock(MESSAGE_LOCKS).run(
     messageId,
@@ -70,7 +70,14 @@ export async function editMessage(
           throw invalid("message", "Only a standard message can be edited.");
         }
         if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
-        const next: Message = { ...message, ...bodyAndBlocks(unwrap(input)), edited_at: nowIso() };
+        const { body, blocks, attachments } = bodyAndBlocks(unwrap(input));
+        const next: Message = {
+          ...message,
+          body,
+          blocks,
+          attachments: attachments ?? null,
+          edited_at: nowIso(),
+        };
         const op = ctx.kv.atomic().check(...checks);
         emit(op, audience, messageEvent("message.updated", next));
         const done = await replaceMessage(op, next);
@@ -102,6 +109,7 @@ export async function deleteMessage(
         ...message,
         body: "",
         blocks: null,
+        attachments: null,
         poll: null,
         reactions: [],
         deleted_at: nowIso(),

@@ -1,4 +1,12 @@
-import type { Block, Channel, MemberRef, Message, MessageType, Poll } from "../../core/types.ts";
+import type {
+  Attachment,
+  Block,
+  Channel,
+  MemberRef,
+  Message,
+  MessageType,
+  Poll,
+} from "../../core/types.ts";
 import { newId } from "../../core/ids.ts";
 
 /** Notices the service writes itself: nobody edits, deletes or reacts to them. */
@@ -10,6 +18,7 @@ export interface DraftInput {
   author: MemberRef;
   body: string;
   blocks?: Block[] | null;
+  attachments?: Attachment[] | null;
   poll?: Poll | null;
   /** The thread root's `ts`, when this is a thread reply. */
   thread_ts?: string | null;
@@ -30,6 +39,7 @@ export function draftMessage(input: DraftInput): Message {
     team_id: input.channel.team_id,
     body: input.body,
     blocks: input.blocks ?? null,
+    ...(input.attachments ? { attachments: input.attachments } : {}),
     ...(input.poll ? { poll: input.poll } : {}),
     ...(threadRoot ? { thread_ts: input.thread_ts ?? null } : {}),
     type: input.type,

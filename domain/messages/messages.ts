@@ -1,6 +1,15 @@
 import type { Ctx } from "../context.ts";
-import type { Block, Channel, EventType, MemberRef, Message, Subject } from "../../core/types.ts";
+import type {
+  Attachment,
+  Block,
+  Channel,
+  EventType,
+  MemberRef,
+  Message,
+  Subject,
+} from "../../core/types.ts";
 import { blocksText, parseBlocks } from "./blocks.ts";
+import { parseAttachments } from "./attachments.ts";
 import { invalid } from "../../core/errors.ts";
 import { legacyTs } from "../../core/ids.ts";
 import { checksOf, loadChannelWith, reusingFirst } from "../channels/access.ts";
@@ -23,6 +32,8 @@ export interface NewMessage {
   body?: string | null;
   /** Block Kit blocks as given; checked here (domain/messages/blocks.ts). */
   blocks?: unknown;
+  /** Slack's attachments as given; checked here (domain/messages/attachments.ts). */
+  attachments?: unknown;
   client_uuid?: string | null;
   reply_to_id?: string | null;
   thread_root_id?: string | null;
@@ -146,7 +157,7 @@ async function postOnce(
   );
   const { channel } = read;
   const fields = unwrap(input);
-  const { body, blocks } = bodyAndBlocks(fields, bodyField);
+  const { body, blocks, attachments } = bodyAndBlocks(fields, bodyField);
   const poll = fields.poll ? pollOf(fields.poll) : null;
   const [used, replyTo, root, ...versions] = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
@@ -165,6 +176,7 @@ async function postOnce(
     author,
     body,
     blocks,
+    attachments,
     poll,
     type: poll ? "poll" : "standard",
     reply_to_id: fields.reply_to_id,
@@ -185,17 +197,26 @@ async function postOnce(
 }
 
 /**
- * A message's body and blocks as written: blocks are checked (422 on `blocks`, with pointers);
- * without a body, the blocks' plain text is the body (422 on `bodyField` when neither has text).
+ * A message's body, blocks and attachments as written: blocks and attachments are checked (422 on
+ * their field, with pointers); without a body, their plain text is the body (422 on `bodyField`
+ * when none has text).
  */
 export function bodyAndBlocks(
-  fields: Pick<NewMessage, "body" | "blocks">,
+  fields: Pick<NewMessage, "body" | "blocks" | "attachments">,
   bodyField = "body",
-): { body: string; blocks: Block[] | null } {
+): { body: string; blocks: Block[] | null; attachments?: Attachment[] } {
   const blocks = parseBlocks(fields.blocks);
-  // As at Slack, an empty text beside blocks is no text (Bolt for Python sends `text=""`).
-  const given = blocks && !fields.body?.trim() ? blocksText(blocks) : fields.body ?? "";
-  return { body: cleanBody(given, bodyField), blocks };
+  const attachments = parseAttachments(fields.attachments);
+  // As at Slack, an empty text beside blocks or attachments is no text (Bolt for Python sends
+  // `text=""`).
+  const given = (blocks || attachments) && !fields.body?.trim()
+    ? blocksText({ blocks, attachments })
+    : fields.body ?? "";
+  return {
+    body: cleanBody(given, bodyField),
+    blocks,
+    ...(attachments ? { attachments } : {}),
+  };
 }
 
 /** The message a reused client_uuid created; a key is tied to the channel it was used in. */

@@ -38,6 +38,7 @@ export function slackMessageOf(
     ...(view.author.type === "bot" ? { bot_id: view.author.id } : {}),
     text: view.body,
     ...(view.blocks ? { blocks: view.blocks } : {}),
+    ...(view.attachments ? { attachments: view.attachments } : {}),
     ...(threadTs ? { thread_ts: threadTs } : {}),
     ...(view.edited_at ? { edited: { user: view.author.id, ts: tsOfIso(view.edited_at) } } : {}),
     team: teamId,

@@ -7,6 +7,7 @@ import { authorize } from "../policy.ts";
 import { type Actor, auditActor } from "../principals.ts";
 import { postMessageWith } from "../messages/messages.ts";
 import { supportedBlocks } from "../messages/blocks.ts";
+import { supportedAttachments } from "../messages/attachments.ts";
 import type { Settled } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { checkName } from "../text.ts";
@@ -145,7 +146,7 @@ export async function hookFor(ctx: Ctx, secret: string): Promise<IncomingWebhook
 export async function postThroughHook(
   ctx: Ctx,
   hook: IncomingWebhook,
-  payload: Settled<{ text: string; blocks?: unknown }>,
+  payload: Settled<{ text: string; blocks?: unknown; attachments?: unknown }>,
 ): Promise<Message> {
   const subject: Subject = {
     user_id: hook.bot_id,
@@ -159,7 +160,11 @@ export async function postThroughHook(
   const input = payload.ok
     ? {
       ok: true as const,
-      value: { body: payload.value.text, blocks: supportedBlocks(payload.value.blocks) },
+      value: {
+        body: payload.value.text,
+        blocks: supportedBlocks(payload.value.blocks),
+        attachments: supportedAttachments(payload.value.attachments),
+      },
     }
     : payload;
   try {

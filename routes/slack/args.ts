@@ -5,13 +5,16 @@
 import { z } from "zod";
 import { SlackError } from "./errors.ts";
 
-/** `blocks` as JSON text or as itself; checked by the domain, which names each fault. */
+/**
+ * `blocks` or `attachments` as JSON text or as itself; checked by the domain, which names each
+ * fault.
+ */
 export const blocksArg = z.unknown().transform((v, ctx) => {
   if (typeof v !== "string") return v;
   try {
     return JSON.parse(v);
   } catch {
-    ctx.addIssue({ code: "custom", message: "blocks must be JSON" });
+    ctx.addIssue({ code: "custom", message: "blocks and attachments must be JSON" });
     return z.NEVER;
   }
 }).optional();

@@ -14,6 +14,7 @@ const post = z.object({
   channel: z.string(),
   text: z.string().optional(),
   blocks: blocksArg,
+  attachments: blocksArg,
   thread_ts: z.string().optional(),
   reply_broadcast: flagArg,
 });
@@ -23,6 +24,7 @@ const update = z.object({
   ts: z.string(),
   text: z.string().optional(),
   blocks: blocksArg,
+  attachments: blocksArg,
 });
 
 const ephemeral = z.object({
@@ -45,6 +47,7 @@ async function postMessageCall({ ctx, subject, params }: MethodCall) {
     value: {
       body: p.text ?? null,
       blocks: p.blocks,
+      attachments: p.attachments,
       thread_root_id: threadRootId,
       sent_to_channel: p.reply_broadcast,
     },
@@ -57,7 +60,7 @@ async function updateCall({ ctx, subject, params }: MethodCall) {
   const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.ts });
   const edited = await editMessage(ctx, subject, { channelId: p.channel, messageId }, {
     ok: true,
-    value: { body: p.text ?? null, blocks: p.blocks },
+    value: { body: p.text ?? null, blocks: p.blocks, attachments: p.attachments },
   });
   return {
     channel: edited.channel_id,
