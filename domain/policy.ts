@@ -134,6 +134,15 @@ const RULES: Rules = {
   },
   "channel.post": writable,
   "member.manage": (p, t) => sees(p, t, true) ? null : hidden(channelNotFound(p)),
+  // Slack's channels:join: an installed app's bot with it joins any public channel of its team;
+  // other bots keep the seed's rule, and see only the channels they are in.
+  "channel.join": (p, t) => {
+    const c = t.channel;
+    const asApp = t.joinsAsApp && c.team_id === p.team_id && c.visibility === "public" &&
+      !c.is_direct;
+    if (!sees(p, t) && !asApp) return hidden(channelNotFound(p));
+    return membersFrozen(c);
+  },
   "member.add": (p, t) => {
     if (!sees(p, t, true)) return hidden(channelNotFound(p));
     const frozen = membersFrozen(t.channel);

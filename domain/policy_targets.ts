@@ -56,6 +56,8 @@ export interface Targets {
   "element.press": ChannelTarget;
   /** Open an app's Home in one's team: people only. */
   "app.home_open": TeamTarget;
+  /** Join a channel oneself: what one sees, and an installed app's bot any public channel. */
+  "channel.join": ChannelTarget & { joinsAsApp: boolean };
   /** Run an app's shortcut in one's team (on a message one reads): people only. */
   "shortcut.run": TeamTarget;
   /** End a poll's voting: its author, or a team admin. */

@@ -1518,7 +1518,7 @@ export interface paths {
         put?: never;
         /**
          * conversations.list: List channels
-         * @description As `GET /api/v1/channels`: the channels the subject can see. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         * @description As `GET /api/v1/channels`: the channels the subject is in. For an installed app's bot with `members:write` (Slack's `channels:join`), every public channel of its team too, each with `is_member`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackConversationsList"];
         delete?: never;
@@ -1821,6 +1821,26 @@ export interface paths {
          * @description The caller's direct message with one other person or bot of its team (`users`: one id): the one there is, or a new one. More than one (a group DM) or anyone else: `invalid_arguments`. Slack's `im:write` grants it (as `messages:write`). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackConversationsOpen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.join: Join a channel
+         * @description The caller joins a channel it sees; an installed app's bot whose token holds `members:write` (Slack's `channels:join`) joins any public channel of its team, which `conversations.list` then shows it with `is_member`. Other bots keep the rule that they see only their channels (`channel_not_found`). Already in it: `ok` with `warning: already_in_channel`. A direct message or an archived channel: `restricted_action` / `is_archived`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsJoin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6855,6 +6875,32 @@ export interface operations {
             content: {
                 "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsOpen"];
                 "application/json": components["schemas"]["SlackArgsConversationsOpen"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsJoin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsInfo"];
+                "application/json": components["schemas"]["SlackArgsConversationsInfo"];
             };
         };
         responses: {

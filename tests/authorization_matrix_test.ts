@@ -958,6 +958,17 @@ const SLACK: Record<string, SlackRow> = {
         expect: p === "foreign" || p === "owner" ? 422 : 200,
       }]),
   },
+  "POST /api/slack/conversations.join": {
+    surface: "slack",
+    scope: "members:write",
+    // What one sees one joins (already in: ok); no bot here is an app's with channels:join.
+    cells: slackPerKind(
+      "conversations.join",
+      false,
+      (f) => ({ channel: f.id }),
+      (p, k) => !sees(p, k) ? 404 : k === "direct" || k === "archived" ? 403 : 200,
+    ),
+  },
   "POST /api/slack/team.info": { surface: "slack", scope: null, cells: slackOnce("team.info") },
   "POST /api/slack/bots.info": {
     surface: "slack",

@@ -4,7 +4,7 @@
  * message opened (the same one again), the caller's channels, and a message's reactions.
  */
 import assert from "node:assert/strict";
-import { startServer, workspace } from "./harness.ts";
+import { api, startServer, workspace } from "./harness.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { post } from "./webhook_receivers.ts";
@@ -64,6 +64,74 @@ Deno.test({
           r,
         ) => [r.name, r.count]),
         [["tada", 1]],
+      );
+    } finally {
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    `web api: an app's bot with channels:join lists and joins public channels${SKIPPED_WITHOUT_SDKS}`,
+  ignore: !slackSdks,
+  fn: async () => {
+    const { WebClient } = await import("npm:@slack/web-api@8.2.0");
+    const s = await startServer();
+    try {
+      const w = await workspace(s.ctx);
+      const made = await createAppFromManifest(
+        s.ctx,
+        JSON.stringify({
+          display_information: { name: "Joiner" },
+          oauth_config: { scopes: { bot: ["channels:join", "channels:read", "chat:write"] } },
+        }),
+        null,
+      );
+      const { token } = await installApp(s.ctx, {
+        app: made.app,
+        teamId: w.team.id,
+        scopes: ["members:write", "channels:read", "messages:write"],
+        channelId: null,
+        approvedBy: null,
+      });
+      const web = new WebClient(token.value, { slackApiUrl: `${s.url}/api/slack/` });
+      const made1 = await api(s, "POST", "/channels", {
+        token: w.admin.token,
+        body: { name: "deploys", visibility: "public" },
+      });
+      const hidden = await api(s, "POST", "/channels", {
+        token: w.admin.token,
+        body: { name: "secret", visibility: "private" },
+      });
+      const deploys = made1.body.data.id;
+
+      const listed = await web.conversations.list();
+      const seen = new Map(listed.channels?.map((c) => [c.name, c.is_member]));
+      assert.equal(seen.get("deploys"), false, "a public channel it is not in, listed");
+      assert.equal(seen.has("secret"), false, "a private one is not");
+      await assert.rejects(
+        web.chat.postMessage({ channel: deploys, text: "x" }),
+        /channel_not_found|not_in_channel/,
+      );
+
+      const joined = await web.conversations.join({ channel: deploys });
+      assert.equal(joined.channel?.id, deploys);
+      const again = await web.conversations.join({ channel: deploys });
+      assert.equal(again.warning, "already_in_channel");
+      await web.chat.postMessage({ channel: deploys, text: "Joined and posting" });
+      const after = await web.conversations.list({ types: "public_channel" });
+      assert.equal(after.channels?.find((c) => c.id === deploys)?.is_member, true);
+      await assert.rejects(
+        web.conversations.join({ channel: hidden.body.data.id }),
+        /channel_not_found/,
+      );
+
+      // A bot that is no app's keeps the seed's rule: it sees only its channels.
+      const plain = new WebClient(w.bot.token, { slackApiUrl: `${s.url}/api/slack/` });
+      await assert.rejects(
+        plain.conversations.join({ channel: deploys }),
+        /channel_not_found|missing_scope/,
       );
     } finally {
       await s.close();

@@ -7,6 +7,7 @@ import { showMessage } from "../../domain/messages/messages.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
 import { slackChannel, slackMessage } from "../../domain/slack/shapes.ts";
 import { openDirect } from "../../domain/channels/direct.ts";
+import { joinableChannels, joinChannel, joinsAsApp } from "../../domain/channels/join.ts";
 import type { Channel } from "../../core/types.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, countArg, flagArg } from "./args.ts";
@@ -59,7 +60,39 @@ async function memberOf(
   return { channels, ...nextCursor(page.nextCursor) };
 }
 
-const listCall = (call: MethodCall) => memberOf(call, args(list, call.params), true);
+/**
+ * conversations.list: the caller's channels; for an installed app's bot with `channels:join`,
+ * every public channel of its team too, each with `is_member`, so it can find one to join.
+ */
+async function listCall(call: MethodCall) {
+  const p = args(list, call.params);
+  if (!await joinsAsApp(call.ctx, call.subject)) return await memberOf(call, p, true);
+  const types = (p.types ?? "public_channel,private_channel,mpim,im").split(",").map((t) =>
+    t.trim()
+  );
+  const mine = await pageChannels(call.ctx, call.subject, { limit: 1000, cursor: null });
+  const all = [
+    ...(await joinableChannels(call.ctx, call.subject)),
+    ...mine.channels.filter((c) => typeOf(c) !== "public_channel")
+      .map((channel) => ({ channel, isMember: true })),
+  ].filter(({ channel: c }) => types.includes(typeOf(c)) && !(p.exclude_archived && c.is_archived));
+  const page = offsetPage(all, { limit: p.limit, cursor: p.cursor || undefined });
+  return {
+    channels: page.items.map(({ channel, isMember }) => slackChannel(channel, isMember)),
+    ...nextCursor(page.next),
+  };
+}
+
+/** conversations.join: the caller joins a channel (a bot: as an app with `channels:join`). */
+async function joinCall({ ctx, subject, params }: MethodCall) {
+  const { channel, alreadyIn } = await joinChannel(ctx, subject, args(info, params).channel);
+  return {
+    channel: slackChannel(channel, true),
+    ...(alreadyIn
+      ? { warning: "already_in_channel", response_metadata: { warnings: ["already_in_channel"] } }
+      : {}),
+  };
+}
 
 /** users.conversations: the caller's own channels (another user's: `invalid_arguments`). */
 function usersConversations(call: MethodCall) {
@@ -140,5 +173,6 @@ export const conversationMethods: Record<string, Method> = {
   "conversations.replies": { scope: "messages:read", run: repliesCall },
   "conversations.members": { scope: "members:read", run: membersCall },
   "conversations.open": { scope: "messages:write", slackScope: "im:write", run: openCall },
+  "conversations.join": { scope: "members:write", slackScope: "channels:join", run: joinCall },
   "users.conversations": { scope: "channels:read", run: usersConversations },
 };
