@@ -169,6 +169,7 @@ const RULES: Rules = {
     ownMessage("delete")(p, t) ??
       (isSystem(t.message) ? forbidden("System messages can't be deleted.") : null),
   "reaction.set": writable,
+  "message.pin": writable,
   // What a person does with an app; a bot calls the app directly instead.
   "command.run": (p, t) =>
     readable(p, t) ??

@@ -48,6 +48,8 @@ export interface Targets {
   "member.remove": RemovalTarget;
   "message.edit": MessageTarget;
   "message.delete": MessageTarget;
+  /** Pin a message in its channel, or unpin it: whoever may post there. */
+  "message.pin": ChannelTarget;
   /** Add or remove one's reaction; vote in a poll. */
   "reaction.set": ChannelTarget;
   /** Run an app's slash command in a channel (then post there, as `channel.post` says). */

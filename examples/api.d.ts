@@ -1927,6 +1927,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pins.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pins.add: Pin a message
+         * @description Whoever may post in the channel pins one of its live messages (`channel`, `timestamp`): `already_pinned` if it is; a deleted one is `message_not_found`. A delete takes the pin with it. Slack's `pins:write` grants it (as `messages:write`). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackPinsAdd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pins.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pins.remove: Unpin a message
+         * @description As `pins.add`, the other way: `no_pin` when it is not pinned. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackPinsRemove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pins.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pins.list: A channel's pinned messages
+         * @description Newest pin first: `items` of `type: message`, with `created`, `created_by` and the `message`. Slack's `pins:read` grants it (as `messages:read`). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackPinsList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settings/assets/{file}": {
         parameters: {
             query?: never;
@@ -3340,6 +3400,25 @@ export interface components {
             type: "message";
             channel: string;
             message: components["schemas"]["SlackMessage"];
+        };
+        SlackArgsPinsChange: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            channel: string;
+            /** @description The message's `ts`. */
+            timestamp: string;
+        };
+        SlackPinsList: {
+            /** @constant */
+            ok: true;
+            items: {
+                /** @constant */
+                type: "message";
+                channel: string;
+                created: number;
+                created_by: string;
+                message: components["schemas"]["SlackMessage"];
+            }[];
         };
         SlackChannelList: {
             /** @constant */
@@ -7015,6 +7094,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlackReactionsItem"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackPinsAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsPinsChange"];
+                "application/json": components["schemas"]["SlackArgsPinsChange"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackPinsRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsPinsChange"];
+                "application/json": components["schemas"]["SlackArgsPinsChange"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackPinsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsInfo"];
+                "application/json": components["schemas"]["SlackArgsConversationsInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackPinsList"] | components["schemas"]["SlackError"];
                 };
             };
             429: components["responses"]["SlackRateLimited"];

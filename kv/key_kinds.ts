@@ -19,7 +19,7 @@ const PREFIX_KINDS = {
     client_uuids channel_ts message_ts reactions poll_votes poll_ballots emoji events tokens_version jobs handed_jobs job_counts delivery_counts redeliveries
     failed_events webhooks team_webhooks routes_version deliveries delivery_slots incoming incoming_ids
     team_incoming apps app_clients app_installs oauth_codes audit team_commands team_commands_version
-    responses triggers view_stacks app_tokens app_token_ids socket_events socket_counts
+    responses triggers view_stacks app_tokens app_token_ids socket_events socket_counts pins
   `),
   rebuilt: words(`
     team_events open_events channel_events team_events_version stream_pending team_stream

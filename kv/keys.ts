@@ -90,6 +90,7 @@
  * | ["socket_deaf", appId]                        | SocketDeaf           | a Socket Mode app seen with events waiting and no connection: since when, whether its people were told (domain/apps/socket/deaf_watch.ts) |
  * | ["ephemerals", id]                           | sealed ephemeral     | an ephemeral message with elements its person may press, 30 minutes (kv/pressable_ephemerals.ts); sealed under APP_KEY; never exported nor backed up |
  * | ["view_externals", appId, teamId, externalId] | viewId              | index: a view by the `external_id` its app gave it (views.update); expires with its stack; rebuilt by an import |
+ * | ["pins", channelId, messageId]                | Pin                  | a message pinned in its channel (domain/messages/pins.ts); gone with the message's delete |
  * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it; rebuilt by an import from its stack |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
  * | ["rate", window, name]                        | number               | requests of a rate-limited name (token:id, hook:id) claimed by all instances in one minute window; expires |
@@ -257,6 +258,8 @@ export const keys = {
   view: (viewId: string) => ["views", viewId],
   viewExternal: (app: string, team: string, ext: string) => ["view_externals", app, team, ext],
   pressableEphemeral: (id: string) => ["ephemerals", id],
+  pins: (channelId: string) => ["pins", channelId],
+  pin: (channelId: string, messageId: string) => ["pins", channelId, messageId],
   teamCommands: (teamId: string) => ["team_commands", teamId],
   teamCommand: (teamId: string, command: string) => ["team_commands", teamId, command],
   teamCommandsVersion: (teamId: string) => ["team_commands_version", teamId],

@@ -969,6 +969,32 @@ const SLACK: Record<string, SlackRow> = {
       (p, k) => !sees(p, k) ? 404 : k === "direct" || k === "archived" ? 403 : 200,
     ),
   },
+  "POST /api/slack/pins.list": {
+    surface: "slack",
+    scope: "messages:read",
+    cells: slackPerKind("pins.list", false, (f) => ({ channel: f.id }), readOnly(200)),
+  },
+  "POST /api/slack/pins.remove": {
+    surface: "slack",
+    scope: "messages:write",
+    // Nothing is pinned: whoever may post there is told so.
+    cells: slackPerKind(
+      "pins.remove",
+      false,
+      (f) => ({ channel: f.id, timestamp: f.messageTs }),
+      writes(422),
+    ),
+  },
+  "POST /api/slack/pins.add": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackPerKind(
+      "pins.add",
+      true,
+      (f) => ({ channel: f.id, timestamp: f.messageTs }),
+      writes(200),
+    ),
+  },
   "POST /api/slack/team.info": { surface: "slack", scope: null, cells: slackOnce("team.info") },
   "POST /api/slack/bots.info": {
     surface: "slack",

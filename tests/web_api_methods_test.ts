@@ -12,7 +12,7 @@ import { SKIPPED_WITHOUT_SDKS, slackSdks } from "./slack_sdks.ts";
 
 Deno.test({
   name:
-    `web api: team.info, bots.info, conversations.open, users.conversations, reactions.get${SKIPPED_WITHOUT_SDKS}`,
+    `web api: team.info, bots.info, conversations.open, users.conversations, reactions.get, pins${SKIPPED_WITHOUT_SDKS}`,
   ignore: !slackSdks,
   fn: async () => {
     const { WebClient } = await import("npm:@slack/web-api@8.2.0");
@@ -65,6 +65,26 @@ Deno.test({
         ) => [r.name, r.count]),
         [["tada", 1]],
       );
+
+      // Pins: added once, listed, removed; a delete takes the pin with it.
+      await people.pins.add({ channel: general, timestamp: message.ts });
+      await assert.rejects(
+        people.pins.add({ channel: general, timestamp: message.ts }),
+        /already_pinned/,
+      );
+      const pinned = await people.pins.list({ channel: general });
+      assert.deepEqual(
+        (pinned.items as { message: { text: string } }[]).map((i) => i.message.text),
+        ["react to me"],
+      );
+      await people.pins.remove({ channel: general, timestamp: message.ts });
+      await assert.rejects(
+        people.pins.remove({ channel: general, timestamp: message.ts }),
+        /no_pin/,
+      );
+      await people.pins.add({ channel: general, timestamp: message.ts });
+      await people.chat.delete({ channel: general, ts: message.ts });
+      assert.deepEqual((await people.pins.list({ channel: general })).items, []);
     } finally {
       await s.close();
     }

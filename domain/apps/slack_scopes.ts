@@ -18,6 +18,8 @@ export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
   "im:write": "messages:write",
   "reactions:read": "messages:read",
   "reactions:write": "reactions:write",
+  "pins:read": "messages:read",
+  "pins:write": "messages:write",
   "users:read": "members:read",
   "channels:join": "members:write",
   "commands": "commands",
@@ -27,7 +29,7 @@ export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
 export const INCOMING = "incoming-webhook";
 
 /**
- * Slack's bot scopes for what the service does not offer (files, pins, user groups, reminders,
+ * Slack's bot scopes for what the service does not offer (files, user groups, reminders,
  * bookmarks, calls...): a manifest exported from Slack lists them, so they are ignored with a
  * warning rather than refused. A name that is no Slack scope at all is still refused: a typo.
  */
@@ -36,9 +38,9 @@ export const SLACK_UNGRANTED = new Set(
   assistant:write bookmarks:read bookmarks:write calls:read calls:write canvases:read
   canvases:write channels:write.invites channels:write.topic chat:write.customize
   conversations.connect:manage conversations.connect:read conversations.connect:write dnd:read
-  emoji:read files:read files:write groups:write.invites groups:write.topic im:read
+  emoji:read files:read files:write groups:write.invites groups:write.topic
   links.embed:write links:read links:write metadata.message:read mpim:write
-  mpim:write.invites mpim:write.topic pins:read pins:write reminders:read reminders:write
+  mpim:write.invites mpim:write.topic reminders:read reminders:write
   remote_files:read remote_files:share remote_files:write team.billing:read
   team.preferences:read team:read usergroups:read usergroups:write users.profile:read
   users:read.email users:write workflow.steps:execute

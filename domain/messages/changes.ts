@@ -114,7 +114,7 @@ export async function deleteMessage(
         reactions: [],
         deleted_at: nowIso(),
       };
-      const op = ctx.kv.atomic().check(...checks);
+      const op = ctx.kv.atomic().check(...checks).delete(keys.pin(message.channel_id, message.id));
       emit(op, audience, messageEvent("message.deleted", next));
       const rest = await planErasure(ctx.kv, op, next);
       const done = await replaceMessage(op, next);

@@ -51,6 +51,8 @@ export function slackCodeOf(method: string, e: ApiError): string {
       if (field && FIELD_CODES.has(field)) return FIELD_CODES.get(field)!;
       // As at Slack, a deleted message is not found, whatever is asked of it.
       if (field === "message" && /deleted/i.test(e.message)) return "message_not_found";
+      if (field === "message" && /pinned already/.test(e.message)) return "already_pinned";
+      if (field === "message" && /not pinned/.test(e.message)) return "no_pin";
       if (field === "message" && REFUSED.has(method)) return REFUSED.get(method)!;
       return "invalid_arguments";
     case 503:

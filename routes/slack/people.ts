@@ -1,8 +1,9 @@
-/** `auth.test`, `users.*` and `reactions.*`: who calls, the team's people, and reactions. */
+/** `auth.test`, `users.*`, `reactions.*`, `pins.*`: who calls, the team's people, reactions, pins. */
 import { z } from "zod";
 import { findTeam, teamPeople, teamPerson } from "../../domain/people/workspace.ts";
 import { setReaction } from "../../domain/messages/reactions.ts";
 import { showMessage } from "../../domain/messages/messages.ts";
+import { listPins, pinMessage } from "../../domain/messages/pins.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
 import { slackMessage, slackUser } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
@@ -13,6 +14,7 @@ const userArgs = z.object({ user: z.string() });
 const listArgs = z.object({ limit: countArg(200, 1000), cursor: z.string().optional() });
 const reactionArgs = z.object({ channel: z.string(), timestamp: z.string(), name: z.string() });
 const reactionsOf = z.object({ channel: z.string(), timestamp: z.string() });
+const pinsOf = z.object({ channel: z.string() });
 
 /** Who the token acts as: Bolt reads `user_id` and `bot_id` to tell the app's own messages. */
 async function authTest({ ctx, subject }: MethodCall) {
@@ -64,6 +66,28 @@ async function reactionsGet({ ctx, subject, params }: MethodCall) {
   return { type: "message", channel: p.channel, message: slackMessage(message) };
 }
 
+/** pins.add and pins.remove: the message at `channel` and `timestamp`. */
+const pin = (present: boolean) => async ({ ctx, subject, params }: MethodCall) => {
+  const p = args(reactionsOf, params);
+  const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.timestamp });
+  await pinMessage(ctx, subject, { channelId: p.channel, messageId, present });
+  return {};
+};
+
+async function pinsList({ ctx, subject, params }: MethodCall) {
+  const p = args(pinsOf, params);
+  const pins = await listPins(ctx, subject, p.channel);
+  return {
+    items: pins.map(({ message, pin }) => ({
+      type: "message",
+      channel: p.channel,
+      created: Math.floor(Date.parse(pin.pinned_at) / 1000),
+      created_by: pin.pinned_by,
+      message: slackMessage(message),
+    })),
+  };
+}
+
 export const peopleMethods: Record<string, Method> = {
   "auth.test": { scope: null, run: authTest },
   "users.info": { scope: "members:read", run: usersInfo },
@@ -71,4 +95,7 @@ export const peopleMethods: Record<string, Method> = {
   "reactions.add": { scope: "reactions:write", run: react(true) },
   "reactions.remove": { scope: "reactions:write", run: react(false) },
   "reactions.get": { scope: "messages:read", slackScope: "reactions:read", run: reactionsGet },
+  "pins.add": { scope: "messages:write", slackScope: "pins:write", run: pin(true) },
+  "pins.remove": { scope: "messages:write", slackScope: "pins:write", run: pin(false) },
+  "pins.list": { scope: "messages:read", slackScope: "pins:read", run: pinsList },
 };
