@@ -3685,8 +3685,11 @@ export interface components {
         /** @description One attempt to deliver an event to a subscription's endpoint. */
         Delivery: {
             id: components["schemas"]["Uuid"];
-            /** @description The event delivered; `ping` for a test sent with POST .../test. */
-            event_type: components["schemas"]["EventType"] | "ping";
+            /**
+             * @description The event delivered; `ping` for a test sent with POST .../test; `app.home_opened` to
+             *     an app's listener alone, when a person opened its Home.
+             */
+            event_type: components["schemas"]["EventType"] | "ping" | "app.home_opened";
             /**
              * Format: uuid
              * @description The event delivered (the envelope `id`), for de-duplication.
