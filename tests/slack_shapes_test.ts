@@ -4,11 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { api, assertStatus, startServer, workspace } from "./harness.ts";
-import { post, receiver } from "./webhook_receivers.ts";
+import { post, receiver, waitUntil } from "./webhook_receivers.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { addMemberAsOperator } from "../domain/channels/members.ts";
 import { getUser } from "../kv/workspace.ts";
+import { subjectOfPerson } from "../domain/principals.ts";
+import { issueAnswerWays } from "../domain/apps/responses.ts";
+import { openView } from "../domain/apps/views.ts";
 import { createToken } from "../domain/people/tokens.ts";
 
 Deno.test("slack shapes: #name for a channel; chat.update of a deleted message is message_not_found", async () => {
@@ -91,13 +94,19 @@ Deno.test("slack shapes: message_changed and message_deleted carry previous_mess
       200,
     );
     assertStatus(await api(s, "DELETE", path, { token: w.admin.token }), 204);
-    await hook.waitFor(3, 10_000);
-    const events = hook.hits.map((h) => JSON.parse(h.body).event);
-    const changed = events.find((e) => e.subtype === "message_changed");
+    // Besides these, the bot's own join notice comes: wait for what this test is about.
+    const events = () => hook.hits.map((h) => JSON.parse(h.body).event);
+    await waitUntil(
+      () =>
+        ["message_changed", "message_deleted"].every((t) => events().some((e) => e.subtype === t)),
+      10_000,
+      () => `the edit's and the delete's events (got ${JSON.stringify(events())})`,
+    );
+    const changed = events().find((e) => e.subtype === "message_changed");
     assert.equal(changed.message.text, "second words");
     assert.equal(changed.previous_message.text, "first words");
     assert.equal(changed.previous_message.ts, message.ts);
-    const deleted = events.find((e) => e.subtype === "message_deleted");
+    const deleted = events().find((e) => e.subtype === "message_deleted");
     assert.equal(deleted.deleted_ts, message.ts);
     assert.equal(deleted.previous_message.ts, message.ts);
     assert.equal(deleted.previous_message.text, "", "a deleted message's text is erased, here too");
@@ -154,6 +163,53 @@ Deno.test("slack shapes: attachments are kept and given back; a delete takes the
     assertStatus(await api(s, "DELETE", path, { token: w.admin.token }), 204);
     const gone = await api(s, "GET", path, { token: w.admin.token });
     assert.equal(gone.body.data.attachments, undefined, "a tombstone keeps no attachments");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("slack shapes: an external_id names one open view of an app in a team", async () => {
+  const s = await startServer();
+  try {
+    const w = await workspace(s.ctx);
+    const url = "http://127.0.0.1:9/slack/events";
+    const made = await createAppFromManifest(
+      s.ctx,
+      JSON.stringify({
+        display_information: { name: "Viewer" },
+        oauth_config: { scopes: { bot: ["commands"] } },
+        settings: { interactivity: { is_enabled: true, request_url: url } },
+      }),
+      null,
+    );
+    const { install } = await installApp(s.ctx, {
+      app: made.app,
+      teamId: w.team.id,
+      scopes: ["commands"],
+      channelId: null,
+      approvedBy: null,
+    });
+    const bot = subjectOfPerson((await getUser(s.ctx.kv, install.bot_user_id))!);
+    const trigger = async () =>
+      (await issueAnswerWays(s.ctx, {
+        app: made.app,
+        teamId: w.team.id,
+        channelId: w.team.general_channel_id,
+        userId: w.member.user.id,
+        botId: install.bot_user_id,
+        messageId: null,
+      })).trigger_id;
+    const view = {
+      type: "modal",
+      title: { type: "plain_text", text: "One" },
+      external_id: "the-one",
+      blocks: [],
+    };
+    await openView(s.ctx, bot, { triggerId: await trigger(), view });
+    await assert.rejects(
+      openView(s.ctx, bot, { triggerId: await trigger(), view }),
+      (e: Error & { errors?: Record<string, string[]> }) => !!e.errors?.external_id,
+    );
   } finally {
     await s.close();
   }
