@@ -28,6 +28,15 @@ export async function viewIdByExternal(
   return (await kv.get<string>(keys.viewExternal(appId, teamId, externalId))).value;
 }
 
+/** A stack by its own id, as stored (with what a change must check), or null. */
+export async function stackById(
+  kv: Store,
+  stackId: string,
+): Promise<Deno.KvEntry<ViewStack> | null> {
+  const entry = await kv.get<ViewStack>(keys.viewStack(stackId));
+  return entry.value ? entry as Deno.KvEntry<ViewStack> : null;
+}
+
 /** The stack a view is in, as stored (with what a change must check), or null. */
 export async function stackOf(
   kv: Store,

@@ -1,13 +1,14 @@
 /**
  * Issue 41, apps that listen: a command run's dispatch (request in, app request out), an event's
  * way to an app beside a webhook's to a subscription in the same run, and a Slack Web API call
- * against the REST call it maps to.
+ * against the REST call it maps to. Issue 54: `views.publish` of a Home for 1,000 people.
  */
 import type { Ctx } from "../../domain/context.ts";
 import { createAppFromManifest } from "../../domain/apps/declared.ts";
 import { installApp } from "../../domain/apps/installs.ts";
 import { addMemberAsOperator } from "../../domain/channels/members.ts";
 import { getUser } from "../../kv/workspace.ts";
+import { createUser } from "../../domain/people/workspace.ts";
 import { postMessage } from "../../domain/messages/messages.ts";
 import { subjectOfPerson } from "../../domain/principals.ts";
 import { freePort, type Proc, startService } from "../procs.ts";
@@ -93,6 +94,62 @@ async function seedApp(ctx: Ctx, seeded: Seeded, url: string): Promise<string> {
   });
   return message.id;
 }
+
+/** People a Home is published for, one after the other. */
+const HOMES = 1_000;
+
+/** An app with a Home tab, installed; its bot's token, and the people of the team to publish for. */
+async function seedHomes(ctx: Ctx, seeded: Seeded): Promise<{ token: string; people: string[] }> {
+  const manifest = {
+    display_information: { name: "Bench Home" },
+    features: { app_home: { home_tab_enabled: true } },
+    oauth_config: { scopes: { bot: ["chat:write"] } },
+  };
+  const { app } = await createAppFromManifest(ctx, JSON.stringify(manifest), null);
+  const { token } = await installApp(ctx, {
+    app,
+    teamId: seeded.subject.team_id,
+    scopes: ["messages:write"],
+    channelId: null,
+    approvedBy: null,
+  });
+  const people: string[] = [];
+  for (let i = 0; i < HOMES; i++) {
+    const teamId = seeded.subject.team_id;
+    people.push(
+      (await createUser(ctx, { teamId, name: `p${i}`, type: "human", role: "member" }, null)).id,
+    );
+  }
+  return { token: token.value, people };
+}
+
+/** Each person's Home published in turn: how long each publish takes, request to answer. */
+async function publishes(proc: Proc, homes: { token: string; people: string[] }) {
+  const view = {
+    type: "home",
+    blocks: [
+      { type: "section", text: { type: "mrkdwn", text: "Your *Home*" } },
+      {
+        type: "actions",
+        elements: [{ type: "button", action_id: "go", text: { type: "plain_text", text: "Go" } }],
+      },
+    ],
+  };
+  const times: number[] = [];
+  for (const id of homes.people) {
+    const at = now();
+    const res = await fetch(`${proc.url}/api/slack/views.publish`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${homes.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ user_id: id, view }),
+    });
+    if (!(await res.json()).ok) throw new Error(`publish for ${id} refused`);
+    times.push(now() - at);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const authorized = (seeded: Seeded) => ({
   Authorization: `Bearer ${seeded.token}`,
@@ -191,6 +248,7 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
   const pressed = await seedApp(ctx, seeded, app.url);
   const channel = `/api/v1/channels/${seeded.channel.id}`;
   await seedSubscriptions(ctx, seeded, receiver.url, 1);
+  const homes = await seedHomes(ctx, seeded);
   ctx.kv.close();
   receiver.reset();
   try {
@@ -216,6 +274,7 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
       const plain = await roundTrips(proc, seeded);
       const events = await eventLatencies(proc, seeded, { hook: receiver, app });
       const { rest, slack } = await webApiAgainstRest(proc, seeded);
+      const published = await publishes(proc, homes);
       const p99 = (xs: number[]) => percentile(xs, 0.99);
       return [
         infoRow(
@@ -253,6 +312,16 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
           "ms",
         ),
         ratioRow("Web API conversations.info vs REST GET /channels/{id}", slack, rest, 1 / 1.2),
+        infoRow(
+          `views.publish for ${HOMES} people, one after another: mean / p99`,
+          `${mean(published).toFixed(2)} / ${p99(published).toFixed(1)} ms`,
+        ),
+        limitRow(
+          "views.publish: what each adds to a plain GET's round trip, mean",
+          mean(published) - mean(plain),
+          2,
+          "ms",
+        ),
       ];
     });
   } finally {

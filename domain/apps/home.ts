@@ -17,7 +17,7 @@ import { installOfBot } from "./bot_install.ts";
 import { getAll } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { addAppEvent } from "../../kv/outbox.ts";
-import { stackOf, writeStack } from "../../kv/views.ts";
+import { stackById, writeStack } from "../../kv/views.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { authorize } from "../policy.ts";
 import { directChannelOf } from "../channels/direct.ts";
@@ -41,7 +41,8 @@ async function homeApp(ctx: Ctx, teamId: string, appId: string): Promise<LiveIns
 
 /** The Home published for a person, as stored, or null. */
 async function homeOf(ctx: Ctx, appId: string, userId: string) {
-  const entry = await stackOf(ctx.kv, homeId(appId, userId));
+  // A Home's stack has its view's id: read at once, without the view's index.
+  const entry = await stackById(ctx.kv, homeId(appId, userId));
   return entry?.value.views[0].type === "home" ? entry : null;
 }
 
@@ -117,12 +118,14 @@ export function publishHome(
   const wanted = readViewSpec(view, { kind: "home" });
   return retrying("publish a home", async () => {
     const live = await homeAppOfBot(ctx, subject);
-    const person = await getUser(ctx.kv, userId);
+    const [person, entry] = await Promise.all([
+      getUser(ctx.kv, userId),
+      homeOf(ctx, live.app.id, userId),
+    ]);
     if (!person || person.team_id !== subject.team_id || person.type !== "human") {
       throw invalid("user_id", "No such person in this team.");
     }
     const id = homeId(live.app.id, person.id);
-    const entry = await homeOf(ctx, live.app.id, person.id);
     if (hash && entry && hash !== entry.value.views[0].hash) {
       throw invalid("hash", "The Home changed since that hash: read it again.");
     }
