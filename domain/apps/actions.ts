@@ -10,14 +10,13 @@ import type { Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
 import { invalid } from "../../core/errors.ts";
 import { installOfBot } from "./bot_install.ts";
-import { getTeam, memberRef } from "../../kv/workspace.ts";
+import { memberRef } from "../../kv/workspace.ts";
 import { loadChannelWith } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
-import { slugify } from "../channels/slug.ts";
 import { slackMessage } from "../slack/shapes.ts";
 import { type Press, pressOf } from "./pressable.ts";
-import { type AppCalls, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, interactionsUrl, payloadActor, signingSecretOf } from "./app_call.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { issueAnswerWays } from "./responses.ts";
 import { deliverReply } from "./replies.ts";
@@ -30,11 +29,8 @@ async function interactiveApp(ctx: Ctx, message: Message) {
   const live = by ? await liveInstall(ctx, { teamId: by.team_id, appId: by.app_id }) : null;
   if (!live) throw refused();
   const { app, install, bot } = live;
-  const on = app.interactivity?.is_enabled;
-  const url = on ? app.interactivity!.request_url : null;
-  if (!on || (!url && !app.socket_mode_enabled)) {
-    throw refused();
-  }
+  const url = interactionsUrl(app);
+  if (url === undefined) throw refused();
   return { app, install, bot, url };
 }
 
@@ -101,8 +97,8 @@ async function blockActions(
     action: Awaited<ReturnType<typeof pressOf>>;
   },
 ) {
-  const [team, ways] = await Promise.all([
-    getTeam(ctx.kv, subject.team_id),
+  const [actor, ways] = await Promise.all([
+    payloadActor(ctx, subject),
     issueAnswerWays(ctx, {
       app,
       teamId: subject.team_id,
@@ -117,13 +113,7 @@ async function blockActions(
     type: "block_actions",
     token: "",
     api_app_id: app.id,
-    user: {
-      id: subject.user_id,
-      username: subject.name,
-      name: subject.name,
-      team_id: subject.team_id,
-    },
-    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
+    ...actor,
     enterprise: null,
     is_enterprise_install: false,
     container: {

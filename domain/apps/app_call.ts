@@ -8,6 +8,9 @@
 import type { Ctx } from "../context.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
 import type { App } from "../../core/app_records.ts";
+import type { Subject } from "../../core/types.ts";
+import { getTeam } from "../../kv/workspace.ts";
+import { slugify } from "../channels/slug.ts";
 import { CacheKind } from "../../core/memory.ts";
 import { errorFields, log } from "../../core/log.ts";
 
@@ -100,4 +103,34 @@ export async function callAppWaiting(
     );
   }
   return first;
+}
+
+/**
+ * Where an app takes people's interactions: its interactivity URL (for an external menu's
+ * options, its options URL first), null when Socket Mode carries them; undefined when the app
+ * takes none (interactivity off, or no URL and no Socket Mode).
+ */
+export function interactionsUrl(
+  app: App,
+  { options = false }: { options?: boolean } = {},
+): string | null | undefined {
+  const i = app.interactivity;
+  if (!i?.is_enabled) return undefined;
+  const url = (options ? i.message_menu_options_url : null) ?? i.request_url;
+  if (!url && !app.socket_mode_enabled) return undefined;
+  return url ?? null;
+}
+
+/** Who acts, as Slack's interaction payloads name them: `team` and `user`. */
+export async function payloadActor(ctx: Ctx, subject: Subject) {
+  const team = await getTeam(ctx.kv, subject.team_id);
+  return {
+    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
+    user: {
+      id: subject.user_id,
+      username: subject.name,
+      name: subject.name,
+      team_id: subject.team_id,
+    },
+  };
 }

@@ -9,11 +9,10 @@ import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
 import { isUuid, tsOfMs } from "../../core/ids.ts";
 import { ephemeralOf, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
-import { getTeam, memberRef } from "../../kv/workspace.ts";
+import { memberRef } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
-import { slugify } from "../channels/slug.ts";
 import { authorize } from "../policy.ts";
-import { type AppCalls, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, interactionsUrl, payloadActor, signingSecretOf } from "./app_call.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { liveInstall } from "./live_install.ts";
 import { type Press, pressOf } from "./pressable.ts";
@@ -35,13 +34,12 @@ export async function pressEphemeral(
   authorize(subject, "element.press", { channel, isMember });
   const action = await pressOf(ctx, { subject, blocks: shown.blocks, press, where: "message" });
   const live = await liveInstall(ctx, { teamId: shown.team_id, appId: shown.app_id });
-  const on = live?.app.interactivity?.is_enabled;
-  const url = on ? live!.app.interactivity!.request_url : null;
-  if (!live || !on || (!url && !live.app.socket_mode_enabled)) throw gone();
+  const url = live && interactionsUrl(live.app);
+  if (!live || url === undefined) throw gone();
   const secret = await signingSecretOf(ctx, live.app);
   if (!secret && !live.app.socket_mode_enabled) return unsigned();
-  const [team, ways] = await Promise.all([
-    getTeam(ctx.kv, subject.team_id),
+  const [actor, ways] = await Promise.all([
+    payloadActor(ctx, subject),
     issueAnswerWays(ctx, {
       app: live.app,
       teamId: subject.team_id,
@@ -56,13 +54,7 @@ export async function pressEphemeral(
     type: "block_actions",
     token: "",
     api_app_id: live.app.id,
-    user: {
-      id: subject.user_id,
-      username: subject.name,
-      name: subject.name,
-      team_id: subject.team_id,
-    },
-    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
+    ...actor,
     container: { type: "message", message_ts: ts, channel_id: channel.id, is_ephemeral: true },
     channel: { id: channel.id, name: channel.is_direct ? "directmessage" : channel.slug },
     state: { values: {} },

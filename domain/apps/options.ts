@@ -16,10 +16,16 @@ import { loadChannelWith } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
 import { slackMessage } from "../slack/shapes.ts";
-import { type AppCalls, NOT_CONNECTED, signingSecretOf } from "./app_call.ts";
+import {
+  type AppCalls,
+  interactionsUrl,
+  NOT_CONNECTED,
+  payloadActor,
+  signingSecretOf,
+} from "./app_call.ts";
 import { installOfBot } from "./bot_install.ts";
 import { liveInstall } from "./live_install.ts";
-import { appOf, stateOf, who } from "./view_parts.ts";
+import { appOf, stateOf } from "./view_parts.ts";
 import { personsStack, slackView } from "./views.ts";
 
 /** What a person typed into an external menu, and which one. */
@@ -75,9 +81,8 @@ async function ask(
   calls: AppCalls,
   { app, payload }: { app: App; payload: Record<string, unknown> },
 ): Promise<Offered> {
-  const i = app.interactivity;
-  const url = i?.is_enabled ? i.message_menu_options_url ?? i.request_url : null;
-  if (!i?.is_enabled || (!url && !app.socket_mode_enabled)) {
+  const url = interactionsUrl(app, { options: true });
+  if (url === undefined) {
     throw invalid("action_id", "The app answers no interactions: it offers no options.");
   }
   const secret = await signingSecretOf(ctx, app);
@@ -131,7 +136,7 @@ export async function viewOptions(
     app,
     payload: {
       ...suggestion(suggesting, blockId, app),
-      ...await who(ctx, subject),
+      ...await payloadActor(ctx, subject),
       container: { type: "view", view_id: view.id },
       view: slackView(stack, view, state),
     },
@@ -165,7 +170,7 @@ export async function messageOptions(
     app: live.app,
     payload: {
       ...suggestion(suggesting, blockId, live.app),
-      ...await who(ctx, subject),
+      ...await payloadActor(ctx, subject),
       container: {
         type: "message",
         message_ts: shown.ts,

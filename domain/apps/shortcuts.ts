@@ -13,14 +13,13 @@ import { tsOfMs } from "../../core/ids.ts";
 import { listTeamInstalls } from "../../kv/apps.ts";
 import { getAll } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
-import { getTeam, getUser, memberRef } from "../../kv/workspace.ts";
+import { getUser, memberRef } from "../../kv/workspace.ts";
 import { loadChannelWith } from "../channels/access.ts";
 import { directChannelOf } from "../channels/direct.ts";
-import { slugify } from "../channels/slug.ts";
 import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
 import { slackMessage } from "../slack/shapes.ts";
-import { type AppCalls, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, interactionsUrl, payloadActor, signingSecretOf } from "./app_call.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { type LiveInstall, liveInstall } from "./live_install.ts";
 import { deliverReply } from "./replies.ts";
@@ -60,26 +59,11 @@ async function shortcutHolder(
     s.callback_id === callbackId && s.type === type
   );
   if (!live || !declared || !live.install.scopes.includes("commands")) throw unknown();
-  const on = live.app.interactivity?.is_enabled;
-  const url = on ? live.app.interactivity!.request_url : null;
-  if (!on || (!url && !live.app.socket_mode_enabled)) {
+  const url = interactionsUrl(live.app);
+  if (url === undefined) {
     throw invalid("callback_id", "The app answers no interactions: its shortcuts can't run.");
   }
   return { ...live, declared, url, secret: await signingSecretOf(ctx, live.app) };
-}
-
-/** Who runs a shortcut, as Slack's payloads name them. */
-async function who(ctx: Ctx, subject: Subject) {
-  const team = await getTeam(ctx.kv, subject.team_id);
-  return {
-    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
-    user: {
-      id: subject.user_id,
-      username: subject.name,
-      name: subject.name,
-      team_id: subject.team_id,
-    },
-  };
 }
 
 /**
@@ -107,7 +91,7 @@ export async function runGlobalShortcut(
     type: "shortcut",
     token: "",
     action_ts: tsOfMs(Date.now()),
-    ...await who(ctx, subject),
+    ...await payloadActor(ctx, subject),
     callback_id: callbackId,
     trigger_id,
     is_enterprise_install: false,
@@ -160,7 +144,7 @@ export async function runMessageShortcut(
     request: {
       app: held.app,
       type: "interactive",
-      payload: { ...payload, ...await who(ctx, subject), api_app_id: held.app.id },
+      payload: { ...payload, ...await payloadActor(ctx, subject), api_app_id: held.app.id },
       url: held.url,
       signingSecret: held.secret,
     },

@@ -9,10 +9,10 @@
 import type { Ctx } from "../context.ts";
 import type { Subject } from "../../core/types.ts";
 import { ApiError } from "../../core/errors.ts";
-import type { AppCalls } from "./app_call.ts";
+import { type AppCalls, payloadActor } from "./app_call.ts";
 import { interact, type Interaction } from "./interaction.ts";
 import { type Press, pressOf } from "./pressable.ts";
-import { appOf, stateOf, type Values, viewTrigger, who } from "./view_parts.ts";
+import { appOf, stateOf, type Values, viewTrigger } from "./view_parts.ts";
 import { personsStack, personView, slackView } from "./views.ts";
 
 /**
@@ -37,7 +37,7 @@ export async function pressInView(
     type: "block_actions",
     token: "",
     api_app_id: app.id,
-    ...await who(ctx, subject),
+    ...await payloadActor(ctx, subject),
     container: { type: "view", view_id: view.id },
     trigger_id: await viewTrigger(ctx, stack),
     view: slackView(stack, view, state),

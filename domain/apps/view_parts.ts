@@ -1,6 +1,6 @@
 /**
- * What the interactions of a modal or a Home share: the app behind its stack, who acts as Slack's
- * payloads name them, a trigger to push with, and the view's state as the person left it.
+ * What the interactions of a modal or a Home share: the app behind its stack, a trigger to push
+ * with, and the view's state as the person left it.
  */
 import type { Ctx } from "../context.ts";
 import type { Block, Subject } from "../../core/types.ts";
@@ -9,9 +9,7 @@ import { invalid, notFound } from "../../core/errors.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { liveInstall } from "./live_install.ts";
 import { insertTrigger } from "../../kv/responses.ts";
-import { getTeam } from "../../kv/workspace.ts";
-import { slugify } from "../channels/slug.ts";
-import { signingSecretOf } from "./app_call.ts";
+import { interactionsUrl, signingSecretOf } from "./app_call.ts";
 import { TRIGGER_MS } from "./responses.ts";
 import type { Element } from "../messages/block_elements.ts";
 import { chosen, type Given, isEmpty } from "./element_values.ts";
@@ -63,28 +61,13 @@ export async function stateOf(
 /** The app behind an open stack, live; an uninstalled app's views are gone. */
 export async function appOf(ctx: Ctx, stack: ViewStack) {
   const app = (await liveInstall(ctx, { teamId: stack.team_id, appId: stack.app_id }))?.app;
-  const on = app?.interactivity?.is_enabled;
-  const url = on ? app.interactivity!.request_url : null;
-  if (!app || !on || (!url && !app.socket_mode_enabled)) throw notFound("No such view.");
+  const url = app && interactionsUrl(app);
+  if (!app || url === undefined) throw notFound("No such view.");
   const secret = await signingSecretOf(ctx, app);
   if (!secret && !app.socket_mode_enabled) {
     throw invalid("view", "The app has no signing secret (ask the operator).");
   }
   return { app, url, secret };
-}
-
-/** Who submits or closes, as Slack's payloads name them. */
-export async function who(ctx: Ctx, subject: Subject) {
-  const team = await getTeam(ctx.kv, subject.team_id);
-  return {
-    team: { id: subject.team_id, domain: slugify(team?.name ?? "team") },
-    user: {
-      id: subject.user_id,
-      username: subject.name,
-      name: subject.name,
-      team_id: subject.team_id,
-    },
-  };
 }
 
 /** A trigger for the app to push onto this modal with. */

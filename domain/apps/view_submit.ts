@@ -12,9 +12,9 @@ import { randomBase62 } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
 import { writeStack } from "../../kv/views.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
-import { type AppCalls, NOT_CONNECTED } from "./app_call.ts";
+import { type AppCalls, NOT_CONNECTED, payloadActor } from "./app_call.ts";
 import { answerRefused } from "./interaction.ts";
-import { appOf, stateOf, type Values, viewTrigger, who } from "./view_parts.ts";
+import { appOf, stateOf, type Values, viewTrigger } from "./view_parts.ts";
 import { personsStack, personView, pushOnto, readViewSpec, slackView } from "./views.ts";
 
 /**
@@ -34,7 +34,7 @@ export async function submitView(
     type: "view_submission",
     token: "",
     api_app_id: app.id,
-    ...await who(ctx, subject),
+    ...await payloadActor(ctx, subject),
     trigger_id: await viewTrigger(ctx, stack),
     view: slackView(stack, view, state),
     response_urls: [],
@@ -143,7 +143,7 @@ export async function closeView(
     type: "view_closed",
     token: "",
     api_app_id: app.id,
-    ...await who(ctx, subject),
+    ...await payloadActor(ctx, subject),
     view: slackView(stack, view),
     is_cleared: false,
     is_enterprise_install: false,
