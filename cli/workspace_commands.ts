@@ -39,12 +39,14 @@ export const workspaceCommands: Record<string, Command> = {
         name: u.name,
         type: u.type,
         role: u.role,
+        email: u.email ?? null,
         created_at: u.created_at,
       }));
     },
   },
   "user:create": {
-    usage: "user:create --team <team id> --name <name> [--role member|admin|owner]",
+    usage:
+      "user:create --team <team id> --name <name> [--role member|admin|owner] [--email <address>]",
     summary: "Adds a person to a team (role member unless told), who joins #general.",
     async run(ctx, flags) {
       const user = await createUser(ctx, {
@@ -52,8 +54,15 @@ export const workspaceCommands: Record<string, Command> = {
         name: requiredFlag(flags, "name"),
         type: "human",
         role: choiceFlag(flags, "role", ROLES, "member"),
+        email: flags.email,
       }, null);
-      return { id: user.id, name: user.name, type: user.type, role: user.role };
+      return {
+        id: user.id,
+        name: user.name,
+        type: user.type,
+        role: user.role,
+        ...(user.email ? { email: user.email } : {}),
+      };
     },
   },
   "bot:create": {

@@ -28,6 +28,8 @@ export interface User {
   signed_out_at?: string | null;
   /** The team's "Integrations" bot (domain/webhooks/trouble.ts): in no channel, never a token. */
   system?: boolean;
+  /** Lower-cased, unique in its team (users.lookupByEmail); absent or null when none was given. */
+  email?: string | null;
 }
 
 /** One of Slack's message attachments as stored: checked when written (domain/messages/attachments.ts). */
@@ -54,6 +56,7 @@ export const SCOPES = [
   "webhooks:read",
   "webhooks:write",
   "commands",
+  "users:read.email",
 ] as const;
 export type Scope = typeof SCOPES[number];
 
@@ -224,6 +227,7 @@ export type AuditAction =
   | "user.deactivated"
   | "user.reactivated"
   | "user.role_changed"
+  | "user.email_changed"
   | "app.installed"
   | "app.uninstalled";
 

@@ -86,6 +86,8 @@ export interface Targets {
   "user.deactivate": PersonTarget;
   /** Change this human's role. */
   "user.role": PersonTarget;
+  /** Change this user's profile (its email). */
+  "user.profile": PersonTarget;
   /** Register, change or delete an app: the operator's alone (an app serves every team). */
   "app.register": Record<never, never>;
   /** Approve an app's install into this team. */

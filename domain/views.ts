@@ -13,6 +13,7 @@ import type {
   OutboxEvent,
   Poll,
   Token,
+  User,
 } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
 import { legacyTs } from "../core/ids.ts";
@@ -110,6 +111,16 @@ export const tokenView = (t: Token) => ({
   expires_at: t.expires_at,
   revoked_at: t.revoked_at,
   last_used_at: t.last_used_at,
+});
+
+/** A person or bot with its profile, as its PATCH answers. */
+export const personView = (u: User) => ({
+  id: u.id,
+  name: u.name,
+  type: u.type,
+  role: u.role,
+  email: u.email ?? null,
+  deactivated_at: u.deactivated_at ?? null,
 });
 
 /** An incoming webhook as listed: never its secret or hash. */

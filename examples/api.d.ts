@@ -668,6 +668,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user id of the subject's team (another team's, or an unknown id, is 404). */
+                user: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a person's profile (email)
+         * @description Sets or clears (`null`) the person's email: trimmed and lower-cased, at most 254
+         *     characters, unique in the team (422 on `email` when taken). A person changes its own; a
+         *     team admin or owner anyone's of the team; a bot nobody's (403). Setting the address it
+         *     already has changes nothing. Audited `user.email_changed`. Apps read addresses with
+         *     `users.info`, `users.list` and `users.lookupByEmail` under the `users:read.email` scope.
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -1641,6 +1668,28 @@ export interface paths {
          * @description Everyone of the subject's team, deactivated people with `deleted: true`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackUsersList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users.lookupByEmail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * users.lookupByEmail: The person of the team with an email
+         * @description The address is matched without regard to case (`users_not_found` when no one of the
+         *     team has it); the answer shows `profile.email`. `users.info` and `users.list` show it
+         *     too, to tokens with this scope only. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackUsersLookupByEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3005,6 +3054,12 @@ export interface components {
             /** @description A user id of the team. */
             user: string;
         };
+        SlackArgsUsersLookupByEmail: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description An email address. */
+            email: string;
+        };
         SlackArgsUsersList: {
             /** @description The token, when not in `Authorization`. */
             token?: string;
@@ -3287,6 +3342,8 @@ export interface components {
                 real_name?: string;
                 display_name?: string;
                 bot_id?: string;
+                /** @description Only to tokens with `users:read.email`, for a person that has one. */
+                email?: string;
             };
         };
         SlackAuthTest: {
@@ -3512,6 +3569,22 @@ export interface components {
             name: string;
             /** @enum {string} */
             type: "human" | "bot";
+        };
+        /** @description A person or bot with its profile. */
+        Person: {
+            id: components["schemas"]["Uuid"];
+            name: string;
+            /** @enum {string} */
+            type: "human" | "bot";
+            /** @enum {string|null} */
+            role: "member" | "admin" | "owner" | null;
+            email: string | null;
+            /** Format: date-time */
+            deactivated_at: string | null;
+        };
+        UpdateUserRequest: {
+            /** @description An address like name@example.com, or null for none. */
+            email: string | null;
         };
         /** @description One emoji and how many members reacted with it. */
         ReactionSummary: {
@@ -4441,7 +4514,7 @@ export interface components {
                     _csrf: string;
                     /** @description 1 to 255 characters; none is "token". */
                     name?: string;
-                    scopes: ("channels:read" | "channels:write" | "messages:read" | "messages:write" | "reactions:write" | "members:read" | "members:write" | "webhooks:read" | "webhooks:write")[];
+                    scopes: ("channels:read" | "channels:write" | "messages:read" | "messages:write" | "reactions:write" | "members:read" | "members:write" | "webhooks:read" | "webhooks:write" | "commands" | "users:read.email")[];
                     /**
                      * @description Empty for a token that never expires.
                      * @enum {unknown}
@@ -5558,6 +5631,45 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user id of the subject's team (another team's, or an unknown id, is 404). */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The person as it now stands. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Person"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
         };
@@ -6759,6 +6871,32 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlackUserList"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackUsersLookupByEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsUsersLookupByEmail"];
+                "application/json": components["schemas"]["SlackArgsUsersLookupByEmail"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackUserInfo"] | components["schemas"]["SlackError"];
                 };
             };
             429: components["responses"]["SlackRateLimited"];

@@ -3,7 +3,8 @@
  * mutations per commit (kv/limits.ts), 800 KiB, and a bound on waiting.
  */
 import type { Message } from "../core/types.ts";
-import { keyId, keys } from "./keys.ts";
+import { keys } from "./keys.ts";
+import { keyId } from "./key_id.ts";
 import { MAX_MUTATIONS } from "./limits.ts";
 import { inTimeline } from "./message_copies.ts";
 import { eventWrites } from "./outbox.ts";

@@ -1,5 +1,5 @@
 import { RecentMap } from "../core/recent_map.ts";
-import { keyId } from "./keys.ts";
+import { keyId } from "./key_id.ts";
 
 type GetMany = (keys: Deno.KvKey[]) => Promise<Deno.KvEntryMaybe<unknown>[]>;
 

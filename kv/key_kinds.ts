@@ -17,6 +17,7 @@ const PREFIX_KINDS = {
     user_channels_version channels_version
     user_closed_channels members_version messages timeline timeline_len thread thread_len
     client_uuids channel_ts message_ts reactions poll_votes poll_ballots emoji events tokens_version jobs handed_jobs job_counts delivery_counts redeliveries
+    user_emails scheduled scheduled_due user_scheduled
     failed_events webhooks team_webhooks routes_version deliveries delivery_slots incoming incoming_ids
     team_incoming apps app_clients app_installs oauth_codes audit team_commands team_commands_version
     responses triggers view_stacks app_tokens app_token_ids socket_events socket_counts pins
@@ -29,7 +30,7 @@ const PREFIX_KINDS = {
     append_turn streams streams_version user_streams user_streams_version undelivered
     delivery_signal rate up app_key_check service notices sealed_notices notices_version ephemerals
     socket_tickets socket_signal socket_presence socket_calls socket_answers
-    socket_deaf
+    socket_deaf scheduled_turn
   `),
 };
 

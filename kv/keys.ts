@@ -7,6 +7,7 @@
  * | ["teams", teamId]                             | Team                 |                                         |
  * | ["users", userId]                             | User                 | its role and deactivation change (domain/people/people.ts); its tokens carry the role, rewritten with it |
  * | ["team_users", teamId, userId]                | null                 | index: a team's users                   |
+ * | ["user_emails", teamId, email]                | userId               | a person's email, lower-cased, unique in the team (users.lookupByEmail) |
  * | ["system_bots", teamId]                       | userId               | the team's "Integrations" bot (domain/webhooks/trouble.ts) |
  * | ["tokens", tokenHash]                         | Token                | primary, by SHA-256 of the value; read with each request's first resource |
  * | ["token_ids", tokenId]                        | tokenHash            | index: id to primary key                |
@@ -90,6 +91,10 @@
  * | ["socket_deaf", appId]                        | SocketDeaf           | a Socket Mode app seen with events waiting and no connection: since when, whether its people were told (domain/apps/socket/deaf_watch.ts) |
  * | ["ephemerals", id]                           | sealed ephemeral     | an ephemeral message with elements its person may press, 30 minutes (kv/pressable_ephemerals.ts); sealed under APP_KEY; never exported nor backed up |
  * | ["view_externals", appId, teamId, externalId] | viewId              | index: a view by the `external_id` its app gave it (views.update); expires with its stack; rebuilt by an import |
+ * | ["scheduled", id]                             | ScheduledMessage     | a message to post at `post_at` (domain/messages/scheduled.ts): deleted in the commit that posts it |
+ * | ["scheduled_due", postAtMs, id]              | null                 | index: scheduled messages by when they are due |
+ * | ["user_scheduled", userId, id]               | null                 | index: a user's scheduled messages (chat.scheduledMessages.list) |
+ * | ["scheduled_turn"]                           | { owner, until }     | the process that posts what is due, until `until` (ms): the others look again then |
  * | ["pins", channelId, messageId]                | Pin                  | a message pinned in its channel (domain/messages/pins.ts); gone with the message's delete |
  * | ["views", viewId]                             | stackId              | index: a view's stack; expires with it; rebuilt by an import from its stack |
  * | ["oauth_codes", codeHash]                     | AuthorizationCode    | one-time, 10 minutes; marked used; kept a day past its expiry to recognise a replay |
@@ -104,6 +109,7 @@ export const keys = {
   user: (userId: string) => ["users", userId],
   teamUsers: (teamId: string) => ["team_users", teamId],
   teamUser: (teamId: string, userId: string) => ["team_users", teamId, userId],
+  userEmail: (teamId: string, email: string) => ["user_emails", teamId, email],
   systemBot: (teamId: string) => ["system_bots", teamId],
   tokens: () => ["tokens"],
   token: (hash: string) => ["tokens", hash],
@@ -129,11 +135,7 @@ export const keys = {
   channelsVersion: (teamId: string) => ["channels_version", teamId],
   userChannel: (userId: string, channelId: string) => ["user_channels", userId, channelId],
   userClosedChannels: (userId: string) => ["user_closed_channels", userId],
-  userClosedChannel: (userId: string, channelId: string) => [
-    "user_closed_channels",
-    userId,
-    channelId,
-  ],
+  userClosedChannel: (user: string, channel: string) => ["user_closed_channels", user, channel],
   membersVersion: (channelId: string) => ["members_version", channelId],
   message: (messageId: string) => ["messages", messageId],
   timeline: (channelId: string) => ["timeline", channelId],
@@ -258,6 +260,12 @@ export const keys = {
   view: (viewId: string) => ["views", viewId],
   viewExternal: (app: string, team: string, ext: string) => ["view_externals", app, team, ext],
   pressableEphemeral: (id: string) => ["ephemerals", id],
+  scheduled: (id: string) => ["scheduled", id],
+  scheduledDue: (postAt: number, id: string) => ["scheduled_due", postAt, id],
+  scheduledDueAll: () => ["scheduled_due"],
+  userScheduled: (userId: string) => ["user_scheduled", userId],
+  userScheduledOne: (userId: string, id: string) => ["user_scheduled", userId, id],
+  scheduledTurn: () => ["scheduled_turn"],
   pins: (channelId: string) => ["pins", channelId],
   pin: (channelId: string, messageId: string) => ["pins", channelId, messageId],
   teamCommands: (teamId: string) => ["team_commands", teamId],
@@ -277,24 +285,6 @@ export const keys = {
 
 /** What an app's Socket Mode envelopes are counted by. */
 type SocketCount = "queued" | "acked" | "dropped";
-
-/**
- * A key as text, for maps and sets of keys in memory (never stored): each part tagged by its type
- * and strings by their length, so no two keys share one. Reads name keys by the thousand, so this
- * is built by hand: JSON.stringify with a replacer for bigints cost ten times as much.
- */
-export function keyId(key: Deno.KvKey): string {
-  let id = "";
-  for (const part of key) {
-    if (typeof part === "string") id += `${part.length}:${part}`;
-    else if (typeof part === "number") id += `n${part};`;
-    else if (typeof part === "bigint") id += `b${part};`;
-    else if (typeof part === "boolean") id += part ? "t" : "f";
-    else if (part instanceof Uint8Array) id += `u${part.toHex()};`;
-    else id += `y${String(part)};`;
-  }
-  return id;
-}
 
 /** Outbox entries are kept this long so a delivery can be redelivered by hand. */
 export const EVENT_TTL_MS = 30 * 24 * 3_600_000;

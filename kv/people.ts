@@ -34,3 +34,26 @@ export async function replaceUser(
   addAudit(op, audit);
   return (await op.commit()).ok;
 }
+
+/**
+ * Replaces a user read as `entry` with `next`, whose email differs: the old address's index goes,
+ * the new one's must be free. False when the user changed since it was read, or another person
+ * of the team took the address meanwhile.
+ */
+export async function replaceEmail(
+  kv: Store,
+  { entry, next, audit }: { entry: Deno.KvEntry<User>; next: User; audit: AuditDraft },
+): Promise<boolean> {
+  const op = kv.atomic().check(entry).set(keys.user(next.id), next);
+  if (entry.value.email) op.delete(keys.userEmail(next.team_id, entry.value.email));
+  if (next.email) {
+    const key = keys.userEmail(next.team_id, next.email);
+    op.check({ key, versionstamp: null }).set(key, next.id);
+  }
+  addAudit(op, audit);
+  return (await op.commit()).ok;
+}
+
+/** The id of the person of a team with this (lower-cased) email, or null. */
+export const userIdByEmail = async (kv: Store, teamId: string, email: string) =>
+  (await kv.get<string>(keys.userEmail(teamId, email))).value;

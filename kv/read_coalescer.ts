@@ -1,4 +1,4 @@
-import { keyId } from "./keys.ts";
+import { keyId } from "./key_id.ts";
 import { GET_MANY_MAX } from "./limits.ts";
 
 interface Waiting {

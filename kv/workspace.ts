@@ -64,6 +64,10 @@ export async function insertUser(kv: Store, user: User, team: Team): Promise<voi
     .check({ key: keys.user(user.id), versionstamp: null })
     .set(keys.user(user.id), user)
     .set(keys.teamUser(team.id, user.id), null);
+  if (user.email) {
+    const email = keys.userEmail(team.id, user.email);
+    op.check({ key: email, versionstamp: null }).set(email, user.id);
+  }
   if (user.type === "human") setMembership(op, generalOf(team), memberRef(user));
   await commitOrThrow(op, "create user");
 }

@@ -11,6 +11,7 @@ import { observe, type ObservedVars } from "./middleware/observe.ts";
 import { errorResponse } from "./errors.ts";
 import { unmatched } from "./unmatched.ts";
 import { memberRoutes } from "./members.ts";
+import { userRoutes } from "./users.ts";
 import { messageRoutes } from "./messages.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { platformSwitch } from "./middleware/platform.ts";
@@ -87,6 +88,7 @@ export function createApp(
     .route("/apps", globalShortcutRoutes(ctx, calls))
     .route("/shortcuts", shortcutListRoutes(ctx))
     .route("/ephemeral", ephemeralRoutes(ctx, calls))
+    .route("/users", userRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams));
 

@@ -523,6 +523,19 @@ const API: Record<string, ApiRow> = {
       },
     ),
   },
+  "PATCH /api/v1/users/{user}": {
+    surface: "api",
+    scope: "members:write",
+    // The member's profile: the member itself and the team's admins; no bot; nobody elsewhere.
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "the member's email",
+        path: `/api/v1/users/${w.users.member.id}`,
+        body: { email: null },
+        expect: p === "foreign" ? 404 : p === "botIn" || p === "botOut" ? 403 : 200,
+        unknownPath: `/api/v1/users/${uuid()}`,
+      }]),
+  },
   "GET /api/v1/webhooks": {
     surface: "api",
     scope: "webhooks:read",
@@ -843,6 +856,7 @@ const SLACK_STATUS: Record<string, number> = {
   channel_not_found: 404,
   message_not_found: 404,
   user_not_found: 404,
+  users_not_found: 404,
   not_found: 404,
 };
 
@@ -939,6 +953,18 @@ const SLACK: Record<string, SlackRow> = {
         expect: p === "foreign" ? 404 : 200,
         unknownPath: slack("users.info"),
         unknownBody: { user: uuid() },
+      }]),
+  },
+  "POST /api/slack/users.lookupByEmail": {
+    surface: "slack",
+    scope: "users:read.email",
+    // Nobody here has an address: whoever may look is told so.
+    cells: () =>
+      Promise.resolve([{
+        what: "an address nobody has",
+        path: slack("users.lookupByEmail"),
+        body: { email: "nobody@example.com" },
+        expect: 404,
       }]),
   },
   "POST /api/slack/users.conversations": {

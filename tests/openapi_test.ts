@@ -55,6 +55,7 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/apps/{app}/shortcuts/{callback_id}", "messages:write"],
   ["post", "/channels/{channel}/messages/{message}/shortcuts", "messages:write"],
   ["post", "/views/{view}/close", "messages:write"],
+  ["patch", "/users/{user}", "members:write"],
 ];
 
 /**

@@ -10,10 +10,11 @@ export const SCOPE_WORDS: Record<Scope, string> = {
   "messages:write": "Post messages, and edit and delete its own",
   "reactions:write": "Add and remove its emoji reactions",
   "members:read": "See who is in the channels it is in",
-  "members:write": "Add people and bots to channels, and remove them",
+  "members:write": "Add people and bots to channels, and remove them; change a person's email",
   "webhooks:read": "See its outgoing webhook subscriptions and their deliveries",
   "webhooks:write": "Subscribe to events with outgoing webhooks, and change or delete them",
   "commands": "Add its slash commands to the team, for people to run in their channels",
+  "users:read.email": "See the email addresses of the team's people",
 };
 
 export interface ConsentPageProps {

@@ -21,6 +21,7 @@ export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
   "pins:read": "messages:read",
   "pins:write": "messages:write",
   "users:read": "members:read",
+  "users:read.email": "users:read.email",
   "channels:join": "members:write",
   "commands": "commands",
 }));
@@ -43,7 +44,7 @@ export const SLACK_UNGRANTED = new Set(
   mpim:write.invites mpim:write.topic reminders:read reminders:write
   remote_files:read remote_files:share remote_files:write team.billing:read
   team.preferences:read team:read usergroups:read usergroups:write users.profile:read
-  users:read.email users:write workflow.steps:execute
+  users:write workflow.steps:execute
 `.trim().split(/\s+/),
 );
 
@@ -62,4 +63,5 @@ export const SLACK_SCOPE_FOR: Record<Scope, string> = {
   "members:read": "users:read",
   "members:write": "channels:join",
   "commands": "commands",
+  "users:read.email": "users:read.email",
 };

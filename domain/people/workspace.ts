@@ -8,6 +8,7 @@ import { invalid, notFound } from "../../core/errors.ts";
 import { isUuid, newId, nowIso } from "../../core/ids.ts";
 import { checkName } from "../text.ts";
 import { standardEmoji } from "../messages/emoji_names.ts";
+import { cleanEmail, emailFree } from "./email.ts";
 import {
   getTeam,
   getUser,
@@ -74,16 +75,19 @@ export async function findUser(ctx: Ctx, userId: string): Promise<User> {
  */
 export async function createUser(
   ctx: Ctx,
-  input: { teamId: string; name: string; type: "human"; role: Role } | {
-    teamId: string;
-    name: string;
-    type: "bot";
-  },
+  input:
+    & { teamId: string; name: string; email?: string | null }
+    & (
+      | { type: "human"; role: Role }
+      | { type: "bot" }
+    ),
   actor: Actor,
 ): Promise<User> {
   authorize(actor, "team.administer", { team_id: input.teamId });
   const team = await findTeam(ctx, input.teamId);
   if (!checkName("name", input.name).trim()) throw invalid("name", "The name is required.");
+  const email = input.email ? cleanEmail(input.email) : null;
+  if (email) await emailFree(ctx, team.id, email);
   const user: User = {
     id: newId(),
     team_id: team.id,
@@ -91,6 +95,7 @@ export async function createUser(
     type: input.type,
     role: input.type === "human" ? input.role : null,
     created_at: nowIso(),
+    ...(email ? { email } : {}),
   };
   await insertUser(ctx.kv, user, team);
   return user;

@@ -80,7 +80,8 @@ export function slackChannel(c: Channel, isMember: boolean): Record<string, unkn
 }
 
 /** A person or bot as Slack's `users.info` gives one. */
-export function slackUser(u: User): Record<string, unknown> {
+/** Slack's user object; `profile.email` only for a token that may read addresses. */
+export function slackUser(u: User, showEmail = false): Record<string, unknown> {
   return {
     id: u.id,
     team_id: u.team_id,
@@ -97,6 +98,7 @@ export function slackUser(u: User): Record<string, unknown> {
       real_name: u.name,
       display_name: u.name,
       ...(u.type === "bot" ? { bot_id: u.id } : {}),
+      ...(showEmail && u.email ? { email: u.email } : {}),
     },
   };
 }

@@ -33,6 +33,8 @@ export function slackCodeOf(method: string, e: ApiError): string {
     case 401:
       return "invalid_auth";
     case 404:
+      if (method === "users.lookupByEmail") return "users_not_found";
+      if (/scheduled/.test(e.message)) return "invalid_scheduled_message_id";
       if (/Home/.test(e.message)) return "not_enabled";
       if (/view/i.test(e.message)) return "not_found";
       if (/message/i.test(e.message)) return "message_not_found";
@@ -48,6 +50,7 @@ export function slackCodeOf(method: string, e: ApiError): string {
         return e.message.includes("long") ? "msg_too_long" : "no_text";
       }
       if (field === "emoji") return "invalid_name";
+      if (field === "post_at") return postAtCode(e.message);
       if (field && FIELD_CODES.has(field)) return FIELD_CODES.get(field)!;
       // As at Slack, a deleted message is not found, whatever is asked of it.
       if (field === "message" && /deleted/i.test(e.message)) return "message_not_found";
@@ -60,3 +63,11 @@ export function slackCodeOf(method: string, e: ApiError): string {
   }
   return "invalid_arguments";
 }
+
+/** Slack's codes for a `post_at` refused: gone by, past 120 days, or no time at all. */
+const postAtCode = (message: string) =>
+  /past/.test(message)
+    ? "time_in_past"
+    : /120 days/.test(message)
+    ? "time_too_far"
+    : "invalid_time";

@@ -5,12 +5,14 @@ import { setReaction } from "../../domain/messages/reactions.ts";
 import { showMessage } from "../../domain/messages/messages.ts";
 import { listPins, pinMessage } from "../../domain/messages/pins.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
+import { seesEmails, userByEmail } from "../../domain/people/email.ts";
 import { slackMessage, slackUser } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, countArg } from "./args.ts";
 import { offsetPage } from "./paging.ts";
 
 const userArgs = z.object({ user: z.string() });
+const emailArgs = z.object({ email: z.string() });
 const listArgs = z.object({ limit: countArg(200, 1000), cursor: z.string().optional() });
 const reactionArgs = z.object({ channel: z.string(), timestamp: z.string(), name: z.string() });
 const reactionsOf = z.object({ channel: z.string(), timestamp: z.string() });
@@ -31,14 +33,20 @@ async function authTest({ ctx, subject }: MethodCall) {
 }
 
 async function usersInfo({ ctx, subject, params }: MethodCall) {
-  return { user: slackUser(await teamPerson(ctx, subject, args(userArgs, params).user)) };
+  const user = await teamPerson(ctx, subject, args(userArgs, params).user);
+  return { user: slackUser(user, seesEmails(subject)) };
+}
+
+async function lookupByEmail({ ctx, subject, params }: MethodCall) {
+  const { email } = args(emailArgs, params);
+  return { user: slackUser(await userByEmail(ctx, subject, email), true) };
 }
 
 async function usersList({ ctx, subject, params }: MethodCall) {
   const p = args(listArgs, params);
   const page = offsetPage(await teamPeople(ctx, subject), p);
   return {
-    members: page.items.map(slackUser),
+    members: page.items.map((u) => slackUser(u, seesEmails(subject))),
     cache_ts: Math.floor(Date.now() / 1000),
     response_metadata: { next_cursor: page.next ?? "" },
   };
@@ -92,6 +100,7 @@ export const peopleMethods: Record<string, Method> = {
   "auth.test": { scope: null, run: authTest },
   "users.info": { scope: "members:read", run: usersInfo },
   "users.list": { scope: "members:read", run: usersList },
+  "users.lookupByEmail": { scope: "users:read.email", run: lookupByEmail },
   "reactions.add": { scope: "reactions:write", run: react(true) },
   "reactions.remove": { scope: "reactions:write", run: react(false) },
   "reactions.get": { scope: "messages:read", slackScope: "reactions:read", run: reactionsGet },
