@@ -1,6 +1,7 @@
 import { createApp } from "./routes/app.ts";
 import { serveForever } from "./routes/serve.ts";
-import { CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
+import { CRON_BUDGET_MS, CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
+import { SCHEDULED_CRON_NAME, ScheduledPoster } from "./domain/messages/scheduled_posting.ts";
 import { startDeliveryEngine } from "./delivery/engine.ts";
 import type { DeliveryEngine } from "./delivery/engine_contract.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
@@ -28,6 +29,13 @@ const { promise: engineReady, resolve: engineStarted } = Promise.withResolvers<
 // Declared before anything else, at the top level, where Deno Deploy finds cron tasks. It is
 // what sends retries on hosts whose timers stop between requests; elsewhere it finds nothing due.
 Deno.cron(CRON_NAME, CRON_SCHEDULE, async () => deliverDue(await engineReady));
+/** This process's poster of scheduled messages, once made (null with the platform off). */
+const { promise: posterReady, resolve: posterMade } = Promise.withResolvers<
+  ScheduledPoster | null
+>();
+Deno.cron(SCHEDULED_CRON_NAME, CRON_SCHEDULE, async () => {
+  await (await posterReady)?.runDue(CRON_BUDGET_MS);
+});
 
 /** A setting that can't work ends the process with one line naming it, before anything serves. */
 async function orExit<T>(step: () => T | Promise<T>): Promise<T> {
@@ -78,6 +86,10 @@ const engine = settings.integrationsEnabled
   ? startDeliveryEngine(ctx, work.intake, { foreground })
   : null;
 engineStarted(engine);
+// Scheduled messages: posted at their time where timers run, else by the every-minute cron task.
+const poster = settings.integrationsEnabled ? new ScheduledPoster(ctx) : null;
+if (poster && settings.deliveryTimers) poster.start();
+posterMade(poster);
 if (engine && !settings.deliveryTimers) {
   log.info(
     "delivery: no timers of its own (DELIVERY_TIMERS=false): what is due later goes out with the every-minute cron task",
@@ -129,6 +141,7 @@ async function shutdown(signal: string) {
   await app.close();
   await serving.shutdown();
   await engine?.stop();
+  await poster?.stop();
   await deafWatch.stop();
   await presence.stop();
   await kv.settled();

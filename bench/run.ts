@@ -25,6 +25,7 @@ import { dataOverTime } from "./scenarios/data_over_time.ts";
 import { apps } from "./scenarios/apps.ts";
 import { votes } from "./scenarios/votes.ts";
 import { socketMode } from "./scenarios/socket_mode.ts";
+import { scheduled } from "./scenarios/scheduled.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -48,6 +49,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["apps", apps, 40],
   ["votes", votes, 40],
   ["socket mode", socketMode, 60],
+  ["scheduled messages", scheduled, 45],
 ];
 
 await requireWrk();

@@ -1454,6 +1454,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/chat.scheduleMessage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.scheduleMessage: Post a message later
+         * @description Checked now as `chat.postMessage` is (the channel, the text, blocks and attachments, the
+         *     thread), then posted at `post_at` (Unix seconds, at most 120 days ahead) by the token that
+         *     scheduled it, as it then stands, exactly once across restarts and instances, within about a
+         *     second of its time. If by then the token was revoked or expired, its author deactivated, or
+         *     the author can no longer post there, it is dropped unposted (logged). `time_in_past`,
+         *     `time_too_far`, `invalid_time`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatScheduleMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.deleteScheduledMessage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.deleteScheduledMessage: Take back a scheduled message
+         * @description One of the caller's own scheduled messages in `channel`, not yet posted. Posted already,
+         *     deleted, or someone else's: `invalid_scheduled_message_id`. A delete racing the post: one of
+         *     them wins, never both. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatDeleteScheduledMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.scheduledMessages.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.scheduledMessages.list: The caller's scheduled messages
+         * @description The caller's messages not yet posted, soonest first: in `channel` only when given, with
+         *     `post_at` from `oldest` to `latest` when given. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatScheduledMessagesList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/chat.postEphemeral": {
         parameters: {
             query?: never;
@@ -2956,6 +3024,46 @@ export interface components {
             /** @description With `thread_ts`: also show the reply in the channel. */
             reply_broadcast?: boolean | string;
         };
+        SlackArgsChatScheduleMessage: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id (or `#name`) the token's subject may post in. */
+            channel: string;
+            /** @description When to post it, in Unix seconds: later than now, at most 120 days ahead. */
+            post_at: number | string;
+            /** @description The message (its body). Required unless `blocks` carry text. */
+            text?: string;
+            /** @description Block Kit blocks, as JSON (a form's value is JSON text). */
+            blocks?: unknown[] | string;
+            /** @description Slack's attachments, as JSON (a form's value is JSON text). */
+            attachments?: unknown[] | string;
+            /** @description The `ts` of a message of the channel: post as a reply in its thread. */
+            thread_ts?: string;
+            /** @description With `thread_ts`: also show the reply in the channel. */
+            reply_broadcast?: boolean | string;
+        };
+        SlackArgsChatDeleteScheduledMessage: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The channel it was scheduled in. */
+            channel: string;
+            /** @description What chat.scheduleMessage answered. */
+            scheduled_message_id: string;
+        };
+        SlackArgsChatScheduledMessagesList: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description Only those of this channel. */
+            channel?: string;
+            /** @description Only those due at or after this time (Unix seconds). */
+            oldest?: number | string;
+            /** @description Only those due at or before this time (Unix seconds). */
+            latest?: number | string;
+            /** @description At most this many (default 100, at most 1,000). */
+            limit?: number | string;
+            /** @description `response_metadata.next_cursor` of the page before. */
+            cursor?: string;
+        };
         SlackArgsChatPostEphemeral: {
             /** @description The token, when not in `Authorization`. */
             token?: string;
@@ -3356,6 +3464,34 @@ export interface components {
             user_id: string;
             bot_id?: string;
             is_enterprise_install?: boolean;
+        };
+        SlackScheduled: {
+            /** @constant */
+            ok: true;
+            channel: string;
+            scheduled_message_id: string;
+            post_at: number;
+            message: {
+                /** @constant */
+                type: "delayed_message";
+                text: string;
+                user?: string;
+                bot_id?: string;
+                blocks?: unknown[];
+                attachments?: unknown[];
+            };
+        };
+        SlackScheduledList: {
+            /** @constant */
+            ok: true;
+            scheduled_messages: {
+                id: string;
+                channel_id: string;
+                post_at: number;
+                date_created: number;
+                text: string;
+            }[];
+            response_metadata: components["schemas"]["SlackNextCursor"];
         };
         SlackPosted: {
             /** @constant */
@@ -6585,6 +6721,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlackPosted"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatScheduleMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatScheduleMessage"];
+                "application/json": components["schemas"]["SlackArgsChatScheduleMessage"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackScheduled"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatDeleteScheduledMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatDeleteScheduledMessage"];
+                "application/json": components["schemas"]["SlackArgsChatDeleteScheduledMessage"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatScheduledMessagesList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatScheduledMessagesList"];
+                "application/json": components["schemas"]["SlackArgsChatScheduledMessagesList"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackScheduledList"] | components["schemas"]["SlackError"];
                 };
             };
             429: components["responses"]["SlackRateLimited"];

@@ -857,6 +857,7 @@ const SLACK_STATUS: Record<string, number> = {
   message_not_found: 404,
   user_not_found: 404,
   users_not_found: 404,
+  invalid_scheduled_message_id: 404,
   not_found: 404,
 };
 
@@ -881,6 +882,37 @@ const SLACK: Record<string, SlackRow> = {
       (f, w) => ({ channel: f.id, user: w.users.owner.id, text: "only you" }),
       writes(200),
     ),
+  },
+  "POST /api/slack/chat.scheduleMessage": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackPerKind(
+      "chat.scheduleMessage",
+      false,
+      (f) => ({
+        channel: f.id,
+        text: "later",
+        post_at: String(Math.floor(Date.now() / 1000) + 3_600),
+      }),
+      writes(200),
+    ),
+  },
+  "POST /api/slack/chat.deleteScheduledMessage": {
+    surface: "slack",
+    scope: "messages:write",
+    // Only one's own scheduled messages: one nobody made is unknown to everyone.
+    cells: (w) =>
+      Promise.resolve([{
+        what: "an unknown scheduled message",
+        path: slack("chat.deleteScheduledMessage"),
+        body: { channel: w.team.general_channel_id, scheduled_message_id: uuid() },
+        expect: 404,
+      }]),
+  },
+  "POST /api/slack/chat.scheduledMessages.list": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackOnce("chat.scheduledMessages.list"),
   },
   "POST /api/slack/chat.update": {
     surface: "slack",

@@ -10,7 +10,7 @@ import type {
 } from "../../core/types.ts";
 import { blocksText, parseBlocks } from "./blocks.ts";
 import { parseAttachments } from "./attachments.ts";
-import { invalid } from "../../core/errors.ts";
+import { invalid, notFound } from "../../core/errors.ts";
 import { legacyTs } from "../../core/ids.ts";
 import { checksOf, loadChannelWith, reusingFirst } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "./access.ts";
@@ -85,6 +85,18 @@ export function postMessage(
 }
 
 /**
+ * A record a post uses up (a scheduled message): it must still be there when the post commits,
+ * and goes in that commit with the keys of `alsoDelete`. Gone: 404, nothing posted.
+ */
+export interface UsedUp {
+  key: Deno.KvKey;
+  alsoDelete: Deno.KvKey[];
+}
+
+/** The 404 of a post whose `UsedUp` record is gone: posted or deleted meanwhile. */
+export const USED_UP_GONE = "It was posted or deleted meanwhile.";
+
+/**
  * `postMessage`, with the body's errors named `bodyField` (an incoming webhook's `text`); and,
  * with `author`, a message written by someone else where the subject may post: an app's reply
  * to a command the subject ran (the app's bot is its author, wherever the subject ran it).
@@ -92,11 +104,12 @@ export function postMessage(
 export async function postMessageWith(
   ctx: Ctx,
   subject: Subject,
-  { channelId, input, bodyField, author }: {
+  { channelId, input, bodyField, author, usedUp }: {
     channelId: string;
     input: Settled<NewMessage>;
     bodyField: string;
     author?: MemberRef;
+    usedUp?: UsedUp;
   },
 ): Promise<Posted> {
   const early = peek(input);
@@ -112,6 +125,7 @@ export async function postMessageWith(
       bodyField,
       reuse,
       author: author ?? authorOf(subject),
+      usedUp,
     });
   // Only a commit that checks all a post read lets it reuse: a reply's target is read, unchecked.
   const replies = early?.reply_to_id || early?.thread_root_id;
@@ -132,14 +146,15 @@ interface PostTry {
   /** Whether it may start from the reads last made for a post (see loadChannelWith). */
   reuse: boolean | undefined;
   author: MemberRef;
+  usedUp: UsedUp | undefined;
 }
 
 async function postOnce(
   ctx: Ctx,
-  { subject, channelId, input, clientUuid, given, bodyField, reuse, author }: PostTry,
+  { subject, channelId, input, clientUuid, given, bodyField, reuse, author, usedUp }: PostTry,
 ): Promise<Posted | null> {
   const early = peek(input);
-  const read = await loadChannelWith<[string, Message, Message, unknown, unknown]>(
+  const read = await loadChannelWith<[string, Message, Message, unknown, unknown, unknown]>(
     ctx,
     subject,
     channelId,
@@ -149,6 +164,7 @@ async function postOnce(
         given && !reuse ? keys.clientUuid(subject.user_id, clientUuid) : null,
         messageKeyFor(early?.reply_to_id),
         messageKeyFor(early?.thread_root_id),
+        usedUp?.key ?? null,
         ...audienceKeys({ team_id: subject.team_id, id: channelId }),
       ],
       action: "channel.post",
@@ -159,8 +175,9 @@ async function postOnce(
   const fields = unwrap(input);
   const { body, blocks, attachments } = bodyAndBlocks(fields, bodyField);
   const poll = fields.poll ? pollOf(fields.poll) : null;
-  const [used, replyTo, root, ...versions] = read.extra;
+  const [used, replyTo, root, record, ...versions] = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
+  if (usedUp && record.versionstamp === null) throw notFound(USED_UP_GONE);
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
   if (fields.thread_root_id) {
     liveStandard("thread_root_id", channel, root.value);
@@ -188,8 +205,9 @@ async function postOnce(
   const audience = await audienceOf(ctx, channel, versions);
   const created = ctx.kv.atomic();
   emit(created, audience, messageEvent("message.created", draft));
+  if (usedUp) { for (const key of [usedUp.key, ...usedUp.alsoDelete]) created.delete(key); }
   const stored = await ctx.kv.append(draft, {
-    checks: [...checksOf(read), ...audience.checks],
+    checks: [...checksOf(read), ...audience.checks, ...(usedUp ? [record] : [])],
     with: created,
     indexClientUuid: given,
   });

@@ -45,7 +45,8 @@ function touch(ctx: Ctx, token: Token, now: number) {
     .catch(() => lastTouched.delete(token.id));
 }
 
-const subjectOf = (token: Token): Subject => ({
+/** The subject a live token acts as. */
+export const subjectOf = (token: Token): Subject => ({
   user_id: token.user_id,
   team_id: token.team_id,
   name: token.user_name,

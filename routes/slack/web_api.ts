@@ -22,6 +22,7 @@ import { conversationMethods } from "./conversations.ts";
 import { peopleMethods } from "./people.ts";
 import { viewMethods } from "./views.ts";
 import { teamMethods } from "./team.ts";
+import { scheduledMethods } from "./scheduled.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
 import { SLACK_SCOPE_FOR } from "../../domain/apps/slack_scopes.ts";
 import { channelIdOf } from "../../domain/channels/channel_names.ts";
@@ -34,6 +35,7 @@ const METHODS = new Map<string, Method>(Object.entries({
   ...peopleMethods,
   ...viewMethods,
   ...teamMethods,
+  ...scheduledMethods,
 }));
 
 /** Slack's Web API methods this service answers, for the docs and the reference. */
