@@ -1,7 +1,8 @@
 /**
  * Issue 41, apps that listen: a command run's dispatch (request in, app request out), an event's
  * way to an app beside a webhook's to a subscription in the same run, and a Slack Web API call
- * against the REST call it maps to. Issue 54: `views.publish` of a Home for 1,000 people.
+ * against the REST call it maps to. Issue 54: `views.publish` of a Home for 1,000 people, and
+ * what a global shortcut's and a press inside a view's dispatch add to a round trip.
  */
 import type { Ctx } from "../../domain/context.ts";
 import { createAppFromManifest } from "../../domain/apps/declared.ts";
@@ -26,8 +27,12 @@ const POSTS_PER_SECOND = 100;
 
 /** The app's endpoint, in the bench process: when each command, press and event arrived. */
 class AppEndpoint {
-  /** By a command's text, or a press's action_id. */
+  /**
+   * By a command's text, or a press's action_id or a shortcut's callback_id, each with how many
+   * came before it under that name (`b3#0`, `bench_sc#12`).
+   */
   readonly commands = new Map<string, number>();
+  readonly #seen = new Map<string, number>();
   readonly events = new Map<string, number>();
   readonly #server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const text = await req.text();
@@ -35,10 +40,15 @@ class AppEndpoint {
     if (req.headers.get("Content-Type")?.startsWith("application/x-www-form-urlencoded")) {
       const form = new URLSearchParams(text);
       const payload = form.get("payload");
-      const key = payload
-        ? (JSON.parse(payload) as { actions: { action_id: string }[] }).actions[0].action_id
+      const parsed = payload
+        ? JSON.parse(payload) as { actions?: { action_id: string }[]; callback_id?: string }
+        : null;
+      const name = parsed
+        ? parsed.actions?.[0].action_id ?? parsed.callback_id ?? ""
         : form.get("text") ?? "";
-      this.commands.set(key, at);
+      const n = this.#seen.get(name) ?? 0;
+      this.#seen.set(name, n + 1);
+      this.commands.set(`${name}#${n}`, at);
     } else {
       const ts = (JSON.parse(text) as { event?: { ts?: string } }).event?.ts;
       if (ts) this.events.set(ts, at);
@@ -57,10 +67,14 @@ class AppEndpoint {
  * An app whose command, buttons and message events go to `url`, installed with its bot in the
  * channel, and a message of its bot's with a button for each press (action_id `b<i>`).
  */
-async function seedApp(ctx: Ctx, seeded: Seeded, url: string): Promise<string> {
+async function seedApp(ctx: Ctx, seeded: Seeded, url: string): Promise<SeededApp> {
   const manifest = {
     display_information: { name: "Bench App" },
-    features: { slash_commands: [{ command: "/bench", url, description: "Benches" }] },
+    features: {
+      slash_commands: [{ command: "/bench", url, description: "Benches" }],
+      shortcuts: [{ name: "Bench", type: "global", callback_id: SHORTCUT, description: "Benches" }],
+      app_home: { home_tab_enabled: true },
+    },
     oauth_config: { scopes: { bot: ["commands", "chat:write", "channels:history"] } },
     settings: {
       event_subscriptions: { request_url: url, bot_events: ["message.channels"] },
@@ -68,7 +82,7 @@ async function seedApp(ctx: Ctx, seeded: Seeded, url: string): Promise<string> {
     },
   };
   const { app } = await createAppFromManifest(ctx, JSON.stringify(manifest), null);
-  const { install } = await installApp(ctx, {
+  const { install, token } = await installApp(ctx, {
     app,
     teamId: seeded.subject.team_id,
     scopes: ["commands", "messages:write", "messages:read"],
@@ -92,7 +106,38 @@ async function seedApp(ctx: Ctx, seeded: Seeded, url: string): Promise<string> {
     ok: true,
     value: { body: "Press", blocks },
   });
-  return message.id;
+  return { appId: app.id, botToken: token.value, pressed: message.id };
+}
+
+const SHORTCUT = "bench_sc";
+
+interface SeededApp {
+  appId: string;
+  botToken: string;
+  /** A message of the bot's with a button for each press. */
+  pressed: string;
+}
+
+/** The app's Home for the bench's person, with a button: its view's id, to press inside. */
+async function publishHome(proc: Proc, seeded: Seeded, app: SeededApp): Promise<string> {
+  const res = await fetch(`${proc.url}/api/slack/views.publish`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${app.botToken}`, "Content-Type": "application/json" },
+    body: JSON.stringify({
+      user_id: seeded.subject.user_id,
+      view: {
+        type: "home",
+        blocks: [{
+          type: "actions",
+          block_id: "home",
+          elements: [{ type: "button", action_id: "go", text: { type: "plain_text", text: "Go" } }],
+        }],
+      },
+    }),
+  });
+  const answer = await res.json();
+  if (!answer.ok) throw new Error(`publish refused: ${JSON.stringify(answer)}`);
+  return answer.view.id;
 }
 
 /** People a Home is published for, one after the other. */
@@ -245,7 +290,8 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
   const ctx = await openCtx(kvPath);
   const seeded = await seedWorkspace(ctx);
   const app = new AppEndpoint();
-  const pressed = await seedApp(ctx, seeded, app.url);
+  const seededApp = await seedApp(ctx, seeded, app.url);
+  const pressed = seededApp.pressed;
   const channel = `/api/v1/channels/${seeded.channel.id}`;
   await seedSubscriptions(ctx, seeded, receiver.url, 1);
   const homes = await seedHomes(ctx, seeded);
@@ -259,7 +305,7 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
         what: {
           path: `${channel}/commands`,
           body: (i) => ({ command: "/bench", text: `run ${i}` }),
-          key: (i) => `run ${i}`,
+          key: (i) => `run ${i}#0`,
         },
       });
       const presses = await dispatches(proc, {
@@ -268,7 +314,26 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
         what: {
           path: `${channel}/messages/${pressed}/actions`,
           body: (i) => ({ action_id: `b${i}`, value: "v" }),
-          key: (i) => `b${i}`,
+          key: (i) => `b${i}#0`,
+        },
+      });
+      const shortcuts = await dispatches(proc, {
+        seeded,
+        app,
+        what: {
+          path: `/api/v1/apps/${seededApp.appId}/shortcuts/${SHORTCUT}`,
+          body: () => ({}),
+          key: (i) => `${SHORTCUT}#${i}`,
+        },
+      });
+      const home = await publishHome(proc, seeded, seededApp);
+      const viewPresses = await dispatches(proc, {
+        seeded,
+        app,
+        what: {
+          path: `/api/v1/views/${home}/actions`,
+          body: () => ({ action_id: "go", block_id: "home" }),
+          key: (i) => `go#${i}`,
         },
       });
       const plain = await roundTrips(proc, seeded);
@@ -298,6 +363,26 @@ export async function apps({ root, receiver }: Bench): Promise<Row[]> {
         limitRow(
           "button press: what dispatch adds to a round trip, p99",
           p99(presses) - p99(plain),
+          5,
+          "ms",
+        ),
+        infoRow(
+          `global shortcut: request -> app p50 / p99 @${RUNS_PER_SECOND}/s`,
+          `${percentile(shortcuts, 0.5).toFixed(1)} / ${p99(shortcuts).toFixed(1)} ms`,
+        ),
+        limitRow(
+          "global shortcut: what dispatch adds to a round trip, p99",
+          p99(shortcuts) - p99(plain),
+          5,
+          "ms",
+        ),
+        infoRow(
+          `press inside a Home view: request -> app p50 / p99 @${RUNS_PER_SECOND}/s`,
+          `${percentile(viewPresses, 0.5).toFixed(1)} / ${p99(viewPresses).toFixed(1)} ms`,
+        ),
+        limitRow(
+          "press inside a view: what dispatch adds to a round trip, p99",
+          p99(viewPresses) - p99(plain),
           5,
           "ms",
         ),
