@@ -148,9 +148,6 @@ async function shutdown(signal: string) {
   kv.close();
   log.info("stopped");
   flushLog();
-  // Under `deno task dev`, exiting ends only the program: the watcher would wait for a change.
-  // Everything is closed by now, so the process may end at once, watcher and all.
-  if (settings.watched && signal === "SIGTERM") Deno.kill(Deno.pid, "SIGKILL");
   Deno.exit(0);
 }
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -77,7 +77,6 @@ const schema = z.object({
   TRUST_PROXY: bool.default(false),
   DELIVERY_TIMERS: bool.optional(),
   SERVICE_IN_CONTAINER: bool.default(false),
-  SERVICE_WATCHED: bool.default(false),
 });
 
 /** The service's settings, read once from the environment at start. */
@@ -92,8 +91,6 @@ export interface Settings {
   baseUrlSet: boolean;
   /** Set by the Docker image: localhost there is the container's own address, not the host's. */
   inContainer: boolean;
-  /** Set by `deno task dev`: the process is Deno's file watcher too, which SIGTERM must end. */
-  watched: boolean;
   /** base64 of 32 bytes; resolved by the caller (generated into the data folder when missing). */
   appKey: string | undefined;
   integrationsEnabled: boolean;
@@ -167,7 +164,6 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     baseUrl: (s.BASE_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, ""),
     baseUrlSet: s.BASE_URL !== undefined,
     inContainer: s.SERVICE_IN_CONTAINER,
-    watched: s.SERVICE_WATCHED,
     appKey: s.APP_KEY,
     integrationsEnabled: s.INTEGRATIONS_ENABLED,
     rateLimit: s.INTEGRATIONS_API_RATE_LIMIT,
