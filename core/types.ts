@@ -38,28 +38,6 @@ export type Attachment = Record<string, unknown>;
 /** A Block Kit block as stored: checked when written (domain/messages/blocks.ts). */
 export type Block = { type: string; block_id?: string } & Record<string, unknown>;
 
-/**
- * A message to post later (chat.scheduleMessage), checked when scheduled and posted at `post_at`
- * by its author's token as it then stands (domain/messages/scheduled.ts).
- */
-export interface ScheduledMessage {
-  id: string;
-  team_id: string;
-  channel_id: string;
-  author_id: string;
-  /** The key of the token that scheduled it: read again when it is posted. */
-  token_hash: string;
-  /** Unix seconds. */
-  post_at: number;
-  /** Unix seconds. */
-  created_at: number;
-  body: string;
-  blocks: Block[] | null;
-  attachments?: Attachment[];
-  thread_root_id: string | null;
-  sent_to_channel: boolean;
-}
-
 /** The API's Member shape, also embedded in messages and event payloads. */
 export interface MemberRef {
   id: string;
@@ -179,6 +157,12 @@ export interface Message {
   attachments?: Attachment[] | null;
   /** A poll's options and counts (type `poll`); absent or null otherwise and on a tombstone. */
   poll?: Poll | null;
+  /**
+   * The names of the people and public channels its body mentions (`<@id>`, `<#id>`), by id, as
+   * they were when it was written or last edited: what its rendered `text` shows. Absent on
+   * messages with none, and on those written before 0.32.0.
+   */
+  mention_names?: Record<string, string>;
   /** Where the copies of this message live, so a change rewrites every one of them. */
   timeline_pos: number | null;
   thread_pos: number | null;

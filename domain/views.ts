@@ -17,6 +17,7 @@ import type {
 } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
 import { legacyTs } from "../core/ids.ts";
+import { renderedText } from "./messages/slack_text.ts";
 
 /** The API's Channel: the stored record minus what only the server needs. */
 export const channelView = (ch: Channel) => ({
@@ -36,6 +37,8 @@ export interface MessageView {
   id: string;
   channel_id: string;
   body: string;
+  /** The body as people read it: Slack's markup as plain text, mentions by name. */
+  text: string;
   type: Message["type"];
   author: MemberRef;
   reply_to_id: string | null;
@@ -57,6 +60,7 @@ export function messageView(m: Message): MessageView {
     id: m.id,
     channel_id: m.channel_id,
     body: m.body,
+    text: renderedText(m.body, m.mention_names),
     type: m.type,
     author: m.author,
     reply_to_id: m.reply_to_id,
@@ -138,5 +142,25 @@ export const envelopeOf = (event: OutboxEvent) => ({
   id: event.id,
   type: event.type,
   created_at: event.created_at,
-  data: event.data,
+  data: withText(event.data),
 });
+
+/**
+ * A message as its events store it: without `text`, which would double the body past a value's
+ * 64 KiB, and with the names `text` is rendered from; envelopeOf renders it again.
+ */
+export function storedMessageView(m: Message) {
+  const { text: _text, ...stored } = messageView(m);
+  return m.mention_names ? { ...stored, mention_names: m.mention_names } : stored;
+}
+
+/** An event's data, a stored message's with its `text` rendered (see storedMessageView). */
+function withText(data: unknown): unknown {
+  if (typeof data !== "object" || data === null || !("author" in data)) return data;
+  const { mention_names, ...view } = data as {
+    body?: unknown;
+    mention_names?: Record<string, string>;
+  };
+  if (typeof view.body !== "string") return data;
+  return { ...view, text: renderedText(view.body, mention_names) };
+}

@@ -3732,9 +3732,19 @@ export interface components {
             channel_id: components["schemas"]["Uuid"];
             /**
              * @description Empty on a tombstone (a deleted message) and on system notices. A message sent with
-             *     `blocks` and no body has the blocks' plain text here.
+             *     `blocks` and no body has the blocks' plain text here. Slack's markup stays as written
+             *     (`<@id>`, `<#id>`, `<url|label>`, `&lt;`): `text` is the same made readable.
              */
             body: string;
+            /**
+             * @description The body as people read it: Slack's markup as plain text (`<url|label>` is
+             *     `label (url)`, `&lt;` is `<`), a mentioned person as `@name`, a mentioned public
+             *     channel as `#name`, a private channel or direct message as `#private-channel` (or the
+             *     label its author gave), so no reader learns a name it could not see. Names are those
+             *     of when the message was written or last edited. Absent only in events recorded before
+             *     0.32.0.
+             */
+            text?: string;
             /**
              * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the
              *     service writes itself, authored by the member who joined or left.

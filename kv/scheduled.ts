@@ -1,5 +1,5 @@
 /** Scheduled messages as stored (keys in kv/keys.ts): the record and its two indexes. */
-import type { ScheduledMessage } from "../core/types.ts";
+import type { ScheduledMessage } from "../core/scheduled_records.ts";
 import { keys } from "./keys.ts";
 import { commitOrThrow, getAll } from "./commit.ts";
 import type { Store } from "./store.ts";

@@ -6,7 +6,8 @@
  * `created_at` against its `post_at`.
  */
 import type { Ctx } from "../../domain/context.ts";
-import type { Message, ScheduledMessage } from "../../core/types.ts";
+import type { Message } from "../../core/types.ts";
+import type { ScheduledMessage } from "../../core/scheduled_records.ts";
 import { createChannel } from "../../domain/channels/channels.ts";
 import { newId } from "../../core/ids.ts";
 import { chunks } from "../../core/chunks.ts";

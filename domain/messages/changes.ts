@@ -14,6 +14,7 @@ import { deleteUnder } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { planErasure } from "./erasure.ts";
 import { bodyAndBlocks, messageEvent, type MessageRef, type NewMessage } from "./messages.ts";
+import { mentionNames } from "./mentions.ts";
 
 /** A message the subject may edit or delete (the policy), with what its commit must re-check. */
 async function loadOwn(
@@ -71,12 +72,15 @@ export async function editMessage(
         }
         if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
         const { body, blocks, attachments } = bodyAndBlocks(unwrap(input));
+        const names = await mentionNames(ctx.kv, { teamId: message.team_id, body });
+        const { mention_names: _old, ...kept } = message;
         const next: Message = {
-          ...message,
+          ...kept,
           body,
           blocks,
           attachments: attachments ?? null,
           edited_at: nowIso(),
+          ...(names ? { mention_names: names } : {}),
         };
         const op = ctx.kv.atomic().check(...checks);
         emit(op, audience, messageEvent("message.updated", next));
@@ -105,8 +109,9 @@ export async function deleteMessage(
         "message.delete",
       );
       if (message.deleted_at) return true;
+      const { mention_names: _names, ...kept } = message;
       const next: Message = {
-        ...message,
+        ...kept,
         body: "",
         blocks: null,
         attachments: null,

@@ -27,6 +27,8 @@ export interface DraftInput {
   thread_root_id?: string | null;
   sent_to_channel?: boolean;
   client_uuid?: string | null;
+  /** The names its body mentions (domain/messages/mentions.ts). */
+  mention_names?: Record<string, string>;
 }
 
 /** A new message before it has a place in its timeline or thread. */
@@ -41,6 +43,7 @@ export function draftMessage(input: DraftInput): Message {
     blocks: input.blocks ?? null,
     ...(input.attachments ? { attachments: input.attachments } : {}),
     ...(input.poll ? { poll: input.poll } : {}),
+    ...(input.mention_names ? { mention_names: input.mention_names } : {}),
     ...(threadRoot ? { thread_ts: input.thread_ts ?? null } : {}),
     type: input.type,
     author: input.author,

@@ -12,7 +12,7 @@ import { eventsCarrying } from "../../kv/event_feed.ts";
 import { EVENT_TTL_MS, keys } from "../../kv/keys.ts";
 import type { Plan } from "../../kv/plan.ts";
 import { carriedMessageId } from "../../kv/outbox.ts";
-import { messageView } from "../views.ts";
+import { storedMessageView } from "../views.ts";
 import type { Store } from "../../kv/store.ts";
 
 /** Whether the event carries a message's text: the message whose id it names. */
@@ -29,7 +29,7 @@ export async function asTheyAreNow(kv: Store, events: OutboxEvent[]): Promise<Ou
 
 /** The event as it is once `message` (the one it names, now) is deleted; unchanged if not. */
 export const erasedBy = (event: OutboxEvent, message: Message | undefined | null): OutboxEvent =>
-  message?.deleted_at ? { ...event, data: messageView(message) } : event;
+  message?.deleted_at ? { ...event, data: storedMessageView(message) } : event;
 
 /** Events rewritten in the delete's own commit; a message edited more often has the rest after. */
 const ERASED_IN_COMMIT = 20;

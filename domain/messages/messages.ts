@@ -17,7 +17,8 @@ import { messageIn, messageKeyFor } from "./access.ts";
 import { cleanBody } from "./body.ts";
 import { draftMessage } from "./draft.ts";
 import { pollOf } from "./new_poll.ts";
-import { messageView } from "../views.ts";
+import { mentionNames } from "./mentions.ts";
+import { storedMessageView } from "../views.ts";
 import { peek, type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { keys } from "../../kv/keys.ts";
@@ -52,7 +53,7 @@ export const messageEvent = (type: EventType, m: Message): EventDraft => ({
   type,
   team_id: m.team_id,
   channel_id: m.channel_id,
-  data: messageView(m),
+  data: storedMessageView(m),
 });
 
 const authorOf = (s: Subject): MemberRef => ({ id: s.user_id, name: s.name, type: s.type });
@@ -201,6 +202,7 @@ async function postOnce(
     thread_ts: root.value ? root.value.ts ?? legacyTs(root.value.id) : null,
     sent_to_channel: fields.sent_to_channel ?? false,
     client_uuid: clientUuid,
+    mention_names: await mentionNames(ctx.kv, { teamId: channel.team_id, body }),
   });
   const audience = await audienceOf(ctx, channel, versions);
   const created = ctx.kv.atomic();

@@ -5,7 +5,8 @@
  * domain/messages/scheduled_posting.ts, exactly once: the post's commit deletes its record.
  */
 import type { Ctx } from "../context.ts";
-import type { ScheduledMessage, Subject } from "../../core/types.ts";
+import type { Subject } from "../../core/types.ts";
+import type { ScheduledMessage } from "../../core/scheduled_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { isUuid, newId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";

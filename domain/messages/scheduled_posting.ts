@@ -6,7 +6,8 @@
  * made again. Every process looks; whoever holds the turn posts.
  */
 import type { Ctx } from "../context.ts";
-import type { ScheduledMessage, Token } from "../../core/types.ts";
+import type { Token } from "../../core/types.ts";
+import type { ScheduledMessage } from "../../core/scheduled_records.ts";
 import { ApiError } from "../../core/errors.ts";
 import { errorFields, log } from "../../core/log.ts";
 import { getTokenByHash } from "../../kv/tokens.ts";

@@ -76,10 +76,18 @@ const SPECIAL = new Map([
   ["everyone", "@everyone"],
 ]);
 
-/** One `<…>` of Slack's markup, as plain text. */
-function unwrapMarkup(target: string, label: string | undefined): string {
-  if (target.startsWith("@")) return `@${label ?? target.slice(1)}`;
-  if (target.startsWith("#")) return `#${label ?? target.slice(1)}`;
+/** Names by id, for mentions; none where a mention is shown by its label or id. */
+type Names = Readonly<Record<string, string>>;
+
+/** One `<…>` of Slack's markup, as plain text: a mention by its name in `names`, if there. */
+function unwrapMarkup(target: string, label: string | undefined, names?: Names): string {
+  const named = names && Object.hasOwn(names, target.slice(1).toLowerCase())
+    ? names[target.slice(1).toLowerCase()]
+    : undefined;
+  if (target.startsWith("@")) return `@${named ?? label ?? target.slice(1)}`;
+  if (target.startsWith("#")) {
+    return `#${named ?? label ?? (names ? "private-channel" : target.slice(1))}`;
+  }
   if (target.startsWith("!")) {
     return label ?? SPECIAL.get(target.slice(1)) ?? `@${target.slice(1).split("^")[0]}`;
   }
@@ -91,16 +99,24 @@ function unwrapMarkup(target: string, label: string | undefined): string {
  * `@U123`, `<#C123|general>` `#general`, `<!here>` `@here`; then the three entities Slack
  * escapes (`&lt;`, `&gt;`, `&amp;`) are their characters again.
  */
-function plain(text: string): string {
+function plain(text: string, names?: Names): string {
   return text
     .replace(
       /<([^<>|\s]+)(?:\|([^<>]*))?>/g,
-      (_, target: string, label?: string) => unwrapMarkup(target, label),
+      (_, target: string, label?: string) => unwrapMarkup(target, label, names),
     )
     .replaceAll("&lt;", "<")
     .replaceAll("&gt;", ">")
     .replaceAll("&amp;", "&");
 }
+
+/**
+ * A message body as its readers see it (the Message's `text`): Slack's markup as plain text, the
+ * people and channels it mentions by the names kept with it (domain/messages/mentions.ts); a
+ * channel without one is `#private-channel`.
+ */
+export const renderedText = (body: string, names: Names = {}) =>
+  body.includes("<") || body.includes("&") ? plain(body, names) : body;
 
 /** How deep a payload may nest, and how many blocks, attachments and fields it may hold in all. */
 export const MAX_DEPTH = 32;

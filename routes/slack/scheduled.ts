@@ -1,6 +1,6 @@
 /** `chat.scheduleMessage`, `chat.deleteScheduledMessage`, `chat.scheduledMessages.list`. */
 import { z } from "zod";
-import type { ScheduledMessage } from "../../core/types.ts";
+import type { ScheduledMessage } from "../../core/scheduled_records.ts";
 import {
   listScheduled,
   scheduleMessage,
