@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { api, startServer, type TestServer, workspace } from "./harness.ts";
 import { keys } from "../kv/keys.ts";
+import { envelopeOf } from "../domain/views.ts";
 import type { OutboxEvent } from "../core/types.ts";
 
 const BLOCKS = [
@@ -54,7 +55,7 @@ Deno.test("blocks: a message of blocks alone gets their text as its body; events
     assert.equal(m.blocks.length, 5);
     assert.match(m.ts, /^\d+\.\d{6}$/);
     const events = await Array.fromAsync(s.ctx.kv.list<OutboxEvent>({ prefix: keys.events() }));
-    assert.deepEqual(events.at(-1)!.value.data, m, "the event carries the message as stored");
+    assert.deepEqual(envelopeOf(events.at(-1)!.value).data, m, "the event carries the message");
 
     const edited = await api(s, "PATCH", `${path}/${m.id}`, {
       token: w.admin.token,
