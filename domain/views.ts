@@ -55,12 +55,23 @@ export interface MessageView {
   poll: Poll | null;
 }
 
-export function messageView(m: Message): MessageView {
+/** The API's Message: its fields, and its body rendered as `text`. */
+export const messageView = (m: Message): MessageView => ({
+  ...messageFields(m),
+  text: renderedText(m.body, m.mention_names),
+});
+
+/** A message as its events store it (see storedMessageView), without its rendered `text`. */
+export type StoredMessageView = Omit<MessageView, "text"> & {
+  mention_names?: Record<string, string>;
+};
+
+/** What the API shows of a message but its `text`. */
+function messageFields(m: Message): Omit<MessageView, "text"> {
   return {
     id: m.id,
     channel_id: m.channel_id,
     body: m.body,
-    text: renderedText(m.body, m.mention_names),
     type: m.type,
     author: m.author,
     reply_to_id: m.reply_to_id,
@@ -149,18 +160,15 @@ export const envelopeOf = (event: OutboxEvent) => ({
  * A message as its events store it: without `text`, which would double the body past a value's
  * 64 KiB, and with the names `text` is rendered from; envelopeOf renders it again.
  */
-export function storedMessageView(m: Message) {
-  const { text: _text, ...stored } = messageView(m);
-  return m.mention_names ? { ...stored, mention_names: m.mention_names } : stored;
+export function storedMessageView(m: Message): StoredMessageView {
+  const fields = messageFields(m);
+  return m.mention_names ? { ...fields, mention_names: m.mention_names } : fields;
 }
 
 /** An event's data, a stored message's with its `text` rendered (see storedMessageView). */
 function withText(data: unknown): unknown {
   if (typeof data !== "object" || data === null || !("author" in data)) return data;
-  const { mention_names, ...view } = data as {
-    body?: unknown;
-    mention_names?: Record<string, string>;
-  };
+  const { mention_names, ...view } = data as Partial<StoredMessageView>;
   if (typeof view.body !== "string") return data;
   return { ...view, text: renderedText(view.body, mention_names) };
 }

@@ -13,7 +13,7 @@ import type { Store } from "../../kv/store.ts";
 import { kindOf } from "../webhooks/audience.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { slackMessage, slackMessageOf } from "./shapes.ts";
-import type { MessageView } from "../views.ts";
+import type { StoredMessageView } from "../views.ts";
 import { tsOfIso } from "../../core/ids.ts";
 
 /** Channels' kinds never change: remembered once per process. */
@@ -38,7 +38,7 @@ const eventTs = (e: OutboxEvent) => tsOfIso(e.created_at);
 
 /** A message event's message, as Slack's `message` event gives it. */
 function messageOf(
-  view: MessageView,
+  view: StoredMessageView,
   e: OutboxEvent,
   channelType: string,
 ): Record<string, unknown> {
@@ -52,7 +52,7 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
   const ts = eventTs(e);
   switch (e.type) {
     case "message.created": {
-      const message = messageOf(e.data as MessageView, e, type);
+      const message = messageOf(e.data as StoredMessageView, e, type);
       if (!listener.mention_of) return message;
       const { subtype: _, channel_type: __, ...rest } = message;
       return { ...rest, type: "app_mention" };
@@ -66,7 +66,7 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
         channel_type: type,
         ts,
         event_ts: ts,
-        message: messageOf(e.data as MessageView, e, type),
+        message: messageOf(e.data as StoredMessageView, e, type),
         previous_message: await previousMessage(kv, e),
       };
     case "message.deleted":
@@ -78,7 +78,7 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
         channel_type: type,
         ts,
         event_ts: ts,
-        deleted_ts: (e.data as MessageView).ts,
+        deleted_ts: (e.data as StoredMessageView).ts,
         previous_message: await previousMessage(kv, e),
       };
     case "reaction.added":
@@ -114,9 +114,9 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
  * unguarded, so one whose events expired still has one, without text.
  */
 async function previousMessage(kv: Store, e: OutboxEvent) {
-  const now = e.data as MessageView;
+  const now = e.data as StoredMessageView;
   const before = await eventCarryingBefore(kv, { messageId: now.id, beforeId: e.id });
-  const was = (before?.data as MessageView | undefined) ?? { ...now, body: "", blocks: null };
+  const was = (before?.data as StoredMessageView | undefined) ?? { ...now, body: "", blocks: null };
   return slackMessageOf(was, { teamId: e.team_id, threadTs: null });
 }
 

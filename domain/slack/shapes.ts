@@ -5,7 +5,7 @@
  * can tell its own apart, as Bolt's `ignoreSelf` does.
  */
 import type { Channel, Message, User } from "../../core/types.ts";
-import { type MessageView, messageView } from "../views.ts";
+import { type StoredMessageView, storedMessageView } from "../views.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { tsOfIso } from "../../core/ids.ts";
 
@@ -19,14 +19,17 @@ const SUBTYPES: Partial<Record<Message["type"], string>> = {
 
 /** A stored message as Slack's `conversations.history` gives one (its thread's `ts` with it). */
 export const slackMessage = (m: Message, threadTs?: string | null): Record<string, unknown> =>
-  slackMessageOf(messageView(m), { teamId: m.team_id, threadTs: threadTs ?? m.thread_ts ?? null });
+  slackMessageOf(storedMessageView(m), {
+    teamId: m.team_id,
+    threadTs: threadTs ?? m.thread_ts ?? null,
+  });
 
 /**
  * A message as Slack gives one, from the API's Message (what events carry): `threadTs` is its
  * thread root's `ts`, when it is a thread reply and that is known.
  */
 export function slackMessageOf(
-  view: MessageView,
+  view: StoredMessageView,
   { teamId, threadTs }: { teamId: string; threadTs: string | null },
 ): Record<string, unknown> {
   const subtype = SUBTYPES[view.type];
