@@ -48,8 +48,9 @@ export async function scheduleMessage(
   { channelId, postAt, message, threadRootId }: NewScheduled,
 ): Promise<ScheduledMessage> {
   const now = Math.floor(Date.now() / 1000);
+  const at = Math.floor(postAt);
   const read = await loadChannelWith<[]>(ctx, subject, channelId, { action: "channel.post" });
-  checkPostAt(Math.floor(postAt), now);
+  checkPostAt(at, now);
   const { body, blocks, attachments } = bodyAndBlocks(message, "text");
   const scheduled: ScheduledMessage = {
     id: newId(),
@@ -57,7 +58,7 @@ export async function scheduleMessage(
     channel_id: read.channel.id,
     author_id: subject.user_id,
     token_hash: subject.token_hash ?? "",
-    post_at: Math.floor(postAt),
+    post_at: at,
     created_at: now,
     body,
     blocks,

@@ -81,9 +81,8 @@ type Names = Readonly<Record<string, string>>;
 
 /** One `<…>` of Slack's markup, as plain text: a mention by its name in `names`, if there. */
 function unwrapMarkup(target: string, label: string | undefined, names?: Names): string {
-  const named = names && Object.hasOwn(names, target.slice(1).toLowerCase())
-    ? names[target.slice(1).toLowerCase()]
-    : undefined;
+  const id = target.slice(1).toLowerCase();
+  const named = names && Object.hasOwn(names, id) ? names[id] : undefined;
   if (target.startsWith("@")) return `@${named ?? label ?? target.slice(1)}`;
   if (target.startsWith("#")) {
     return `#${named ?? label ?? (names ? "private-channel" : target.slice(1))}`;

@@ -17,9 +17,12 @@ import { type Actor, auditActor } from "../principals.ts";
 /** What mail systems take: a local part, one @, a dotted domain; 254 characters at most. */
 const EMAIL = /^[^\s@<>(),;:"\[\]\\]{1,64}@[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
-/** An address as stored and looked up: trimmed and lower-cased, or the 422 on `email`. */
+/** An address as stored and looked up: trimmed and lower-cased. */
+const normalEmail = (given: string) => given.trim().toLowerCase();
+
+/** An address as stored, or the 422 on `email`. */
 export function cleanEmail(given: string): string {
-  const email = given.trim().toLowerCase();
+  const email = normalEmail(given);
   if (email.length > 254 || !EMAIL.test(email)) {
     throw invalid("email", "The email must be an address like name@example.com.");
   }
@@ -65,7 +68,7 @@ export async function changeEmail(
 
 /** users.lookupByEmail: the person of the subject's team with this address, else 404. */
 export async function userByEmail(ctx: Ctx, subject: Subject, email: string): Promise<User> {
-  const id = await userIdByEmail(ctx.kv, subject.team_id, email.trim().toLowerCase());
+  const id = await userIdByEmail(ctx.kv, subject.team_id, normalEmail(email));
   const user = id ? await getUser(ctx.kv, id) : null;
   if (!user) throw notFound("No person of the team has this email.");
   authorize(subject, "team.read", user);
