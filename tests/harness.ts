@@ -248,6 +248,21 @@ export interface ApiResponse {
   body: any;
 }
 
+/** A Slack Web API call with `token`, its arguments as JSON: Slack's answer. */
+export async function slackApi(
+  server: Pick<TestServer, "url">,
+  token: string,
+  { method, args }: { method: string; args: object },
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const res = await fetch(`${server.url}/api/slack/${method}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify(args),
+  });
+  return await res.json();
+}
+
 /**
  * Calls the API over HTTP as `token`, and checks the answer against openapi.yaml: a response
  * the document does not describe fails the test.

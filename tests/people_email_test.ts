@@ -4,17 +4,20 @@
  * shown only to tokens with `users:read.email`.
  */
 import assert from "node:assert/strict";
-import { actor, api, assertInvalid, assertStatus, startServer, workspace } from "./harness.ts";
+import {
+  actor,
+  api,
+  assertInvalid,
+  assertStatus,
+  slackApi,
+  startServer,
+  workspace,
+} from "./harness.ts";
 import { createUser } from "../domain/people/workspace.ts";
 import { listAudit } from "../kv/audit.ts";
-import type { TestServer } from "./harness.ts";
 
-const slack = async (s: TestServer, token: string, method: string, args: object) =>
-  await (await fetch(`${s.url}/api/slack/${method}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    body: JSON.stringify(args),
-  })).json();
+const slack = (s: { url: string }, token: string, method: string, args: object) =>
+  slackApi(s, token, { method, args });
 
 Deno.test("email: set by the person or an admin, unique in the team, refused when malformed", async () => {
   const s = await startServer();

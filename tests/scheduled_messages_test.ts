@@ -5,7 +5,7 @@
  * one store file, Slack's own @slack/web-api where it runs).
  */
 import assert from "node:assert/strict";
-import { actor, startServer, workspace } from "./harness.ts";
+import { actor, slackApi, startServer, workspace } from "./harness.ts";
 import { ScheduledPoster } from "../domain/messages/scheduled_posting.ts";
 import { deactivateUser } from "../domain/people/people.ts";
 import { keys } from "../kv/keys.ts";
@@ -15,12 +15,8 @@ import { type Service, sharedStore, startService } from "./processes.ts";
 import { waitUntil } from "./webhook_receivers.ts";
 import { slackSdks } from "./slack_sdks.ts";
 
-const slack = async (s: { url: string }, token: string, method: string, args: object) =>
-  await (await fetch(`${s.url}/api/slack/${method}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    body: JSON.stringify(args),
-  })).json();
+const slack = (s: { url: string }, token: string, method: string, args: object) =>
+  slackApi(s, token, { method, args });
 
 const nowS = () => Math.floor(Date.now() / 1000);
 

@@ -3,7 +3,7 @@
  * as Slack's clients test for it, and what an edit's and a delete's events carry.
  */
 import assert from "node:assert/strict";
-import { api, assertStatus, startServer, workspace } from "./harness.ts";
+import { api, assertStatus, slackApi, startServer, workspace } from "./harness.ts";
 import { post, receiver, waitUntil } from "./webhook_receivers.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp } from "../domain/apps/installs.ts";
@@ -20,11 +20,7 @@ Deno.test("slack shapes: #name for a channel; chat.update of a deleted message i
     const w = await workspace(s.ctx);
     const channel = w.team.general_channel_id;
     const call = (method: string, args: Record<string, unknown>) =>
-      fetch(`${s.url}/api/slack/${method}`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
-        body: JSON.stringify(args),
-      }).then((r) => r.json());
+      slackApi(s, w.admin.token, { method, args });
     // `#name` wherever Slack takes a channel's id.
     const named = await call("chat.postMessage", { channel: "#general", text: "by name" });
     assert.deepEqual([named.ok, named.channel], [true, channel]);
@@ -48,11 +44,7 @@ Deno.test("slack shapes: missing_scope names the Slack scope a developer asks fo
       actor: null,
     });
     const call = (method: string, args: Record<string, unknown>) =>
-      fetch(`${s.url}/api/slack/${method}`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${reader.value}`, "Content-Type": "application/json" },
-        body: JSON.stringify(args),
-      }).then((r) => r.json());
+      slackApi(s, reader.value, { method, args });
     const post = await call("chat.postMessage", { channel: w.team.general_channel_id, text: "x" });
     assert.deepEqual(
       [post.error, post.needed, post.response_metadata.scopes],
