@@ -16,6 +16,34 @@ export function freePort(): number {
   return port;
 }
 
+/** Where the kernel's ephemeral ports begin: below it, no outgoing connection takes a port. */
+function ephemeralFloor(): number {
+  try {
+    return Number(Deno.readTextFileSync("/proc/sys/net/ipv4/ip_local_port_range").split(/\s+/)[0]);
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A free port below the ephemeral range, for a service that may be restarted on it: a port the
+ * kernel handed out (port 0) can, while its service is down, become the source port of some
+ * outgoing connection, and the restart then finds it in use.
+ */
+export function freeServicePort(): number {
+  const floor = Math.min(ephemeralFloor(), 32_768);
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 10_000 + Math.floor(Math.random() * (floor - 10_000));
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      return port;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+    }
+  }
+  throw new Error("no free port below the ephemeral range");
+}
+
 /** A main.ts unchanged (this release's unless told), its listener pinned to loopback. */
 const loopbackMain = (main = new URL("../main.ts", import.meta.url).href) => `
 const serve = Deno.serve;
@@ -148,7 +176,7 @@ export async function startService(
   env: Record<string, string>,
   opts: { shell?: string; release?: string; port?: number } = {},
 ): Promise<Service> {
-  const port = opts.port ?? freePort();
+  const port = opts.port ?? freeServicePort();
   const serviceEnv = { ...env, PORT: String(port) };
   // Another release runs from its own folder, with its own deno.json and lock.
   const shell = opts.release ? `cd '${opts.release}'` : opts.shell;
