@@ -48,10 +48,10 @@ export async function pressAction(
     press: Press;
   },
 ): Promise<Interaction> {
-  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, {
-    extraKeys: [messageKeyFor(messageId)],
+  const read = await loadChannelWith<{ message: Message }>(ctx, subject, channelId, {
+    extra: { message: messageKeyFor(messageId) },
   });
-  const message = messageIn(read.channel, read.extra[0]).value;
+  const message = messageIn(read.channel, read.extra.message).value;
   authorize(subject, "element.press", read);
   authorize(subject, "channel.post", read);
   const action = await pressOf(ctx, {

@@ -154,10 +154,10 @@ export async function messageOptions(
     suggesting: Suggesting;
   },
 ): Promise<Offered> {
-  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, {
-    extraKeys: [messageKeyFor(messageId)],
+  const read = await loadChannelWith<{ message: Message }>(ctx, subject, channelId, {
+    extra: { message: messageKeyFor(messageId) },
   });
-  const message = messageIn(read.channel, read.extra[0]).value;
+  const message = messageIn(read.channel, read.extra.message).value;
   authorize(subject, "element.press", read);
   const { blockId, menu } = externalMenu(message.blocks ?? [], suggesting);
   if (tooShort(menu, suggesting)) return NONE_YET;

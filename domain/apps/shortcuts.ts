@@ -126,10 +126,10 @@ export async function runMessageShortcut(
     callbackId: string;
   },
 ): Promise<Interaction> {
-  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, {
-    extraKeys: [messageKeyFor(messageId)],
+  const read = await loadChannelWith<{ message: Message }>(ctx, subject, channelId, {
+    extra: { message: messageKeyFor(messageId) },
   });
-  const message = messageIn(read.channel, read.extra[0]).value;
+  const message = messageIn(read.channel, read.extra.message).value;
   authorize(subject, "shortcut.run", { team_id: read.channel.team_id });
   const held = await shortcutHolder(ctx, {
     teamId: subject.team_id,

@@ -18,14 +18,20 @@ import { isUuid } from "../../core/ids.ts";
 import { CacheKind } from "../../core/memory.ts";
 import { getAll } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
+import { audienceKeys, type AudienceVersions } from "../webhooks/audience.ts";
 
 /** How a load reads (see `loadChannelWith`). */
 export type ChannelReads = "plain" | "fresh" | "reused";
 
+/** What a load reads besides the channel, by name: each name to the type of its value. */
+export type Extra = Record<string, unknown>;
+
 /** What to load with a channel, and for what. */
-export interface ChannelLoad {
-  /** Read in the same getMany; a null key yields an absent entry in its place. */
-  extraKeys?: (Deno.KvKey | null)[];
+export interface ChannelLoad<E extends Extra> {
+  /** Read in the same getMany, by name; a null key yields an absent entry under its name. */
+  extra?: { [K in keyof E]: Deno.KvKey | null };
+  /** Also read the versions the channel's event audience is built from (`audienceOf`). */
+  audience?: boolean;
   action?: ChannelAction;
   reads?: ChannelReads;
 }
@@ -40,10 +46,12 @@ export interface ChannelAccess {
   isMember: boolean;
 }
 
-export interface ChannelRead<T extends unknown[]> extends ChannelAccess {
+export interface ChannelRead<E extends Extra> extends ChannelAccess {
   /** The subject's membership entry as read, to re-check at commit; null when not read. */
   member: Deno.KvEntryMaybe<MemberRef> | null;
-  extra: { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
+  extra: { [K in keyof E]: Deno.KvEntryMaybe<E[K]> };
+  /** The audience's versions, when asked for (`audience`); else none. */
+  versions: AudienceVersions;
 }
 
 /**
@@ -74,54 +82,54 @@ const notAnId = (id: string) =>
 /**
  * Loads a channel for `action` and asks the policy whether the subject may take it: the 404 that
  * hides the channel (malformed ids are 404 too: to a caller they are just channels that don't
- * exist), or the 403 of the action. Up to 7 more keys are fetched in the same `getMany`, so a
- * request's preconditions cost one round trip; a null key (nothing to read) yields an absent
- * entry in its place.
+ * exist), or the 403 of the action. A few more keys, named in `extra`, and the audience's
+ * versions are fetched in the same `getMany` (at most 10 keys in all), so a request's
+ * preconditions cost one round trip.
  *
  * `reads` other than "plain" are for a write whose commit checks every entry this returns
  * (`checksOf`): "fresh" reads them and remembers them, "reused" may start from the entries last
  * read for such a write instead of reading (kv/checked_reads.ts). Whatever a "reused" load then
  * decides without a commit to check it, an error above all, is decided again with "fresh".
  */
-export async function loadChannelWith<T extends unknown[]>(
+export async function loadChannelWith<E extends Extra = Record<never, never>>(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
-  { extraKeys = [], action = "channel.read", reads = "plain" }: ChannelLoad = {},
-): Promise<ChannelRead<T>> {
+  { extra, audience = false, action = "channel.read", reads = "plain" }: ChannelLoad<E> = {},
+): Promise<ChannelRead<E>> {
   if (!isUuid(channelId)) throw notAnId(channelId);
   const memberKey = membershipDecides(subject, ctx.kv.cache(SHAPES).get(channelId))
     ? keys.member(channelId, subject.user_id)
     : null;
-  const wanted = extraKeys.filter((k) => k !== null);
-  const slots = [memberKey, ...wanted];
-  const wantedKeys: [Deno.KvKey, ...Deno.KvKey[]] = [
-    keys.channel(channelId),
-    ...slots.filter((k) => k !== null),
-  ];
+  const named = Object.entries(extra ?? {}) as [keyof E, Deno.KvKey | null][];
+  const versionKeys = audience ? audienceKeys({ team_id: subject.team_id, id: channelId }) : [];
+  const slots = [memberKey, ...named.map(([, k]) => k), ...versionKeys];
+  const wanted = slots.filter((k) => k !== null);
   const [channel, ...read] = reads === "plain"
-    ? await ctx.kv.getMany<[Channel, ...unknown[]]>(wantedKeys)
-    : await ctx.kv.readForCheck<[Channel, ...unknown[]]>(wantedKeys, reads === "reused");
-  // Each key's entry, by its place among `slots` (null: not read).
-  const found = new Map<Deno.KvKey, Deno.KvEntryMaybe<unknown>>();
-  slots.filter((k) => k !== null).forEach((k, i) => found.set(k, read[i]));
-  const member = memberKey ? found.get(memberKey) as Deno.KvEntryMaybe<MemberRef> : null;
-  const extra = extraKeys.map((k) => k === null ? absent : found.get(k)!);
+    ? await ctx.kv.getMany<[Channel, ...unknown[]]>([keys.channel(channelId), ...wanted])
+    : await ctx.kv.readForCheck<[Channel, ...unknown[]]>(
+      [keys.channel(channelId), ...wanted],
+      reads === "reused",
+    );
+  // Each slot's entry, in slot order (absent where there was no key to read).
+  let next = 0;
+  const [member, ...rest] = slots.map((k) => k === null ? absent : read[next++]);
   if (channel.versionstamp === null) throw hiddenChannel(subject);
   rememberShape(ctx, channel.value);
-  const isMember = member?.versionstamp != null;
+  const isMember = memberKey !== null && member.versionstamp !== null;
   authorize(subject, action, { channel: channel.value, isMember });
   return {
     entry: channel,
     channel: channel.value,
     isMember,
-    member,
-    extra: extra as ChannelRead<T>["extra"],
+    member: memberKey ? member as Deno.KvEntryMaybe<MemberRef> : null,
+    extra: Object.fromEntries(named.map(([name], i) => [name, rest[i]])) as ChannelRead<E>["extra"],
+    versions: rest.slice(named.length),
   };
 }
 
 /** What a write must check to hold everything `read` gave it, its `extra` entries aside. */
-export const checksOf = (read: ChannelRead<unknown[]>): Deno.AtomicCheck[] => [
+export const checksOf = (read: ChannelRead<Extra>): Deno.AtomicCheck[] => [
   read.entry,
   ...(read.member ? [read.member] : []),
 ];
@@ -153,7 +161,7 @@ export const loadChannel = (
   subject: Subject,
   channelId: string,
   action: ChannelAction = "channel.read",
-): Promise<ChannelAccess> => loadChannelWith<[]>(ctx, subject, channelId, { action });
+): Promise<ChannelAccess> => loadChannelWith(ctx, subject, channelId, { action });
 
 /** Those of the channels `ids` the subject may read now (the policy's "channel.read"), in a few reads. */
 export async function visibleChannels(

@@ -85,10 +85,12 @@ function firstAfter(sorted: readonly Channel[], mark: Channel): number {
 
 /** A channel the subject sees, and whether it is a member of it (read, whatever the channel). */
 export async function channelAndMembership(ctx: Ctx, subject: Subject, channelId: string) {
-  const read = await loadChannelWith<[MemberRef]>(ctx, subject, channelId, {
-    extraKeys: [isUuid(channelId) ? keys.member(channelId.toLowerCase(), subject.user_id) : null],
+  const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
+    extra: {
+      membership: isUuid(channelId) ? keys.member(channelId.toLowerCase(), subject.user_id) : null,
+    },
   });
-  return { channel: read.channel, isMember: read.extra[0]?.versionstamp != null };
+  return { channel: read.channel, isMember: read.extra.membership.versionstamp !== null };
 }
 
 /** Whether being in the channel lets a token read what the public can't. */

@@ -120,17 +120,12 @@ export async function removeMember(
 }
 
 async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId: string) {
-  const read = await loadChannelWith<[MemberRef]>(
-    ctx,
-    subject,
-    channelId,
-    {
-      extraKeys: [isUuid(userId) ? keys.member(channelId, userId) : null],
-      action: "member.manage",
-    },
-  );
+  const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
+    extra: { membership: isUuid(userId) ? keys.member(channelId, userId) : null },
+    action: "member.manage",
+  });
   const { channel, entry } = read;
-  const [membership] = read.extra;
+  const { membership } = read.extra;
   authorize(subject, "member.remove", {
     ...read,
     userId,

@@ -20,10 +20,10 @@ export async function messageIdByTs(
   subject: Subject,
   { channelId, ts }: { channelId: string; ts: string },
 ): Promise<string> {
-  const read = await loadChannelWith<[string]>(ctx, subject, channelId, {
-    extraKeys: [TS.test(ts) ? keys.messageTs(channelId, ts) : null],
+  const read = await loadChannelWith<{ id: string }>(ctx, subject, channelId, {
+    extra: { id: TS.test(ts) ? keys.messageTs(channelId, ts) : null },
   });
-  const id = TS.test(ts) ? read.extra[0]?.value : null;
+  const id = read.extra.id.value;
   if (!id) throw notFound("Message not found.");
   return id;
 }

@@ -9,7 +9,7 @@ import { authorize } from "../policy.ts";
 import { type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { replaceMessage } from "../../kv/messages.ts";
-import { audienceKeys, audienceOf, emit } from "../webhooks/audience.ts";
+import { audienceOf, emit } from "../webhooks/audience.ts";
 import { deleteUnder } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { planErasure } from "./erasure.ts";
@@ -23,20 +23,17 @@ async function loadOwn(
   { channelId, messageId }: MessageRef,
   action: "message.edit" | "message.delete",
 ) {
-  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, channelId, {
-    extraKeys: [
-      messageKeyFor(messageId),
-      ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-    ],
+  const read = await loadChannelWith<{ message: Message }>(ctx, subject, channelId, {
+    extra: { message: messageKeyFor(messageId) },
+    audience: true,
   });
-  const [found, ...versions] = read.extra;
-  const entry = messageIn(read.channel, found);
+  const entry = messageIn(read.channel, read.extra.message);
   authorize(subject, action, {
     channel: read.channel,
     isMember: read.isMember,
     message: entry.value,
   });
-  const audience = await audienceOf(ctx, read.channel, versions);
+  const audience = await audienceOf(ctx, read.channel, read.versions);
   return {
     entry,
     message: entry.value,

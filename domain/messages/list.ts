@@ -44,10 +44,13 @@ export async function listMessages(
   const rootId = query.thread_root_id?.toLowerCase() ?? null;
   const rootKey = messageKeyFor(rootId);
   const listKeys = rootId === null ? timelineKeys(channelId) : threadKeys(rootId);
-  const read = await loadChannelWith<[Deno.KvU64, Message]>(ctx, subject, channelId, {
-    extraKeys: [rootId === null || rootKey ? listKeys.length : null, rootKey],
-  });
-  const [length, root] = read.extra;
+  const read = await loadChannelWith<{ length: Deno.KvU64; root: Message }>(
+    ctx,
+    subject,
+    channelId,
+    { extra: { length: rootId === null || rootKey ? listKeys.length : null, root: rootKey } },
+  );
+  const { length, root } = read.extra;
   if (rootId !== null && root.value?.channel_id !== read.channel.id) {
     throw invalid(
       "thread_root_id",

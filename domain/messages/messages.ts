@@ -24,7 +24,7 @@ import { retrying } from "../../core/retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { getMessage } from "../../kv/messages.ts";
 import type { EventDraft } from "../../kv/outbox.ts";
-import { audienceKeys, audienceOf, emit } from "../webhooks/audience.ts";
+import { audienceOf, emit } from "../webhooks/audience.ts";
 import { LockKind } from "../../core/memory.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
@@ -155,28 +155,25 @@ async function postOnce(
   { subject, channelId, input, clientUuid, given, bodyField, reuse, author, usedUp }: PostTry,
 ): Promise<Posted | null> {
   const early = peek(input);
-  const read = await loadChannelWith<[string, Message, Message, unknown, unknown, unknown]>(
-    ctx,
-    subject,
-    channelId,
-    {
-      extraKeys: [
-        // Reusing assumes the key unused: the commit requires it absent, so a resend reads again.
-        given && !reuse ? keys.clientUuid(subject.user_id, clientUuid) : null,
-        messageKeyFor(early?.reply_to_id),
-        messageKeyFor(early?.thread_root_id),
-        usedUp?.key ?? null,
-        ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-      ],
-      action: "channel.post",
-      reads: reuse ? "reused" : "fresh",
+  const read = await loadChannelWith<
+    { used: string; replyTo: Message; root: Message; record: unknown }
+  >(ctx, subject, channelId, {
+    extra: {
+      // Reusing assumes the key unused: the commit requires it absent, so a resend reads again.
+      used: given && !reuse ? keys.clientUuid(subject.user_id, clientUuid) : null,
+      replyTo: messageKeyFor(early?.reply_to_id),
+      root: messageKeyFor(early?.thread_root_id),
+      record: usedUp?.key ?? null,
     },
-  );
+    audience: true,
+    action: "channel.post",
+    reads: reuse ? "reused" : "fresh",
+  });
   const { channel } = read;
   const fields = unwrap(input);
   const { body, blocks, attachments } = bodyAndBlocks(fields, bodyField);
   const poll = fields.poll ? pollOf(fields.poll) : null;
-  const [used, replyTo, root, record, ...versions] = read.extra;
+  const { used, replyTo, root, record } = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
   if (usedUp && record.versionstamp === null) throw notFound(USED_UP_GONE);
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
@@ -204,7 +201,7 @@ async function postOnce(
     client_uuid: clientUuid,
     mention_names: await mentionNames(ctx.kv, { teamId: channel.team_id, body }),
   });
-  const audience = await audienceOf(ctx, channel, versions);
+  const audience = await audienceOf(ctx, channel, read.versions);
   const created = ctx.kv.atomic();
   emit(created, audience, messageEvent("message.created", draft));
   if (usedUp) { for (const key of [usedUp.key, ...usedUp.alsoDelete]) created.delete(key); }
@@ -266,8 +263,8 @@ export async function showMessage(
   channelId: string,
   messageId: string,
 ): Promise<Message> {
-  const read = await loadChannelWith<[Message]>(ctx, subject, channelId, {
-    extraKeys: [messageKeyFor(messageId)],
+  const read = await loadChannelWith<{ message: Message }>(ctx, subject, channelId, {
+    extra: { message: messageKeyFor(messageId) },
   });
-  return messageIn(read.channel, read.extra[0]).value;
+  return messageIn(read.channel, read.extra.message).value;
 }

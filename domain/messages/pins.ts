@@ -28,19 +28,19 @@ export function pinMessage(
   { channelId, messageId, present }: { channelId: string; messageId: string; present: boolean },
 ): Promise<void> {
   return retrying("pin", async () => {
-    const read = await loadChannelWith<[Message, Pin]>(ctx, subject, channelId, {
-      extraKeys: [
-        messageKeyFor(messageId),
-        isUuid(messageId) ? keys.pin(channelId, messageId) : null,
-      ],
+    const read = await loadChannelWith<{ message: Message; pin: Pin }>(ctx, subject, channelId, {
+      extra: {
+        message: messageKeyFor(messageId),
+        pin: isUuid(messageId) ? keys.pin(channelId, messageId) : null,
+      },
       reads: "fresh",
     });
-    const message = messageIn(read.channel, read.extra[0]);
+    const message = messageIn(read.channel, read.extra.message);
     authorize(subject, "message.pin", read);
     if (message.value.deleted_at || isSystem(message.value)) {
       throw invalid("message", "A deleted message or a notice can't be pinned.");
     }
-    const pinned = read.extra[1];
+    const pinned = read.extra.pin;
     if ((pinned.versionstamp !== null) === present) {
       throw invalid("message", present ? "The message is pinned already." : "It is not pinned.");
     }

@@ -17,7 +17,7 @@ import { keys } from "../../kv/keys.ts";
 import { replaceMessage } from "../../kv/messages.ts";
 import { optionVoters } from "../../kv/polls.ts";
 import type { EventDraft } from "../../kv/outbox.ts";
-import { audienceKeys, audienceOf, emit } from "../webhooks/audience.ts";
+import { audienceOf, emit } from "../webhooks/audience.ts";
 import { messageEvent, type MessageRef } from "./messages.ts";
 import { PER_PAGE } from "../paging.ts";
 
@@ -71,24 +71,26 @@ export async function setVote(ctx: Ctx, subject: Subject, change: VoteChange): P
 
 async function voteOnce(ctx: Ctx, subject: Subject, change: VoteChange): Promise<true | null> {
   const { channelId, messageId, optionId, present } = change;
-  const read = await loadChannelWith<[Message, string[], unknown, unknown]>(
+  const read = await loadChannelWith<{ message: Message; ballot: string[] }>(
     ctx,
     subject,
     channelId,
     {
-      extraKeys: [
-        messageKeyFor(messageId),
-        isUuid(messageId) ? keys.pollBallot(messageId.toLowerCase(), subject.user_id) : null,
-        ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-      ],
+      extra: {
+        message: messageKeyFor(messageId),
+        ballot: isUuid(messageId)
+          ? keys.pollBallot(messageId.toLowerCase(), subject.user_id)
+          : null,
+      },
+      audience: true,
     },
   );
-  const entry = messageIn(read.channel, read.extra[0]);
+  const entry = messageIn(read.channel, read.extra.message);
   authorize(subject, "reaction.set", read);
   const message = entry.value;
   const { poll } = optionOf(message, optionId);
   if (poll.closed_at) throw invalid("poll", "The poll is closed.");
-  const ballotEntry = read.extra[1];
+  const ballotEntry = read.extra.ballot;
   const ballot = ballotEntry.value ?? [];
   if (ballot.includes(optionId) === present) return true;
   const removed = present ? (poll.multiple ? [] : ballot) : [optionId];
@@ -97,7 +99,7 @@ async function voteOnce(ctx: Ctx, subject: Subject, change: VoteChange): Promise
   const counted = (id: string) => (added.includes(id) ? 1 : 0) - (removed.includes(id) ? 1 : 0);
   const options = poll.options.map((o) => ({ ...o, count: o.count + counted(o.id) }));
   const next: Message = { ...message, poll: { ...poll, options } };
-  const audience = await audienceOf(ctx, read.channel, read.extra.slice(2));
+  const audience = await audienceOf(ctx, read.channel, read.versions);
   const op = ctx.kv.atomic().check(entry, read.entry, ballotEntry, ...audience.checks);
   const voter: MemberRef = { id: subject.user_id, name: subject.name, type: subject.type };
   for (const id of removed) {
@@ -125,10 +127,10 @@ export async function listVoters(
   subject: Subject,
   ref: MessageRef & { optionId: string; cursor?: string },
 ): Promise<{ voters: MemberRef[]; nextCursor: string | null }> {
-  const read = await loadChannelWith<[Message]>(ctx, subject, ref.channelId, {
-    extraKeys: [messageKeyFor(ref.messageId)],
+  const read = await loadChannelWith<{ message: Message }>(ctx, subject, ref.channelId, {
+    extra: { message: messageKeyFor(ref.messageId) },
   });
-  const message = messageIn(read.channel, read.extra[0]).value;
+  const message = messageIn(read.channel, read.extra.message).value;
   optionOf(message, ref.optionId);
   let after: string | null = null;
   if (ref.cursor) {
@@ -164,19 +166,17 @@ export async function closePoll(ctx: Ctx, subject: Subject, ref: MessageRef): Pr
 }
 
 async function closeOnce(ctx: Ctx, subject: Subject, ref: MessageRef): Promise<Message | null> {
-  const read = await loadChannelWith<[Message, unknown, unknown]>(ctx, subject, ref.channelId, {
-    extraKeys: [
-      messageKeyFor(ref.messageId),
-      ...audienceKeys({ team_id: subject.team_id, id: ref.channelId }),
-    ],
+  const read = await loadChannelWith<{ message: Message }>(ctx, subject, ref.channelId, {
+    extra: { message: messageKeyFor(ref.messageId) },
+    audience: true,
   });
-  const entry = messageIn(read.channel, read.extra[0]);
+  const entry = messageIn(read.channel, read.extra.message);
   const message = entry.value;
   if (!message.poll) throw notFound("This message is not a poll.");
   authorize(subject, "poll.close", { channel: read.channel, isMember: read.isMember, message });
   if (message.poll.closed_at) return message;
   const next: Message = { ...message, poll: { ...message.poll, closed_at: nowIso() } };
-  const audience = await audienceOf(ctx, read.channel, read.extra.slice(1));
+  const audience = await audienceOf(ctx, read.channel, read.versions);
   const op = ctx.kv.atomic().check(entry, read.entry, ...audience.checks);
   emit(op, audience, messageEvent("poll.closed", next));
   return (await replaceMessage(op, next)) ? next : null;

@@ -12,7 +12,7 @@ import { retrying } from "../../core/retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { replaceMessage } from "../../kv/messages.ts";
 import type { EventDraft } from "../../kv/outbox.ts";
-import { audienceKeys, audienceOf, emit, NOBODY } from "../webhooks/audience.ts";
+import { audienceOf, emit, NOBODY } from "../webhooks/audience.ts";
 
 /**
  * Distinct emoji one message may carry. Bounds the summary stored on every copy of the message
@@ -78,34 +78,36 @@ async function reactOnce(
   emoji: Settled<Emoji>,
 ): Promise<true | null> {
   const early = peek(emoji);
-  const read = await loadChannelWith<[Message, null, unknown, unknown, unknown]>(
+  const read = await loadChannelWith<{ message: Message; mine: null; emoji: unknown }>(
     ctx,
     subject,
     channelId,
     {
-      extraKeys: [
-        messageKeyFor(messageId),
-        early && isUuid(messageId) ? keys.reaction(messageId, early.text, subject.user_id) : null,
-        early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
-        ...audienceKeys({ team_id: subject.team_id, id: channelId }),
-      ],
+      extra: {
+        message: messageKeyFor(messageId),
+        mine: early && isUuid(messageId)
+          ? keys.reaction(messageId, early.text, subject.user_id)
+          : null,
+        emoji: early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
+      },
+      audience: true,
     },
   );
-  const entry = messageIn(read.channel, read.extra[0]);
+  const entry = messageIn(read.channel, read.extra.message);
   authorize(subject, "reaction.set", read);
   const { text, customName } = unwrap(emoji);
-  if (customName && read.extra[2].versionstamp === null) throw unknownCustomEmoji(customName);
+  if (customName && read.extra.emoji.versionstamp === null) throw unknownCustomEmoji(customName);
   const message = entry.value;
   if (isSystem(message)) throw invalid("message", "System messages can't be reacted to.");
   if (message.deleted_at) throw invalid("message", "A deleted message can't be reacted to.");
-  const mine = read.extra[1];
+  const mine = read.extra.mine;
   if ((mine.versionstamp !== null) === present) return true;
   const reactions = present
     ? withAdded(message.reactions, text)
     : withRemoved(message.reactions, text);
   const key = keys.reaction(message.id, text, subject.user_id);
   const next = { ...message, reactions };
-  const audience = present ? await audienceOf(ctx, read.channel, read.extra.slice(3)) : NOBODY;
+  const audience = present ? await audienceOf(ctx, read.channel, read.versions) : NOBODY;
   const checks = [entry, read.entry, mine, ...audience.checks];
   const op = ctx.kv.atomic().check(...checks);
   if (present) emit(op.set(key, null), audience, reactionAdded(message, text, subject));

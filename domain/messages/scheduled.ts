@@ -49,7 +49,7 @@ export async function scheduleMessage(
 ): Promise<ScheduledMessage> {
   const now = Math.floor(Date.now() / 1000);
   const at = Math.floor(postAt);
-  const read = await loadChannelWith<[]>(ctx, subject, channelId, { action: "channel.post" });
+  const read = await loadChannelWith(ctx, subject, channelId, { action: "channel.post" });
   checkPostAt(at, now);
   const { body, blocks, attachments } = bodyAndBlocks(message, "text");
   const scheduled: ScheduledMessage = {
