@@ -254,7 +254,11 @@ Deno.test("operations: SIGTERM during traffic fails no request in flight and los
         outcomes.push(await postAlone(service.url, w.admin.token, path, `client ${c} post ${i}`));
       }
     });
-    await waitUntil(() => outcomes.length >= 200 && slow.hits.length > 10, 20_000, "traffic");
+    await waitUntil(
+      () => outcomes.length >= 200 && slow.hits.length > 10,
+      60_000,
+      () => `traffic (${outcomes.length} posts answered, ${slow.hits.length} deliveries)`,
+    );
     const code = await service.stop("SIGTERM");
     stop = true;
     await Promise.all(clients);
