@@ -4,6 +4,7 @@ import { errorFields, log } from "../core/log.ts";
 import type { Store } from "../kv/store.ts";
 import { unlease } from "../kv/leases.ts";
 import type { Work } from "../kv/handed_share.ts";
+import { Peers } from "./peers.ts";
 
 /**
  * How long a first attempt waits for this process's room before any process may take it: long
@@ -26,15 +27,17 @@ interface Waiting {
  * handed-jobs records, durable and leased to this process, and only as a reference here, in order
  * per subscription, until their subscription has room. A burst that outruns delivery for a moment
  * is then not written into the post's commit as a job and a count per subscription, to be pulled
- * back through leases at twice the store's pages a delivery. Those that waited WAIT_HERE_MS, or
- * whose record's lease would run out before they could be attempted, become free jobs, pulled by
- * whichever engine has room (another instance, when this one stays full).
+ * back through leases at twice the store's pages a delivery. Those that waited WAIT_HERE_MS while
+ * another instance runs, or whose record's lease would run out before they could be attempted,
+ * become free jobs, pulled by whichever engine has room (the other instance, when this one stays
+ * full). Alone, freeing them would only cost this engine a commit each way.
  */
 export class WaitingFirstAttempts {
   readonly #lanes = new Map<string, Waiting[]>();
   #size = 0;
   #lookedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #peers: Peers;
 
   constructor(
     private readonly deps: {
@@ -48,8 +51,12 @@ export class WaitingFirstAttempts {
       submit: (job: Work<DeliveryJob>) => void;
       /** Whether a timer may look over them (none on Deno Deploy: the next commit or room does). */
       timers: boolean;
+      /** Whether another instance could take freed ones; by default, as delivery/peers.ts sees. */
+      othersRun?: () => boolean;
     },
-  ) {}
+  ) {
+    this.#peers = new Peers(deps.kv);
+  }
 
   /** Whether one more may wait. */
   get roomy(): boolean {
@@ -100,14 +107,17 @@ export class WaitingFirstAttempts {
   }
 
   /**
-   * Those that waited WAIT_HERE_MS, or whose lease runs short, become free jobs, in one commit per
-   * record, with the delivery signal every engine hears.
+   * Those that waited WAIT_HERE_MS while another instance runs, or whose lease runs short, become
+   * free jobs, in one commit per record, with the delivery signal every engine hears.
    */
   #freeWaitedOut(now: number) {
     this.#lookedAt = now;
     const out: Work<DeliveryJob>[] = [];
+    // Alone on the store, a freed job comes back to this engine through the store: it stays.
+    const othersRun = this.deps.othersRun?.() ?? this.#peers.othersRun(now);
     const stays = (w: Waiting) =>
-      now - w.since < WAIT_HERE_MS && this.deps.covers(w.job.handed!.leaseUntil, now);
+      (!othersRun || now - w.since < WAIT_HERE_MS) &&
+      this.deps.covers(w.job.handed!.leaseUntil, now);
     for (const [id, lane] of this.#lanes) {
       const keep: Waiting[] = [];
       for (const w of lane) stays(w) ? keep.push(w) : out.push(w.job);

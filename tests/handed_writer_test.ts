@@ -215,8 +215,20 @@ Deno.test("handed jobs: first attempts that waited until their record's lease no
 Deno.test("handed jobs: first attempts that waited half a second for this process's room become free jobs, for any engine to take", () =>
   freedWhile({ leaseCovers: true, waitedMs: 600 }));
 
-/** Waiting first attempts with no room, as the window saw them: both become free jobs. */
-async function freedWhile({ leaseCovers, waitedMs }: { leaseCovers: boolean; waitedMs: number }) {
+Deno.test("handed jobs: alone on the store, first attempts that waited half a second stay with their process", () =>
+  freedWhile({ leaseCovers: true, waitedMs: 600, othersRun: false }));
+
+/**
+ * Waiting first attempts with no room, as the window saw them: both become free jobs, unless no
+ * other instance runs and their lease still covers them.
+ */
+async function freedWhile(
+  { leaseCovers, waitedMs, othersRun = true }: {
+    leaseCovers: boolean;
+    waitedMs: number;
+    othersRun?: boolean;
+  },
+) {
   const s = await startServer(FAST);
   try {
     const { kv } = s.ctx;
@@ -251,9 +263,15 @@ async function freedWhile({ leaseCovers, waitedMs }: { leaseCovers: boolean; wai
       covers: () => leaseCovers,
       submit: (job) => void submitted.push(job.value.subscription_id),
       timers: false,
+      othersRun: () => othersRun,
     });
     for (const job of held.waiting) waiting.add(job, Date.now() - waitedMs);
     waiting.feed();
+    if (!othersRun && leaseCovers) {
+      assert.deepEqual(waiting.takeAll().map((j) => j.value.subscription_id), ids);
+      assert.equal(await countKeys(kv, keys.handedJobs()), 1);
+      return;
+    }
     await waitUntil(async () => (await countKeys(kv, keys.jobs())) === 2);
     assert.deepEqual(submitted, []);
     assert.equal(await countKeys(kv, keys.handedJobs()), 0);
