@@ -194,8 +194,12 @@ export interface OutboxEvent {
   channel_id: string;
   created_at: string;
   data: unknown;
-  /** Subscriptions that matched when the change committed; each has a delivery job. */
-  subscription_ids: string[];
+  /**
+   * Subscriptions that matched when the change committed, as releases before 0.32.0 wrote it (and
+   * none read it). No longer written: at 38 bytes a subscription it took a row past SQLite's
+   * in-page limit from about 8 on; the jobs and handed-jobs records name who heard an event.
+   */
+  subscription_ids?: string[];
   /**
    * False for an event addressed to one app alone: delivered, but in no feed, stream or index of
    * its channel. Absent: listed.

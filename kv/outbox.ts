@@ -69,7 +69,6 @@ export function addEvent(
     id: newId(now),
     ...draft,
     created_at: new Date(now).toISOString(),
-    subscription_ids: heard.map((h) => h.id),
   };
   op.event({ event, open, expireIn: EVENT_TTL_MS, heard });
   return event;
@@ -89,7 +88,6 @@ export function addAppEvent(
     id: newId(now),
     ...draft,
     created_at: new Date(now).toISOString(),
-    subscription_ids: heard.map((h) => h.id),
     listed: false,
   };
   op.event({ event, open: false, expireIn: EVENT_TTL_MS, heard });

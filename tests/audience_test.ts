@@ -27,13 +27,16 @@ const ALL_EVENTS = [
   "channel.member_added",
 ];
 
-/** A workspace with the delivery engine running, and a receiver to subscribe. */
+/**
+ * A workspace with no delivery engine, and a receiver to subscribe: each subscription an event is
+ * routed to gets a job row that stays, so the rows say who heard what.
+ */
 function withReceiver(fn: (s: TestServer, w: Workspace, r: Receiver) => Promise<void>) {
   const r = receiver();
-  return withWorkspace((s, w) => fn(s, w, r), FAST, { engine: true }).finally(() => r.close());
+  return withWorkspace((s, w) => fn(s, w, r), FAST).finally(() => r.close());
 }
 
-/** Every event written so far, oldest first, with the subscriptions it was routed to. */
+/** Every event written so far, oldest first. */
 async function events(s: TestServer): Promise<OutboxEvent[]> {
   const out: OutboxEvent[] = [];
   for await (const e of s.ctx.kv.list<OutboxEvent>({ prefix: keys.events() })) out.push(e.value);
@@ -44,9 +47,14 @@ async function events(s: TestServer): Promise<OutboxEvent[]> {
 async function heardSince(s: TestServer, seen: number, subs: Record<string, string>) {
   const names = Object.fromEntries(Object.entries(subs).map(([name, id]) => [id, name]));
   const out: Record<string, string[]> = Object.fromEntries(Object.keys(subs).map((n) => [n, []]));
+  const jobs = new Set<string>();
+  for (const id of Object.values(subs)) {
+    for await (const e of s.ctx.kv.list({ prefix: keys.jobs(id) })) jobs.add(e.key.join("|"));
+  }
   for (const e of (await events(s)).slice(seen)) {
-    for (const id of e.subscription_ids) {
-      if (names[id]) out[names[id]].push(`${e.type}@${e.channel_id}`);
+    for (const id of Object.values(subs)) {
+      const job = keys.job(id, e.id).join("|");
+      if (jobs.has(job)) out[names[id]].push(`${e.type}@${e.channel_id}`);
     }
   }
   return out;

@@ -377,7 +377,6 @@ Deno.test("delivery: the sweeper delivers jobs whose queue message never came, a
       channel_id: w.team.general_channel_id,
       created_at: new Date().toISOString(),
       data: { hello: "sweeper" },
-      subscription_ids: [sub.id],
     };
     const now = new Date().toISOString();
     await s.ctx.kv.atomic()

@@ -44,7 +44,6 @@ async function handOver(
     channel_id: channelId,
     created_at: new Date().toISOString(),
     data: { handed: true },
-    subscription_ids: subscriptionIds,
   };
   const subs = await Promise.all(subscriptionIds.map((id) => kv.get(keys.webhook(id))));
   const handed: HandedJobs = {

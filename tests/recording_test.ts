@@ -40,7 +40,6 @@ function eventOf(n: number): OutboxEvent {
     channel_id: "channel",
     created_at: new Date().toISOString(),
     data: {},
-    subscription_ids: [],
   };
 }
 

@@ -39,7 +39,7 @@ Deno.test("stream log: a commit's events share one marker and one entry, read in
     const events = [1, 2, 3, 4, 5].map(eventOf);
     const op = kv.atomic();
     for (const e of events.toReversed()) {
-      const event = { ...e, team_id: TEAM, data: {}, created_at: "", subscription_ids: [] };
+      const event = { ...e, team_id: TEAM, data: {}, created_at: "" };
       writeEvent(op, event, { open: false, expireIn: 60_000 });
     }
     await op.commit();

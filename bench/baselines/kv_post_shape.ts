@@ -31,7 +31,6 @@ serveBare(port, async (req) => {
       type: "message.created",
       created_at: now,
       data: message,
-      subscription_ids: SUBSCRIPTIONS,
     }, { expireIn: 30 * 24 * 3_600_000 });
   for (const sub of SUBSCRIPTIONS) {
     op.set(["jobs", sub, eventId], { subscription_id: sub, event_id: eventId, attempt: 1 });

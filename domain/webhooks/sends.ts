@@ -64,7 +64,6 @@ export async function testWebhook(
       channel_id: "",
       created_at,
       data: sampleData(type, entry.value),
-      subscription_ids: [],
     };
     const redelivery = redeliveryOf(entry, event.id, created_at);
     return await insertRedelivery(ctx.kv, entry, redelivery, event) ? { event_id: event.id } : null;
