@@ -104,6 +104,7 @@ export class Attempts {
     const held = await this.deps.leases.keep(pending);
     if (!held) return null;
     if (!sub || sub.value.status !== "active" || !found) {
+      // Job move "drop" (core/job_states.ts).
       await dropIfUnchanged(kv, held);
       return null;
     }

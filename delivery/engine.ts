@@ -222,8 +222,8 @@ export class Engine implements DeliveryEngine {
   }
 
   /**
-   * Takes the jobs a commit here leased to this engine once the writer's own continuation ran, and
-   * its answer is written when they are many (core/after_answers.ts), and the redeliveries.
+   * Takes the jobs a commit here leased to this engine (job move "start") once the writer's own
+   * continuation ran, and its answer is written when many (core/after_answers.ts); redeliveries.
    * A job the dispatcher no longer takes (it stopped meanwhile) is freed at stop, not left leased.
    */
   #handOver({ handed, versionstamp, redeliveries }: CommitWork) {

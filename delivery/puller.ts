@@ -248,6 +248,7 @@ export class Puller {
     let won: Deno.KvEntry<T>[] = [];
     try {
       [won] = await Promise.all([
+        // Job move "lease" (core/job_states.ts).
         leases.take(roomy),
         // Only saves attempts a read: one that fails reads its event itself.
         this.deps.preload(roomy.map((e) => e.value.event_id)).catch(() => {}),

@@ -79,6 +79,7 @@ export class WaitingFirstAttempts {
     const { dispatcher, submit } = this.deps;
     for (const [id, lane] of this.#lanes) {
       let n = 0;
+      // Job move "feed" (core/job_states.ts).
       while (n < lane.length && dispatcher.room(id) >= 1) submit(lane[n++].job);
       lane.splice(0, n);
       this.#size -= n;
@@ -113,7 +114,8 @@ export class WaitingFirstAttempts {
   #freeWaitedOut(now: number) {
     this.#lookedAt = now;
     const out: Work<DeliveryJob>[] = [];
-    // Alone on the store, a freed job comes back to this engine through the store: it stays.
+    // Job move "wait_out" (core/job_states.ts). Alone on the store, a freed job would come back
+    // to this engine through the store: it stays.
     const othersRun = this.deps.othersRun?.() ?? this.#peers.othersRun(now);
     const stays = (w: Waiting) =>
       (!othersRun || now - w.since < WAIT_HERE_MS) &&

@@ -60,7 +60,10 @@ async function nextRunningOut(kv: Store, now: number): Promise<number | null> {
   return null;
 }
 
-/** One record's pending first attempts as free jobs, and the record gone; null when it changed. */
+/**
+ * One record's pending first attempts as free jobs, and the record gone (job move "expand",
+ * core/job_states.ts); null when it changed.
+ */
 async function expandOne(kv: Store, entry: Deno.KvEntry<HandedJobs>): Promise<number | null> {
   const { event_id, created_at, pending } = entry.value;
   const subs = await getAll<Subscription>(kv, pending.map((p) => keys.webhook(p.subscription_id)));

@@ -7,7 +7,10 @@ import type { Work } from "./handed_share.ts";
 /** A job or a redelivery: work one process at a time may hold under a lease. */
 export type Leasable = DeliveryJob | Redelivery;
 
-/** Whether `entry` is free to lease at `now`: nobody holds it, or the holder's lease ran out. */
+/**
+ * Whether `entry` is free to lease at `now`: nobody holds it, or the holder's lease ran out (job
+ * move "lapse", core/job_states.ts, as unlease makes it at once).
+ */
 export const isFree = (entry: Deno.KvEntry<Leasable>, now: number) =>
   (entry.value.lease_until ?? 0) <= now;
 

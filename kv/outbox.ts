@@ -148,6 +148,7 @@ export function writePlannedEvents(
     const leaseUntil = now + (room?.leaseMs ?? 0);
     const [jobs, waiting]: DeliveryJob[][] = [[], []];
     let free = false;
+    // Job moves "hand", "wait" and "enqueue" (core/job_states.ts), as the window has room.
     for (const { id, version } of webhooks) {
       const handing = room && jobs.length + waiting.length < HANDED_MAX;
       if (handing && room.window.reserve(id)) jobs.push(firstJob(event, id, leaseUntil, version));

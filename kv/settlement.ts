@@ -121,7 +121,10 @@ function takeOutOfRecord(
   if (!retry && !succeeded) markFailed(op, subscriptionId, pending.value.event_id);
 }
 
-/** A job or redelivery done with, deleted. Returns how many jobs it settled (0 or 1). */
+/**
+ * A job or redelivery done with, deleted (job move "settle", core/job_states.ts). Returns how many
+ * jobs it settled (0 or 1).
+ */
 function settle(op: Plan, subscriptionId: string, { pending, succeeded }: Settlement): bigint {
   op.delete(pending.key);
   if (!isJob(pending)) {
@@ -134,8 +137,9 @@ function settle(op: Plan, subscriptionId: string, { pending, succeeded }: Settle
 }
 
 /**
- * A job moved to its next attempt, with the queue message that will wake it. A first attempt
- * out of a handed-jobs record has no job row yet: its retry is a job of its own, counted as made.
+ * A job moved to its next attempt (job move "retry", core/job_states.ts), with the queue message
+ * that will wake it. A first attempt out of a handed-jobs record has no job row yet: its retry is a
+ * job of its own, counted as made.
  */
 function scheduleRetry(
   kv: Store,

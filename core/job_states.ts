@@ -1,0 +1,107 @@
+/**
+ * The states of a delivery job (one event to one subscription) and every move between them, with
+ * the module that makes it. A mistake here is a lost or doubled delivery under load, not a type
+ * error, so the moves are data: ARCHITECTURE.md draws this table, and each module named here
+ * marks where it makes its move with `job move "<name>"` (tests/job_states_test.ts keeps all three
+ * the same).
+ */
+
+export type JobState =
+  /** First attempt in its event's handed-jobs record, leased to the committing process, in its window. */
+  | "handed"
+  /** Handed, but the process's window was full: referenced in memory until it has room. */
+  | "waiting"
+  /** A job row no process holds: any engine may lease it once due. */
+  | "free"
+  /** A job row one engine leased and holds in its window. */
+  | "leased"
+  /** In the dispatcher: its attempt is claimed, signed, sent, and its answer awaited. */
+  | "in_flight"
+  /** Gone: delivered, failed for good, or its subscription deleted or disabled. */
+  | "settled";
+
+export interface JobMove {
+  from: readonly JobState[];
+  to: JobState;
+  /** The module that makes the move. */
+  by: string;
+  /** When it happens. */
+  when: string;
+}
+
+export const JOB_MOVES = {
+  hand: {
+    from: [],
+    to: "handed",
+    by: "kv/outbox.ts",
+    when: "a change commits its event while the process's window has room",
+  },
+  wait: {
+    from: [],
+    to: "waiting",
+    by: "kv/outbox.ts",
+    when: "a change commits its event with the window full and room to wait",
+  },
+  enqueue: {
+    from: [],
+    to: "free",
+    by: "kv/outbox.ts",
+    when: "a change commits its event with no room to hand or wait (or no engine here)",
+  },
+  start: {
+    from: ["handed", "leased"],
+    to: "in_flight",
+    by: "delivery/engine.ts",
+    when: "the dispatcher has room (handed ones after the post's answer: core/after_answers.ts)",
+  },
+  feed: {
+    from: ["waiting"],
+    to: "in_flight",
+    by: "delivery/waiting.ts",
+    when: "its subscription's lane has room",
+  },
+  wait_out: {
+    from: ["waiting"],
+    to: "free",
+    by: "delivery/waiting.ts",
+    when: "it waited 500 ms while another instance runs, or its record's lease runs short",
+  },
+  expand: {
+    from: ["handed", "waiting"],
+    to: "free",
+    by: "kv/handed_jobs.ts",
+    when: "its record's lease ran out (the process stopped or fell far behind)",
+  },
+  lease: {
+    from: ["free"],
+    to: "leased",
+    by: "delivery/puller.ts",
+    when: "it is due and an engine has room",
+  },
+  lapse: {
+    from: ["leased"],
+    to: "free",
+    by: "kv/leases.ts",
+    when: "its holder's lease ran out (the holder died), or the holder stops (unlease)",
+  },
+  retry: {
+    from: ["in_flight"],
+    to: "free",
+    by: "kv/settlement.ts",
+    when: "the attempt failed and attempts remain: due again after the schedule's wait",
+  },
+  settle: {
+    from: ["in_flight"],
+    to: "settled",
+    by: "kv/settlement.ts",
+    when: "the attempt succeeded, or was its last",
+  },
+  drop: {
+    from: ["in_flight"],
+    to: "settled",
+    by: "delivery/attempt.ts",
+    when: "its claim finds the subscription gone or disabled, or the event gone",
+  },
+} as const satisfies Record<string, JobMove>;
+
+export type JobMoveName = keyof typeof JOB_MOVES;
