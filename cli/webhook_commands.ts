@@ -1,7 +1,12 @@
 import { subscriptionView } from "../domain/views.ts";
 import { listTeamWebhooks } from "../domain/webhooks/webhooks.ts";
-import { enableWebhook, rotateWebhookSecret } from "../domain/webhooks/admin.ts";
-import { type Command, uuidFlag } from "./command.ts";
+import {
+  enableWebhook,
+  rotateWebhookSecret,
+  setSignatureScheme,
+} from "../domain/webhooks/admin.ts";
+import { SIGNATURE_SCHEMES, type SignatureScheme } from "../core/webhook_records.ts";
+import { choiceFlag, type Command, requiredFlag, uuidFlag } from "./command.ts";
 import { findTeam } from "../domain/people/workspace.ts";
 
 /** Settings-screen actions on outgoing-webhook subscriptions. The CLI acts as the operator. */
@@ -19,6 +24,17 @@ export const webhookCommands: Record<string, Command> = {
     summary: "Re-enables a subscription disabled after failing too often.",
     async run(ctx, flags) {
       return subscriptionView(await enableWebhook(ctx, uuidFlag(flags, "id"), null));
+    },
+  },
+  "webhook:signature-scheme": {
+    usage: "webhook:signature-scheme --id <subscription id> --scheme <service|standard|both>",
+    summary:
+      "How a subscription's deliveries are signed: X-Service-Signature (service), Standard Webhooks' webhook-* headers (standard), or both.",
+    async run(ctx, flags) {
+      const given = requiredFlag(flags, "scheme") as SignatureScheme;
+      const scheme = choiceFlag(flags, "scheme", SIGNATURE_SCHEMES, given);
+      const id = uuidFlag(flags, "id");
+      return subscriptionView(await setSignatureScheme(ctx, id, { scheme, actor: null }));
     },
   },
   "webhook:rotate-secret": {

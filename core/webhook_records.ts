@@ -1,6 +1,17 @@
 import type { DeliveredType, EventType, UserType } from "./types.ts";
 
 /** An outgoing-webhook subscription as stored. Secrets are sealed with the keyring (AES-GCM). */
+/**
+ * How a subscription's deliveries are signed: `service`, the X-Service-Signature header (ours, the
+ * default); `standard`, Standard Webhooks' `webhook-*` headers (standardwebhooks.com); `both`.
+ */
+export const SIGNATURE_SCHEMES = ["service", "standard", "both"] as const;
+export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
+
+/** A subscription's scheme; one made before 0.32.0 has none, and keeps getting both, as it did. */
+export const schemeOf = (s: Pick<Subscription, "signature_scheme">): SignatureScheme =>
+  s.signature_scheme ?? "both";
+
 export interface Subscription {
   id: string;
   team_id: string;
@@ -32,6 +43,8 @@ export interface Subscription {
    * goes to this modulo 100. Absent before the first.
    */
   records_written?: number;
+  /** How its deliveries are signed (`schemeOf`). */
+  signature_scheme?: SignatureScheme;
 }
 
 /** Where channels are, as Slack's `message.*` events tell them apart. */

@@ -1,6 +1,11 @@
 import type { Ctx } from "../domain/context.ts";
 import type { OutboxEvent } from "../core/types.ts";
-import type { DeliveryJob, Redelivery, Subscription } from "../core/webhook_records.ts";
+import {
+  type DeliveryJob,
+  type Redelivery,
+  schemeOf,
+  type Subscription,
+} from "../core/webhook_records.ts";
 import { dropIfUnchanged } from "../kv/settlement.ts";
 import type { Connector } from "../core/outbound/connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
@@ -128,7 +133,9 @@ export class Attempts {
         return { body, headers, startedAt };
       }
       const body = this.deps.events.body(event);
-      return { body, headers: deliveryHeaders(event, signers, body, startedAt), startedAt };
+      const scheme = schemeOf(sub);
+      const headers = deliveryHeaders({ event, signers, body, scheme }, startedAt);
+      return { body, headers, startedAt };
     } catch {
       return {
         succeeded: false,

@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import type { OutboxEvent } from "../core/types.ts";
+import type { SignatureScheme } from "../core/webhook_records.ts";
 import { envelopeOf } from "../domain/views.ts";
 
 /** The JSON body of a delivery. */
@@ -55,13 +56,18 @@ export function standardSignature(signers: Signer[], id: string, t: number, body
 }
 
 /**
- * The headers of one attempt: ours (X-Service-*), and the Standard Webhooks ones, so receivers
- * can verify with that spec's libraries in any language, unchanged.
+ * The headers of one attempt: the event's name and id (X-Service-Event, X-Service-Delivery), and
+ * the signatures of the subscription's scheme: ours (X-Service-Signature), the Standard Webhooks
+ * ones, which that spec's libraries verify in any language, unchanged, or both. Receivers that
+ * HMAC the body alone break on a scheme they did not ask for, so it is the subscription's choice.
  */
 export function deliveryHeaders(
-  event: Pick<OutboxEvent, "id" | "type">,
-  signers: Signer[],
-  body: string,
+  { event, signers, body, scheme }: {
+    event: Pick<OutboxEvent, "id" | "type">;
+    signers: Signer[];
+    body: string;
+    scheme: SignatureScheme;
+  },
   nowMs = Date.now(),
 ): Record<string, string> {
   const t = Math.floor(nowMs / 1000);
@@ -70,9 +76,13 @@ export function deliveryHeaders(
     "User-Agent": USER_AGENT,
     "X-Service-Event": event.type,
     "X-Service-Delivery": event.id,
-    "X-Service-Signature": signatureHeader(signers, body, nowMs),
-    "webhook-id": event.id,
-    "webhook-timestamp": String(t),
-    "webhook-signature": standardSignature(signers, event.id, t, body),
+    ...(scheme === "standard" ? {} : {
+      "X-Service-Signature": signatureHeader(signers, body, nowMs),
+    }),
+    ...(scheme === "service" ? {} : {
+      "webhook-id": event.id,
+      "webhook-timestamp": String(t),
+      "webhook-signature": standardSignature(signers, event.id, t, body),
+    }),
   };
 }

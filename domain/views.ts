@@ -15,7 +15,7 @@ import type {
   Token,
   User,
 } from "../core/types.ts";
-import type { Delivery, Subscription } from "../core/webhook_records.ts";
+import { type Delivery, schemeOf, type Subscription } from "../core/webhook_records.ts";
 import { legacyTs } from "../core/ids.ts";
 import { renderedText } from "./messages/slack_text.ts";
 
@@ -100,6 +100,7 @@ export const subscriptionView = (s: Subscription) => ({
   last_success_at: s.last_success_at,
   disabled_at: s.disabled_at,
   created_at: s.created_at,
+  signature_scheme: schemeOf(s),
 });
 
 /** The API's Delivery. */

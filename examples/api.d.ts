@@ -2622,6 +2622,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings/integrations/webhooks/{webhookSubscription}/signature-scheme": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose how the subscription's deliveries are signed
+         * @description The API's PATCH of `signature_scheme`: anyone who manages the subscription may change it.
+         *     An unknown scheme: 422, the form again naming the choices.
+         */
+        post: operations["settingsSetWebhookSignatureScheme"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settings/integrations/webhooks/{webhookSubscription}/enable": {
         parameters: {
             query?: never;
@@ -3866,6 +3890,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description How deliveries are signed. `service` (the default for new subscriptions): the `X-Service-Signature` header, `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`. `standard`: the Standard Webhooks headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 after `whsec_`), which that specification's libraries verify unchanged. `both`: all of them. During a secret rotation each carries a signature per secret. Subscriptions made before 0.32.0 are `both`, as they were sent.
+         * @enum {string}
+         */
+        SignatureScheme: "service" | "standard" | "both";
         Subscription: {
             id: components["schemas"]["Uuid"];
             name: string;
@@ -3881,6 +3910,7 @@ export interface components {
             last_success_at: components["schemas"]["NullableDateTime"];
             disabled_at: components["schemas"]["NullableDateTime"];
             created_at: components["schemas"]["NullableDateTime"];
+            signature_scheme: components["schemas"]["SignatureScheme"];
         };
         /** @description A Subscription plus its recent deliveries. */
         SubscriptionWithDeliveries: {
@@ -3898,6 +3928,7 @@ export interface components {
             last_success_at: components["schemas"]["NullableDateTime"];
             disabled_at: components["schemas"]["NullableDateTime"];
             created_at: components["schemas"]["NullableDateTime"];
+            signature_scheme: components["schemas"]["SignatureScheme"];
             /** @description The 20 most recent delivery attempts, newest first. */
             deliveries: components["schemas"]["Delivery"][];
         };
@@ -4160,6 +4191,8 @@ export interface components {
             events: components["schemas"]["EventType"][];
             /** @description Channels of the workspace; omit (or null) for a workspace-wide subscription. */
             channel_ids?: components["schemas"]["Uuid"][] | null;
+            /** @description How deliveries are signed; `service` when omitted at creation. */
+            signature_scheme?: components["schemas"]["SignatureScheme"];
         };
         UpdateWebhookRequest: {
             name?: string;
@@ -4167,6 +4200,8 @@ export interface components {
             url?: string;
             events?: components["schemas"]["EventType"][];
             channel_ids?: components["schemas"]["Uuid"][] | null;
+            /** @description How the next deliveries are signed (any manager of the subscription may change it). */
+            signature_scheme?: components["schemas"]["SignatureScheme"];
         };
         SubscriptionResponse: {
             data: components["schemas"]["Subscription"];
@@ -4624,7 +4659,7 @@ export interface components {
         "X-Service-Event": components["schemas"]["EventType"];
         /** @description The envelope `id` (the event id; the same on every retry). */
         "X-Service-Delivery": string;
-        /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
+        /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
         "webhook-id": string;
         /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
         "webhook-timestamp": string;
@@ -4637,7 +4672,8 @@ export interface components {
          */
         "webhook-signature": string;
         /**
-         * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+         * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+         *     subscription's `signature_scheme` is `service` (the default) or `both`.
          *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
          *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
          *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
@@ -7965,6 +8001,7 @@ export interface operations {
                     events: components["schemas"]["EventType"][];
                     /** @description Repeated, once per channel; none for every channel. */
                     channel_ids?: string[];
+                    signature_scheme?: components["schemas"]["SignatureScheme"];
                 };
             };
         };
@@ -8020,6 +8057,32 @@ export interface operations {
                     url: string;
                     /** @description Repeated, once per event. */
                     events: components["schemas"]["EventType"][];
+                };
+            };
+        };
+        responses: {
+            303: components["responses"]["SettingsRedirect"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsSetWebhookSignatureScheme: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription of the team. */
+                webhookSubscription: components["parameters"]["settingsSubscription"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    signature_scheme: components["schemas"]["SignatureScheme"];
                 };
             };
         };
@@ -8192,17 +8255,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8210,7 +8274,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8233,17 +8297,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8251,7 +8316,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8274,17 +8339,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8292,7 +8358,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8315,17 +8381,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8333,7 +8400,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8356,17 +8423,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8374,7 +8442,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8397,17 +8465,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8415,7 +8484,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8438,17 +8507,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8456,7 +8526,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8479,17 +8549,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8497,7 +8568,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;
@@ -8520,17 +8591,18 @@ export interface operations {
                 /** @description The envelope `id` (the event id; the same on every retry). */
                 "X-Service-Delivery": components["parameters"]["X-Service-Delivery"];
                 /**
-                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`.
+                 * @description Every delivery also carries `User-Agent: TeamChat-Webhooks/1`. Sent when the
+                 *     subscription's `signature_scheme` is `service` (the default) or `both`.
                  *     `t=<unix seconds>,v1=<64 lowercase hex>`, no spaces. `v1` is the hex HMAC-SHA256, keyed
                  *     with the subscription's whole signing secret (`whsec_…`), over `<t>.<raw body>`. `t` is
                  *     the time of this attempt, so a retry still passes a 300-second replay window. For 24
                  *     hours after a secret rotation a second `,v1=<hex>` follows, signed with the old secret.
                  */
-                "X-Service-Signature": components["parameters"]["X-Service-Signature"];
-                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. */
-                "webhook-id": components["parameters"]["webhook-id"];
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
+                /** @description Standard Webhooks (standardwebhooks.com) message id; the envelope `id`. Sent when the subscription's `signature_scheme` is `standard` or `both`, as are the two below. */
+                "webhook-id"?: components["parameters"]["webhook-id"];
                 /** @description Standard Webhooks timestamp, unix seconds of this attempt (as `t` above). */
-                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                "webhook-timestamp"?: components["parameters"]["webhook-timestamp"];
                 /**
                  * @description Standard Webhooks signature: `v1,<base64>`, the HMAC-SHA256 over
                  *     `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded part of the
@@ -8538,7 +8610,7 @@ export interface operations {
                  *     PHP, Java, Rust, C#, …) expect. During a rotation, one entry per valid secret,
                  *     space-separated.
                  */
-                "webhook-signature": components["parameters"]["webhook-signature"];
+                "webhook-signature"?: components["parameters"]["webhook-signature"];
             };
             path?: never;
             cookie?: never;

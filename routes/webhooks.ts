@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Ctx } from "../domain/context.ts";
 import { isUuid } from "../core/ids.ts";
 import { EVENT_TYPES } from "../core/types.ts";
+import { SIGNATURE_SCHEMES } from "../core/webhook_records.ts";
 import { deliveryView, subscriptionView } from "../domain/views.ts";
 import {
   createWebhook,
@@ -61,6 +62,9 @@ export const newWebhook = z.object({
         `A subscription may name at most ${MAX_CHANNEL_IDS} channels; omit channel_ids for the whole workspace.`,
     },
   ).nullable().optional(),
+  signature_scheme: z.enum(SIGNATURE_SCHEMES, {
+    error: `The signature_scheme must be one of ${SIGNATURE_SCHEMES.join(", ")}.`,
+  }).optional(),
 });
 
 /** What a test sends: a ping (the default), or a sample of an event type. */
@@ -80,6 +84,8 @@ const recoverBody = z.object({
 
 /** What PATCH takes (and the screen's edit form): any of the create fields, with their rules. */
 export const webhookChanges = newWebhook.partial();
+/** The screen's form choosing how a subscription is signed. */
+export const schemeChange = newWebhook.pick({ signature_scheme: true }).required();
 
 /** What a recover did, and what it left to the retries still under way. */
 function recoverMessage(events: number, retrying: number): string {

@@ -1461,6 +1461,19 @@ const SCREEN: Record<string, ScreenRow> = {
       teamAdmins(200),
     ),
   },
+  "POST /settings/integrations/webhooks/{webhookSubscription}/signature-scheme": {
+    surface: "screen",
+    // Someone else's (the bot's): how it is signed is any manager's to choose.
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/webhooks/${w.subs.botIn.id}/signature-scheme`,
+          form: { signature_scheme: "both" },
+          unknown: `${S}/webhooks/${uuid()}/signature-scheme`,
+        }),
+      teamAdmins(303),
+    ),
+  },
   "POST /settings/integrations/webhooks/{webhookSubscription}/rotate-secret": {
     surface: "screen",
     cells: screen(

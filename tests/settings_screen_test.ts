@@ -697,6 +697,7 @@ for (const width of [1280, 390]) {
           await form.getByLabel("Name").fill("CI receiver");
           await form.getByLabel("URL").fill(r.url);
           await form.getByLabel("reaction.added").check();
+          await form.getByLabel("Signed with").selectOption("standard");
           await form.getByRole("button", { name: "Create subscription" }).click();
           const secret = await page.locator("#revealed-value").inputValue();
           assert.match(secret, /^whsec_/);
@@ -709,6 +710,14 @@ for (const width of [1280, 390]) {
           const envelope = JSON.parse(hit.body);
           assert.equal(envelope.type, "message.created");
           assert.match(envelope.data.body, /sample/);
+          assert.equal(hit.headers.get("webhook-id"), envelope.id, "signed as chosen");
+          assert.equal(hit.headers.has("x-service-signature"), false);
+          const signing = page.getByRole("form", { name: "How it is signed" });
+          await signing.getByLabel("Signed with").selectOption("both");
+          await signing.getByRole("button", { name: "Save" }).click();
+          await page.getByText("its next deliveries are signed that way").waitFor();
+          const listed = await api(s, "GET", "/webhooks", { token: w.admin.token });
+          assert.equal(listed.body.data[0].signature_scheme, "both");
           await page.locator("tr[data-delivery-id]").first().waitFor();
           const wide = await page.evaluate("document.documentElement.scrollWidth") as number;
           assert.ok(wide <= width, `${wide} px wide at ${width}`);

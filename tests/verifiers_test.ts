@@ -32,11 +32,11 @@ async function verifyStripe(hit: Hit, secret: string) {
   );
 }
 
-Deno.test("verifiers: Standard Webhooks and Stripe libraries accept real deliveries, also mid-rotation", async () => {
+Deno.test("verifiers: Standard Webhooks and Stripe libraries accept real deliveries of a subscription signed both ways, also mid-rotation", async () => {
   const r = receiver();
   await withWorkspace(
     async (s, w) => {
-      const sub = await subscribe(s, w.admin.token, r.url);
+      const sub = await subscribe(s, w.admin.token, r.url, { signature_scheme: "both" });
       await post(s, w.admin.token, w.team.general_channel_id, "before the rotation");
       const [before] = await r.waitFor(1);
       assert.equal(before.headers.get("webhook-id"), JSON.parse(before.body).id);

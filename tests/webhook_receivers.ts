@@ -115,7 +115,12 @@ export async function subscribe(
   s: TestServer,
   token: string,
   url: string,
-  opts: { events?: string[]; channel_ids?: string[] | null; name?: string } = {},
+  opts: {
+    events?: string[];
+    channel_ids?: string[] | null;
+    name?: string;
+    signature_scheme?: "service" | "standard" | "both";
+  } = {},
 ): Promise<{ id: string; secret: string }> {
   const res = await api(s, "POST", "/webhooks", {
     token,
@@ -124,6 +129,7 @@ export async function subscribe(
       url,
       events: opts.events ?? ["message.created"],
       channel_ids: opts.channel_ids,
+      signature_scheme: opts.signature_scheme,
     },
   });
   assert.equal(res.status, 201, JSON.stringify(res.body));

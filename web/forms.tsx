@@ -125,10 +125,12 @@ export function SelectField(
     hint?: string;
     /** Other fields the domain may name for what this control chose (the user it adds, say). */
     alsoErrorsOf?: string[];
+    /** Chosen when no form was sent back. */
+    initial?: string;
   },
 ) {
   const id = controlId(props.scope, props.name);
-  const chosen = valueOf(props.form, props.name);
+  const chosen = props.form ? valueOf(props.form, props.name) : props.initial ?? "";
   const names = [props.name, ...props.alsoErrorsOf ?? []];
   return (
     <div class="field">

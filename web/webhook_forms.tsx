@@ -1,6 +1,6 @@
-/** The screen's forms for outgoing subscriptions: a new one, a change, a test send. */
+/** The screen's forms for outgoing subscriptions: a new one, a change, a test send, a scheme. */
 import { type Channel, EVENT_TYPES } from "../core/types.ts";
-import type { Subscription } from "../core/webhook_records.ts";
+import { schemeOf, type SignatureScheme, type Subscription } from "../core/webhook_records.ts";
 import {
   controlId,
   FieldError,
@@ -79,6 +79,7 @@ export function NewWebhookForm(p: { csrf: string; channels: Channel[]; form?: Fo
         </div>
         <FieldError form={form} name="channel_ids" id={channelsId} />
       </fieldset>
+      <SchemeField form={form} scope="new" initial="service" />
       <button type="submit" class="primary">Create subscription</button>
     </PostForm>
   );
@@ -129,6 +130,42 @@ export function EditForm(props: { sub: Subscription; csrf: string; form?: FormSt
       />
       <EventChoices form={form} scope="edit" chosen={chosen} />
       <button type="submit" class="primary">Save</button>
+    </PostForm>
+  );
+}
+
+const SCHEMES = [
+  { value: "service", label: "X-Service-Signature (ours)" },
+  { value: "standard", label: "Standard Webhooks (webhook-id, webhook-signature)" },
+  { value: "both", label: "Both" },
+];
+
+function SchemeField(p: { form?: FormState; scope: string; initial: SignatureScheme }) {
+  return (
+    <SelectField
+      form={p.form}
+      scope={p.scope}
+      name="signature_scheme"
+      label="Signed with"
+      options={SCHEMES}
+      initial={p.initial}
+      hint="Standard Webhooks' libraries verify its headers in any language (docs/webhooks.md)."
+    />
+  );
+}
+
+/** How a subscription's deliveries are signed: anyone who manages it may choose. */
+export function SchemeForm(p: { sub: Subscription; csrf: string; form?: FormState }) {
+  return (
+    <PostForm
+      action={`${SETTINGS}/webhooks/${p.sub.id}/signature-scheme`}
+      csrf={p.csrf}
+      class="card"
+      label="How it is signed"
+    >
+      <FormMessage form={p.form} />
+      <SchemeField form={p.form} scope="scheme" initial={schemeOf(p.sub)} />
+      <button type="submit">Save</button>
     </PostForm>
   );
 }

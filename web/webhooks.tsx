@@ -2,7 +2,7 @@ import type { Channel } from "../core/types.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
 import { ActionButton, type FormState, Notice, Revealed, Table, Time } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
-import { EditForm, NewWebhookForm, TestForm } from "./webhook_forms.tsx";
+import { EditForm, NewWebhookForm, SchemeForm, TestForm } from "./webhook_forms.tsx";
 import { SETTINGS } from "./paths.ts";
 
 function Status({ sub }: { sub: Subscription }) {
@@ -155,6 +155,8 @@ export interface WebhookPageProps {
   sub: Subscription;
   /** The edit form, when it comes back with errors. */
   edit?: FormState;
+  /** The signature scheme's form, when it comes back with errors. */
+  scheme?: FormState;
   /** Who made it: it hears only what that user can see. */
   owner: string | null;
   /** Whether the viewer may change where it delivers (the policy's "subscription.retarget"). */
@@ -236,6 +238,7 @@ export function WebhookPage(p: WebhookPageProps) {
         />
       </div>
       {sub.status === "active" && <TestForm sub={sub} csrf={viewer.csrf} />}
+      <SchemeForm sub={sub} csrf={viewer.csrf} form={p.scheme} />
       <h2>Where it delivers</h2>
       {p.canRetarget ? <EditForm sub={sub} csrf={viewer.csrf} form={p.edit} /> : (
         <p class="muted">

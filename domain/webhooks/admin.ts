@@ -1,10 +1,11 @@
 /**
  * What the settings screen and the operator's CLI do to a subscription besides the API: re-enable
- * it and rotate its signing secret. The policy's "subscription.manage" decides who may.
+ * it, rotate its signing secret, choose how it is signed. The policy's "subscription.manage"
+ * decides who may.
  */
 import { mintSigningSecret } from "./webhooks.ts";
 import type { Ctx } from "../context.ts";
-import type { Subscription } from "../../core/webhook_records.ts";
+import type { SignatureScheme, Subscription } from "../../core/webhook_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { isUuid } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
@@ -79,4 +80,22 @@ export async function rotateWebhookSecret(
     return ok ? next : null;
   });
   return { subscription, secret };
+}
+
+/** Chooses how a subscription's next deliveries are signed (see SignatureScheme). */
+export async function setSignatureScheme(
+  ctx: Ctx,
+  id: string,
+  { scheme, actor }: { scheme: SignatureScheme; actor: Actor },
+): Promise<Subscription> {
+  return await retrying("set signature scheme", async () => {
+    const entry = await webhookById(ctx, id, actor);
+    const next: Subscription = { ...entry.value, signature_scheme: scheme };
+    const ok = await replaceSubscription(ctx.kv, entry, {
+      next,
+      action: "webhook.updated",
+      by: auditActor(actor),
+    });
+    return ok ? next : null;
+  });
 }

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import type { EventType, Subject } from "../../core/types.ts";
-import type { Delivery, Subscription } from "../../core/webhook_records.ts";
+import type { Delivery, SignatureScheme, Subscription } from "../../core/webhook_records.ts";
 import { visibleChannelIds } from "../channels/access.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { isUuid, newId, nowIso } from "../../core/ids.ts";
@@ -34,6 +34,8 @@ export interface NewWebhook {
   url: string;
   events: EventType[];
   channel_ids?: string[] | null;
+  /** `service` when not given. */
+  signature_scheme?: SignatureScheme;
 }
 
 /** `whsec_` and 32 random base62 characters; the whole string is the HMAC key. */
@@ -69,9 +71,9 @@ export type WebhookChanges = Partial<NewWebhook>;
 const RETARGETING: readonly string[] = ["url", "events", "channel_ids"];
 
 /**
- * Changes a subscription's name, url, events and channels with the rules of creation (a new url
- * is checked for safety, channels must be ones the subject can see), keeping its secret, its
- * delivery history and its status. `asked` names the fields the request gave: asking to change
+ * Changes a subscription's name, url, events, channels and signature scheme with the rules of
+ * creation (a new url is checked for safety, channels must be ones the subject can see), keeping
+ * its secret, its delivery history and its status. `asked` names the fields the request gave: asking to change
  * `url`, `events` or `channel_ids` needs the policy's "subscription.retarget" (the owner; 403
  * otherwise), anything else "subscription.manage". Their values' errors (422) come after that.
  */
@@ -102,6 +104,9 @@ export async function updateWebhook(
       ...(changes.url !== undefined ? { url: changes.url } : {}),
       ...(changes.events !== undefined ? { events: [...new Set(changes.events)] } : {}),
       ...(channelIds !== undefined ? { channel_ids: channelIds } : {}),
+      ...(changes.signature_scheme !== undefined
+        ? { signature_scheme: changes.signature_scheme }
+        : {}),
     };
     const ok = await replaceSubscription(ctx.kv, entry, {
       next,
@@ -130,6 +135,7 @@ export async function createWebhook(
     url: input.url,
     events: [...new Set(input.events)],
     channel_ids: channelIds,
+    signature_scheme: input.signature_scheme ?? "service",
     status: "active",
     consecutive_failures: 0,
     last_success_at: null,

@@ -16,9 +16,13 @@ import type { Subject } from "../../core/types.ts";
 import type { FormState } from "../../web/forms.tsx";
 import { attempt } from "../../core/settled.ts";
 import { validate } from "../body.ts";
-import { newWebhook, TEST_TYPES, webhookChanges } from "../webhooks.ts";
+import { newWebhook, schemeChange, TEST_TYPES, webhookChanges } from "../webhooks.ts";
 import { redeliver, testWebhook } from "../../domain/webhooks/sends.ts";
-import { enableWebhook, rotateWebhookSecret } from "../../domain/webhooks/admin.ts";
+import {
+  enableWebhook,
+  rotateWebhookSecret,
+  setSignatureScheme,
+} from "../../domain/webhooks/admin.ts";
 import { SETTINGS } from "../../web/paths.ts";
 import { WebhookPage, type WebhookPageProps, WebhooksPage } from "../../web/webhooks.tsx";
 import type { SettingsEnv } from "./env.ts";
@@ -31,6 +35,7 @@ const NOTICES = {
   deleted: "The subscription is deleted: nothing more will be sent to it.",
   enabled: "The subscription is active again; its failure streak starts from zero.",
   redelivering: "One more attempt of that event is on its way.",
+  signed: "Saved: its next deliveries are signed that way.",
 };
 
 async function showOne(
@@ -117,6 +122,7 @@ async function createFromForm(ctx: Ctx, c: Context<SettingsEnv>) {
     url: form.url ?? "",
     events: [form.events ?? []].flat(),
     channel_ids: channelIds.length > 0 ? channelIds : null,
+    signature_scheme: form.signature_scheme,
   };
   try {
     const input = validate(newWebhook, asked);
@@ -175,6 +181,18 @@ export function webhookPages(ctx: Ctx) {
       } catch (e) {
         const state = formStateOf(e, form);
         return await showOne(ctx, c, id, { edit: state, status: state.status });
+      }
+    })
+    .post("/:id/signature-scheme", async (c) => {
+      const { viewer, form } = c.var;
+      const id = c.req.param("id");
+      try {
+        const { signature_scheme: scheme } = validate(schemeChange, form);
+        await setSignatureScheme(ctx, id, { scheme, actor: viewer.subject });
+        return back(c, "signed");
+      } catch (e) {
+        const state = formStateOf(e, form);
+        return await showOne(ctx, c, id, { scheme: state, status: state.status });
       }
     })
     .post("/:id/rotate-secret", async (c) => {
