@@ -11,6 +11,7 @@ import { createToken } from "../domain/people/tokens.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
 import { type Channel, type EventType, SCOPES, type Subject } from "../core/types.ts";
 import { createWebhook } from "../domain/webhooks/webhooks.ts";
+import type { SignatureScheme } from "../core/webhook_records.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { wrapStore } from "../kv/open.ts";
 import { loadKeyring } from "../domain/data/app_key.ts";
@@ -91,6 +92,7 @@ export async function seedSubscriptions(
   url: string,
   count: number,
   events: EventType[] = ["message.created"],
+  signature_scheme: SignatureScheme = "service",
 ): Promise<void> {
   let owner = seeded.subject;
   for (let i = 1; i <= count; i++) {
@@ -102,6 +104,7 @@ export async function seedSubscriptions(
       url,
       events,
       channel_ids: [seeded.channel.id],
+      signature_scheme,
     });
   }
 }
