@@ -1,21 +1,38 @@
 import { createIncoming, listIncoming, revokeIncomingById } from "../domain/webhooks/incoming.ts";
 import { incomingView } from "../domain/views.ts";
-import { type Command, uuidFlag } from "./command.ts";
+import { choiceFlag, type Command, uuidFlag } from "./command.ts";
+import { VERIFY_SCHEMES } from "../core/incoming_records.ts";
+import { rotateVerifySecret } from "../domain/webhooks/incoming_senders.ts";
 import { findTeam } from "../domain/people/workspace.ts";
 
 /** Incoming webhooks: a secret URL that posts into one channel as one bot. */
 export const incomingCommands: Record<string, Command> = {
   "incoming:create": {
-    usage: "incoming:create --channel <channel id> --bot <bot id> [--name <name>]",
+    usage:
+      "incoming:create --channel <channel id> --bot <bot id> [--name <name>] [--verify <none|standard|github|stripe>]",
     summary:
-      "Makes an incoming webhook that posts into a channel as a bot; prints its secret URL once.",
+      "Makes an incoming webhook that posts into a channel as a bot; prints its secret URL once, and with --verify the secret its sender signs with.",
     async run(ctx, flags) {
-      const { hook, url } = await createIncoming(ctx, {
+      const { hook, url, verify_secret } = await createIncoming(ctx, {
         channelId: uuidFlag(flags, "channel"),
         botId: uuidFlag(flags, "bot"),
         name: flags.name,
+        verify: choiceFlag(flags, "verify", VERIFY_SCHEMES, "none"),
       }, null);
-      return { id: hook.id, url };
+      return {
+        id: hook.id,
+        url,
+        ...(verify_secret ? { verify: hook.verify!.scheme, verify_secret } : {}),
+      };
+    },
+  },
+  "incoming:rotate-verify-secret": {
+    usage: "incoming:rotate-verify-secret --id <incoming webhook id>",
+    summary:
+      "Gives a verifying incoming webhook a new signing secret, printed once; the old one is taken for 24 hours.",
+    async run(ctx, flags) {
+      const { hook, secret } = await rotateVerifySecret(ctx, uuidFlag(flags, "id"), null);
+      return { id: hook.id, verify: hook.verify!.scheme, verify_secret: secret };
     },
   },
   "incoming:revoke": {

@@ -1,4 +1,5 @@
 /** Plain records as they are stored. What clients see is shaped from these in domain/views.ts. */
+import type { IncomingVerification } from "./incoming_records.ts";
 
 export const ROLES = ["member", "admin", "owner"] as const;
 export type Role = typeof ROLES[number];
@@ -220,6 +221,8 @@ export interface IncomingWebhook {
   hash: string;
   created_at: string;
   revoked_at: string | null;
+  /** Whose signature a post must carry (domain/webhooks/incoming_verify.ts); absent: none. */
+  verify?: IncomingVerification;
 }
 
 export type AuditAction =
@@ -234,6 +237,8 @@ export type AuditAction =
   | "webhook.updated"
   | "incoming_webhook.created"
   | "incoming_webhook.revoked"
+  | "incoming_webhook.signature_refused"
+  | "incoming_webhook.verify_secret_rotated"
   | "user.deactivated"
   | "user.reactivated"
   | "user.role_changed"

@@ -147,6 +147,7 @@ export const incomingView = (h: IncomingWebhook) => ({
   bot_id: h.bot_id,
   created_at: h.created_at,
   revoked_at: h.revoked_at,
+  verify: h.verify?.scheme ?? "none",
 });
 
 /** The envelope webhooks deliver, and the event feed lists: `{ id, type, created_at, data }`. */

@@ -70,6 +70,7 @@
  * | ["incoming", secretHash]                     | IncomingWebhook      | primary, by SHA-256 of the secret: a post through the hook reads only this |
  * | ["incoming_ids", hookId]                      | secretHash           | index: id to primary key                |
  * | ["team_incoming", teamId, hookId]             | secretHash           | index: a team's incoming webhooks; UUIDv7 so it sorts by age |
+ * | ["incoming_seen", hookId, deliveryId]         | Posting              | a signed sender's delivery posted, for 5 minutes (expireIn) |
  * | ["audit", teamId, entryId]                    | AuditEntry           | by age (UUIDv7)                         |
  * | ["apps", appId]                               | App                  | an OAuth client, registered by the operator; its secret hashed |
  * | ["app_clients", clientId]                     | appId                | index: client_id to app                 |
@@ -230,6 +231,7 @@ export const keys = {
   incomingId: (hookId: string) => ["incoming_ids", hookId],
   teamIncoming: (teamId: string) => ["team_incoming", teamId],
   teamIncomingHook: (teamId: string, hookId: string) => ["team_incoming", teamId, hookId],
+  incomingSeen: (hookId: string, deliveryId: string) => ["incoming_seen", hookId, deliveryId],
   apps: () => ["apps"],
   app: (appId: string) => ["apps", appId],
   appClient: (clientId: string) => ["app_clients", clientId],

@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { Ctx } from "../domain/context.ts";
 import { ApiError, invalid } from "../core/errors.ts";
 import { hookFor, postThroughHook } from "../domain/webhooks/incoming.ts";
+import { verifySender } from "../domain/webhooks/incoming_senders.ts";
 import { messageView } from "../domain/views.ts";
 import { settle } from "../core/settled.ts";
 import type { GuessGuard } from "../domain/guards/guessing.ts";
@@ -31,13 +32,13 @@ const objectFrom = (text: string, field: string) =>
  * `payload` field holds the JSON. A form-typed body that is itself JSON (what `curl -d` sends
  * without a Content-Type) is taken as JSON too.
  */
-async function readPayload(c: Context): Promise<Record<string, unknown>> {
+async function readPayload(c: Context, raw: string): Promise<Record<string, unknown>> {
   const type = c.req.header("Content-Type") ?? "";
-  if (!FORM.test(type)) return parseJsonObject(await readText(c), undefined, "text");
+  if (!FORM.test(type)) return parseJsonObject(raw, undefined, "text");
   if (/^multipart/i.test(type)) {
     let form: FormData;
     try {
-      form = await c.req.formData();
+      form = await new Response(raw, { headers: { "Content-Type": type } }).formData();
     } catch {
       throw new ApiError(400, "The request body is not readable form data.");
     }
@@ -45,17 +46,17 @@ async function readPayload(c: Context): Promise<Record<string, unknown>> {
     if (typeof payload !== "string") throw invalid("payload", "The payload field is required.");
     return objectFrom(payload, "payload");
   }
-  const text = await readText(c);
-  if (text.trimStart().startsWith("{")) return objectFrom(text, "request");
-  const payload = new URLSearchParams(text).get("payload");
+  if (raw.trimStart().startsWith("{")) return objectFrom(raw, "request");
+  const payload = new URLSearchParams(raw).get("payload");
   if (payload === null) throw invalid("payload", "The payload field is required.");
   return objectFrom(payload, "payload");
 }
 
 /**
  * POST /hooks/{secret}: Slack-compatible incoming webhooks. Checks in order: the secret (404,
- * counted against the client's address: 429 past the guessing limit),
- * the hook's own rate limit (429), its channel (404, archived 403), then the payload (422).
+ * counted against the client's address: 429 past the guessing limit), the hook's own rate limit
+ * (429), the sender's signature where the hook wants one (401, counted as a guess), its channel
+ * (404, archived 403), then the payload (422).
  */
 export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
   return new Hono<{ Variables: ObservedVars }>().post(
@@ -69,14 +70,21 @@ export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
       );
       c.set("credential", { incoming_webhook_id: hook.id });
       await applyRateLimit(c, limiter, `hook:${hook.id}`);
+      const raw = await readText(c);
+      // A refused signature counts as a guess: forging one is guessing the secret.
+      const once = await guard.lookup(
+        clientAddress(c, ctx.settings.trustProxy),
+        "incoming_signature",
+        () => verifySender(ctx, hook, { headers: c.req.raw.headers, body: raw, nowMs: Date.now() }),
+      );
       const payload = await settle(
-        readPayload(c).then((p) => ({
+        readPayload(c, raw).then((p) => ({
           text: slackText(p),
           blocks: p.blocks,
           attachments: p.attachments,
         })),
       );
-      const message = await postThroughHook(ctx, hook, payload);
+      const message = await postThroughHook(ctx, hook, payload, once);
       // Slack's answer, which scripts written for Slack check for; JSON for clients that ask.
       if (acceptsJson(c.req.header("Accept"))) {
         return c.json({ data: messageView(message) }, 201);

@@ -395,6 +395,7 @@ Deno.test("incoming: the CLI makes, lists and revokes hooks; a revoke holds in t
       "id",
       "name",
       "revoked_at",
+      "verify",
     ]);
     const revoked = await cli(env, "incoming:revoke", "--id", made.id);
     assert.equal(revoked.id, made.id);

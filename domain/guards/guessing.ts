@@ -17,7 +17,9 @@ export type SecretSurface =
   | "login_link"
   | "client_secret"
   | "oauth_code"
-  | "response_url";
+  | "response_url"
+  /** A verifying incoming webhook's signature: a refused one (401) is a miss, as a forgery. */
+  | "incoming_signature";
 
 /**
  * Secret URLs can't be guessed at speed. A lookup whose secret matches nothing (the 404) counts a
@@ -39,8 +41,9 @@ export class GuessGuard {
   constructor(private readonly kv: Store) {}
 
   /**
-   * Runs `lookup` for `address` unless it missed too often this minute (429). A 404 from it is a
-   * miss: counted, and answered with the 429 instead once the address is past the limit.
+   * Runs `lookup` for `address` unless it missed too often this minute (429). A 404 from it (a 401
+   * for a signature) is a miss: counted, and answered with the 429 once the address is past the
+   * limit.
    */
   async lookup<T>(address: string, surface: SecretSurface, lookup: () => Promise<T>): Promise<T> {
     const now = Date.now();
@@ -49,7 +52,8 @@ export class GuessGuard {
     try {
       return await lookup();
     } catch (e) {
-      if (!(e instanceof ApiError) || e.status !== 404) throw e;
+      const missed = surface === "incoming_signature" ? 401 : 404;
+      if (!(e instanceof ApiError) || e.status !== missed) throw e;
       secretMisses.inc({ surface });
       const claim = await this.kv.lock(MISS_CLAIMS).run(address, () =>
         claimRequests(

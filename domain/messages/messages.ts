@@ -26,6 +26,7 @@ import { getMessage } from "../../kv/messages.ts";
 import type { EventDraft } from "../../kv/outbox.ts";
 import { audienceOf, emit } from "../webhooks/audience.ts";
 import { LockKind } from "../../core/memory.ts";
+import { type Once, type Posting, USED_UP_GONE, type UsedUp } from "./post_guards.ts";
 
 /** The fields of POST /channels/{channel}/messages, shape-checked at the edge. */
 export interface NewMessage {
@@ -86,18 +87,6 @@ export function postMessage(
 }
 
 /**
- * A record a post uses up (a scheduled message): it must still be there when the post commits,
- * and goes in that commit with the keys of `alsoDelete`. Gone: 404, nothing posted.
- */
-export interface UsedUp {
-  key: Deno.KvKey;
-  alsoDelete: Deno.KvKey[];
-}
-
-/** The 404 of a post whose `UsedUp` record is gone: posted or deleted meanwhile. */
-export const USED_UP_GONE = "It was posted or deleted meanwhile.";
-
-/**
  * `postMessage`, with the body's errors named `bodyField` (an incoming webhook's `text`); and,
  * with `author`, a message written by someone else where the subject may post: an app's reply
  * to a command the subject ran (the app's bot is its author, wherever the subject ran it).
@@ -105,18 +94,19 @@ export const USED_UP_GONE = "It was posted or deleted meanwhile.";
 export async function postMessageWith(
   ctx: Ctx,
   subject: Subject,
-  { channelId, input, bodyField, author, usedUp }: {
+  { channelId, input, bodyField, author, usedUp, once }: {
     channelId: string;
     input: Settled<NewMessage>;
     bodyField: string;
     author?: MemberRef;
     usedUp?: UsedUp;
+    once?: Once;
   },
 ): Promise<Posted> {
   const early = peek(input);
   const given = early?.client_uuid;
   const clientUuid = given || crypto.randomUUID();
-  const once = (reuse?: boolean) =>
+  const attempt = (reuse?: boolean) =>
     postOnce(ctx, {
       subject,
       channelId,
@@ -127,10 +117,11 @@ export async function postMessageWith(
       reuse,
       author: author ?? authorOf(subject),
       usedUp,
+      once,
     });
   // Only a commit that checks all a post read lets it reuse: a reply's target is read, unchecked.
   const replies = early?.reply_to_id || early?.thread_root_id;
-  const post = () => retrying("post message", replies ? () => once() : reusingFirst(once));
+  const post = () => retrying("post message", replies ? () => attempt() : reusingFirst(attempt));
   if (!given) return await post();
   return await ctx.kv.lock(POST_LOCKS).run(`${subject.user_id}:${given}`, post);
 }
@@ -148,15 +139,16 @@ interface PostTry {
   reuse: boolean | undefined;
   author: MemberRef;
   usedUp: UsedUp | undefined;
+  once: Once | undefined;
 }
 
 async function postOnce(
   ctx: Ctx,
-  { subject, channelId, input, clientUuid, given, bodyField, reuse, author, usedUp }: PostTry,
+  { subject, channelId, input, clientUuid, given, bodyField, reuse, author, usedUp, once }: PostTry,
 ): Promise<Posted | null> {
   const early = peek(input);
   const read = await loadChannelWith<
-    { used: string; replyTo: Message; root: Message; record: unknown }
+    { used: string; replyTo: Message; root: Message; record: unknown; seen: Posting }
   >(ctx, subject, channelId, {
     extra: {
       // Reusing assumes the key unused: the commit requires it absent, so a resend reads again.
@@ -164,6 +156,7 @@ async function postOnce(
       replyTo: messageKeyFor(early?.reply_to_id),
       root: messageKeyFor(early?.thread_root_id),
       record: usedUp?.key ?? null,
+      seen: once?.key ?? null,
     },
     audience: true,
     action: "channel.post",
@@ -173,8 +166,11 @@ async function postOnce(
   const fields = unwrap(input);
   const { body, blocks, attachments } = bodyAndBlocks(fields, bodyField);
   const poll = fields.poll ? pollOf(fields.poll) : null;
-  const { used, replyTo, root, record } = read.extra;
+  const { used, replyTo, root, record, seen } = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
+  if (seen.value && seen.value.until > Date.now()) {
+    return { message: await original(ctx, channel, seen.value.message_id), replayed: true };
+  }
   if (usedUp && record.versionstamp === null) throw notFound(USED_UP_GONE);
   if (fields.reply_to_id) liveStandard("reply_to_id", channel, replyTo.value);
   if (fields.thread_root_id) {
@@ -205,8 +201,17 @@ async function postOnce(
   const created = ctx.kv.atomic();
   emit(created, audience, messageEvent("message.created", draft));
   if (usedUp) { for (const key of [usedUp.key, ...usedUp.alsoDelete]) created.delete(key); }
+  if (once) {
+    const posting: Posting = { message_id: draft.id, until: Date.now() + once.forMs };
+    created.set(once.key, posting, { expireIn: once.forMs });
+  }
   const stored = await ctx.kv.append(draft, {
-    checks: [...checksOf(read), ...audience.checks, ...(usedUp ? [record] : [])],
+    checks: [
+      ...checksOf(read),
+      ...audience.checks,
+      ...(usedUp ? [record] : []),
+      ...(once ? [seen] : []),
+    ],
     with: created,
     indexClientUuid: given,
   });

@@ -21,7 +21,8 @@ import {
 } from "../../kv/scheduled.ts";
 import { isTokenLive } from "../people/token_format.ts";
 import { subjectOf } from "../people/authenticate.ts";
-import { postMessageWith, USED_UP_GONE } from "./messages.ts";
+import { postMessageWith } from "./messages.ts";
+import { USED_UP_GONE } from "./post_guards.ts";
 
 export const SCHEDULED_CRON_NAME = "post scheduled messages";
 

@@ -21,6 +21,9 @@ import {
   revokeIncoming,
 } from "../../kv/incoming.ts";
 import { getUser } from "../../kv/workspace.ts";
+import type { VerifyScheme } from "../../core/incoming_records.ts";
+import type { Once } from "../messages/post_guards.ts";
+import { newVerification } from "./incoming_senders.ts";
 
 /** Random base62 characters of a secret: the whole path segment of the hook's URL. */
 const SECRET_CHARS = 40;
@@ -33,6 +36,8 @@ export interface NewIncoming {
   channelId: string;
   botId: string;
   name?: string;
+  /** Whose signature its posts must carry (incoming_senders.ts); none when absent. */
+  verify?: VerifyScheme;
 }
 
 const noSuchChannel = () => notFound("No such channel.");
@@ -49,7 +54,7 @@ export async function createIncoming(
   ctx: Ctx,
   input: NewIncoming,
   actor: Actor,
-): Promise<{ hook: IncomingWebhook; url: string }> {
+): Promise<{ hook: IncomingWebhook; url: string; verify_secret?: string }> {
   const name = checkName("name", input.name?.trim() || "Incoming webhook");
   const [{ channel, member, other: actorMember }, bot] = await Promise.all([
     getChannelFor(ctx.kv, input.channelId, input.botId, actor?.user_id),
@@ -70,9 +75,15 @@ export async function createIncoming(
     );
   }
   if (channel.value.is_archived) throw invalid("channel", "The channel is archived.");
-  const { hook, secret } = newHook({ channel: channel.value, bot, name });
+  const made = newHook({ channel: channel.value, bot, name });
+  const { verify, secret: verifySecret } = await newVerification(ctx, input.verify);
+  const hook = verify ? { ...made.hook, verify } : made.hook;
   await insertIncoming(ctx.kv, hook, hookCreated(hook, actor));
-  return { hook, url: hookUrl(ctx, secret) };
+  return {
+    hook,
+    url: hookUrl(ctx, made.secret),
+    ...(verifySecret ? { verify_secret: verifySecret } : {}),
+  };
 }
 
 /** A new hook's record and its secret, for a channel and bot the caller checked. */
@@ -147,6 +158,7 @@ export async function postThroughHook(
   ctx: Ctx,
   hook: IncomingWebhook,
   payload: Settled<{ text: string; blocks?: unknown; attachments?: unknown }>,
+  once?: Once,
 ): Promise<Message> {
   const subject: Subject = {
     user_id: hook.bot_id,
@@ -172,6 +184,7 @@ export async function postThroughHook(
       channelId: hook.channel_id,
       input,
       bodyField: "text",
+      once,
     })).message;
   } catch (e) {
     // The channel is gone, or the bot was taken out of it: the hook reaches nothing.

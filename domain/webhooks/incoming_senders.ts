@@ -1,0 +1,117 @@
+/**
+ * Incoming webhooks that check who sends: a hook made with `verify` takes only posts signed with
+ * its secret as its sender signs (incoming_verify.ts), fresh, and a sender's delivery once.
+ * Refusals answer 401, post nothing and are audited; the secret is shown once and rotatable.
+ */
+import type { Ctx } from "../context.ts";
+import type { IncomingWebhook } from "../../core/types.ts";
+import type { IncomingVerification, VerifyScheme } from "../../core/incoming_records.ts";
+import { ApiError, invalid } from "../../core/errors.ts";
+import { retrying } from "../../core/retry.ts";
+import { authorize } from "../policy.ts";
+import { type Actor, auditActor } from "../principals.ts";
+import { addAudit } from "../../kv/audit.ts";
+import { getIncomingById, putIncoming } from "../../kv/incoming.ts";
+import { keys } from "../../kv/keys.ts";
+import type { Once } from "../messages/post_guards.ts";
+import {
+  checkSignature,
+  mintVerifySecret,
+  type SignedPost,
+  TOLERANCE_S,
+} from "./incoming_verify.ts";
+
+/** After a rotation, posts signed with the old secret are taken for this long. */
+const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+const HOOK_NOT_FOUND = "No such incoming webhook.";
+
+/** A new hook's verification, sealed, and its secret to show once; none for `none`. */
+export async function newVerification(
+  ctx: Ctx,
+  scheme: VerifyScheme | undefined,
+): Promise<{ verify?: IncomingVerification; secret?: string }> {
+  if (!scheme || scheme === "none") return {};
+  const secret = mintVerifySecret(scheme);
+  const sealed = await ctx.keyring.encrypt(secret);
+  return {
+    verify: { scheme, secret: sealed, previous_secret: null, previous_expires_at: null },
+    secret,
+  };
+}
+
+/**
+ * Checks who sent `post` to `hook`: nothing for a hook without `verify`; else the delivery to
+ * post once (a sender's id, where its scheme has one), or a 401 with its audit entry.
+ */
+export async function verifySender(
+  ctx: Ctx,
+  hook: IncomingWebhook,
+  post: SignedPost,
+): Promise<Once | undefined> {
+  const verify = hook.verify;
+  if (!verify) return undefined;
+  const verdict = checkSignature(verify.scheme, post, await secretsOf(ctx, verify, post.nowMs));
+  if ("refused" in verdict) {
+    const op = ctx.kv.atomic();
+    addAudit(op, {
+      team_id: hook.team_id,
+      action: "incoming_webhook.signature_refused",
+      actor_id: null,
+      actor_name: "an unverified sender",
+      target_id: hook.id,
+      target_name: hook.name,
+    });
+    await op.commit();
+    throw new ApiError(401, verdict.refused);
+  }
+  if (!verdict.deliveryId) return undefined;
+  return {
+    key: keys.incomingSeen(hook.id, verdict.deliveryId.slice(0, 200)),
+    forMs: TOLERANCE_S * 1000,
+  };
+}
+
+/** The secrets a post may be signed with now: the current one, and one rotated out lately. */
+async function secretsOf(ctx: Ctx, v: IncomingVerification, nowMs: number) {
+  const current = await ctx.keyring.decrypt(v.secret);
+  const previousLive = v.previous_secret && Date.parse(v.previous_expires_at ?? "") > nowMs;
+  return previousLive ? [current, await ctx.keyring.decrypt(v.previous_secret!)] : [current];
+}
+
+/** Gives a verifying hook a new secret, shown this once; the old one verifies for 24 hours. */
+export function rotateVerifySecret(
+  ctx: Ctx,
+  id: string,
+  actor: Actor,
+): Promise<{ hook: IncomingWebhook; secret: string }> {
+  return retrying("rotate incoming verify secret", async () => {
+    const entry = await getIncomingById(ctx.kv, id.toLowerCase());
+    if (!entry) throw new ApiError(404, HOOK_NOT_FOUND);
+    authorize(actor, "team.administer", entry.value, HOOK_NOT_FOUND);
+    const verify = entry.value.verify;
+    if (!verify) {
+      throw invalid("id", "This incoming webhook checks no signature: nothing to rotate.");
+    }
+    if (entry.value.revoked_at) throw invalid("id", "The incoming webhook is revoked.");
+    const secret = mintVerifySecret(verify.scheme);
+    const hook: IncomingWebhook = {
+      ...entry.value,
+      verify: {
+        ...verify,
+        secret: await ctx.keyring.encrypt(secret),
+        previous_secret: verify.secret,
+        previous_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
+      },
+    };
+    const op = ctx.kv.atomic().check(entry);
+    putIncoming(op, hook);
+    addAudit(op, {
+      team_id: hook.team_id,
+      action: "incoming_webhook.verify_secret_rotated",
+      ...auditActor(actor),
+      target_id: hook.id,
+      target_name: hook.name,
+    });
+    return (await op.commit()).ok ? { hook, secret } : null;
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * Checking who sent a post to an incoming webhook, as each sender signs: Standard Webhooks
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`), GitHub
+ * (`X-Hub-Signature-256: sha256=<hex>` over the body, `X-GitHub-Delivery`) and Stripe
+ * (`Stripe-Signature: t=<unix>,v1=<hex>` over `t.body`). Every comparison is constant-time.
+ */
+import { createHmac } from "node:crypto";
+import type { VerifyScheme } from "../../core/incoming_records.ts";
+import { randomBase62 } from "../../core/random.ts";
+import { sameText } from "../../core/same_text.ts";
+
+/** How far a signed timestamp may be from now, either way: older is a replay. */
+export const TOLERANCE_S = 300;
+
+/** A post as it reached the hook: the raw body its signature covers. */
+export interface SignedPost {
+  headers: Headers;
+  body: string;
+  nowMs: number;
+}
+
+/** Why a post was refused, said to its sender (never the expected signature). */
+export type Refusal = { refused: string };
+/** A post whose signature held: its sender's delivery id, where the scheme has one. */
+export type Verified = { deliveryId: string | null };
+
+/** A new verification secret, in the form its sender's tools take. */
+export function mintVerifySecret(scheme: Exclude<VerifyScheme, "none">): string {
+  if (scheme === "standard") {
+    return `whsec_${crypto.getRandomValues(new Uint8Array(32)).toBase64()}`;
+  }
+  return scheme === "stripe" ? `whsec_${randomBase62(32)}` : randomBase62(40);
+}
+
+const hmac = (key: string | Uint8Array, text: string, encoding: "hex" | "base64") =>
+  createHmac("sha256", key).update(text).digest(encoding);
+
+const stale = (seconds: number, nowMs: number) =>
+  !Number.isSafeInteger(seconds) || Math.abs(nowMs / 1000 - seconds) > TOLERANCE_S;
+
+const STALE = `The signature's timestamp is more than ${TOLERANCE_S} seconds from now.`;
+const FORGED = "The signature does not match the body and this hook's secret.";
+const unsigned = (header: string): Refusal => ({ refused: `The post is not signed: ${header}.` });
+
+function standard(post: SignedPost, secrets: string[]): Verified | Refusal {
+  const id = post.headers.get("webhook-id");
+  const t = post.headers.get("webhook-timestamp");
+  const signature = post.headers.get("webhook-signature");
+  if (!id || !t || !signature) {
+    return unsigned("webhook-id, webhook-timestamp and webhook-signature are required");
+  }
+  if (!/^\d{1,12}$/.test(t) || stale(Number(t), post.nowMs)) return { refused: STALE };
+  const given = signature.split(" ").filter((s) => s.startsWith("v1,")).map((s) => s.slice(3));
+  const ok = secrets.some((secret) => {
+    const expected = hmac(keyOf(secret), `${id}.${t}.${post.body}`, "base64");
+    return given.some((g) => sameText(g, expected));
+  });
+  return ok ? { deliveryId: id } : { refused: FORGED };
+}
+
+/** The key Standard Webhooks signs with: the base64 after `whsec_`. */
+const keyOf = (secret: string) => Uint8Array.fromBase64(secret.slice("whsec_".length));
+
+function github(post: SignedPost, secrets: string[]): Verified | Refusal {
+  const signature = post.headers.get("x-hub-signature-256");
+  if (!signature?.startsWith("sha256=")) return unsigned("X-Hub-Signature-256 is required");
+  const given = signature.slice("sha256=".length);
+  const ok = secrets.some((secret) => sameText(given, hmac(secret, post.body, "hex")));
+  if (!ok) return { refused: FORGED };
+  return { deliveryId: post.headers.get("x-github-delivery") };
+}
+
+function stripe(post: SignedPost, secrets: string[]): Verified | Refusal {
+  const header = post.headers.get("stripe-signature");
+  if (!header) return unsigned("Stripe-Signature is required");
+  const parts = header.split(",").map((p) => p.split("=", 2));
+  const t = parts.find(([k]) => k === "t")?.[1] ?? "";
+  const given = parts.filter(([k]) => k === "v1").map(([, v]) => v ?? "");
+  if (!/^\d{1,12}$/.test(t) || stale(Number(t), post.nowMs)) return { refused: STALE };
+  const ok = secrets.some((secret) => {
+    const expected = hmac(secret, `${t}.${post.body}`, "hex");
+    return given.some((g) => sameText(g, expected));
+  });
+  return ok ? { deliveryId: null } : { refused: FORGED };
+}
+
+const CHECKS = { standard, github, stripe };
+
+/** Whether `post` is signed by `scheme` with one of `secrets` (the current one, a rotated one). */
+export const checkSignature = (
+  scheme: Exclude<VerifyScheme, "none">,
+  post: SignedPost,
+  secrets: string[],
+): Verified | Refusal => CHECKS[scheme](post, secrets);
