@@ -1371,6 +1371,19 @@ export interface paths {
          *     characters after trimming, the Text rule; 422 on `text` too for a payload nested deeper
          *     than 32 levels or with more than 1,000 blocks, attachments and fields in all; 422 on
          *     `payload` for form data without it; 413 over 1 MiB).
+         *
+         *     A hook made with `--verify` (or on the settings screen) takes only posts its sender
+         *     signed with the hook's verification secret, shown once at creation and rotatable (the
+         *     old one is taken for 24 hours), checked after the rate limit: `standard`, Standard
+         *     Webhooks' `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,<base64
+         *     HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 after `whsec_`); `github`,
+         *     `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>` as GitHub signs, with
+         *     `X-GitHub-Delivery`; `stripe`, `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of
+         *     "t.body">`, keyed by the whole secret, as Stripe signs. Unsigned, forged, or a timestamp
+         *     more than 300 seconds from now: 401, an audit entry (`incoming_webhook.signature_refused`)
+         *     and nothing posted; each 401 counts against the client's address as a 404 does. A
+         *     `webhook-id` or `X-GitHub-Delivery` already posted in the last 5 minutes posts nothing
+         *     again and answers as the first did.
          */
         post: operations["postThroughIncomingWebhook"];
         delete?: never;
@@ -2749,6 +2762,29 @@ export interface paths {
          *     form comes back with 422 otherwise, or 404 for a channel that can't be seen.
          */
         post: operations["settingsCreateIncoming"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/incoming/{incomingWebhook}/rotate-verify-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                incomingWebhook: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a signing-checked incoming webhook a new secret (shown once)
+         * @description Posts signed with the old secret are taken for 24 hours more. A hook that checks no
+         *     signature, or a revoked one: 422.
+         */
+        post: operations["settingsRotateIncomingVerifySecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6616,7 +6652,14 @@ export interface operations {
     postThroughIncomingWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "webhook-id"?: string;
+                "webhook-timestamp"?: string;
+                "webhook-signature"?: string;
+                "X-Hub-Signature-256"?: string;
+                "X-GitHub-Delivery"?: string;
+                "Stripe-Signature"?: string;
+            };
             path: {
                 /**
                  * @description The incoming webhook's secret: the last segment of the URL shown once when the hook was
@@ -6661,6 +6704,15 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            /** @description The hook checks who sends, and this post is unsigned, forged or stale. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8200,9 +8252,34 @@ export interface operations {
                      *     channel the admin may choose with only the bots that are in it.
                      */
                     target: string;
+                    /**
+                     * @description Whose signature its posts must carry (`POST /hooks/{secret}`); `none`, the
+                     *     default, takes any post. The page shows the signing secret once, beside the
+                     *     URL.
+                     * @enum {string}
+                     */
+                    verify?: "none" | "standard" | "github" | "stripe";
                 };
             };
         };
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
+    settingsRotateIncomingVerifySecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                incomingWebhook: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CsrfOnly"];
         responses: {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];

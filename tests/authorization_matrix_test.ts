@@ -1537,6 +1537,23 @@ const SCREEN: Record<string, ScreenRow> = {
       )(w, p),
     ],
   },
+  "POST /settings/integrations/incoming/{incomingWebhook}/rotate-verify-secret": {
+    surface: "screen",
+    cells: screen(
+      async (w) => ({
+        path: `${S}/incoming/${
+          (await createIncoming(
+            w.s.ctx,
+            { channelId: w.shared.public.id, botId: w.users.botIn.id, verify: "github" },
+            null,
+          )).hook.id
+        }/rotate-verify-secret`,
+        form: {},
+        unknown: `${S}/incoming/${uuid()}/rotate-verify-secret`,
+      }),
+      teamAdmins(200),
+    ),
+  },
   "POST /settings/integrations/incoming/{incomingWebhook}/revoke": {
     surface: "screen",
     cells: screen(

@@ -212,13 +212,14 @@ Deno.test("openapi: the Slack Web API is one group, each method answering 200 or
   }
 });
 
-Deno.test("openapi: incoming webhooks are public, answer as Slack (or 201 JSON) and their own errors", () => {
+Deno.test("openapi: incoming webhooks are public, answer as Slack (or 201 JSON), their own errors and a refused signature's 401", () => {
   const op = openApi().doc.paths["/hooks/{secret}"].post;
   assert.deepEqual(op.security, []);
   assert.deepEqual(Object.keys(op.responses).sort(), [
     "200",
     "201",
     "400",
+    "401",
     "403",
     "404",
     "413",

@@ -3,6 +3,7 @@
  * person does there, and what reaches the API and the receivers because of it.
  */
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import type { Browser, BrowserContext, Locator, Page } from "npm:playwright-core@1.65.1";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
@@ -448,6 +449,32 @@ Deno.test(
       const gone = await fetch(hookUrl, { method: "POST", body: JSON.stringify({ text: "x" }) });
       await gone.body?.cancel();
       assert.equal(gone.status, 404);
+
+      // A hook whose sender must sign: its secret is shown once beside the URL, and rotatable.
+      await page.getByLabel("Name").fill("GitHub pushes");
+      await target.selectOption({ label: "#general as deploy-bot" });
+      await page.getByLabel("Senders must sign").selectOption("github");
+      await page.getByRole("button", { name: "Create incoming webhook" }).click();
+      const signedUrl = await page.locator("#revealed-value").inputValue();
+      const secret = await page.locator("#revealed-also").inputValue();
+      const body = JSON.stringify({ text: "main: 1 new commit" });
+      const sign = (key: string) =>
+        `sha256=${createHmac("sha256", key).update(body).digest("hex")}`;
+      const postSigned = async (signature?: string) => {
+        const res = await fetch(signedUrl, {
+          method: "POST",
+          headers: signature ? { "X-Hub-Signature-256": signature } : {},
+          body,
+        });
+        await res.body?.cancel();
+        return res.status;
+      };
+      assert.deepEqual([await postSigned(), await postSigned(sign(secret))], [401, 200]);
+      await rowOf(page, "GitHub pushes").getByRole("button", { name: "Rotate signing secret" })
+        .click();
+      const rotated = await page.locator("#revealed-value").inputValue();
+      assert.notEqual(rotated, secret);
+      assert.equal(await postSigned(sign(rotated)), 200);
     });
   },
 );
@@ -567,7 +594,8 @@ Deno.test(
             .filter(Boolean).length;
         assert.equal(await shown(), 5);
         const height = await page.evaluate("document.documentElement.scrollHeight") as number;
-        assert.ok(height < 2400, `the page is ${height} px tall at 390`);
+        // Its forms and five deliveries: the other three, unfolded, would add a card each.
+        assert.ok(height < 2600, `the page is ${height} px tall at 390`);
         await page.locator("summary", { hasText: "3 earlier deliveries" }).click();
         assert.equal(await shown(), 8);
       });
@@ -714,7 +742,7 @@ for (const width of [1280, 390]) {
           assert.equal(hit.headers.has("x-service-signature"), false);
           const signing = page.getByRole("form", { name: "How it is signed" });
           await signing.getByLabel("Signed with").selectOption("both");
-          await signing.getByRole("button", { name: "Save" }).click();
+          await signing.getByRole("button", { name: "Sign this way" }).click();
           await page.getByText("its next deliveries are signed that way").waitFor();
           const listed = await api(s, "GET", "/webhooks", { token: w.admin.token });
           assert.equal(listed.body.data[0].signature_scheme, "both");

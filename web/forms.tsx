@@ -162,7 +162,9 @@ export function Notice(props: { text?: string }) {
  * A token, secret or URL just made: shown this once, with a copy button where scripts run, and
  * what the reader should know about it (`note`) right under it.
  */
-export function Revealed(props: { label: string; value: string; note?: string }) {
+export function Revealed(
+  props: { label: string; value: string; note?: string; also?: { label: string; value: string } },
+) {
   return (
     <section class="revealed" aria-labelledby="revealed-title">
       <h2 id="revealed-title">{props.label}</h2>
@@ -177,6 +179,18 @@ export function Revealed(props: { label: string; value: string; note?: string })
         />
         <button type="button" class="copy-button" data-copy="revealed-value" hidden>Copy</button>
       </div>
+      {props.also && (
+        <div class="copy">
+          <input
+            id="revealed-also"
+            class="secret"
+            readonly
+            value={props.also.value}
+            aria-label={props.also.label}
+          />
+          <button type="button" class="copy-button" data-copy="revealed-also" hidden>Copy</button>
+        </div>
+      )}
       {props.note && <p class="revealed-note">{props.note}</p>}
     </section>
   );

@@ -9,6 +9,7 @@ import {
   Notice,
   PostForm,
   Revealed,
+  SelectField,
   Table,
   TextField,
   Time,
@@ -33,9 +34,16 @@ export interface IncomingPageProps {
   /** Whether the team has a bot at all (else the form says to make one). */
   hasBots: boolean;
   form?: FormState;
-  revealed?: { label: string; value: string };
+  revealed?: Parameters<typeof Revealed>[0];
   notice?: string;
 }
+
+const SENDERS = [
+  { value: "none", label: "Anyone with the URL" },
+  { value: "standard", label: "Standard Webhooks (webhook-signature)" },
+  { value: "github", label: "GitHub (X-Hub-Signature-256)" },
+  { value: "stripe", label: "Stripe (Stripe-Signature)" },
+];
 
 /** The team's incoming webhooks: admins and owners only. */
 export function IncomingPage(p: IncomingPageProps) {
@@ -57,7 +65,7 @@ export function IncomingPage(p: IncomingPageProps) {
       {live.length === 0
         ? <p class="muted">No incoming webhooks.</p>
         : (
-          <Table columns={["Name", "Channel", "Posts as", "Created"]} actions>
+          <Table columns={["Name", "Channel", "Posts as", "Senders sign", "Created"]} actions>
             {live.map((h) => (
               <tr data-incoming-id={h.id}>
                 <th scope="row">{h.name}</th>
@@ -65,10 +73,19 @@ export function IncomingPage(p: IncomingPageProps) {
                   {p.channelNames.get(h.channel_id) ?? "a channel you can't see"}
                 </td>
                 <td data-label="Posts as">{h.bot_name}</td>
+                <td data-label="Senders sign">{h.verify?.scheme ?? "no"}</td>
                 <td data-label="Created">
                   <Time at={h.created_at} />
                 </td>
                 <td class="actions">
+                  {h.verify && (
+                    <ActionButton
+                      action={`${SETTINGS}/incoming/${h.id}/rotate-verify-secret`}
+                      csrf={p.viewer.csrf}
+                      label="Rotate signing secret"
+                      title={`Rotate the signing secret of ${h.name}`}
+                    />
+                  )}
                   <ActionButton
                     action={`${SETTINGS}/incoming/${h.id}/revoke`}
                     csrf={p.viewer.csrf}
@@ -109,6 +126,15 @@ export function IncomingPage(p: IncomingPageProps) {
               placeholder="Build alerts"
             />
             <TargetField form={p.form} targets={p.targets} />
+            <SelectField
+              form={p.form}
+              scope="new-hook"
+              name="verify"
+              label="Senders must sign"
+              options={SENDERS}
+              initial="none"
+              hint="A signing sender's posts are taken only with its signature (docs/incoming-webhooks.md)."
+            />
             <button type="submit" class="primary">Create incoming webhook</button>
           </PostForm>
         )}

@@ -79,7 +79,12 @@ export function NewWebhookForm(p: { csrf: string; channels: Channel[]; form?: Fo
         </div>
         <FieldError form={form} name="channel_ids" id={channelsId} />
       </fieldset>
-      <SchemeField form={form} scope="new" initial="service" />
+      <SchemeField
+        form={form}
+        scope="new"
+        initial="service"
+        hint="Standard Webhooks' libraries verify its headers in any language (docs/webhooks.md)."
+      />
       <button type="submit" class="primary">Create subscription</button>
     </PostForm>
   );
@@ -140,7 +145,9 @@ const SCHEMES = [
   { value: "both", label: "Both" },
 ];
 
-function SchemeField(p: { form?: FormState; scope: string; initial: SignatureScheme }) {
+function SchemeField(
+  p: { form?: FormState; scope: string; initial: SignatureScheme; hint?: string },
+) {
   return (
     <SelectField
       form={p.form}
@@ -149,7 +156,7 @@ function SchemeField(p: { form?: FormState; scope: string; initial: SignatureSch
       label="Signed with"
       options={SCHEMES}
       initial={p.initial}
-      hint="Standard Webhooks' libraries verify its headers in any language (docs/webhooks.md)."
+      hint={p.hint}
     />
   );
 }
@@ -160,12 +167,12 @@ export function SchemeForm(p: { sub: Subscription; csrf: string; form?: FormStat
     <PostForm
       action={`${SETTINGS}/webhooks/${p.sub.id}/signature-scheme`}
       csrf={p.csrf}
-      class="card"
+      class="button-row"
       label="How it is signed"
     >
       <FormMessage form={p.form} />
       <SchemeField form={p.form} scope="scheme" initial={schemeOf(p.sub)} />
-      <button type="submit">Save</button>
+      <button type="submit">Sign this way</button>
     </PostForm>
   );
 }

@@ -10,6 +10,8 @@ import {
   revokeIncomingById,
 } from "../../domain/webhooks/incoming.ts";
 import { listUsers } from "../../domain/people/workspace.ts";
+import { rotateVerifySecret } from "../../domain/webhooks/incoming_senders.ts";
+import { VERIFY_SCHEMES } from "../../core/incoming_records.ts";
 import { IncomingPage, type IncomingPageProps, type Target } from "../../web/incoming.tsx";
 import { SETTINGS } from "../../web/paths.ts";
 import type { SettingsEnv } from "./env.ts";
@@ -79,18 +81,40 @@ export function incomingPages(ctx: Ctx) {
       const { viewer, form } = c.var;
       try {
         const [channelId = "", botId = ""] = text(form.target).split(":");
-        const { hook, url } = await createIncoming(ctx, {
+        const verify = VERIFY_SCHEMES.find((v) => v === text(form.verify)) ?? "none";
+        const { hook, url, verify_secret } = await createIncoming(ctx, {
           channelId,
           botId,
           name: text(form.name),
+          verify,
         }, viewer.subject);
+        const also = verify_secret &&
+          { label: `Signing secret of “${hook.name}”`, value: verify_secret };
         return await showIncoming(ctx, c, {
-          revealed: { label: `URL of “${hook.name}”`, value: url },
+          revealed: {
+            label: `URL of “${hook.name}”`,
+            value: url,
+            ...(also ? { also, note: "The second is the secret its sender signs with." } : {}),
+          },
         });
       } catch (e) {
         const state = formStateOf(e, form);
         return await showIncoming(ctx, c, { form: state }, state.status);
       }
+    })
+    .post("/:id/rotate-verify-secret", async (c) => {
+      const { hook, secret } = await rotateVerifySecret(
+        ctx,
+        c.req.param("id"),
+        c.var.viewer.subject,
+      );
+      return await showIncoming(ctx, c, {
+        revealed: {
+          label: `New signing secret of “${hook.name}”`,
+          value: secret,
+          note: "The old secret is taken for 24 hours more: give the sender this one by then.",
+        },
+      });
     })
     .post("/:id/revoke", async (c) => {
       await revokeIncomingById(ctx, c.req.param("id"), c.var.viewer.subject);
