@@ -67,35 +67,11 @@ export function IncomingPage(p: IncomingPageProps) {
         : (
           <Table columns={["Name", "Channel", "Posts as", "Senders sign", "Created"]} actions>
             {live.map((h) => (
-              <tr data-incoming-id={h.id}>
-                <th scope="row">{h.name}</th>
-                <td data-label="Channel">
-                  {p.channelNames.get(h.channel_id) ?? "a channel you can't see"}
-                </td>
-                <td data-label="Posts as">{h.bot_name}</td>
-                <td data-label="Senders sign">{h.verify?.scheme ?? "no"}</td>
-                <td data-label="Created">
-                  <Time at={h.created_at} />
-                </td>
-                <td class="actions">
-                  {h.verify && (
-                    <ActionButton
-                      action={`${SETTINGS}/incoming/${h.id}/rotate-verify-secret`}
-                      csrf={p.viewer.csrf}
-                      label="Rotate signing secret"
-                      title={`Rotate the signing secret of ${h.name}`}
-                    />
-                  )}
-                  <ActionButton
-                    action={`${SETTINGS}/incoming/${h.id}/revoke`}
-                    csrf={p.viewer.csrf}
-                    label="Revoke"
-                    danger
-                    title={`Revoke ${h.name}`}
-                    confirm={`Revoke “${h.name}”? Its URL stops working at once.`}
-                  />
-                </td>
-              </tr>
+              <HookRow
+                hook={h}
+                channel={p.channelNames.get(h.channel_id)}
+                csrf={p.viewer.csrf}
+              />
             ))}
           </Table>
         )}
@@ -139,6 +115,42 @@ export function IncomingPage(p: IncomingPageProps) {
           </PostForm>
         )}
     </Layout>
+  );
+}
+
+/** A live hook in the list: where it posts, whether its senders sign, and what may be done. */
+function HookRow(p: { hook: IncomingWebhook; channel: string | undefined; csrf: string }) {
+  const h = p.hook;
+  return (
+    <tr data-incoming-id={h.id}>
+      <th scope="row">{h.name}</th>
+      <td data-label="Channel">
+        {p.channel ?? "a channel you can't see"}
+      </td>
+      <td data-label="Posts as">{h.bot_name}</td>
+      <td data-label="Senders sign">{h.verify?.scheme ?? "no"}</td>
+      <td data-label="Created">
+        <Time at={h.created_at} />
+      </td>
+      <td class="actions">
+        {h.verify && (
+          <ActionButton
+            action={`${SETTINGS}/incoming/${h.id}/rotate-verify-secret`}
+            csrf={p.csrf}
+            label="Rotate signing secret"
+            title={`Rotate the signing secret of ${h.name}`}
+          />
+        )}
+        <ActionButton
+          action={`${SETTINGS}/incoming/${h.id}/revoke`}
+          csrf={p.csrf}
+          label="Revoke"
+          danger
+          title={`Revoke ${h.name}`}
+          confirm={`Revoke “${h.name}”? Its URL stops working at once.`}
+        />
+      </td>
+    </tr>
   );
 }
 
