@@ -1,6 +1,6 @@
 import type { Keyring } from "../core/keyring.ts";
 import type { Subscription } from "../core/webhook_records.ts";
-import { Signer } from "./sign.ts";
+import { Signer } from "../core/signer.ts";
 
 const MAX_CACHED = 1024;
 

@@ -4,7 +4,7 @@
  * retries) and Slack's names for why an attempt failed. The body is domain/slack/event_callback.ts's.
  */
 import type { DeliveryJob } from "../core/webhook_records.ts";
-import type { Signer } from "./sign.ts";
+import type { Signer } from "../core/signer.ts";
 import { slackSignedHeaders } from "../core/slack_signature.ts";
 
 /**

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { Webhook } from "npm:standardwebhooks@1.1.1";
-import { Signer, standardSignature } from "../delivery/sign.ts";
+import { standardSignature } from "../delivery/sign.ts";
+import { Signer } from "../core/signer.ts";
 import { keys } from "../kv/keys.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { webhookCommands } from "../cli/webhook_commands.ts";

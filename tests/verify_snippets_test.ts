@@ -4,7 +4,8 @@
  * secrets during a rotation) and refuse a tampered body, a stale time and a wrong secret.
  */
 import assert from "node:assert/strict";
-import { signatureHeader, Signer } from "../delivery/sign.ts";
+import { signatureHeader } from "../delivery/sign.ts";
+import { Signer } from "../core/signer.ts";
 
 const PAGE = new URL("../docs/verifying-webhooks.md", import.meta.url);
 

@@ -4,10 +4,11 @@
  * (`X-Hub-Signature-256: sha256=<hex>` over the body, `X-GitHub-Delivery`) and Stripe
  * (`Stripe-Signature: t=<unix>,v1=<hex>` over `t.body`). Every comparison is constant-time.
  */
-import { createHmac } from "node:crypto";
 import type { VerifyScheme } from "../../core/incoming_records.ts";
 import { randomBase62 } from "../../core/random.ts";
 import { sameText } from "../../core/same_text.ts";
+import { Signer } from "../../core/signer.ts";
+import { mintSigningSecret } from "./webhooks.ts";
 
 /** How far a signed timestamp may be from now, either way: older is a replay. */
 export const TOLERANCE_S = 300;
@@ -24,16 +25,12 @@ export type Refusal = { refused: string };
 /** A post whose signature held: its sender's delivery id, where the scheme has one. */
 export type Verified = { deliveryId: string | null };
 
-/** A new verification secret, in the form its sender's tools take. */
-export function mintVerifySecret(scheme: Exclude<VerifyScheme, "none">): string {
-  if (scheme === "standard") {
-    return `whsec_${crypto.getRandomValues(new Uint8Array(32)).toBase64()}`;
-  }
-  return scheme === "stripe" ? `whsec_${randomBase62(32)}` : randomBase62(40);
-}
-
-const hmac = (key: string | Uint8Array, text: string, encoding: "hex" | "base64") =>
-  createHmac("sha256", key).update(text).digest(encoding);
+/**
+ * A new verification secret, in the form its sender's tools take: `whsec_…` as our subscriptions'
+ * (Standard Webhooks' libraries and Stripe's take it), a plain one for GitHub.
+ */
+export const mintVerifySecret = (scheme: Exclude<VerifyScheme, "none">): string =>
+  scheme === "github" ? randomBase62(40) : mintSigningSecret();
 
 const stale = (seconds: number, nowMs: number) =>
   !Number.isSafeInteger(seconds) || Math.abs(nowMs / 1000 - seconds) > TOLERANCE_S;
@@ -52,20 +49,17 @@ function standard(post: SignedPost, secrets: string[]): Verified | Refusal {
   if (!/^\d{1,12}$/.test(t) || stale(Number(t), post.nowMs)) return { refused: STALE };
   const given = signature.split(" ").filter((s) => s.startsWith("v1,")).map((s) => s.slice(3));
   const ok = secrets.some((secret) => {
-    const expected = hmac(keyOf(secret), `${id}.${t}.${post.body}`, "base64");
+    const expected = new Signer(secret).standard(`${id}.${t}.${post.body}`);
     return given.some((g) => sameText(g, expected));
   });
   return ok ? { deliveryId: id } : { refused: FORGED };
 }
 
-/** The key Standard Webhooks signs with: the base64 after `whsec_`. */
-const keyOf = (secret: string) => Uint8Array.fromBase64(secret.slice("whsec_".length));
-
 function github(post: SignedPost, secrets: string[]): Verified | Refusal {
   const signature = post.headers.get("x-hub-signature-256");
   if (!signature?.startsWith("sha256=")) return unsigned("X-Hub-Signature-256 is required");
   const given = signature.slice("sha256=".length);
-  const ok = secrets.some((secret) => sameText(given, hmac(secret, post.body, "hex")));
+  const ok = secrets.some((secret) => sameText(given, new Signer(secret).hex(post.body)));
   if (!ok) return { refused: FORGED };
   return { deliveryId: post.headers.get("x-github-delivery") };
 }
@@ -78,7 +72,7 @@ function stripe(post: SignedPost, secrets: string[]): Verified | Refusal {
   const given = parts.filter(([k]) => k === "v1").map(([, v]) => v ?? "");
   if (!/^\d{1,12}$/.test(t) || stale(Number(t), post.nowMs)) return { refused: STALE };
   const ok = secrets.some((secret) => {
-    const expected = hmac(secret, `${t}.${post.body}`, "hex");
+    const expected = new Signer(secret).hex(`${t}.${post.body}`);
     return given.some((g) => sameText(g, expected));
   });
   return ok ? { deliveryId: null } : { refused: FORGED };
