@@ -1,8 +1,12 @@
-import { createIncoming, listIncoming, revokeIncomingById } from "../domain/webhooks/incoming.ts";
+import {
+  createIncoming,
+  listIncoming,
+  revokeIncomingById,
+  rotateVerifySecret,
+} from "../domain/webhooks/incoming.ts";
 import { incomingView } from "../domain/views.ts";
 import { choiceFlag, type Command, uuidFlag } from "./command.ts";
 import { VERIFY_SCHEMES } from "../core/incoming_records.ts";
-import { rotateVerifySecret } from "../domain/webhooks/incoming_senders.ts";
 import { findTeam } from "../domain/people/workspace.ts";
 
 /** Incoming webhooks: a secret URL that posts into one channel as one bot. */

@@ -40,18 +40,16 @@ export async function getIncomingById(
   return entry.versionstamp === null ? null : entry;
 }
 
-/** Marks a hook revoked, with its audit entry. Null when it changed since `entry`. */
-export async function revokeIncoming(
+/** Writes `next` over a hook, with its audit entry. Null when it changed since `entry`. */
+export async function replaceIncoming(
   kv: Store,
   entry: Deno.KvEntry<IncomingWebhook>,
-  revokedAt: string,
-  audit: AuditDraft,
+  { next, audit }: { next: IncomingWebhook; audit: AuditDraft },
 ): Promise<IncomingWebhook | null> {
-  const revoked = { ...entry.value, revoked_at: revokedAt };
   const op = kv.atomic().check(entry);
-  putIncoming(op, revoked);
+  putIncoming(op, next);
   addAudit(op, audit);
-  return (await op.commit()).ok ? revoked : null;
+  return (await op.commit()).ok ? next : null;
 }
 
 /** A team's incoming webhooks, oldest first. */

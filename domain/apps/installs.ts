@@ -24,7 +24,7 @@ import { deactivateUser } from "../people/people.ts";
 import { mintToken, type NewToken } from "../people/tokens.ts";
 import { isTokenLive } from "../people/token_format.ts";
 import { commitMemberAdded } from "../channels/members.ts";
-import { hookCreated, hookUrl, newHook } from "../webhooks/incoming.ts";
+import { hookAudit, hookUrl, newHook } from "../webhooks/incoming.ts";
 import { checkName } from "../text.ts";
 import { commandsOf, planCommands, planListeners } from "./listeners.ts";
 
@@ -174,7 +174,7 @@ async function installOnce(ctx: Ctx, approval: Approval): Promise<Installed | nu
   const made = target ? newHook({ channel: target.access.channel, bot, name: app.name }) : null;
   if (made) {
     putIncoming(d.plan, made.hook);
-    addAudit(d.plan, hookCreated(made.hook, actor));
+    addAudit(d.plan, hookAudit(made.hook, { action: "incoming_webhook.created", actor }));
   }
   const listeners = await planListeners(ctx, d.plan, {
     app,

@@ -1,5 +1,12 @@
 import type { Ctx } from "../context.ts";
-import type { Channel, IncomingWebhook, Message, Subject, User } from "../../core/types.ts";
+import type {
+  AuditAction,
+  Channel,
+  IncomingWebhook,
+  Message,
+  Subject,
+  User,
+} from "../../core/types.ts";
 import type { AuditDraft } from "../../kv/audit.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { isUuid, newId, nowIso } from "../../core/ids.ts";
@@ -18,12 +25,14 @@ import {
   getIncomingById,
   insertIncoming,
   listTeamIncoming,
-  revokeIncoming,
+  replaceIncoming,
 } from "../../kv/incoming.ts";
 import { getUser } from "../../kv/workspace.ts";
 import type { VerifyScheme } from "../../core/incoming_records.ts";
 import type { Once } from "../messages/post_guards.ts";
 import { newVerification } from "./incoming_senders.ts";
+import { mintVerifySecret } from "./incoming_verify.ts";
+import { ROTATION_OVERLAP_MS } from "./admin.ts";
 
 /** Random base62 characters of a secret: the whole path segment of the hook's URL. */
 const SECRET_CHARS = 40;
@@ -78,7 +87,11 @@ export async function createIncoming(
   const made = newHook({ channel: channel.value, bot, name });
   const { verify, secret: verifySecret } = await newVerification(ctx, input.verify);
   const hook = verify ? { ...made.hook, verify } : made.hook;
-  await insertIncoming(ctx.kv, hook, hookCreated(hook, actor));
+  await insertIncoming(
+    ctx.kv,
+    hook,
+    hookAudit(hook, { action: "incoming_webhook.created", actor }),
+  );
   return {
     hook,
     url: hookUrl(ctx, made.secret),
@@ -105,10 +118,13 @@ export function newHook(
   return { hook, secret };
 }
 
-/** The audit entry of a hook's creation. */
-export const hookCreated = (hook: IncomingWebhook, actor: Actor): AuditDraft => ({
+/** The audit entry of what `actor` did to a hook. */
+export const hookAudit = (
+  hook: IncomingWebhook,
+  { action, actor }: { action: AuditAction; actor: Actor },
+): AuditDraft => ({
   team_id: hook.team_id,
-  action: "incoming_webhook.created",
+  action,
   ...auditActor(actor),
   target_id: hook.id,
   target_name: hook.name,
@@ -121,19 +137,57 @@ export function revokeIncomingById(
   actor: Actor,
 ): Promise<IncomingWebhook> {
   return retrying("revoke incoming webhook", async () => {
-    const entry = isUuid(id) ? await getIncomingById(ctx.kv, id.toLowerCase()) : null;
-    if (!entry) throw hookNotFound();
-    authorize(actor, "team.administer", entry.value, HOOK_NOT_FOUND);
+    const entry = await hookById(ctx, id, actor);
     if (entry.value.revoked_at) {
       throw invalid("id", "The incoming webhook is already revoked.");
     }
-    return await revokeIncoming(ctx.kv, entry, nowIso(), {
-      team_id: entry.value.team_id,
-      action: "incoming_webhook.revoked",
-      ...auditActor(actor),
-      target_id: entry.value.id,
-      target_name: entry.value.name,
+    return await replaceIncoming(ctx.kv, entry, {
+      next: { ...entry.value, revoked_at: nowIso() },
+      audit: hookAudit(entry.value, { action: "incoming_webhook.revoked", actor }),
     });
+  });
+}
+
+/** A hook by id that the actor administers; else the same 404 as for one that doesn't exist. */
+async function hookById(
+  ctx: Ctx,
+  id: string,
+  actor: Actor,
+): Promise<Deno.KvEntry<IncomingWebhook>> {
+  const entry = isUuid(id) ? await getIncomingById(ctx.kv, id.toLowerCase()) : null;
+  if (!entry) throw hookNotFound();
+  authorize(actor, "team.administer", entry.value, HOOK_NOT_FOUND);
+  return entry;
+}
+
+/** Gives a verifying hook a new secret, shown this once; the old one verifies for 24 hours. */
+export function rotateVerifySecret(
+  ctx: Ctx,
+  id: string,
+  actor: Actor,
+): Promise<{ hook: IncomingWebhook; secret: string }> {
+  return retrying("rotate incoming verify secret", async () => {
+    const entry = await hookById(ctx, id, actor);
+    const verify = entry.value.verify;
+    if (!verify) {
+      throw invalid("id", "This incoming webhook checks no signature: nothing to rotate.");
+    }
+    if (entry.value.revoked_at) throw invalid("id", "The incoming webhook is revoked.");
+    const secret = mintVerifySecret(verify.scheme);
+    const hook: IncomingWebhook = {
+      ...entry.value,
+      verify: {
+        ...verify,
+        secret: await ctx.keyring.encrypt(secret),
+        previous_secret: verify.secret,
+        previous_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
+      },
+    };
+    const rotated = await replaceIncoming(ctx.kv, entry, {
+      next: hook,
+      audit: hookAudit(hook, { action: "incoming_webhook.verify_secret_rotated", actor }),
+    });
+    return rotated && { hook: rotated, secret };
   });
 }
 

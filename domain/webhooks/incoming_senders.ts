@@ -1,17 +1,14 @@
 /**
  * Incoming webhooks that check who sends: a hook made with `verify` takes only posts signed with
  * its secret as its sender signs (incoming_verify.ts), fresh, and a sender's delivery once.
- * Refusals answer 401, post nothing and are audited; the secret is shown once and rotatable.
+ * Refusals answer 401, post nothing and are audited; the secret is shown once and rotatable
+ * (incoming.ts).
  */
 import type { Ctx } from "../context.ts";
 import type { IncomingWebhook } from "../../core/types.ts";
 import type { IncomingVerification, VerifyScheme } from "../../core/incoming_records.ts";
-import { ApiError, invalid } from "../../core/errors.ts";
-import { retrying } from "../../core/retry.ts";
-import { authorize } from "../policy.ts";
-import { type Actor, auditActor } from "../principals.ts";
+import { ApiError } from "../../core/errors.ts";
 import { addAudit } from "../../kv/audit.ts";
-import { getIncomingById, putIncoming } from "../../kv/incoming.ts";
 import { keys } from "../../kv/keys.ts";
 import type { Once } from "../messages/post_guards.ts";
 import {
@@ -20,10 +17,6 @@ import {
   type SignedPost,
   TOLERANCE_S,
 } from "./incoming_verify.ts";
-
-/** After a rotation, posts signed with the old secret are taken for this long. */
-const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-const HOOK_NOT_FOUND = "No such incoming webhook.";
 
 /** A new hook's verification, sealed, and its secret to show once; none for `none`. */
 export async function newVerification(
@@ -76,42 +69,4 @@ async function secretsOf(ctx: Ctx, v: IncomingVerification, nowMs: number) {
   const current = await ctx.keyring.decrypt(v.secret);
   const previousLive = v.previous_secret && Date.parse(v.previous_expires_at ?? "") > nowMs;
   return previousLive ? [current, await ctx.keyring.decrypt(v.previous_secret!)] : [current];
-}
-
-/** Gives a verifying hook a new secret, shown this once; the old one verifies for 24 hours. */
-export function rotateVerifySecret(
-  ctx: Ctx,
-  id: string,
-  actor: Actor,
-): Promise<{ hook: IncomingWebhook; secret: string }> {
-  return retrying("rotate incoming verify secret", async () => {
-    const entry = await getIncomingById(ctx.kv, id.toLowerCase());
-    if (!entry) throw new ApiError(404, HOOK_NOT_FOUND);
-    authorize(actor, "team.administer", entry.value, HOOK_NOT_FOUND);
-    const verify = entry.value.verify;
-    if (!verify) {
-      throw invalid("id", "This incoming webhook checks no signature: nothing to rotate.");
-    }
-    if (entry.value.revoked_at) throw invalid("id", "The incoming webhook is revoked.");
-    const secret = mintVerifySecret(verify.scheme);
-    const hook: IncomingWebhook = {
-      ...entry.value,
-      verify: {
-        ...verify,
-        secret: await ctx.keyring.encrypt(secret),
-        previous_secret: verify.secret,
-        previous_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
-      },
-    };
-    const op = ctx.kv.atomic().check(entry);
-    putIncoming(op, hook);
-    addAudit(op, {
-      team_id: hook.team_id,
-      action: "incoming_webhook.verify_secret_rotated",
-      ...auditActor(actor),
-      target_id: hook.id,
-      target_name: hook.name,
-    });
-    return (await op.commit()).ok ? { hook, secret } : null;
-  });
 }

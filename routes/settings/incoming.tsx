@@ -8,9 +8,9 @@ import {
   createIncoming,
   listIncoming,
   revokeIncomingById,
+  rotateVerifySecret,
 } from "../../domain/webhooks/incoming.ts";
 import { listUsers } from "../../domain/people/workspace.ts";
-import { rotateVerifySecret } from "../../domain/webhooks/incoming_senders.ts";
 import { VERIFY_SCHEMES } from "../../core/incoming_records.ts";
 import { IncomingPage, type IncomingPageProps, type Target } from "../../web/incoming.tsx";
 import { SETTINGS } from "../../web/paths.ts";
