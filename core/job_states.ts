@@ -103,5 +103,3 @@ export const JOB_MOVES = {
     when: "its claim finds the subscription gone or disabled, or the event gone",
   },
 } as const satisfies Record<string, JobMove>;
-
-export type JobMoveName = keyof typeof JOB_MOVES;

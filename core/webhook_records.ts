@@ -1,6 +1,5 @@
 import type { DeliveredType, EventType, UserType } from "./types.ts";
 
-/** An outgoing-webhook subscription as stored. Secrets are sealed with the keyring (AES-GCM). */
 /**
  * How a subscription's deliveries are signed: `service`, the X-Service-Signature header (ours, the
  * default); `standard`, Standard Webhooks' `webhook-*` headers (standardwebhooks.com); `both`.
@@ -12,6 +11,7 @@ export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 export const schemeOf = (s: Pick<Subscription, "signature_scheme">): SignatureScheme =>
   s.signature_scheme ?? "both";
 
+/** An outgoing-webhook subscription as stored. Secrets are sealed with the keyring (AES-GCM). */
 export interface Subscription {
   id: string;
   team_id: string;

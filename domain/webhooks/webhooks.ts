@@ -73,9 +73,10 @@ const RETARGETING: readonly string[] = ["url", "events", "channel_ids"];
 /**
  * Changes a subscription's name, url, events, channels and signature scheme with the rules of
  * creation (a new url is checked for safety, channels must be ones the subject can see), keeping
- * its secret, its delivery history and its status. `asked` names the fields the request gave: asking to change
- * `url`, `events` or `channel_ids` needs the policy's "subscription.retarget" (the owner; 403
- * otherwise), anything else "subscription.manage". Their values' errors (422) come after that.
+ * its secret, its delivery history and its status. `asked` names the fields the request gave:
+ * asking to change `url`, `events` or `channel_ids` needs the policy's "subscription.retarget"
+ * (the owner; 403 otherwise), anything else "subscription.manage". Their values' errors (422)
+ * come after that.
  */
 export async function updateWebhook(
   ctx: Ctx,
