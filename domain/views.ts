@@ -3,21 +3,11 @@
  * them, webhooks and the event feed carry them (a message in an event is the API's Message), and
  * the CLI prints them. Fields are added here, never changed or removed (v1 is frozen).
  */
-import type {
-  Attachment,
-  Block,
-  Channel,
-  IncomingWebhook,
-  MemberRef,
-  Message,
-  OutboxEvent,
-  Poll,
-  Token,
-  User,
-} from "../core/types.ts";
+import type { Channel, IncomingWebhook, Message, OutboxEvent, Token, User } from "../core/types.ts";
 import { type Delivery, schemeOf, type Subscription } from "../core/webhook_records.ts";
 import { legacyTs } from "../core/ids.ts";
 import { renderedText } from "./messages/slack_text.ts";
+import type { MessageView } from "./webhooks/event_schemas.ts";
 
 /** The API's Channel: the stored record minus what only the server needs. */
 export const channelView = (ch: Channel) => ({
@@ -32,28 +22,7 @@ export const channelView = (ch: Channel) => ({
   created_at: ch.created_at,
 });
 
-/** The API's Message: what clients and webhook receivers see. */
-export interface MessageView {
-  id: string;
-  channel_id: string;
-  body: string;
-  /** The body as people read it: Slack's markup as plain text, mentions by name. */
-  text: string;
-  type: Message["type"];
-  author: MemberRef;
-  reply_to_id: string | null;
-  thread_root_id: string | null;
-  sent_to_channel: boolean;
-  reactions: Message["reactions"];
-  created_at: string;
-  edited_at: string | null;
-  /** Slack-style, unique in the channel: what the Slack Web API names the message by. */
-  ts: string;
-  blocks: Block[] | null;
-  /** Slack's attachments, when it has some. */
-  attachments?: Attachment[];
-  poll: Poll | null;
-}
+export type { MessageView };
 
 /** The API's Message: its fields, and its body rendered as `text`. */
 export const messageView = (m: Message): MessageView => ({

@@ -980,6 +980,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event catalog
+         * @description Addition. Every type a subscription can be sent (the events, and the `ping` of a test),
+         *     each with a description, the release it came in, the JSON Schema (2020-12) of its whole
+         *     delivery body and an example of one. The schemas are this document's (the `webhooks`
+         *     section), made from the ones the service builds its payloads with, so every delivery
+         *     validates against its type's schema. Any token may read it: no scope.
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/commands": {
         parameters: {
             query?: never;
@@ -3736,12 +3760,6 @@ export interface components {
             /** @description The JSON payload (IncomingWebhookPayload) as text. */
             payload: string;
         };
-        /** Format: uuid */
-        Uuid: string;
-        /** Format: date-time */
-        NullableDateTime: string | null;
-        /** @enum {string} */
-        EventType: "message.created" | "message.updated" | "message.deleted" | "reaction.added" | "channel.member_added" | "poll.vote_added" | "poll.vote_removed" | "poll.closed";
         Channel: {
             id: components["schemas"]["Uuid"];
             name: string;
@@ -3759,13 +3777,6 @@ export interface components {
             is_direct: boolean;
             created_at: components["schemas"]["NullableDateTime"];
         };
-        /** @description A workspace member, human or bot. */
-        Member: {
-            id: components["schemas"]["Uuid"];
-            name: string;
-            /** @enum {string} */
-            type: "human" | "bot";
-        };
         /** @description A person or bot with its profile. */
         Person: {
             id: components["schemas"]["Uuid"];
@@ -3782,149 +3793,12 @@ export interface components {
             /** @description An address like name@example.com, or null for none. */
             email: string | null;
         };
-        /** @description One emoji and how many members reacted with it. */
-        ReactionSummary: {
-            emoji: string;
-            count: number;
-        };
-        Message: {
-            id: components["schemas"]["Uuid"];
-            channel_id: components["schemas"]["Uuid"];
-            /**
-             * @description Empty on a tombstone (a deleted message) and on system notices. A message sent with
-             *     `blocks` and no body has the blocks' plain text here. Slack's markup stays as written
-             *     (`<@id>`, `<#id>`, `<url|label>`, `&lt;`): `text` is the same made readable.
-             */
-            body: string;
-            /**
-             * @description The body as people read it: Slack's markup as plain text (`<url|label>` is
-             *     `label (url)`, `&lt;` is `<`), a mentioned person as `@name`, a mentioned public
-             *     channel as `#name`, a private channel or direct message as `#private-channel` (or the
-             *     label its author gave), so no reader learns a name it could not see. Names are those
-             *     of when the message was written or last edited. Absent only in events recorded before
-             *     0.32.0.
-             */
-            text?: string;
-            /**
-             * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the
-             *     service writes itself, authored by the member who joined or left.
-             * @enum {string}
-             */
-            type: "standard" | "member_joined" | "member_left" | "poll";
-            author: components["schemas"]["Member"];
-            /**
-             * Format: uuid
-             * @description The message this one replies to inline.
-             */
-            reply_to_id: string | null;
-            /**
-             * Format: uuid
-             * @description The root of the thread this message is a reply in.
-             */
-            thread_root_id: string | null;
-            /**
-             * @description Addition: true for a thread reply that is also shown in the channel timeline;
-             *     always false on messages that are not thread replies.
-             */
-            sent_to_channel: boolean;
-            /** @description Each emoji once, in the order it was first used; empty on a tombstone. */
-            reactions: components["schemas"]["ReactionSummary"][];
-            created_at: components["schemas"]["NullableDateTime"];
-            /**
-             * Format: date-time
-             * @description Null until the message is edited.
-             */
-            edited_at: string | null;
-            /**
-             * @description Addition: Slack-style `"<seconds>.<6 digits>"`, unique in the channel and increasing
-             *     with creation: what the Slack Web API (`/api/slack/...`) names the message by
-             *     (`ts`, `thread_ts`, `timestamp`).
-             * @example 1795751281.420000
-             */
-            ts: string;
-            /**
-             * @description Addition: the message's Block Kit blocks, as written (null without; a tombstone has
-             *     none).
-             */
-            blocks: components["schemas"]["Block"][] | null;
-            /**
-             * @description A `poll` message's options and counts; null on every other message and on a deleted
-             *     poll's tombstone.
-             */
-            poll: components["schemas"]["Poll"] | null;
-            /**
-             * @description Addition: Slack's attachments, when the message was sent some (absent otherwise, and
-             *     on a tombstone).
-             */
-            attachments?: components["schemas"]["Attachment"][];
-        };
-        /** @description One of Slack's message attachments, with the fields Slack documents. */
-        Attachment: {
-            fallback?: string;
-            color?: string;
-            pretext?: string;
-            author_name?: string;
-            author_link?: string;
-            author_icon?: string;
-            title?: string;
-            title_link?: string;
-            text?: string;
-            fields?: {
-                title?: string;
-                value?: string;
-                short?: boolean;
-            }[];
-            image_url?: string;
-            thumb_url?: string;
-            footer?: string;
-            footer_icon?: string;
-            ts?: number | string;
-            mrkdwn_in?: string[];
-            blocks?: components["schemas"]["Block"][];
-        };
-        Poll: {
-            options: {
-                /** @description "1" to "10", in the order the options were given. */
-                id: string;
-                text: string;
-                count: number;
-            }[];
-            /** @description Whether a person may vote for several options. */
-            multiple: boolean;
-            /**
-             * Format: date-time
-             * @description When the author or an admin closed it; no vote is taken after.
-             */
-            closed_at: string | null;
-        };
         VoterPage: {
             data: components["schemas"]["Member"][];
             meta: {
                 /** @description Opaque; pass as `?cursor=` for the next page. Null on the last page. */
                 next_cursor: string | null;
             };
-        };
-        /**
-         * @description A Block Kit block, with Slack's shapes and limits: `section` (`text`, `fields`,
-         *     `accessory`), `actions` (`elements`), `context` (`elements`: text objects and images),
-         *     `divider`, `header` (`text`: plain_text), `image` (`image_url`, `alt_text`, `title`),
-         *     `rich_text` (what Slack's own clients send: sections, lists, preformatted text and
-         *     quotes), and in views `input` (`label`, `element`, `optional`, `dispatch_action`).
-         *     Elements: `button`, `overflow`, `static_select`, `multi_static_select`,
-         *     `external_select`, `multi_external_select`, `users_select`, `multi_users_select`,
-         *     `conversations_select`, `multi_conversations_select`, `channels_select`,
-         *     `multi_channels_select`, `datepicker`, `timepicker`, `checkboxes`, `radio_buttons`,
-         *     `image` (an accessory or in a context), and in inputs `plain_text_input`,
-         *     `email_text_input`, `url_text_input`, `number_input`; text objects
-         *     `{ type: "mrkdwn" | "plain_text", text }` of at most 3,000 characters. An invalid block
-         *     is 422 on `blocks`, each fault named by its JSON pointer (`/blocks/0/text/text: ...`).
-         */
-        Block: {
-            /** @enum {string} */
-            type: "section" | "actions" | "context" | "divider" | "header" | "image" | "rich_text" | "input";
-            block_id?: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * @description How deliveries are signed. `service` (the default for new subscriptions): the `X-Service-Signature` header, `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`. `standard`: the Standard Webhooks headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 after `whsec_`), which that specification's libraries verify unchanged. `both`: all of them. During a secret rotation each carries a signature per secret. Subscriptions made before 0.32.0 are `both`, as they were sent.
@@ -4255,24 +4129,131 @@ export interface components {
                 until: string;
             };
         };
-        /** @description A test ping, sent by POST /webhooks/{webhookSubscription}/test only. */
-        PingEvent: {
-            id: components["schemas"]["Uuid"];
-            /** @constant */
-            type: "ping";
-            /** Format: date-time */
-            created_at: string;
+        EventTypeCatalog: {
             data: {
-                subscription_id: components["schemas"]["Uuid"];
-            };
+                /**
+                 * @description An event type, or `ping`.
+                 * @example message.created
+                 */
+                type: string;
+                description: string;
+                /**
+                 * @description JSON Schema (2020-12) of the whole delivery body (`{ id, type, created_at,
+                 *     data }`), the parts it shares with other types under `$defs`.
+                 */
+                schema: Record<string, never>;
+                /** @description A delivery body of this type, as a test send delivers it. */
+                example: Record<string, never>;
+                /**
+                 * @description The release that first sent this type.
+                 * @example 0.29.0
+                 */
+                added_in: string;
+            }[];
         };
-        /**
-         * @description The delivery envelope (the same for every event type). `id` is the event id: the same on
-         *     every retry and for every subscription that gets the event, and repeated in
-         *     `X-Service-Delivery`; receivers de-duplicate on it (delivery is at least once).
-         *     `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be
-         *     added, never changed or removed.
-         */
+        /** Format: uuid */
+        Uuid: string;
+        NullableDateTime: string | null;
+        /** @enum {string} */
+        EventType: "message.created" | "message.updated" | "message.deleted" | "reaction.added" | "channel.member_added" | "poll.vote_added" | "poll.vote_removed" | "poll.closed";
+        /** @description A workspace member, human or bot. */
+        Member: {
+            id: components["schemas"]["Uuid"];
+            name: string;
+            /** @enum {string} */
+            type: "human" | "bot";
+        };
+        /** @description One emoji and how many members reacted with it. */
+        ReactionSummary: {
+            emoji: string;
+            count: number;
+        };
+        /** @description A Block Kit block, with Slack's shapes and limits: `section` (`text`, `fields`, `accessory`), `actions` (`elements`), `context` (`elements`: text objects and images), `divider`, `header` (`text`: plain_text), `image` (`image_url`, `alt_text`, `title`), `rich_text` (what Slack's own clients send: sections, lists, preformatted text and quotes), and in views `input` (`label`, `element`, `optional`, `dispatch_action`). Elements: `button`, `overflow`, `static_select`, `multi_static_select`, `external_select`, `multi_external_select`, `users_select`, `multi_users_select`, `conversations_select`, `multi_conversations_select`, `channels_select`, `multi_channels_select`, `datepicker`, `timepicker`, `checkboxes`, `radio_buttons`, `image` (an accessory or in a context), and in inputs `plain_text_input`, `email_text_input`, `url_text_input`, `number_input`; text objects `{ type: "mrkdwn" | "plain_text", text }` of at most 3,000 characters. An invalid block is 422 on `blocks`, each fault named by its JSON pointer (`/blocks/0/text/text: ...`). */
+        Block: {
+            /** @enum {string} */
+            type: "section" | "actions" | "context" | "divider" | "header" | "image" | "rich_text" | "input";
+            block_id?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One of Slack's message attachments, with the fields Slack documents. */
+        Attachment: {
+            fallback?: string;
+            color?: string;
+            pretext?: string;
+            author_name?: string;
+            author_link?: string;
+            author_icon?: string;
+            title?: string;
+            title_link?: string;
+            text?: string;
+            fields?: ({
+                title?: string;
+                value?: string;
+                short?: boolean;
+            } & {
+                [key: string]: unknown;
+            })[];
+            image_url?: string;
+            thumb_url?: string;
+            footer?: string;
+            footer_icon?: string;
+            ts?: number | string;
+            mrkdwn_in?: string[];
+            blocks?: components["schemas"]["Block"][];
+        } & {
+            [key: string]: unknown;
+        };
+        Poll: {
+            options: {
+                /** @description "1" to "10", in the order the options were given. */
+                id: string;
+                text: string;
+                count: number;
+            }[];
+            /** @description Whether a person may vote for several options. */
+            multiple: boolean;
+            /** @description When the author or an admin closed it; no vote is taken after. */
+            closed_at: string | null;
+        };
+        /** @description A message: what the API answers with and what message events carry. */
+        Message: {
+            id: components["schemas"]["Uuid"];
+            channel_id: components["schemas"]["Uuid"];
+            /** @description Empty on a tombstone (a deleted message) and on system notices. A message sent with `blocks` and no body has the blocks' plain text here. Slack's markup stays as written (`<@id>`, `<#id>`, `<url|label>`, `&lt;`): `text` is the same made readable. */
+            body: string;
+            /** @description The body as people read it: Slack's markup as plain text (`<url|label>` is `label (url)`, `&lt;` is `<`), a mentioned person as `@name`, a mentioned public channel as `#name`, a private channel or direct message as `#private-channel` (or the label its author gave), so no reader learns a name it could not see. Names are those of when the message was written or last edited. Absent only in events recorded before 0.32.0. */
+            text?: string;
+            /**
+             * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the service writes itself, authored by the member who joined or left. `poll`: a poll, its question the body.
+             * @enum {string}
+             */
+            type: "standard" | "member_joined" | "member_left" | "poll";
+            author: components["schemas"]["Member"];
+            /** @description The message this one replies to inline. */
+            reply_to_id: components["schemas"]["Uuid"] | null;
+            /** @description The root of the thread this message is a reply in. */
+            thread_root_id: components["schemas"]["Uuid"] | null;
+            /** @description Addition: true for a thread reply that is also shown in the channel timeline; always false on messages that are not thread replies. */
+            sent_to_channel: boolean;
+            /** @description Each emoji once, in the order it was first used; empty on a tombstone. */
+            reactions: components["schemas"]["ReactionSummary"][];
+            created_at: components["schemas"]["NullableDateTime"];
+            /** @description Null until the message is edited. */
+            edited_at: string | null;
+            /**
+             * @description Addition: Slack-style `"<seconds>.<6 digits>"`, unique in the channel and increasing with creation: what the Slack Web API (`/api/slack/...`) names the message by (`ts`, `thread_ts`, `timestamp`).
+             * @example 1795751281.420000
+             */
+            ts: string;
+            /** @description Addition: the message's Block Kit blocks, as written (null without; a tombstone has none). */
+            blocks: components["schemas"]["Block"][] | null;
+            /** @description A `poll` message's options and counts; null on every other message and on a deleted poll's tombstone. */
+            poll: components["schemas"]["Poll"] | null;
+            /** @description Addition: Slack's attachments, when the message was sent some (absent otherwise, and on a tombstone). */
+            attachments?: components["schemas"]["Attachment"][];
+        };
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         MessageCreatedEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
@@ -4281,7 +4262,7 @@ export interface components {
             created_at: string;
             data: components["schemas"]["Message"];
         };
-        /** @description The delivery envelope; see MessageCreatedEvent. */
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         MessageUpdatedEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
@@ -4290,7 +4271,7 @@ export interface components {
             created_at: string;
             data: components["schemas"]["Message"];
         };
-        /** @description The delivery envelope; see MessageCreatedEvent. */
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         MessageDeletedEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
@@ -4299,7 +4280,7 @@ export interface components {
             created_at: string;
             data: components["schemas"]["Message"];
         };
-        /** @description The delivery envelope; see MessageCreatedEvent. */
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         ReactionAddedEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
@@ -4313,7 +4294,19 @@ export interface components {
                 user: components["schemas"]["Member"];
             };
         };
-        /** @description The delivery envelope; see MessageCreatedEvent. */
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
+        ChannelMemberAddedEvent: {
+            id: components["schemas"]["Uuid"];
+            /** @constant */
+            type: "channel.member_added";
+            /** Format: date-time */
+            created_at: string;
+            data: {
+                channel_id: components["schemas"]["Uuid"];
+                user: components["schemas"]["Member"];
+            };
+        };
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         PollVoteAddedEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
@@ -4327,7 +4320,7 @@ export interface components {
                 user: components["schemas"]["Member"];
             };
         };
-        /** @description The delivery envelope; see MessageCreatedEvent. */
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         PollVoteRemovedEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
@@ -4341,7 +4334,7 @@ export interface components {
                 user: components["schemas"]["Member"];
             };
         };
-        /** @description The delivery envelope; see MessageCreatedEvent. */
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         PollClosedEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
@@ -4350,16 +4343,15 @@ export interface components {
             created_at: string;
             data: components["schemas"]["Message"];
         };
-        /** @description The delivery envelope; see MessageCreatedEvent. */
-        ChannelMemberAddedEvent: {
+        /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
+        PingEvent: {
             id: components["schemas"]["Uuid"];
             /** @constant */
-            type: "channel.member_added";
+            type: "ping";
             /** Format: date-time */
             created_at: string;
             data: {
-                channel_id: components["schemas"]["Uuid"];
-                user: components["schemas"]["Member"];
+                subscription_id: components["schemas"]["Uuid"];
             };
         };
     };
@@ -6249,6 +6241,32 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Busy"];
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalog, in a fixed order. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventTypeCatalog"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
         };
     };

@@ -1,3 +1,4 @@
+import { eventTypeRoutes } from "./event_types.ts";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Ctx } from "../domain/context.ts";
@@ -90,7 +91,8 @@ export function createApp(
     .route("/ephemeral", ephemeralRoutes(ctx, calls))
     .route("/users", userRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))
-    .route("/events", eventRoutes(ctx, streams));
+    .route("/events", eventRoutes(ctx, streams))
+    .route("/event-types", eventTypeRoutes());
 
   // Not strict: a trailing slash names the same resource (`/api/v1/channels/` is `/channels`).
   const app = new Hono<{ Variables: ObservedVars }>({ strict: false });

@@ -68,7 +68,7 @@ export const newWebhook = z.object({
 });
 
 /** What a test sends: a ping (the default), or a sample of an event type. */
-export const TEST_TYPES = ["ping", ...EVENT_TYPES] as const;
+const TEST_TYPES = ["ping", ...EVENT_TYPES] as const;
 const testBody = z.object({
   event_type: z.enum(TEST_TYPES, {
     error: `The event_type must be one of ${TEST_TYPES.join(", ")}.`,

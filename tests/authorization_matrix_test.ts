@@ -116,7 +116,8 @@ interface Cell {
 
 type ApiRow = {
   surface: "api";
-  scope: Scope;
+  /** Null: any token, whatever it holds. */
+  scope: Scope | null;
   cells: (w: World, p: Person) => Promise<Omit<Cell, "method">[]>;
 };
 type ScreenRow = {
@@ -775,6 +776,20 @@ const API: Record<string, ApiRow> = {
     surface: "api",
     scope: "messages:write",
     cells: ownersViewCells("/close", 204),
+  },
+  "GET /api/v1/event-types": {
+    surface: "api",
+    scope: null,
+    cells: () =>
+      Promise.resolve([{
+        what: "the catalog",
+        path: "/api/v1/event-types",
+        expect: 200,
+        check: (body) => {
+          const types = (body as { data: { type: string }[] }).data.map((t) => t.type);
+          assert.ok(types.includes("message.created") && types.includes("ping"), "every type");
+        },
+      }]),
   },
   "GET /api/v1/commands": {
     surface: "api",

@@ -1,6 +1,7 @@
 /** Real webhook receivers on loopback, and small helpers the webhook tests share. */
 import assert from "node:assert/strict";
 import { api, type TestServer } from "./harness.ts";
+import { deliveryFaults } from "./event_schema_check.ts";
 
 /** Settings that make retries and timeouts quick enough for a test. */
 export const FAST = { WEBHOOKS_BACKOFF: "100ms,200ms", WEBHOOKS_TIMEOUT: "0.5" };
@@ -16,6 +17,7 @@ export interface Receiver {
   hits: Hit[];
   /** Resolves once `n` requests arrived; fails the test after `timeoutMs`. */
   waitFor(n: number, timeoutMs?: number): Promise<Hit[]>;
+  /** Stops it; fails if a webhook delivery it got did not match its type's catalog schema. */
   close(): Promise<void>;
 }
 
@@ -27,8 +29,11 @@ export function receiver(
   answer: (n: number, req: Request) => Response | Promise<Response> = () => new Response("ok"),
 ): Receiver {
   const hits: Hit[] = [];
+  const faults: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const hit = { headers: req.headers, body: await req.text(), at: Date.now() };
+    const fault = req.headers.has("x-service-event") ? deliveryFaults(hit.body) : null;
+    if (fault) faults.push(fault);
     const n = hits.push(hit) - 1;
     return await answer(n, req);
   });
@@ -38,7 +43,10 @@ export function receiver(
     waitFor: (n, timeoutMs = 5_000) =>
       waitUntil(() => hits.length >= n, timeoutMs, () => `${n} deliveries (got ${hits.length})`)
         .then(() => hits),
-    close: () => server.shutdown(),
+    close: async () => {
+      await server.shutdown();
+      assert.deepEqual(faults, [], "every delivery matches its type's schema in the catalog");
+    },
   };
 }
 

@@ -13,6 +13,7 @@ import { keys } from "../../kv/keys.ts";
 import type { Plan } from "../../kv/plan.ts";
 import { dropMembership, getUser, memberRef, setMembership } from "../../kv/workspace.ts";
 import { audienceKeys, audienceOf, emit, type MembershipChange } from "../webhooks/audience.ts";
+import type { EventData } from "../webhooks/event_schemas.ts";
 
 const byName = (a: MemberRef, b: MemberRef) =>
   a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
@@ -45,7 +46,7 @@ export async function commitMemberAdded(
     type: "channel.member_added",
     team_id: channel.team_id,
     channel_id: channel.id,
-    data: { channel_id: channel.id, user: added },
+    data: { channel_id: channel.id, user: added } satisfies EventData<"channel.member_added">,
   });
   emit(joined, audience, messageEvent("message.created", draft));
   if (also) joined.include(also);

@@ -20,6 +20,7 @@ import type { EventDraft } from "../../kv/outbox.ts";
 import { audienceOf, emit } from "../webhooks/audience.ts";
 import { messageEvent, type MessageRef } from "./messages.ts";
 import { PER_PAGE } from "../paging.ts";
+import type { EventData } from "../webhooks/event_schemas.ts";
 
 /** A vote given or taken back: `present` false takes it back. */
 export interface VoteChange extends MessageRef {
@@ -55,7 +56,7 @@ const voteEvent = (
     message_id: message.id,
     option_id: optionId,
     user: voter,
-  },
+  } satisfies EventData<"poll.vote_added">,
 });
 
 /**

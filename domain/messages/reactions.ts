@@ -13,6 +13,7 @@ import { keys } from "../../kv/keys.ts";
 import { replaceMessage } from "../../kv/messages.ts";
 import type { EventDraft } from "../../kv/outbox.ts";
 import { audienceOf, emit, NOBODY } from "../webhooks/audience.ts";
+import type { EventData } from "../webhooks/event_schemas.ts";
 
 /**
  * Distinct emoji one message may carry. Bounds the summary stored on every copy of the message
@@ -44,7 +45,7 @@ const reactionAdded = (m: Message, emoji: string, s: Subject): EventDraft => ({
     message_id: m.id,
     emoji,
     user: { id: s.user_id, name: s.name, type: s.type },
-  },
+  } satisfies EventData<"reaction.added">,
 });
 
 /**

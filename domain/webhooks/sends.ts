@@ -17,7 +17,8 @@ import { listFailedEvents } from "../../kv/failed_events.ts";
 import { keys } from "../../kv/keys.ts";
 import { chunks } from "../../core/chunks.ts";
 import { pendingJobs } from "../../kv/backlog.ts";
-import { sampleData, type TestType } from "./samples.ts";
+import type { CatalogType } from "./event_schemas.ts";
+import { exampleData } from "./examples.ts";
 
 /**
  * One attempt of an event asked for by hand (redeliver, test, recover): sent once, never retried,
@@ -44,14 +45,14 @@ function assertActive(sub: Subscription): void {
 
 /**
  * Sends a signed test event to the subscription now, as one attempt recorded like any other
- * (never retried), so a receiver can be checked without posting into a channel: a `ping`, or a
- * sample of one of the event types (domain/webhooks/samples.ts). The subscription must be active
- * (422 on `webhookSubscription`).
+ * (never retried), so a receiver can be checked without posting into a channel: a `ping`, or
+ * the catalog's example of an event type (domain/webhooks/examples.ts). The subscription must be
+ * active (422 on `webhookSubscription`).
  */
 export async function testWebhook(
   ctx: Ctx,
   subject: Subject,
-  { id, type = "ping" }: { id: string; type?: TestType },
+  { id, type = "ping" }: { id: string; type?: CatalogType },
 ): Promise<{ event_id: string }> {
   return await retrying("test webhook", async () => {
     const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
@@ -63,7 +64,10 @@ export async function testWebhook(
       team_id: entry.value.team_id,
       channel_id: "",
       created_at,
-      data: sampleData(type, entry.value),
+      data: exampleData(type, {
+        subscriptionId: entry.value.id,
+        channelId: entry.value.channel_ids?.[0],
+      }),
     };
     const redelivery = redeliveryOf(entry, event.id, created_at);
     return await insertRedelivery(ctx.kv, entry, redelivery, event) ? { event_id: event.id } : null;

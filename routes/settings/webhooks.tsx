@@ -11,12 +11,12 @@ import {
   updateWebhook,
 } from "../../domain/webhooks/webhooks.ts";
 import { listChannels } from "../../domain/channels/channels.ts";
-import type { TestType } from "../../domain/webhooks/samples.ts";
+import { isCatalogType } from "../../domain/webhooks/catalog.ts";
 import type { Subject } from "../../core/types.ts";
 import type { FormState } from "../../web/forms.tsx";
 import { attempt } from "../../core/settled.ts";
 import { validate } from "../body.ts";
-import { newWebhook, schemeChange, TEST_TYPES, webhookChanges } from "../webhooks.ts";
+import { newWebhook, schemeChange, webhookChanges } from "../webhooks.ts";
 import { redeliver, testWebhook } from "../../domain/webhooks/sends.ts";
 import {
   enableWebhook,
@@ -147,7 +147,7 @@ async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>) {
   const { viewer, form } = c.var;
   const id = c.req.param("id")!;
   const asked = String(form.event_type ?? "ping");
-  const type = (TEST_TYPES as readonly string[]).includes(asked) ? asked as TestType : "ping";
+  const type = isCatalogType(asked) ? asked : "ping";
   const { event_id } = await testWebhook(ctx, viewer.subject, { id, type });
   const outcome = await testOutcome(ctx, viewer.subject, { id, eventId: event_id });
   return await showOne(ctx, c, id, { notice: outcome });
