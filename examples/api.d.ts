@@ -2564,6 +2564,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings/integrations/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event catalog, with a form to send any type's example (admins and owners)
+         * @description What `GET /api/v1/event-types` serves, as a page: each type's meaning, release, example
+         *     and JSON Schema.
+         */
+        get: operations["settingsEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/integrations/webhooks/event-types/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a type's example to a subscription, and show how it went
+         * @description The subscription page's "Send test", from the catalog: the subscription's page, saying
+         *     what the receiver answered. A disabled subscription: 422; one the viewer can't manage,
+         *     or unknown: 404.
+         */
+        post: operations["settingsSendEventExample"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settings/integrations/webhooks/{webhookSubscription}": {
         parameters: {
             query?: never;
@@ -2623,7 +2666,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a test (a ping, or a sample of an event type) and show how it went
+         * Send a test (a ping, or an event type's example) and show how it went
          * @description The API's test send; the page it answers waits for the attempt (up to the webhook
          *     timeout) and says what the receiver answered. A disabled subscription: 422.
          */
@@ -8035,6 +8078,46 @@ export interface operations {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];
             404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
+        };
+    };
+    settingsSendEventExample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    /** @description A subscription of the team. */
+                    subscription: string;
+                    /** @description `ping` (the default) or an event type. */
+                    event_type?: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
         };
     };
     settingsWebhook: {

@@ -1406,6 +1406,21 @@ const SCREEN: Record<string, ScreenRow> = {
     surface: "screen",
     cells: screen(() => Promise.resolve({ path: `${S}/webhooks` }), anyAdmin(200)),
   },
+  "GET /settings/integrations/webhooks/event-types": {
+    surface: "screen",
+    cells: screen(() => Promise.resolve({ path: `${S}/webhooks/event-types` }), anyAdmin(200)),
+  },
+  "POST /settings/integrations/webhooks/event-types/test": {
+    surface: "screen",
+    cells: screen(
+      (w) =>
+        Promise.resolve({
+          path: `${S}/webhooks/event-types/test`,
+          form: { subscription: w.subs.botIn.id, event_type: "reaction.added" },
+        }),
+      teamAdmins(200),
+    ),
+  },
   "GET /settings/integrations/webhooks/{webhookSubscription}": {
     surface: "screen",
     cells: screen(

@@ -42,6 +42,7 @@ import {
   waitUntil,
 } from "./webhook_receivers.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
+import { exampleData } from "../domain/webhooks/examples.ts";
 
 const withEngine = (
   env: Record<string, string>,
@@ -376,7 +377,7 @@ Deno.test("delivery: the sweeper delivers jobs whose queue message never came, a
       team_id: w.team.id,
       channel_id: w.team.general_channel_id,
       created_at: new Date().toISOString(),
-      data: { hello: "sweeper" },
+      data: exampleData("message.created", { channelId: w.team.general_channel_id }),
     };
     const now = new Date().toISOString();
     await s.ctx.kv.atomic()

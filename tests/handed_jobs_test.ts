@@ -23,6 +23,7 @@ import {
   workspace,
 } from "./harness.ts";
 import { FAST, type Receiver, receiver, subscribe, waitUntil } from "./webhook_receivers.ts";
+import { exampleData } from "../domain/webhooks/examples.ts";
 
 interface Place {
   teamId: string;
@@ -43,7 +44,7 @@ async function handOver(
     team_id: teamId,
     channel_id: channelId,
     created_at: new Date().toISOString(),
-    data: { handed: true },
+    data: exampleData("message.created", { channelId }),
   };
   const subs = await Promise.all(subscriptionIds.map((id) => kv.get(keys.webhook(id))));
   const handed: HandedJobs = {

@@ -657,7 +657,15 @@ Deno.test(
         await createIncoming(s.ctx, { channelId: general, botId: w.bot.user.id }, null);
 
         const { page } = await signIn(s, browser, w.admin.user, watch, { width: 390 });
-        const pages = ["", "/bots", "/webhooks", `/webhooks/${mine.id}`, "/incoming", "/audit"];
+        const pages = [
+          "",
+          "/bots",
+          "/webhooks",
+          `/webhooks/${mine.id}`,
+          "/webhooks/event-types",
+          "/incoming",
+          "/audit",
+        ];
         for (const path of [...pages, `/webhooks/${theirs.id}`]) {
           await page.goto(`${s.url}${SETTINGS}${path}`);
           const width = await page.evaluate("document.documentElement.scrollWidth") as number;
@@ -749,6 +757,20 @@ for (const width of [1280, 390]) {
           await page.locator("tr[data-delivery-id]").first().waitFor();
           const wide = await page.evaluate("document.documentElement.scrollWidth") as number;
           assert.ok(wide <= width, `${wide} px wide at ${width}`);
+
+          // The catalog shows each type's example and sends it to a subscription as a test.
+          await page.goto(`${s.url}${SETTINGS}/webhooks`);
+          await page.getByRole("link", { name: "Event types" }).click();
+          const poll = page.locator("details[data-event-type='poll.closed']");
+          await poll.locator("summary").first().click();
+          await poll.getByText('"multiple": false').waitFor();
+          const send = poll.getByRole("form", { name: "Send a poll.closed example" });
+          await send.getByLabel("To").selectOption({ label: `CI receiver (${r.url})` });
+          await send.getByRole("button", { name: "Send example" }).click();
+          await page.getByText(/Test sent: the receiver answered HTTP 200/).waitFor();
+          const closed = JSON.parse((await r.waitFor(2))[1].body);
+          assert.equal(closed.type, "poll.closed");
+          assert.equal(closed.data.poll.options.length, 2);
         }, { WEBHOOKS_ALLOW_PRIVATE_URLS: "true" });
       } finally {
         await r.close();

@@ -78,6 +78,8 @@ dl.facts dd { margin: 0; }
 .button-row { display: flex; flex-wrap: wrap; gap: .5rem; margin: 1rem 0; }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; }
 details summary { cursor: pointer; margin: .5rem 0; color: var(--accent); }
+pre { overflow: auto; max-height: 28rem; padding: .5rem; border: 1px solid var(--line);
+  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .8rem; }
 section.bot { border-top: 1px solid var(--line); }
 ul.channel-list { list-style: none; margin: 0 0 .75rem; padding: 0; display: flex; flex-wrap: wrap;
   gap: .5rem; }

@@ -90,11 +90,11 @@ export function NewWebhookForm(p: { csrf: string; channels: Channel[]; form?: Fo
   );
 }
 
-/** Sends a ping, or a sample of an event type, now; the page it leads to says how it went. */
+/** Sends a ping, or an event type's example, now; the page it leads to says how it went. */
 export function TestForm(p: { sub: Subscription; csrf: string }) {
   const options = [
     { value: "ping", label: "ping" },
-    ...EVENT_TYPES.map((e) => ({ value: e, label: `${e} (a sample)` })),
+    ...EVENT_TYPES.map((e) => ({ value: e, label: `${e} (its example)` })),
   ];
   return (
     <PostForm

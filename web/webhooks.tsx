@@ -26,7 +26,11 @@ export function WebhooksPage(
       <Notice text={p.notice} />
       <p>
         A subscription POSTs each event it hears, signed, to its URL. Make one here or through the
-        API (<code>POST /api/v1/webhooks</code>); see how each fares, test it and put it right.
+        API (<code>POST /api/v1/webhooks</code>); see how each fares, test it and put it right. What
+        each event means and carries:{" "}
+        <a href={`${SETTINGS}/webhooks/event-types`}>
+          Event types
+        </a>.
       </p>
       {p.subs.length === 0
         ? <p class="muted">This team has no subscriptions.</p>

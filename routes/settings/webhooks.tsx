@@ -11,7 +11,8 @@ import {
   updateWebhook,
 } from "../../domain/webhooks/webhooks.ts";
 import { listChannels } from "../../domain/channels/channels.ts";
-import { isCatalogType } from "../../domain/webhooks/catalog.ts";
+import { eventCatalog, isCatalogType } from "../../domain/webhooks/catalog.ts";
+import { EventTypesPage } from "../../web/event_types.tsx";
 import type { Subject } from "../../core/types.ts";
 import type { FormState } from "../../web/forms.tsx";
 import { attempt } from "../../core/settled.ts";
@@ -142,10 +143,12 @@ async function createFromForm(ctx: Ctx, c: Context<SettingsEnv>) {
   }
 }
 
-/** "Send test": the subscription's page, saying what the receiver answered. */
-async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>) {
+/**
+ * "Send test", on a subscription's page or on the catalog's (which names the subscription): the
+ * subscription's page, saying what the receiver answered.
+ */
+async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>, id: string) {
   const { viewer, form } = c.var;
-  const id = c.req.param("id")!;
   const asked = String(form.event_type ?? "ping");
   const type = isCatalogType(asked) ? asked : "ping";
   const { event_id } = await testWebhook(ctx, viewer.subject, { id, type });
@@ -157,11 +160,17 @@ async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>) {
 export function webhookPages(ctx: Ctx) {
   const back = (c: Context<SettingsEnv>, done: keyof typeof NOTICES) =>
     c.redirect(`${SETTINGS}/webhooks/${c.req.param("id")}?done=${done}`, 303);
+  const catalog = eventCatalog();
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
     .get("/", (c) => listPage(ctx, c, { notice: noticeOf(c, NOTICES) }))
     .post("/new", (c) => createFromForm(ctx, c))
-    .post("/:id/test", (c) => testFromForm(ctx, c))
+    .get("/event-types", async (c) => {
+      const subs = await listWebhooks(ctx, c.var.viewer.subject);
+      return page(c, <EventTypesPage viewer={c.var.viewer} catalog={catalog} subs={subs} />);
+    })
+    .post("/event-types/test", (c) => testFromForm(ctx, c, String(c.var.form.subscription ?? "")))
+    .post("/:id/test", (c) => testFromForm(ctx, c, c.req.param("id")))
     .get("/:id", (c) => showOne(ctx, c, c.req.param("id"), { notice: noticeOf(c, NOTICES) }))
     .post("/:id/enable", async (c) => {
       await enableWebhook(ctx, c.req.param("id"), c.var.viewer.subject);
