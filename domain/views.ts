@@ -136,10 +136,20 @@ export function storedMessageView(m: Message): StoredMessageView {
   return m.mention_names ? { ...fields, mention_names: m.mention_names } : fields;
 }
 
-/** An event's data, a stored message's with its `text` rendered (see storedMessageView). */
+/**
+ * An event's data, a stored message's with its `text` rendered (see storedMessageView), and the
+ * fields an older release's event lacks as the API shows them.
+ */
 function withText(data: unknown): unknown {
   if (typeof data !== "object" || data === null || !("author" in data)) return data;
   const { mention_names, ...view } = data as Partial<StoredMessageView>;
   if (typeof view.body !== "string") return data;
-  return { ...view, text: renderedText(view.body, mention_names) };
+  // Events older releases recorded lack the fields added since: given as the API gives them.
+  return {
+    ...view,
+    ts: view.ts ?? legacyTs(String(view.id)),
+    blocks: view.blocks ?? null,
+    poll: view.poll ?? null,
+    text: renderedText(view.body, mention_names),
+  };
 }

@@ -11,6 +11,7 @@ import type { Message } from "../core/types.ts";
 import { countKeys, createChannelAs, handedPending, unsettled, withWorkspace } from "./harness.ts";
 import { postCounted, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
+import { deliveryFaults } from "./event_schema_check.ts";
 
 const WINDOW = 100;
 const POSTING_MS = 30_000;
@@ -34,8 +35,12 @@ function heldUntil({ holding, holdMs }: { holding: Promise<void>; holdMs: number
 function collector(delayMs = 0, hold?: { holding: Promise<void>; holdMs: number }) {
   const got = new Set<string>();
   let count = 0;
+  const faults: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    const envelope = JSON.parse(await req.text());
+    const body = await req.text();
+    const fault = deliveryFaults(body);
+    if (fault) faults.push(fault);
+    const envelope = JSON.parse(body);
     if (hold) await heldUntil(hold);
     if (delayMs) await sleep(delayMs);
     got.add(envelope.data.id);
@@ -46,7 +51,11 @@ function collector(delayMs = 0, hold?: { holding: Promise<void>; holdMs: number 
     url: `http://127.0.0.1:${server.addr.port}/hook`,
     got,
     count: () => count,
-    close: () => server.shutdown(),
+    /** Stops it; fails if a delivery did not match its type's catalog schema. */
+    close: async () => {
+      await server.shutdown();
+      assert.deepEqual(faults, [], "every delivery matches its type's schema in the catalog");
+    },
   };
 }
 

@@ -21,6 +21,7 @@ import {
 import { cli, startService } from "./processes.ts";
 import { waitUntil } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
+import { deliveryFaults } from "./event_schema_check.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;
 /** Events are kept 30 days: a fixture's pending deliveries go out only while their event is. */
@@ -67,6 +68,8 @@ for (const release of RELEASES) {
             "the pending retries",
           );
           for (const hit of hits) assertSignedWith(manifest.subscription.secret, hit);
+          // Events an older release recorded match this release's catalog too.
+          assert.deepEqual(hits.map((hit) => deliveryFaults(hit.body)).filter(Boolean), []);
         }
         const audit = await cli(env, "audit:list", "--team", manifest.team_id, "--limit", "1000");
         assert.ok(audit.length >= manifest.audit_entries, "the audit log is all there");
