@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { type CatalogType, ENVELOPES, EVENT_DATA } from "./event_schemas.ts";
-import { exampleData } from "./examples.ts";
+import { EXAMPLE_AT, exampleData } from "./examples.ts";
 
 export type { CatalogType } from "./event_schemas.ts";
 
@@ -54,8 +54,6 @@ export interface CatalogEntry {
   added_in: string;
 }
 
-const EXAMPLE_AT = "2026-11-27T09:30:00.000Z";
-
 /** The catalog, in a fixed order; the same on every call. */
 export function eventCatalog(): CatalogEntry[] {
   return CATALOG_TYPES.map((type) => ({
@@ -84,14 +82,9 @@ function plainFormats({ jsonSchema }: { jsonSchema: Record<string, unknown> }) {
 
 /** One type's delivery body as a schema of its own: the envelope at the top, the rest in $defs. */
 function standalone(type: CatalogType): Record<string, unknown> {
-  const made = z.toJSONSchema(ENVELOPES[type], { override: plainFormats }) as
-    & Record<
-      string,
-      unknown
-    >
-    & { $defs: Record<string, Record<string, unknown>> };
-  const ref = made.$ref as string;
-  const { [ref.slice("#/$defs/".length)]: top, ...defs } = made.$defs;
+  type Made = { $ref: string; $schema: string; $defs: Record<string, Record<string, unknown>> };
+  const made = z.toJSONSchema(ENVELOPES[type], { override: plainFormats }) as unknown as Made;
+  const { [made.$ref.slice("#/$defs/".length)]: top, ...defs } = made.$defs;
   return { $schema: made.$schema, ...top, $defs: defs };
 }
 

@@ -15,7 +15,8 @@ export interface ExamplePlace {
   channelId?: string;
 }
 
-const AT = "2026-11-27T09:30:00.000Z";
+/** When every example happened, its envelope's `created_at` too. */
+export const EXAMPLE_AT = "2026-11-27T09:30:00.000Z";
 const ID = {
   subscription: "0195a8c2-1f40-7000-8000-00000000a001",
   channel: "0195a8c2-1f40-7000-8000-00000000c001",
@@ -41,13 +42,13 @@ function exampleMessage(channelId: string): Message {
     thread_root_id: null,
     sent_to_channel: false,
     reactions: [{ emoji: "👍", count: 1 }],
-    created_at: AT,
+    created_at: EXAMPLE_AT,
     edited_at: null,
     deleted_at: null,
     client_uuid: null,
     timeline_pos: null,
     thread_pos: null,
-    ts: tsOfIso(AT),
+    ts: tsOfIso(EXAMPLE_AT),
     blocks: null,
     poll: null,
   };
@@ -55,36 +56,33 @@ function exampleMessage(channelId: string): Message {
 
 const EDITED_AT = "2026-11-27T09:31:00.000Z";
 
-const EXAMPLES: { [T in CatalogType]: (channelId: string) => EventData<T> } = {
-  "message.created": (ch) => messageView(exampleMessage(ch)),
-  "message.updated": (ch) => {
-    const view = messageView({ ...exampleMessage(ch), edited_at: EDITED_AT });
+const vote = ({ channelId }: Required<ExamplePlace>) => ({
+  channel_id: channelId,
+  message_id: ID.message,
+  option_id: "1",
+  user: person,
+});
+
+const EXAMPLES: { [T in CatalogType]: (place: Required<ExamplePlace>) => EventData<T> } = {
+  "message.created": (p) => messageView(exampleMessage(p.channelId)),
+  "message.updated": (p) => {
+    const view = messageView({ ...exampleMessage(p.channelId), edited_at: EDITED_AT });
     return { ...view, body: `${view.body} (edited)`, text: `${view.text} (edited)` };
   },
-  "message.deleted": (ch) =>
-    messageView({ ...exampleMessage(ch), body: "", reactions: [], deleted_at: EDITED_AT }),
-  "reaction.added": (ch) => ({
-    channel_id: ch,
+  "message.deleted": (p) =>
+    messageView({ ...exampleMessage(p.channelId), body: "", reactions: [], deleted_at: EDITED_AT }),
+  "reaction.added": (p) => ({
+    channel_id: p.channelId,
     message_id: ID.message,
     emoji: "👍",
     user: person,
   }),
-  "channel.member_added": (ch) => ({ channel_id: ch, user: person }),
-  "poll.vote_added": (ch) => ({
-    channel_id: ch,
-    message_id: ID.message,
-    option_id: "1",
-    user: person,
-  }),
-  "poll.vote_removed": (ch) => ({
-    channel_id: ch,
-    message_id: ID.message,
-    option_id: "1",
-    user: person,
-  }),
-  "poll.closed": (ch) =>
+  "channel.member_added": (p) => ({ channel_id: p.channelId, user: person }),
+  "poll.vote_added": vote,
+  "poll.vote_removed": vote,
+  "poll.closed": (p) =>
     messageView({
-      ...exampleMessage(ch),
+      ...exampleMessage(p.channelId),
       type: "poll",
       body: "A sample poll?",
       reactions: [],
@@ -94,11 +92,13 @@ const EXAMPLES: { [T in CatalogType]: (channelId: string) => EventData<T> } = {
         closed_at: EDITED_AT,
       },
     }),
-  "ping": () => ({ subscription_id: ID.subscription }),
+  "ping": (p) => ({ subscription_id: p.subscriptionId }),
 };
 
 /** The `data` of an example event of `type`, placed where `place` says. */
 export function exampleData(type: CatalogType, place: ExamplePlace = {}): unknown {
-  const data = EXAMPLES[type](place.channelId ?? ID.channel);
-  return type === "ping" && place.subscriptionId ? { subscription_id: place.subscriptionId } : data;
+  return EXAMPLES[type]({
+    subscriptionId: place.subscriptionId ?? ID.subscription,
+    channelId: place.channelId ?? ID.channel,
+  });
 }
