@@ -2557,14 +2557,21 @@ export interface paths {
          */
         get: operations["settingsWebhooks"];
         put?: never;
-        post?: never;
+        /**
+         * Make a subscription (its signing secret is shown once)
+         * @description The same as the API's POST /webhooks, with its rules, owned by the signed-in admin: it
+         *     hears what they can see. No channel chosen: every channel they can see. On success the
+         *     subscription's page, with its signing secret shown this once; otherwise the list again,
+         *     with the form's errors (422).
+         */
+        post: operations["settingsCreateWebhook"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/settings/integrations/webhooks/event-types": {
+    "/settings/integrations/event-types": {
         parameters: {
             query?: never;
             header?: never;
@@ -2577,22 +2584,6 @@ export interface paths {
          *     and JSON Schema.
          */
         get: operations["settingsEventTypes"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/settings/integrations/webhooks/event-types/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
         put?: never;
         /**
          * Send a type's example to a subscription, and show how it went
@@ -2624,29 +2615,6 @@ export interface paths {
         get: operations["settingsWebhook"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/settings/integrations/webhooks/new": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Make a subscription (its signing secret is shown once)
-         * @description The same as the API's POST /webhooks, with its rules, owned by the signed-in admin: it
-         *     hears what they can see. No channel chosen: every channel they can see. On success the
-         *     subscription's page, with its signing secret shown this once; otherwise the list again,
-         *     with the form's errors (422).
-         */
-        post: operations["settingsCreateWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8080,6 +8048,35 @@ export interface operations {
             404: components["responses"]["SettingsNotFound"];
         };
     };
+    settingsCreateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    name: string;
+                    url: string;
+                    /** @description Repeated, once per event. */
+                    events: components["schemas"]["EventType"][];
+                    /** @description Repeated, once per channel; none for every channel. */
+                    channel_ids?: string[];
+                    signature_scheme?: components["schemas"]["SignatureScheme"];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["SettingsPage"];
+            401: components["responses"]["SettingsSignIn"];
+            403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
+            422: components["responses"]["SettingsFormErrors"];
+        };
+    };
     settingsEventTypes: {
         parameters: {
             query?: never;
@@ -8135,35 +8132,6 @@ export interface operations {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];
             404: components["responses"]["SettingsNotFound"];
-        };
-    };
-    settingsCreateWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/x-www-form-urlencoded": {
-                    _csrf: string;
-                    name: string;
-                    url: string;
-                    /** @description Repeated, once per event. */
-                    events: components["schemas"]["EventType"][];
-                    /** @description Repeated, once per channel; none for every channel. */
-                    channel_ids?: string[];
-                    signature_scheme?: components["schemas"]["SignatureScheme"];
-                };
-            };
-        };
-        responses: {
-            200: components["responses"]["SettingsPage"];
-            401: components["responses"]["SettingsSignIn"];
-            403: components["responses"]["SettingsRefused"];
-            404: components["responses"]["SettingsNotFound"];
-            422: components["responses"]["SettingsFormErrors"];
         };
     };
     settingsTestWebhook: {

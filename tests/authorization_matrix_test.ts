@@ -1406,16 +1406,16 @@ const SCREEN: Record<string, ScreenRow> = {
     surface: "screen",
     cells: screen(() => Promise.resolve({ path: `${S}/webhooks` }), anyAdmin(200)),
   },
-  "GET /settings/integrations/webhooks/event-types": {
+  "GET /settings/integrations/event-types": {
     surface: "screen",
-    cells: screen(() => Promise.resolve({ path: `${S}/webhooks/event-types` }), anyAdmin(200)),
+    cells: screen(() => Promise.resolve({ path: `${S}/event-types` }), anyAdmin(200)),
   },
-  "POST /settings/integrations/webhooks/event-types/test": {
+  "POST /settings/integrations/event-types": {
     surface: "screen",
     cells: screen(
       (w) =>
         Promise.resolve({
-          path: `${S}/webhooks/event-types/test`,
+          path: `${S}/event-types`,
           form: { subscription: w.subs.botIn.id, event_type: "reaction.added" },
         }),
       teamAdmins(200),
@@ -1468,12 +1468,12 @@ const SCREEN: Record<string, ScreenRow> = {
       teamAdmins(422),
     ),
   },
-  "POST /settings/integrations/webhooks/new": {
+  "POST /settings/integrations/webhooks": {
     surface: "screen",
     cells: screen(
       (w) =>
         Promise.resolve({
-          path: `${S}/webhooks/new`,
+          path: `${S}/webhooks`,
           form: { name: "screen-made", url: w.receiverUrl, events: "reaction.added" },
         }),
       anyAdmin(200),

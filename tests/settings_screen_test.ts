@@ -662,7 +662,7 @@ Deno.test(
           "/bots",
           "/webhooks",
           `/webhooks/${mine.id}`,
-          "/webhooks/event-types",
+          "/event-types",
           "/incoming",
           "/audit",
         ];

@@ -22,7 +22,7 @@ function SendExample(p: { type: string; subs: Subscription[]; csrf: string }) {
   }
   return (
     <PostForm
-      action={`${SETTINGS}/webhooks/event-types/test`}
+      action={`${SETTINGS}/event-types`}
       csrf={p.csrf}
       class="button-row"
       label={`Send a ${p.type} example`}

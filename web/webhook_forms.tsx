@@ -41,7 +41,7 @@ export function NewWebhookForm(p: { csrf: string; channels: Channel[]; form?: Fo
   const channelsId = controlId("new", "channel_ids");
   return (
     <PostForm
-      action={`${SETTINGS}/webhooks/new`}
+      action={`${SETTINGS}/webhooks`}
       csrf={p.csrf}
       class="card"
       label="New subscription"

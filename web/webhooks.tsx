@@ -28,7 +28,7 @@ export function WebhooksPage(
         A subscription POSTs each event it hears, signed, to its URL. Make one here or through the
         API (<code>POST /api/v1/webhooks</code>); see how each fares, test it and put it right. What
         each event means and carries:{" "}
-        <a href={`${SETTINGS}/webhooks/event-types`}>
+        <a href={`${SETTINGS}/event-types`}>
           Event types
         </a>.
       </p>

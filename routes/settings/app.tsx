@@ -28,7 +28,7 @@ import { httpErrorOf } from "../errors.ts";
 import { incomingPages } from "./incoming.tsx";
 import { page } from "./render.ts";
 import { tokenPages } from "./tokens.tsx";
-import { webhookPages } from "./webhooks.tsx";
+import { eventTypePages, webhookPages } from "./webhooks.tsx";
 
 /** Forms are small; anything bigger is not one of ours. */
 const MAX_FORM_BYTES = 64 * 1024;
@@ -113,6 +113,7 @@ export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
     .route("/bots", botPages(ctx))
     .route("/apps", appPages(ctx))
     .route("/webhooks", webhookPages(ctx))
+    .route("/event-types", eventTypePages(ctx))
     .route("/incoming", incomingPages(ctx))
     .route("/audit", auditPages(ctx));
 

@@ -156,20 +156,31 @@ async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>, id: string) {
   return await showOne(ctx, c, id, { notice: outcome });
 }
 
+/**
+ * The event catalog, and a form that sends any type's example to a subscription: admins and
+ * owners. Beside the subscriptions, not under them: a fixed name where their pages take an id
+ * (`webhooks/event-types` beside `webhooks/:id`) is a route Hono's regular-expression router
+ * can't take, and one such route sends every request of the app through its slower trie.
+ */
+export function eventTypePages(ctx: Ctx) {
+  const catalog = eventCatalog();
+  return new Hono<SettingsEnv>()
+    .use(adminsOnly)
+    .get("/", async (c) => {
+      const subs = await listWebhooks(ctx, c.var.viewer.subject);
+      return page(c, <EventTypesPage viewer={c.var.viewer} catalog={catalog} subs={subs} />);
+    })
+    .post("/", (c) => testFromForm(ctx, c, String(c.var.form.subscription ?? "")));
+}
+
 /** The team's outgoing subscriptions: admins and owners. */
 export function webhookPages(ctx: Ctx) {
   const back = (c: Context<SettingsEnv>, done: keyof typeof NOTICES) =>
     c.redirect(`${SETTINGS}/webhooks/${c.req.param("id")}?done=${done}`, 303);
-  const catalog = eventCatalog();
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
     .get("/", (c) => listPage(ctx, c, { notice: noticeOf(c, NOTICES) }))
-    .post("/new", (c) => createFromForm(ctx, c))
-    .get("/event-types", async (c) => {
-      const subs = await listWebhooks(ctx, c.var.viewer.subject);
-      return page(c, <EventTypesPage viewer={c.var.viewer} catalog={catalog} subs={subs} />);
-    })
-    .post("/event-types/test", (c) => testFromForm(ctx, c, String(c.var.form.subscription ?? "")))
+    .post("/", (c) => createFromForm(ctx, c))
     .post("/:id/test", (c) => testFromForm(ctx, c, c.req.param("id")))
     .get("/:id", (c) => showOne(ctx, c, c.req.param("id"), { notice: noticeOf(c, NOTICES) }))
     .post("/:id/enable", async (c) => {
