@@ -3,7 +3,8 @@
  * webhook subscriptions, against a bare handler making one atomic commit of one value per request
  * and against one committing the waiting requests' values together (the targets), and for context
  * against one committing one post's writes per request, which tells what committing a channel's
- * concurrent posts together gains.
+ * concurrent posts together gains, and one committing the waiting requests' posts together, which
+ * tells what a post's keys cost and what the rest of a request does.
  */
 import type { EventType } from "../../core/types.ts";
 import { freePort, startBaseline, startService } from "../procs.ts";
@@ -55,8 +56,9 @@ async function postInto(
 }
 
 /**
- * `name`: kv_commit (one set), kv_group_commit (one set each, up to 64 requests a commit) or
- * kv_post_shape (one post's writes per commit, nothing else).
+ * `name`: kv_commit (one set), kv_group_commit (one set each, up to 64 requests a commit),
+ * kv_post_shape (one post's writes per commit, nothing else) or kv_post_group (a post's writes
+ * each, up to 64 requests a commit).
  */
 async function bareCommit(root: string, name: string): Promise<Posted> {
   const dir = await scenarioDir(root, "post-bare");
@@ -69,10 +71,11 @@ async function bareCommit(root: string, name: string): Promise<Posted> {
 }
 
 export async function postMessages({ root, receiver }: Bench): Promise<Row[]> {
-  const { bare, group, shape, live, quiet, keyed } = await bestOf({
+  const { bare, group, shape, grouped, live, quiet, keyed } = await bestOf({
     bare: () => bareCommit(root, "kv_commit"),
     group: () => bareCommit(root, "kv_group_commit"),
     shape: () => bareCommit(root, "kv_post_shape"),
+    grouped: () => bareCommit(root, "kv_post_group"),
     live: () => postInto(root, receiver, ["message.created"]),
     quiet: () => postInto(root, receiver, ["reaction.added"]),
     keyed: () => postInto(root, receiver, ["reaction.added"], KEYED_LUA),
@@ -88,5 +91,7 @@ export async function postMessages({ root, receiver }: Bench): Promise<Row[]> {
     info(ratioRow("POST messages with a client_uuid, no jobs", keyed, bare, 0.8)),
     info(ratioRow("bare commit of one post's writes vs 1 set", shape, bare, 0.8)),
     info(ratioRow("POST messages, no jobs vs one post per commit", quiet, shape, 0.8)),
+    info(ratioRow("bare posts' writes, <= 64 posts a commit, vs 1 set", grouped, bare, 0.8)),
+    info(ratioRow("POST messages, no jobs vs posts' writes <= 64 a commit", quiet, grouped, 0.8)),
   ];
 }
