@@ -1,9 +1,9 @@
 /**
  * The states of a delivery job (one event to one subscription) and every move between them, with
- * the module that makes it. A mistake here is a lost or doubled delivery under load, not a type
+ * the module that decides it. A mistake here is a lost or doubled delivery under load, not a type
  * error, so the moves are data: ARCHITECTURE.md draws this table, and each module named here
  * marks where it makes its move with `job move "<name>"` (tests/job_states_test.ts keeps all three
- * the same).
+ * the same). What a move writes to the store, kv/job_moves.ts writes, and nothing else does.
  */
 
 export type JobState =
@@ -23,7 +23,7 @@ export type JobState =
 export interface JobMove {
   from: readonly JobState[];
   to: JobState;
-  /** The module that makes the move. */
+  /** The module that decides the move (its writes are kv/job_moves.ts's). */
   by: string;
   /** When it happens. */
   when: string;

@@ -7,7 +7,7 @@ import { startSoon } from "../core/after_answers.ts";
 import { within } from "../core/settled.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
-import { type Leasable, unlease } from "../kv/leases.ts";
+import { unlease } from "../kv/leases.ts";
 import { heldFrom, type Work } from "../kv/handed_share.ts";
 import type { JobRoom } from "../kv/outbox.ts";
 import type { CommitWork } from "../kv/plan.ts";
@@ -54,7 +54,7 @@ export class Engine implements DeliveryEngine {
   readonly #sources: Sources;
   readonly #detach: () => void;
   /** Work leased to this engine that it will not start: freed at stop. */
-  readonly #unstarted: Work<Leasable>[] = [];
+  readonly #unstarted: Work[] = [];
   readonly #waiting: WaitingFirstAttempts;
   /** Handovers of this process's commits not yet taken: stop waits for them. */
   readonly #handing = new Set<Promise<void>>();

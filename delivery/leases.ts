@@ -1,4 +1,5 @@
-import { isFree, type Leasable, lease } from "../kv/leases.ts";
+import { isFree, type Leasable } from "../kv/job_moves.ts";
+import { lease } from "../kv/leases.ts";
 import type { Store } from "../kv/store.ts";
 import type { Work } from "../kv/handed_share.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";

@@ -2,7 +2,7 @@ import { errorFields, log } from "../core/log.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
 import { type JobRange, listJobs, listSubscriptionIds } from "../kv/backlog.ts";
 import { expandHanded } from "../kv/handed_jobs.ts";
-import { isFree, type Leasable } from "../kv/leases.ts";
+import { isFree, type Leasable } from "../kv/job_moves.ts";
 import { listRedeliveries, type RedeliveryQueued } from "../kv/redeliveries.ts";
 import type { RetryQueued } from "../kv/settlement.ts";
 import { keys } from "../kv/keys.ts";

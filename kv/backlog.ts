@@ -1,5 +1,6 @@
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { keys } from "./keys.ts";
+import { recount } from "./job_moves.ts";
 import type { Store } from "./store.ts";
 
 /** Where a scan of a subscription's jobs starts (just after `after`) or ends (at `through`). */
@@ -101,9 +102,9 @@ export async function recountPendingJobs(kv: Store): Promise<void> {
       ]);
       let waiting = 0n;
       for await (const _ of kv.list({ prefix: keys.jobs(id) }, { batchSize: 500 })) waiting++;
-      const made = new Deno.KvU64(countOf(settled) + waiting);
-      done =
-        (await kv.atomic().check(created, settled).set(keys.jobsCreated(id), made).commit()).ok;
+      const op = kv.atomic();
+      recount(op, { created, settled, waiting });
+      done = (await op.commit()).ok;
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { HandedJobs, Subscription } from "../core/webhook_records.ts";
 import { getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
-import { addJob, firstJob } from "./outbox.ts";
+import { expand, firstJob } from "./job_moves.ts";
 import type { Store } from "./store.ts";
 
 /** Records turned into jobs per pass at most; a pass that took this many goes on at once. */
@@ -67,13 +67,12 @@ async function nextRunningOut(kv: Store, now: number): Promise<number | null> {
 async function expandOne(kv: Store, entry: Deno.KvEntry<HandedJobs>): Promise<number | null> {
   const { event_id, created_at, pending } = entry.value;
   const subs = await getAll<Subscription>(kv, pending.map((p) => keys.webhook(p.subscription_id)));
-  const op = kv.atomic().check(entry).delete(entry.key);
-  let made = 0;
-  pending.forEach(({ subscription_id: id, subscription_version }, i) => {
-    if (subs[i].versionstamp === null) return;
-    addJob(op, firstJob({ id: event_id, created_at }, id, null, subscription_version));
-    made++;
-  });
-  if (made > 0) op.set(keys.deliverySignal(), Date.now());
-  return (await op.commit()).ok ? made : null;
+  const jobs = pending
+    .filter((_, i) => subs[i].versionstamp !== null)
+    .map((p) =>
+      firstJob({ id: event_id, created_at }, p.subscription_id, null, p.subscription_version)
+    );
+  const op = kv.atomic();
+  expand(op, entry, jobs);
+  return (await op.commit()).ok ? jobs.length : null;
 }

@@ -1,7 +1,7 @@
 import type { DeliveryJob, HandedJobs, Redelivery } from "../core/webhook_records.ts";
 import { log } from "../core/log.ts";
 import { keys } from "./keys.ts";
-import { addJob } from "./outbox.ts";
+import { enqueue, type MoveWriter, signal, takeOut } from "./job_moves.ts";
 import type { Handed, Plan } from "./plan.ts";
 import type { Store } from "./store.ts";
 
@@ -63,18 +63,8 @@ export class HandedShare {
    * with the last, under a check of the record as last known. Returns what it becomes, for
    * `landed`.
    */
-  takeOut(op: Pick<Plan, "check" | "set" | "delete">, ids: Iterable<string>): HandedJobs | null {
-    const out = new Set(ids);
-    const { key, value } = this.#entry;
-    const rest = value.pending.filter((p) => !out.has(p.subscription_id));
-    op.check(this.#entry);
-    if (rest.length === 0) {
-      op.delete(key);
-      return null;
-    }
-    const next = { ...value, pending: rest };
-    op.set(key, next);
-    return next;
+  takeOut(op: MoveWriter, ids: Iterable<string>): HandedJobs | null {
+    return takeOut(op, this.#entry, new Set(ids));
   }
 
   /** A commit made with `takeOut` landed: the record is now `next` (null: deleted). */
@@ -112,8 +102,8 @@ export class HandedShare {
           key: keys.job(j.subscription_id, j.event_id),
           value: { ...j, lease_until: leaseUntil },
         }));
-      for (const { value } of made) addJob(op, value);
-      if (leaseUntil === null && made.length > 0) op.set(keys.deliverySignal(), Date.now());
+      for (const { value } of made) enqueue(op, value);
+      if (leaseUntil === null && made.length > 0) signal(op);
       return made;
     });
   }

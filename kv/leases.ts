@@ -1,18 +1,10 @@
-import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
+import type { DeliveryJob } from "../core/webhook_records.ts";
 import { chunks } from "../core/chunks.ts";
+import * as moves from "./job_moves.ts";
+import type { Leasable } from "./job_moves.ts";
 import { commitInBatches } from "./commit.ts";
 import type { Store } from "./store.ts";
 import type { Work } from "./handed_share.ts";
-
-/** A job or a redelivery: work one process at a time may hold under a lease. */
-export type Leasable = DeliveryJob | Redelivery;
-
-/**
- * Whether `entry` is free to lease at `now`: nobody holds it, or the holder's lease ran out (job
- * move "lapse", core/job_states.ts, as unlease makes it at once).
- */
-export const isFree = (entry: Deno.KvEntry<Leasable>, now: number) =>
-  (entry.value.lease_until ?? 0) <= now;
 
 /** KV allows 10 checks per commit: one per entry leased. */
 const LEASE_BATCH = 10;
@@ -42,17 +34,17 @@ export async function lease(
 
 async function leaseTogether(kv: Store, batch: Deno.KvEntry<Leasable>[], until: number) {
   const op = kv.atomic();
-  const next = batch.map((e) => ({ ...e.value, lease_until: until }));
-  batch.forEach((e, i) => op.check(e).set(e.key, next[i]));
+  const next = batch.map((e) => moves.lease(op, e, until));
   const res = await op.commit();
   if (!res.ok) return null;
   return batch.map((e, i) => ({ key: e.key, value: next[i], versionstamp: res.versionstamp }));
 }
 
 /**
- * Frees leased entries this process will not attempt after all (it is stopping); first attempts
- * still in a handed-jobs record become free jobs, so other engines take them now rather than once
- * the record's lease ran out.
+ * Frees leased entries this process will not attempt after all (it is stopping): job move "lapse",
+ * core/job_states.ts, at once rather than when the lease runs out. First attempts still in a
+ * handed-jobs record become free jobs, so other engines take them now rather than once the
+ * record's lease ran out.
  */
 export async function unlease(kv: Store, entries: Work<Leasable>[]): Promise<void> {
   const handed = Map.groupBy(entries.filter((e) => e.handed), (e) => e.handed!);
@@ -63,6 +55,6 @@ export async function unlease(kv: Store, entries: Work<Leasable>[]): Promise<voi
     kv,
     entries.filter((e) => !e.handed),
     LEASE_BATCH,
-    (op, e) => op.check(e).set(e.key, { ...e.value, lease_until: null }),
+    (op, e) => moves.unlease(op, e),
   );
 }

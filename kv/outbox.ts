@@ -1,10 +1,11 @@
 import type { EventType, OutboxEvent } from "../core/types.ts";
-import type { DeliveryJob, HandedJobs } from "../core/webhook_records.ts";
+import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
 import { newId } from "../core/ids.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
 import type { Handed, Heard, Plan, PlannedEvent, QueuedSocket, SocketsHere } from "./plan.ts";
 import { queueSocketEvent, socketListenerOf } from "./socket_outbox.ts";
+import { enqueue, firstJob, hand, signal } from "./job_moves.ts";
 
 export interface EventDraft {
   type: EventType;
@@ -154,14 +155,15 @@ export function writePlannedEvents(
       if (handing && room.window.reserve(id)) jobs.push(firstJob(event, id, leaseUntil, version));
       else if (handing && room.mayWait()) waiting.push(firstJob(event, id, leaseUntil, version));
       else {
-        addJob(op, firstJob(event, id, null, version));
+        enqueue(op, firstJob(event, id, null, version));
         free = true;
       }
     }
     if (jobs.length + waiting.length > 0) {
-      handed.push(handOver(op, { event, jobs, waiting, leaseUntil }));
+      const record = hand(op, { event, jobs: [...jobs, ...waiting], leaseUntil });
+      handed.push({ event, jobs, waiting, record });
     }
-    if (free) op.set(keys.deliverySignal(), now);
+    if (free) signal(op);
   }
   return { handed, sockets };
 }
@@ -206,55 +208,7 @@ function queueSockets(
   return rest;
 }
 
-/** The record of an event's first attempts leased here, added to the commit. */
-function handOver(
-  op: Deno.AtomicOperation,
-  { leaseUntil, ...handed }: Omit<Handed, "record"> & { leaseUntil: number },
-): Handed {
-  const { event } = handed;
-  const record: HandedJobs = {
-    event_id: event.id,
-    created_at: event.created_at,
-    lease_until: leaseUntil,
-    pending: [...handed.jobs, ...handed.waiting].map((j) => ({
-      subscription_id: j.subscription_id,
-      subscription_version: j.subscription_version!,
-    })),
-  };
-  const key = keys.handedJob(leaseUntil, event.id);
-  op.set(key, record);
-  return { ...handed, record: { key, value: record } };
-}
-
 /** Gives back the room of jobs leased in a commit that did not land. */
 export function releaseHanded(room: JobRoom | undefined, handed: Handed[]): void {
   for (const { jobs } of handed) for (const job of jobs) room?.window.release(job.subscription_id);
 }
-
-/** What a job is written into: a commit, or a plan. */
-interface JobWriter {
-  set(key: Deno.KvKey, value: unknown): unknown;
-  sum(key: Deno.KvKey, n: bigint): unknown;
-}
-
-/** Writes a job, counted as made in the same commit (pending = created - settled, kv/backlog.ts). */
-export function addJob(op: JobWriter, job: DeliveryJob): void {
-  op.set(keys.job(job.subscription_id, job.event_id), job);
-  op.sum(keys.jobsCreated(job.subscription_id), 1n);
-}
-
-/** The job an event starts with for a matching subscription. */
-export const firstJob = (
-  event: Pick<OutboxEvent, "id" | "created_at">,
-  subscriptionId: string,
-  leaseUntil: number | null,
-  subscriptionVersion: string,
-): DeliveryJob => ({
-  subscription_id: subscriptionId,
-  event_id: event.id,
-  attempt: 1,
-  next_attempt_at: event.created_at,
-  created_at: event.created_at,
-  lease_until: leaseUntil,
-  subscription_version: subscriptionVersion,
-});

@@ -2,7 +2,7 @@ import type { Delivery, DeliveryJob, Subscription } from "../core/webhook_record
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
-import { addJob } from "./outbox.ts";
+import { countSettled, retry, settle as settleEntry } from "./job_moves.ts";
 import { putRoute } from "./routes.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
@@ -88,7 +88,7 @@ function addAttempt(
     if (s.retry) scheduleRetry(kv, op, s.pending, s.retry);
     else if (!s.pending.handed) settled += settle(op, sub.id, s);
   }
-  if (settled > 0n) op.sum(keys.jobsSettled(sub.id), settled);
+  countSettled(op, sub.id, settled);
   if (c.audit) addAudit(op, c.audit);
 }
 
@@ -126,14 +126,14 @@ function takeOutOfRecord(
  * jobs it settled (0 or 1).
  */
 function settle(op: Plan, subscriptionId: string, { pending, succeeded }: Settlement): bigint {
-  op.delete(pending.key);
-  if (!isJob(pending)) {
+  const jobs = settleEntry(op, pending.key);
+  if (jobs === 0n) {
     if (succeeded) op.delete(keys.failedEvent(subscriptionId, pending.value.event_id));
     return 0n;
   }
   // A job given up is failed for good, until a redelivery of its event succeeds.
   if (!succeeded) markFailed(op, subscriptionId, pending.value.event_id);
-  return 1n;
+  return jobs;
 }
 
 /**
@@ -147,8 +147,7 @@ function scheduleRetry(
   pending: Work,
   { job, delayMs }: NonNullable<Settlement["retry"]>,
 ): void {
-  if (pending.handed) addJob(op, job);
-  else op.set(pending.key, job);
+  retry(op, { key: pending.key, handed: pending.handed !== undefined }, job);
   if (!kv.queues) return;
   const wake: RetryQueued = {
     kind: "retry",
@@ -160,15 +159,13 @@ function scheduleRetry(
   op.enqueue(wake, { delay: delayMs, keysIfUndelivered: [lost] });
 }
 
-const isJob = (entry: Deno.KvEntry<unknown>) => entry.key[0] === keys.jobs()[0];
-
 /**
  * Deletes a job or redelivery that can no longer be attempted, if it is still as read; takes a
  * first attempt out of its handed-jobs record.
  */
 export async function dropIfUnchanged(kv: Store, entry: Work): Promise<void> {
   if (entry.handed) return await entry.handed.drop(kv, [entry.value.subscription_id]);
-  const op = kv.atomic().check(entry).delete(entry.key);
-  if (isJob(entry)) op.sum(keys.jobsSettled(entry.key[1] as string), 1n);
+  const op = kv.atomic().check(entry);
+  countSettled(op, entry.value.subscription_id, settleEntry(op, entry.key));
   await op.commit();
 }

@@ -4,6 +4,7 @@ import { addAudit, type AuditBy, type AuditDraft } from "./audit.ts";
 import { getAll } from "./commit.ts";
 import { markFailed } from "./failed_events.ts";
 import { keys } from "./keys.ts";
+import { settle, settleAll } from "./job_moves.ts";
 import { dropRoute, putRoute } from "./routes.ts";
 import type { Store } from "./store.ts";
 
@@ -120,7 +121,7 @@ async function dropJobs(kv: Store, subscriptionId: string): Promise<void> {
   const flush = async () => {
     const op = kv.atomic();
     for (const e of batch) {
-      op.delete(e.key);
+      settle(op, e.key);
       markFailed(op, subscriptionId, e.value.event_id);
     }
     await op.commit();
@@ -142,8 +143,8 @@ export async function dropPending(kv: Store, subscriptionId: string): Promise<vo
   await deleteAll(kv, keys.redeliveries(subscriptionId));
   for (let i = 0; i < 10; i++) {
     const created = await kv.get<Deno.KvU64>(keys.jobsCreated(subscriptionId));
-    const made = created.value ?? new Deno.KvU64(0n);
-    const op = kv.atomic().check(created).set(keys.jobsSettled(subscriptionId), made);
+    const op = kv.atomic();
+    settleAll(op, created, subscriptionId);
     if ((await op.commit()).ok) return;
   }
 }

@@ -10,7 +10,7 @@ import type { HandedJobs } from "../core/webhook_records.ts";
 import { pendingJobs } from "../kv/backlog.ts";
 import { expandHanded } from "../kv/handed_jobs.ts";
 import { HandedShare } from "../kv/handed_share.ts";
-import { firstJob } from "../kv/outbox.ts";
+import { firstJob } from "../kv/job_moves.ts";
 import { keys } from "../kv/keys.ts";
 import type { Store } from "../kv/store.ts";
 import {

@@ -1,7 +1,7 @@
 /**
  * A delivery job's states and moves (core/job_states.ts) are drawn in ARCHITECTURE.md and marked
- * in the modules that make them, the three alike; and no state but `settled` is a dead end, where
- * a job would be lost.
+ * in the modules that decide them, the three alike; what they write is written by kv/job_moves.ts
+ * alone; and no state but `settled` is a dead end, where a job would be lost.
  */
 import assert from "node:assert/strict";
 import { JOB_MOVES, type JobState } from "../core/job_states.ts";
@@ -50,3 +50,26 @@ Deno.test("job states: every state is reached, and every one but settled has a w
     }
   }
 });
+
+/** A write naming a job row, a handed-jobs record or a job count, or deleting a prefix of them. */
+const JOB_WRITE =
+  /\.(?:set|sum|delete|max|min)\(\s*keys\.(?:job|handedJob|jobsCreated|jobsSettled)\(|deleteAll\([^)]*keys\.(?:jobs|handedJobs)\(/;
+
+Deno.test("job states: only kv/job_moves.ts writes a job row, a handed-jobs record or a count", async () => {
+  const writers: string[] = [];
+  for (const dir of ["core", "kv", "domain", "delivery", "routes", "web", "cli"]) {
+    for await (const file of walkTs(new URL(`${dir}/`, root))) {
+      if (file.endsWith("kv/job_moves.ts")) continue;
+      const text = await Deno.readTextFile(file);
+      if (JOB_WRITE.test(text)) writers.push(file.slice(root.pathname.length));
+    }
+  }
+  assert.deepEqual(writers, []);
+});
+
+async function* walkTs(dir: URL): AsyncGenerator<string> {
+  for await (const e of Deno.readDir(dir)) {
+    if (e.isDirectory) yield* walkTs(new URL(`${e.name}/`, dir));
+    else if (/\.tsx?$/.test(e.name)) yield new URL(e.name, dir).pathname;
+  }
+}
