@@ -10,6 +10,7 @@
  * channel is read-only).
  */
 import type { Channel, Role, UserType } from "../core/types.ts";
+import { isClosed } from "../core/channel_kind.ts";
 import { ApiError } from "../core/errors.ts";
 import { isSystem } from "./messages/draft.ts";
 import type { Principal, Who } from "./principals.ts";
@@ -138,8 +139,7 @@ const RULES: Rules = {
   // other bots keep the seed's rule, and see only the channels they are in.
   "channel.join": (p, t) => {
     const c = t.channel;
-    const asApp = t.joinsAsApp && c.team_id === p.team_id && c.visibility === "public" &&
-      !c.is_direct;
+    const asApp = t.joinsAsApp && c.team_id === p.team_id && !isClosed(c);
     if (!sees(p, t) && !asApp) return hidden(channelNotFound(p));
     return membersFrozen(c);
   },

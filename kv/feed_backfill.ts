@@ -9,7 +9,7 @@ import { idTime } from "../core/ids.ts";
 import { chunks } from "../core/chunks.ts";
 import { commitInBatches, getAll } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { isClosed } from "./workspace.ts";
+import { isClosed } from "../core/channel_kind.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
 

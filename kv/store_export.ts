@@ -15,7 +15,7 @@ import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { isMoved } from "./key_kinds.ts";
 import { writeEvent } from "./outbox.ts";
 import { LINK_KEPT_MS } from "./sessions.ts";
-import { isClosed } from "./workspace.ts";
+import { isClosed } from "../core/channel_kind.ts";
 import type { Store } from "./store.ts";
 
 /** One stored entry: its key and value as JSON, and when the target lets it expire. */

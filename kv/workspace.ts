@@ -3,6 +3,7 @@ import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
+import { isClosed } from "../core/channel_kind.ts";
 
 /** A team's general channel, as memberships see it: public, never direct. */
 const generalOf = (team: Pick<Team, "general_channel_id">): MembershipOf => ({
@@ -19,10 +20,6 @@ export const memberRef = (u: Pick<User, "id" | "name" | "type">): MemberRef => (
 
 /** What a membership's indexes need of its channel. */
 export type MembershipOf = Pick<Channel, "id" | "visibility" | "is_direct">;
-
-/** Whether only a channel's members see its events: a private or direct channel. */
-export const isClosed = (channel: Pick<Channel, "visibility" | "is_direct">): boolean =>
-  channel.visibility === "private" || channel.is_direct;
 
 /**
  * Sets a membership and its reverse indexes in a commit, and bumps the channel's members version:

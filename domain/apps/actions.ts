@@ -5,6 +5,7 @@
  * payload to the app's interactivity URL, and the press answers as a command run does.
  */
 import { liveInstall } from "./live_install.ts";
+import { appChannelName } from "../../core/channel_kind.ts";
 import type { Ctx } from "../context.ts";
 import type { Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
@@ -122,7 +123,7 @@ async function blockActions(
       channel_id: channel.id,
       is_ephemeral: false,
     },
-    channel: { id: channel.id, name: channel.is_direct ? "directmessage" : channel.slug },
+    channel: { id: channel.id, name: appChannelName(channel) },
     message: shown,
     state: { values: {} },
     response_url: ways.response_url,

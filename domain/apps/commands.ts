@@ -6,6 +6,7 @@
  * (no answer in time; its later replies still arrive) or `failed`, never a 5xx for the app's fault.
  */
 import { liveInstall } from "./live_install.ts";
+import { appChannelName } from "../../core/channel_kind.ts";
 import type { Ctx } from "../context.ts";
 import type { Channel, Subject } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
@@ -140,7 +141,7 @@ async function commandForm(
     team_id: subject.team_id,
     team_domain: slugify(team?.name ?? "team"),
     channel_id: channel.id,
-    channel_name: channel.is_direct ? "directmessage" : channel.slug,
+    channel_name: appChannelName(channel),
     user_id: subject.user_id,
     user_name: subject.name,
     command,

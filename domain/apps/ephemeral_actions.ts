@@ -5,6 +5,7 @@
  * a press is. Anyone else, and one past its 30 minutes, finds nothing.
  */
 import type { Ctx } from "../context.ts";
+import { appChannelName } from "../../core/channel_kind.ts";
 import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
 import { isUuid, tsOfMs } from "../../core/ids.ts";
@@ -56,7 +57,7 @@ export async function pressEphemeral(
     api_app_id: live.app.id,
     ...actor,
     container: { type: "message", message_ts: ts, channel_id: channel.id, is_ephemeral: true },
-    channel: { id: channel.id, name: channel.is_direct ? "directmessage" : channel.slug },
+    channel: { id: channel.id, name: appChannelName(channel) },
     state: { values: {} },
     response_url: ways.response_url,
     trigger_id: ways.trigger_id,

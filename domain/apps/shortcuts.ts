@@ -6,6 +6,7 @@
  * `response_url`), and 3 s to acknowledge: the run answers as a press does.
  */
 import type { Ctx } from "../context.ts";
+import { appChannelName } from "../../core/channel_kind.ts";
 import type { Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, Shortcut } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
@@ -178,7 +179,7 @@ function messageAction(
     response_url: ways.response_url,
     message_ts: shown.ts,
     message: shown,
-    channel: { id: channel.id, name: channel.is_direct ? "directmessage" : channel.slug },
+    channel: { id: channel.id, name: appChannelName(channel) },
     is_enterprise_install: false,
     enterprise: null,
   };

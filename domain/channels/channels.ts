@@ -93,9 +93,6 @@ export async function channelAndMembership(ctx: Ctx, subject: Subject, channelId
   return { channel: read.channel, isMember: read.extra.membership.versionstamp !== null };
 }
 
-/** Whether being in the channel lets a token read what the public can't. */
-export const readsPrivately = (c: Channel) => c.visibility === "private" || c.is_direct;
-
 /**
  * The channels `user` is in, archived ones included, by name: for its team's admins (the
  * policy's "team.administer"), who add bots to channels and choose what an incoming webhook

@@ -5,6 +5,7 @@
  * keep the seed's rule.
  */
 import type { Ctx } from "../context.ts";
+import { isClosed } from "../../core/channel_kind.ts";
 import type { Channel, MemberRef, Subject, User } from "../../core/types.ts";
 import { isUuid } from "../../core/ids.ts";
 import { notFound } from "../../core/errors.ts";
@@ -57,7 +58,7 @@ export async function joinableChannels(
   subject: Subject,
 ): Promise<{ channel: Channel; isMember: boolean }[]> {
   const all = (await listTeamChannels(ctx.kv, subject.team_id, []))
-    .filter((c) => c.visibility === "public" && !c.is_direct)
+    .filter((c) => !isClosed(c))
     .sort((a, b) => a.name.localeCompare(b.name));
   const mine = await getAll(ctx.kv, all.map((c) => keys.member(c.id, subject.user_id)));
   return all.map((channel, i) => ({ channel, isMember: mine[i].versionstamp !== null }));

@@ -7,6 +7,7 @@
  * (`<#id|label>`), so no reader learns a name it could not see.
  */
 import type { Channel, User } from "../../core/types.ts";
+import { isClosed } from "../../core/channel_kind.ts";
 import { keys } from "../../kv/keys.ts";
 import { getAll } from "../../kv/commit.ts";
 import type { Store } from "../../kv/store.ts";
@@ -36,7 +37,7 @@ export async function mentionNames(
   const names: Record<string, string> = {};
   for (const { value: u } of users) if (u && u.team_id === teamId) names[u.id] = u.name;
   for (const { value: c } of rooms) {
-    if (c && c.team_id === teamId && c.visibility === "public" && !c.is_direct) {
+    if (c && c.team_id === teamId && !isClosed(c)) {
       names[c.id] = c.name;
     }
   }

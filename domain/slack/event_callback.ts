@@ -10,7 +10,7 @@ import type { AppListener } from "../../core/webhook_records.ts";
 import { keys } from "../../kv/keys.ts";
 import { eventCarryingBefore } from "../../kv/event_feed.ts";
 import type { Store } from "../../kv/store.ts";
-import { kindOf } from "../webhooks/audience.ts";
+import { kindOf } from "../../core/channel_kind.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { slackMessage, slackMessageOf } from "./shapes.ts";
 import type { StoredMessageView } from "../views.ts";

@@ -13,7 +13,7 @@ import { keys } from "../../kv/keys.ts";
 import { addEvent, type EventDraft } from "../../kv/outbox.ts";
 import { routesAt, type RouteTable } from "../../kv/routes.ts";
 import { membersAt } from "../../kv/roster.ts";
-import { isClosed } from "../../kv/workspace.ts";
+import { isClosed, kindOf } from "../../core/channel_kind.ts";
 import type { Plan } from "../../kv/plan.ts";
 
 /**
@@ -53,10 +53,6 @@ const principalOf = (owner: RouteOwner, channel: Channel) => ({
   type: owner.type,
   role: null,
 });
-
-/** A channel's kind, as Slack's message events tell them apart. */
-export const kindOf = (c: Pick<Channel, "visibility" | "is_direct">): ChannelKind =>
-  c.is_direct ? "direct" : c.visibility === "private" ? "private" : "public";
 
 /** Whether the owner hears the channel's events, given whether it is a member. */
 const hears = (owner: RouteOwner, channel: Channel, isMember: boolean) =>

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
-import { channelsOf, listTeamChannels, readsPrivately } from "../../domain/channels/channels.ts";
+import { channelsOf, listTeamChannels } from "../../domain/channels/channels.ts";
+import { isClosed } from "../../core/channel_kind.ts";
 import { addMember, removeMember } from "../../domain/channels/members.ts";
 import type { Ctx } from "../../domain/context.ts";
 import type { Subject } from "../../core/types.ts";
@@ -56,7 +57,7 @@ export async function showBots(
       tokens,
       channels: channels.filter((ch) => !ch.is_direct),
       joinable: open.filter((ch) => !inIds.has(ch.id)),
-      reach: channels.filter(readsPrivately),
+      reach: channels.filter(isClosed),
     };
   }));
   return page(c, <BotsPage viewer={viewer} bots={shown} {...extra} />, status);
