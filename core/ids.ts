@@ -51,6 +51,9 @@ export function legacyTs(id: string): string {
   return tsText(idTime(id) * 1000 + Math.min(counter, 999));
 }
 
+/** A message's `ts`: as stored, or for one stored before messages had one, made from its id. */
+export const messageTs = (m: { id: string; ts?: string | null }): string => m.ts ?? legacyTs(m.id);
+
 /** When a `newId` id was made (ms): its leading 48 bits. */
 export const idTime = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 

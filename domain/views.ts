@@ -5,7 +5,7 @@
  */
 import type { Channel, IncomingWebhook, Message, OutboxEvent, Token, User } from "../core/types.ts";
 import { type Delivery, schemeOf, type Subscription } from "../core/webhook_records.ts";
-import { legacyTs } from "../core/ids.ts";
+import { messageTs } from "../core/ids.ts";
 import { renderedText } from "./messages/slack_text.ts";
 import type { MessageView } from "./webhooks/event_schemas.ts";
 
@@ -49,7 +49,7 @@ function messageFields(m: Message): Omit<MessageView, "text"> {
     reactions: m.reactions,
     created_at: m.created_at,
     edited_at: m.edited_at,
-    ts: m.ts ?? legacyTs(m.id),
+    ts: messageTs(m),
     // A deleted message keeps no blocks: they carried its text.
     blocks: m.deleted_at ? null : m.blocks ?? null,
     ...(m.attachments && !m.deleted_at ? { attachments: m.attachments } : {}),
@@ -147,7 +147,7 @@ function withText(data: unknown): unknown {
   // Events older releases recorded lack the fields added since: given as the API gives them.
   return {
     ...view,
-    ts: view.ts ?? legacyTs(String(view.id)),
+    ts: messageTs({ id: String(view.id), ts: view.ts }),
     blocks: view.blocks ?? null,
     poll: view.poll ?? null,
     text: renderedText(view.body, mention_names),

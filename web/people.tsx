@@ -1,4 +1,5 @@
 import type { Role, User } from "../core/types.ts";
+import { isActive } from "../core/active.ts";
 import { ActionButton, FormMessage, type FormState, Notice, PostForm, Table } from "./forms.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 import { SETTINGS } from "./paths.ts";
@@ -32,10 +33,10 @@ export function PeoplePage(p: PeoplePageProps) {
             <td>{u.name}</td>
             <td>{u.type === "bot" ? "Bot" : "Person"}</td>
             <td>{u.role ? ROLE_LABELS[u.role] : "—"}</td>
-            <td>{u.deactivated_at ? "Deactivated" : "Active"}</td>
+            <td>{isActive(u) ? "Active" : "Deactivated"}</td>
             <td class="actions">
-              {p.may[u.id]?.role && !u.deactivated_at && <RoleForm user={u} csrf={p.viewer.csrf} />}
-              {p.may[u.id]?.deactivate && (u.deactivated_at
+              {p.may[u.id]?.role && isActive(u) && <RoleForm user={u} csrf={p.viewer.csrf} />}
+              {p.may[u.id]?.deactivate && (!isActive(u)
                 ? (
                   <ActionButton
                     action={`${SETTINGS}/people/${u.id}/reactivate`}

@@ -4,6 +4,7 @@
  * rule (and every audit entry) of making a bot, a token and an incoming webhook holds for it.
  */
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import type { AuditAction, Channel, Scope, Subject, Team, User } from "../../core/types.ts";
 import type { App, AppInstall, AuthorizationCode } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
@@ -54,7 +55,7 @@ export interface Approval {
 async function installer(ctx: Ctx, approval: Approval): Promise<Subject | null> {
   if (approval.approvedBy === null) return null;
   const user = await getUser(ctx.kv, approval.approvedBy);
-  if (!user || user.deactivated_at) throw notFound("The admin who approved is gone.");
+  if (!user || !isActive(user)) throw notFound("The admin who approved is gone.");
   const actor = subjectOfPerson(user);
   authorize(actor, "app.install", { team_id: approval.teamId });
   return actor;
@@ -98,7 +99,7 @@ async function planBot(d: Draft, app: App, earlier: AppInstall | null): Promise<
   }
   const bot: User = { ...entry.value, deactivated_at: null };
   d.plan.check(entry);
-  if (entry.value.deactivated_at) {
+  if (!isActive(entry.value)) {
     d.plan.set(keys.user(bot.id), bot);
     audited(d, "user.reactivated", bot);
   }
@@ -231,7 +232,7 @@ export async function uninstallApp(
   if (!entry.value) throw notFound("No such app in this team.");
   if (entry.value.uninstalled_at) return entry.value;
   const bot = await getUser(ctx.kv, entry.value.bot_user_id);
-  if (bot && !bot.deactivated_at) await deactivateUser(ctx, opts.actor, bot.id);
+  if (bot && isActive(bot)) await deactivateUser(ctx, opts.actor, bot.id);
   const app = (await getApp(ctx.kv, opts.appId)).value;
   const done: AppInstall = {
     ...entry.value,

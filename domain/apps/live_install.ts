@@ -4,6 +4,7 @@
  * was not taken back, and its bot is active. Uninstalling deactivates the bot; so does an admin.
  */
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
 import type { User } from "../../core/types.ts";
 import { keys } from "../../kv/keys.ts";
@@ -26,6 +27,6 @@ export async function liveInstall(
   ]);
   if (!app.value || !install.value || install.value.uninstalled_at) return null;
   const bot = await getUser(ctx.kv, install.value.bot_user_id);
-  if (!bot || bot.deactivated_at) return null;
+  if (!bot || !isActive(bot)) return null;
   return { app: app.value, install: install.value, bot };
 }

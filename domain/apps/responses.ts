@@ -5,6 +5,7 @@
  * guards it). A `trigger_id` opens one view within 30 seconds.
  */
 import { liveInstall } from "./live_install.ts";
+import { isActive } from "../../core/active.ts";
 import type { Ctx } from "../context.ts";
 import type { App } from "../../core/app_records.ts";
 import { notFound } from "../../core/errors.ts";
@@ -92,7 +93,7 @@ export async function replyThroughUrl(
     liveInstall(ctx, { teamId: target.team_id, appId: target.app_id }),
     getUser(ctx.kv, target.user_id),
   ]);
-  if (!live || live.bot.id !== target.bot_id || !person || person.deactivated_at) throw gone();
+  if (!live || live.bot.id !== target.bot_id || !person || !isActive(person)) throw gone();
   const { app, bot } = live;
   return await deliverReply(ctx, {
     reply,

@@ -3,6 +3,7 @@
  * messages tab): one per pair, under an id made from the two, made on first need.
  */
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import type { Channel, Subject, User } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
 import { derivedId } from "../../core/random.ts";
@@ -31,6 +32,6 @@ export async function openDirect(ctx: Ctx, subject: Subject, userIds: string[]) 
     getUser(ctx.kv, subject.user_id),
     teamPerson(ctx, subject, userIds[0]).catch(() => null),
   ]);
-  if (!me || !other || other.deactivated_at) throw invalid("users", "No such user in this team.");
+  if (!me || !other || !isActive(other)) throw invalid("users", "No such user in this team.");
   return await directChannelOf(ctx, [me, other]);
 }

@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import type { Channel, MemberRef, Subject, User } from "../../core/types.ts";
 import { type ChannelAccess, loadChannel, loadChannelWith } from "./access.ts";
 import { denialError, membersFrozen } from "../policy.ts";
@@ -83,7 +84,7 @@ async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): P
   if (!user || user.team_id !== access.channel.team_id) {
     throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
   }
-  if (user.deactivated_at) throw invalid("user_id", "The user is deactivated.");
+  if (!isActive(user)) throw invalid("user_id", "The user is deactivated.");
   if (user.system) throw invalid("user_id", SYSTEM_BOT);
   if ((await ctx.kv.get(keys.member(access.channel.id, user.id))).versionstamp !== null) {
     throw new AlreadyMember("user_id");
@@ -158,7 +159,7 @@ async function operatorAccess(ctx: Ctx, channelId: string, user: User): Promise<
   if (user.team_id !== channel.value.team_id) {
     throw invalid("user", "The user is not in the channel's team.");
   }
-  if (user.deactivated_at) throw invalid("user", "The user is deactivated.");
+  if (!isActive(user)) throw invalid("user", "The user is deactivated.");
   if (user.system) throw invalid("user", SYSTEM_BOT);
   if (member.versionstamp !== null) {
     throw new AlreadyMember("user");

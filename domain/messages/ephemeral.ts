@@ -5,6 +5,7 @@
  * or logs.
  */
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import type { Block, Subject } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
 import { isUuid, newId } from "../../core/ids.ts";
@@ -58,7 +59,7 @@ export async function sendEphemeral(
     (await ctx.kv.get(keys.member(channel.id, user.id))).versionstamp !== null;
   const principal = user &&
     { user_id: user.id, team_id: user.team_id, type: user.type, role: user.role };
-  if (!user || user.deactivated_at || !permits(principal, "channel.read", { channel, isMember })) {
+  if (!user || !isActive(user) || !permits(principal, "channel.read", { channel, isMember })) {
     throw invalid("user", "The user is not in this channel.");
   }
   const { body, blocks } = bodyAndBlocks(message, "text");

@@ -11,7 +11,7 @@ import type {
 import { blocksText, parseBlocks } from "./blocks.ts";
 import { parseAttachments } from "./attachments.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { legacyTs } from "../../core/ids.ts";
+import { messageTs } from "../../core/ids.ts";
 import { checksOf, loadChannelWith, reusingFirst } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "./access.ts";
 import { cleanBody } from "./body.ts";
@@ -192,7 +192,7 @@ async function postOnce(
     type: poll ? "poll" : "standard",
     reply_to_id: fields.reply_to_id,
     thread_root_id: fields.thread_root_id,
-    thread_ts: root.value ? root.value.ts ?? legacyTs(root.value.id) : null,
+    thread_ts: root.value ? messageTs(root.value) : null,
     sent_to_channel: fields.sent_to_channel ?? false,
     client_uuid: clientUuid,
     mention_names: await mentionNames(ctx.kv, { teamId: channel.team_id, body }),

@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import { Unauthenticated } from "../../core/errors.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { sha256Hex } from "../../core/random.ts";
@@ -26,7 +27,7 @@ async function refusal(ctx: Ctx, token: Token | null): Promise<Unauthenticated> 
   }
   if (token.revoked_at) {
     const user = await getUser(ctx.kv, token.user_id);
-    if (user?.deactivated_at) {
+    if (user && !isActive(user)) {
       return new Unauthenticated("inactive", "The token's user is deactivated.");
     }
     return new Unauthenticated(

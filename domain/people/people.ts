@@ -7,6 +7,7 @@
  * next request anywhere acts with the new one. The policy decides who may do either.
  */
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import { invalid, notFound, unlessAlreadyDone } from "../../core/errors.ts";
 import { isUuid, nowIso } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
@@ -22,8 +23,6 @@ import { listTeamUsers } from "../../kv/workspace.ts";
 import { authorize } from "../policy.ts";
 import { type Actor, auditActor } from "../principals.ts";
 import { isTokenLive } from "./token_format.ts";
-
-export const isActive = (user: Pick<User, "deactivated_at">) => !user.deactivated_at;
 
 const noSuchUser = () => notFound("No such user.");
 

@@ -1,4 +1,5 @@
 import { sameText } from "../../core/same_text.ts";
+import { isActive, isActivePerson } from "../../core/active.ts";
 import type { Ctx } from "../context.ts";
 import type { LoginLink, Session, User } from "../../core/types.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
@@ -43,7 +44,7 @@ export async function createLoginLink(
   if (user.type !== "human") {
     throw invalid("user", "Bots can't sign in: only people have a settings screen.");
   }
-  if (user.deactivated_at) {
+  if (!isActive(user)) {
     throw invalid("user", "The user is deactivated; reactivate it before it signs in.");
   }
   const secret = randomBase62(SECRET_CHARS);
@@ -82,7 +83,7 @@ export async function openLoginLink(
   if (Date.parse(link.value.expires_at) <= Date.now()) throw linkExpired();
   const user = await getUserEntry(ctx.kv, link.value.user_id);
   const person = user.value;
-  if (!person || person.type !== "human" || person.deactivated_at) throw linkUnknown();
+  if (!person || !isActivePerson(person)) throw linkUnknown();
   if (endedSince(person, linkMadeAt(link.value))) throw linkUnknown();
   return { link, user: user as Deno.KvEntry<User> };
 }
@@ -135,7 +136,7 @@ export async function sessionFor(ctx: Ctx, cookie: string | undefined): Promise<
   const session = await getSession(ctx.kv, sha256Hex(cookie));
   if (!session || Date.parse(session.expires_at) <= Date.now()) return null;
   const user = await getUser(ctx.kv, session.user.id);
-  if (!user || user.deactivated_at || endedSince(user, Date.parse(session.created_at))) return null;
+  if (!user || !isActive(user) || endedSince(user, Date.parse(session.created_at))) return null;
   return { ...session, user };
 }
 

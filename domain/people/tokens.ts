@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { isActive } from "../../core/active.ts";
 import {
   getTokenById,
   insertToken,
@@ -101,7 +102,7 @@ export async function createToken(
 ): Promise<NewToken> {
   const usable = (u: User) => {
     authorize(opts.actor, "token.create", u);
-    if (u.deactivated_at) {
+    if (!isActive(u)) {
       throw invalid("user", "The user is deactivated; reactivate it before giving it a token.");
     }
     if (u.system) throw invalid("user", "The Integrations bot is never given a token.");

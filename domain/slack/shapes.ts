@@ -5,6 +5,8 @@
  * can tell its own apart, as Bolt's `ignoreSelf` does.
  */
 import type { Channel, Message, User } from "../../core/types.ts";
+import { isActive } from "../../core/active.ts";
+import { isClosed } from "../../core/channel_kind.ts";
 import { type StoredMessageView, storedMessageView } from "../views.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { tsOfIso } from "../../core/ids.ts";
@@ -59,7 +61,7 @@ export function slackMessageOf(
 
 /** A channel as Slack's `conversations.info` gives one. */
 export function slackChannel(c: Channel, isMember: boolean): Record<string, unknown> {
-  const isPrivate = c.visibility === "private" || c.is_direct;
+  const isPrivate = isClosed(c);
   return {
     id: c.id,
     name: c.slug,
@@ -90,7 +92,7 @@ export function slackUser(u: User, showEmail = false): Record<string, unknown> {
     team_id: u.team_id,
     name: u.name,
     real_name: u.name,
-    deleted: !!u.deactivated_at,
+    deleted: !isActive(u),
     is_bot: u.type === "bot",
     is_app_user: false,
     is_admin: u.role === "admin" || u.role === "owner",

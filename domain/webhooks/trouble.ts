@@ -7,6 +7,7 @@
  * resets the streak, and with it the next warning.
  */
 import type { Ctx } from "../context.ts";
+import { isActive, isActivePerson } from "../../core/active.ts";
 import type { User } from "../../core/types.ts";
 import type { Delivery, Subscription } from "../../core/webhook_records.ts";
 import { errorFields, log } from "../../core/log.ts";
@@ -17,9 +18,9 @@ import { tellPeople } from "../people/integrations_bot.ts";
 /** Who hears of a subscription's trouble: its human owner, else the team's admins and owners. */
 async function recipientsOf(ctx: Ctx, sub: Subscription): Promise<User[]> {
   const owner = sub.created_by ? await getUser(ctx.kv, sub.created_by) : null;
-  if (owner?.type === "human" && !owner.deactivated_at) return [owner];
+  if (owner && isActivePerson(owner)) return [owner];
   const people = await listTeamUsers(ctx.kv, sub.team_id);
-  return people.filter((u) => isAdmin(u) && !u.deactivated_at);
+  return people.filter((u) => isAdmin(u) && isActive(u));
 }
 
 const lastAnswer = (d: Delivery) =>

@@ -1,5 +1,6 @@
 /** `team.info` and `bots.info`: the caller's team, and one of its bots, as Slack describes them. */
 import { z } from "zod";
+import { isActive } from "../../core/active.ts";
 import { findTeam, teamPerson } from "../../domain/people/workspace.ts";
 import { slugify } from "../../domain/channels/slug.ts";
 import { installOfBot } from "../../domain/apps/bot_install.ts";
@@ -38,7 +39,7 @@ async function botsInfo({ ctx, subject, params }: MethodCall) {
   return {
     bot: {
       id: bot.id,
-      deleted: !!bot.deactivated_at,
+      deleted: !isActive(bot),
       name: bot.name,
       updated: unix(bot.created_at),
       app_id: appId,

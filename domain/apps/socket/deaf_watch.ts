@@ -7,6 +7,7 @@
  * backlog of an app away within SOCKET_MODE_BACKLOG, as the instances holding connections do.
  */
 import type { Ctx } from "../../context.ts";
+import { isActivePerson } from "../../../core/active.ts";
 import type { App, AppInstall, SocketDeaf, SocketStatus } from "../../../core/app_records.ts";
 import type { User } from "../../../core/types.ts";
 import { errorFields, log } from "../../../core/log.ts";
@@ -96,9 +97,9 @@ async function tellOf(
 /** Who installed it, else (an install by the operator) the team's owners, or admins with none. */
 async function installersOf(ctx: Ctx, install: AppInstall): Promise<User[]> {
   const by = install.installed_by ? await getUser(ctx.kv, install.installed_by) : null;
-  if (by?.type === "human" && !by.deactivated_at) return [by];
+  if (by && isActivePerson(by)) return [by];
   const people = (await listTeamUsers(ctx.kv, install.team_id))
-    .filter((u) => u.type === "human" && !u.deactivated_at);
+    .filter(isActivePerson);
   const owners = people.filter((u) => u.role === "owner");
   return owners.length > 0 ? owners : people.filter(isAdmin);
 }
