@@ -79,7 +79,9 @@ Deno.test({
       app = reconnectingApp(services[1].url, token, heard);
       const started = performance.now();
       let next = 0;
-      const kills: Promise<void>[] = [];
+      // One restart after the other: a second kill while the first restart still starts would
+      // kill the dead process again and start a second service on the restarting one's port.
+      let restarts = Promise.resolve();
       const poster = async () => {
         while (next < EVENTS) {
           const n = next++;
@@ -90,15 +92,15 @@ Deno.test({
           assert.equal(res.status, 201, JSON.stringify(res.body));
           // The app's instance SIGKILLed at a third and two thirds, and started on its address.
           if (n === Math.floor(EVENTS / 3) || n === Math.floor((2 * EVENTS) / 3)) {
-            kills.push((async () => {
+            restarts = restarts.then(async () => {
               await services[1].kill();
               services[1] = await startService(store.env, { port: bPort });
-            })());
+            });
           }
         }
       };
       await Promise.all(Array.from({ length: 4 }, poster));
-      await Promise.all(kills);
+      await restarts;
       const posted = performance.now() - started;
       await waitUntil(() => heard.size >= EVENTS, 120_000, `${EVENTS} events`).catch((e) => {
         throw new Error(`${e.message}: ${heard.size} arrived`);
