@@ -1,6 +1,6 @@
 import type { Ctx } from "../domain/context.ts";
 import type { AppCalls } from "../domain/apps/app_call.ts";
-import { isUuid } from "../core/ids.ts";
+import { storedId } from "../core/ids.ts";
 import { parseDurations, type Settings } from "../core/settings.ts";
 
 /** A command's flags by name, without the leading `--`. */
@@ -110,9 +110,9 @@ export function requiredFlag(flags: Flags, name: string): string {
 }
 
 export function uuidFlag(flags: Flags, name: string): string {
-  const value = requiredFlag(flags, name).trim();
-  if (!isUuid(value)) throw new UsageError(`--${name} must be a uuid.`);
-  return value.toLowerCase();
+  const stored = storedId(requiredFlag(flags, name).trim());
+  if (!stored) throw new UsageError(`--${name} must be a uuid.`);
+  return stored;
 }
 
 /** A comma-separated flag as its non-empty, trimmed items. */

@@ -73,4 +73,17 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 export const isUuid = (s: string): boolean => uuidPattern.test(s);
 
+/**
+ * An id as a client gave it, as ids are stored (lowercase), or null when it is no UUID: a UUID
+ * names the same record in any case (RFC 9562 reads them so), and anything else names none.
+ */
+export const storedId = (text: string | null | undefined): string | null =>
+  text && isUuid(text) ? text.toLowerCase() : null;
+
+const uuidsIn = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/** A URL path with every UUID in it as ids are stored (see `storedId`). */
+export const pathWithStoredIds = (path: string): string =>
+  path.replace(uuidsIn, (id) => id.toLowerCase());
+
 export const nowIso = (): string => new Date().toISOString();

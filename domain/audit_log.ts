@@ -2,7 +2,7 @@ import type { Ctx } from "./context.ts";
 import { authorize } from "./policy.ts";
 import { type Actor } from "./principals.ts";
 import type { NamedAuditEntry, User } from "../core/types.ts";
-import { isUuid } from "../core/ids.ts";
+import { storedId } from "../core/ids.ts";
 import { listAudit } from "../kv/audit.ts";
 import { getAll } from "../kv/commit.ts";
 import { keys } from "../kv/keys.ts";
@@ -24,7 +24,7 @@ export async function readAuditLog(
   opts: { limit: number; before?: string; actor: Actor },
 ): Promise<AuditPage> {
   authorize(opts.actor, "team.administer", { team_id: teamId });
-  const before = opts.before && isUuid(opts.before) ? opts.before.toLowerCase() : undefined;
+  const before = storedId(opts.before) ?? undefined;
   const page = await listAudit(ctx.kv, teamId, opts.limit + 1, before);
   const entries = page.slice(0, opts.limit);
   const unnamed = entries.filter((e) => !e.actor_name && e.actor_id).map((e) => e.actor_id!);

@@ -1,5 +1,7 @@
 import { eventTypeRoutes } from "./event_types.ts";
 import { Hono } from "hono";
+import { getPathNoStrict } from "hono/utils/url";
+import { pathWithStoredIds } from "../core/ids.ts";
 import { bodyLimit } from "hono/body-limit";
 import type { Ctx } from "../domain/context.ts";
 import { channelRoutes } from "./channels.ts";
@@ -95,7 +97,10 @@ export function createApp(
     .route("/event-types", eventTypeRoutes());
 
   // Not strict: a trailing slash names the same resource (`/api/v1/channels/` is `/channels`).
-  const app = new Hono<{ Variables: ObservedVars }>({ strict: false });
+  // And a UUID in the path names the same record in any case: routes see it as ids are stored.
+  const app = new Hono<{ Variables: ObservedVars }>({
+    getPath: (request) => pathWithStoredIds(getPathNoStrict(request)),
+  });
   app.onError(errorResponse);
   app.notFound(unmatched(() => app.routes));
   app.use(observe());

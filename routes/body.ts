@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { z } from "zod";
+import { z } from "zod";
 import { ApiError, type FieldErrors, invalid } from "../core/errors.ts";
+import { isUuid, storedId } from "../core/ids.ts";
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -154,3 +155,7 @@ function nameIgnored(c: Context, schema: z.ZodType, names: string[]) {
   const ignored = shape ? names.filter((k) => !Object.hasOwn(shape, k)) : [];
   if (ignored.length > 0) c.header("X-Ignored-Fields", ignored.join(", "));
 }
+
+/** A field holding an id: a UUID in any case, read as ids are stored; anything else is `error`. */
+export const uuidText = (error: string) =>
+  z.string({ error }).refine(isUuid, { error }).transform((id) => storedId(id)!);

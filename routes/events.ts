@@ -6,16 +6,15 @@ import { openEventStream } from "../domain/stream/open.ts";
 import type { StreamHub } from "../domain/stream/hub.ts";
 import { SseSink } from "./event_stream_sse.ts";
 import { MAX_CHANNEL_IDS } from "../domain/webhooks/webhooks.ts";
-import { isUuid } from "../core/ids.ts";
 import { errorFields, log } from "../core/log.ts";
 import { EVENT_TYPES, type EventType } from "../core/types.ts";
 import { envelopeOf } from "../domain/views.ts";
-import { readQuery, validate } from "./body.ts";
+import { readQuery, uuidText, validate } from "./body.ts";
+import { storedId } from "../core/ids.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
-const uuid = (field: string) =>
-  z.string().refine(isUuid, `The ${field} must be a uuid.`).transform((s) => s.toLowerCase());
+const uuid = (field: string) => uuidText(`The ${field} must be a uuid.`);
 
 const feedQuery = z.object({
   after: uuid("after").optional(),
@@ -49,8 +48,9 @@ const finished = (info: Partial<Deno.ServeHandlerInfo> | undefined) =>
 
 /** `channel_ids` of a stream: as a subscription's, comma-separated. */
 const channelList = z.string().transform((s, ctx) => {
-  const ids = s.split(",").map((t) => t.trim().toLowerCase()).filter(Boolean);
-  if (ids.length === 0 || ids.length > MAX_CHANNEL_IDS || !ids.every(isUuid)) {
+  const given = s.split(",").map((t) => t.trim()).filter(Boolean);
+  const ids = given.map(storedId).filter((id) => id !== null);
+  if (ids.length === 0 || ids.length > MAX_CHANNEL_IDS || ids.length < given.length) {
     ctx.addIssue({
       code: "custom",
       message: `The channel_ids must be 1 to ${MAX_CHANNEL_IDS} channel ids, comma-separated.`,

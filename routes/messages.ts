@@ -1,20 +1,16 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { Ctx } from "../domain/context.ts";
-import { isUuid } from "../core/ids.ts";
 import { listMessages } from "../domain/messages/list.ts";
 import { messageView } from "../domain/views.ts";
 import { postMessage, showMessage } from "../domain/messages/messages.ts";
 import { deleteMessage, editMessage } from "../domain/messages/changes.ts";
 import { settle } from "../core/settled.ts";
-import { readBody, readQuery } from "./body.ts";
+import { readBody, readQuery, uuidText } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
-const uuidField = (field: string) =>
-  z.string({ error: `The ${field} must be a uuid.` })
-    .refine(isUuid, `The ${field} must be a uuid.`)
-    .transform((id) => id.toLowerCase());
+const uuidField = (field: string) => uuidText(`The ${field} must be a uuid.`);
 
 const bodyField = z.string({ error: "The body must be a string." }).nullish();
 /**

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { Ctx } from "../domain/context.ts";
-import { isUuid } from "../core/ids.ts";
 import { EVENT_TYPES } from "../core/types.ts";
 import { SIGNATURE_SCHEMES } from "../core/webhook_records.ts";
 import { deliveryView, subscriptionView } from "../domain/views.ts";
@@ -15,7 +14,7 @@ import {
 } from "../domain/webhooks/webhooks.ts";
 import { recoverWebhook, redeliver, testWebhook } from "../domain/webhooks/sends.ts";
 import { attempt, settle } from "../core/settled.ts";
-import { parseJsonObject, readBody, readJsonObject, readText, validate } from "./body.ts";
+import { parseJsonObject, readBody, readJsonObject, readText, uuidText, validate } from "./body.ts";
 import type { ApiEnv } from "./env.ts";
 import { requireScope } from "./middleware/scope.ts";
 
@@ -51,9 +50,7 @@ export const newWebhook = z.object({
     tooMany: `List each event at most once (at most ${MAX_EVENT_ENTRIES} entries).`,
   }),
   channel_ids: boundedArray(
-    z.string({ error: "Each channel id must be a uuid." }).refine(isUuid, {
-      error: "Each channel id must be a uuid.",
-    }).transform((id) => id.toLowerCase()),
+    uuidText("Each channel id must be a uuid."),
     MAX_CHANNEL_IDS,
     {
       notArray: "The channel_ids must be an array of channel ids, or null.",

@@ -8,7 +8,7 @@ import type { Ctx } from "../context.ts";
 import { appChannelName } from "../../core/channel_kind.ts";
 import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
-import { isUuid, tsOfMs } from "../../core/ids.ts";
+import { storedId, tsOfMs } from "../../core/ids.ts";
 import { ephemeralOf, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
 import { memberRef } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
@@ -29,7 +29,8 @@ export async function pressEphemeral(
   calls: AppCalls,
   { subject, ephemeralId, press }: { subject: Subject; ephemeralId: string; press: Press },
 ): Promise<Interaction> {
-  const shown = isUuid(ephemeralId) ? await ephemeralOf(ctx, ephemeralId.toLowerCase()) : null;
+  const stored = storedId(ephemeralId);
+  const shown = stored ? await ephemeralOf(ctx, stored) : null;
   if (!shown || shown.user_id !== subject.user_id) throw gone();
   const { channel, isMember } = await loadChannel(ctx, subject, shown.channel_id);
   authorize(subject, "element.press", { channel, isMember });

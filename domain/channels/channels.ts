@@ -3,7 +3,7 @@ import type { Channel, MemberRef, Subject, Team, User } from "../../core/types.t
 import { authorize } from "../policy.ts";
 import { type Actor, subjectOfPerson } from "../principals.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { loadChannel, loadChannelWith } from "./access.ts";
 import { cleanChannelName, slugify } from "./slug.ts";
@@ -87,7 +87,7 @@ function firstAfter(sorted: readonly Channel[], mark: Channel): number {
 export async function channelAndMembership(ctx: Ctx, subject: Subject, channelId: string) {
   const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
     extra: {
-      membership: isUuid(channelId) ? keys.member(channelId.toLowerCase(), subject.user_id) : null,
+      membership: storedId(channelId) ? keys.member(storedId(channelId)!, subject.user_id) : null,
     },
   });
   return { channel: read.channel, isMember: read.extra.membership.versionstamp !== null };

@@ -4,7 +4,7 @@ import type { Channel, MemberRef, Subject, User } from "../../core/types.ts";
 import { type ChannelAccess, loadChannel, loadChannelWith } from "./access.ts";
 import { denialError, membersFrozen } from "../policy.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
-import { isUuid } from "../../core/ids.ts";
+import { storedId } from "../../core/ids.ts";
 import { draftMessage } from "../messages/draft.ts";
 import { messageEvent } from "../messages/messages.ts";
 import { authorize } from "../policy.ts";
@@ -77,10 +77,9 @@ async function audienceAfter(ctx: Ctx, channel: Channel, change: MembershipChang
 const SYSTEM_BOT = "The Integrations bot only tells people of trouble: it joins no channel.";
 
 async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): Promise<User> {
-  if (typeof userId !== "string" || !isUuid(userId)) {
-    throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
-  }
-  const user = await getUser(ctx.kv, userId);
+  const stored = typeof userId === "string" ? storedId(userId) : null;
+  if (!stored) throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
+  const user = await getUser(ctx.kv, stored);
   if (!user || user.team_id !== access.channel.team_id) {
     throw invalid("user_id", "The user_id must be the uuid of a member of this team.");
   }
@@ -123,7 +122,7 @@ export async function removeMember(
 
 async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId: string) {
   const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
-    extra: { membership: isUuid(userId) ? keys.member(channelId, userId) : null },
+    extra: { membership: storedId(userId) ? keys.member(channelId, storedId(userId)!) : null },
     action: "member.manage",
   });
   const { channel, entry } = read;

@@ -1,6 +1,6 @@
 import type { Channel, Message } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
-import { isUuid } from "../../core/ids.ts";
+import { storedId } from "../../core/ids.ts";
 import { keys } from "../../kv/keys.ts";
 import { LockKind } from "../../core/memory.ts";
 
@@ -12,8 +12,10 @@ import { LockKind } from "../../core/memory.ts";
 export const MESSAGE_LOCKS = new LockKind("messages");
 
 /** The key of the message an id names, or null when the id can't name one (not a uuid). */
-export const messageKeyFor = (id: string | null | undefined) =>
-  id && isUuid(id) ? keys.message(id) : null;
+export const messageKeyFor = (id: string | null | undefined) => {
+  const stored = storedId(id);
+  return stored ? keys.message(stored) : null;
+};
 
 /** The message entry when it exists in this channel; else the 404 (other channels included). */
 export function messageIn(

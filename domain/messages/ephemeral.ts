@@ -8,7 +8,7 @@ import type { Ctx } from "../context.ts";
 import { isActive } from "../../core/active.ts";
 import type { Block, Subject } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
-import { isUuid, newId } from "../../core/ids.ts";
+import { newId, storedId } from "../../core/ids.ts";
 import { keys } from "../../kv/keys.ts";
 import { relayNotice } from "../../kv/ephemeral.ts";
 import { keepEphemeral, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
@@ -54,7 +54,8 @@ export async function sendEphemeral(
   },
 ): Promise<Ephemeral> {
   const { channel } = await loadChannel(ctx, subject, channelId, "channel.post");
-  const user = isUuid(userId) ? await getUser(ctx.kv, userId.toLowerCase()) : null;
+  const stored = storedId(userId);
+  const user = stored ? await getUser(ctx.kv, stored) : null;
   const isMember = !!user &&
     (await ctx.kv.get(keys.member(channel.id, user.id))).versionstamp !== null;
   const principal = user &&

@@ -8,7 +8,7 @@
 import type { Ctx } from "../context.ts";
 import type { MemberRef, Message, Subject } from "../../core/types.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { isUuid, nowIso } from "../../core/ids.ts";
+import { nowIso, storedId } from "../../core/ids.ts";
 import { loadChannelWith } from "../channels/access.ts";
 import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./access.ts";
 import { authorize } from "../policy.ts";
@@ -79,9 +79,7 @@ async function voteOnce(ctx: Ctx, subject: Subject, change: VoteChange): Promise
     {
       extra: {
         message: messageKeyFor(messageId),
-        ballot: isUuid(messageId)
-          ? keys.pollBallot(messageId.toLowerCase(), subject.user_id)
-          : null,
+        ballot: storedId(messageId) ? keys.pollBallot(storedId(messageId)!, subject.user_id) : null,
       },
       audience: true,
     },

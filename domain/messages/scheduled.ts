@@ -8,7 +8,7 @@ import type { Ctx } from "../context.ts";
 import type { Subject } from "../../core/types.ts";
 import type { ScheduledMessage } from "../../core/scheduled_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId } from "../../core/ids.ts";
+import { newId, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import {
   deleteScheduled,
@@ -80,7 +80,8 @@ export async function unscheduleMessage(
   { channelId, id }: { channelId: string; id: string },
 ): Promise<void> {
   await retrying("delete scheduled message", async () => {
-    const entry = isUuid(id) ? await getScheduled(ctx.kv, id.toLowerCase()) : null;
+    const stored = storedId(id);
+    const entry = stored ? await getScheduled(ctx.kv, stored) : null;
     const m = entry?.value;
     if (!m || m.author_id !== subject.user_id || m.channel_id !== channelId) throw noSuch();
     return await deleteScheduled(ctx.kv, entry as Deno.KvEntry<ScheduledMessage>) || null;

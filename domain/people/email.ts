@@ -7,7 +7,7 @@
 import type { Ctx } from "../context.ts";
 import type { Subject, User } from "../../core/types.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { isUuid } from "../../core/ids.ts";
+import { storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { getUserEntry, replaceEmail, userIdByEmail } from "../../kv/people.ts";
 import { getUser } from "../../kv/workspace.ts";
@@ -44,7 +44,8 @@ export async function changeEmail(
 ): Promise<User> {
   const wanted = email === null ? null : cleanEmail(email);
   return await retrying("change email", async () => {
-    const entry = isUuid(userId) ? await getUserEntry(ctx.kv, userId.toLowerCase()) : null;
+    const stored = storedId(userId);
+    const entry = stored ? await getUserEntry(ctx.kv, stored) : null;
     if (!entry?.value) throw notFound("No such user.");
     const user = entry.value;
     authorize(actor, "user.profile", user);

@@ -9,7 +9,7 @@
 import type { Ctx } from "../context.ts";
 import { isActive } from "../../core/active.ts";
 import { invalid, notFound, unlessAlreadyDone } from "../../core/errors.ts";
-import { isUuid, nowIso } from "../../core/ids.ts";
+import { nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import type { AuditAction, Role, Token, User } from "../../core/types.ts";
 import type { AuditDraft } from "../../kv/audit.ts";
@@ -36,7 +36,8 @@ const audit = (user: User, action: AuditAction, actor: Actor, name = user.name):
 });
 
 async function userEntry(ctx: Ctx, id: string): Promise<Deno.KvEntry<User>> {
-  const entry = isUuid(id) ? await getUserEntry(ctx.kv, id.toLowerCase()) : null;
+  const stored = storedId(id);
+  const entry = stored ? await getUserEntry(ctx.kv, stored) : null;
   if (!entry || entry.versionstamp === null) throw noSuchUser();
   return entry as Deno.KvEntry<User>;
 }

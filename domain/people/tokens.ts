@@ -9,7 +9,7 @@ import {
   userTokens,
 } from "../../kv/tokens.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { authorize } from "../policy.ts";
 import { type Actor, auditActor } from "../principals.ts";
 import { checkName } from "../text.ts";
@@ -78,7 +78,8 @@ export async function tokenHolder(
   actor: Actor,
   hiddenAs: string,
 ): Promise<User> {
-  const user = isUuid(userId) ? await getUser(ctx.kv, userId.toLowerCase()) : null;
+  const stored = storedId(userId);
+  const user = stored ? await getUser(ctx.kv, stored) : null;
   if (!user) throw notFound(hiddenAs);
   authorize(actor, "token.create", user, hiddenAs);
   return user;
@@ -147,7 +148,8 @@ const holderOf = (t: Token) => ({ id: t.user_id, team_id: t.team_id, type: t.use
 
 /** An unrevoked token the actor may manage, or the 404 (its existence is not told). */
 async function liveToken(ctx: Ctx, id: string, actor: Actor): Promise<Deno.KvEntry<Token>> {
-  const entry = isUuid(id) ? await getTokenById(ctx.kv, id.toLowerCase()) : null;
+  const stored = storedId(id);
+  const entry = stored ? await getTokenById(ctx.kv, stored) : null;
   if (!entry) throw noSuchToken();
   authorize(actor, "token.manage", holderOf(entry.value));
   if (entry.value.revoked_at) throw invalid("id", "The token is already revoked.");

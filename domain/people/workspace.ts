@@ -5,7 +5,7 @@ import { type Actor } from "../principals.ts";
 import type { Role, Team, User } from "../../core/types.ts";
 import { generalChannelFor } from "../channels/channels.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { checkName } from "../text.ts";
 import { standardEmoji } from "../messages/emoji_names.ts";
 import { cleanEmail, emailFree } from "./email.ts";
@@ -49,7 +49,8 @@ export async function teamPeople(ctx: Ctx, actor: Actor & object): Promise<User[
 
 /** A person or bot of the subject's team by id; anyone else, and an unknown id, alike: 404. */
 export async function teamPerson(ctx: Ctx, actor: Actor & object, id: string): Promise<User> {
-  const user = isUuid(id) ? await getUser(ctx.kv, id.toLowerCase()) : null;
+  const stored = storedId(id);
+  const user = stored ? await getUser(ctx.kv, stored) : null;
   authorize(actor, "team.read", { team_id: user?.team_id ?? "" });
   if (!user) throw notFound("No such user.");
   return user;

@@ -1,4 +1,4 @@
-import { isUuid } from "../../core/ids.ts";
+import { storedId } from "../../core/ids.ts";
 import type { LogPosition } from "../../kv/stream_log.ts";
 
 const CURSOR = /^([0-9a-f]{20})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
@@ -13,5 +13,6 @@ export const encodeCursor = (p: LogPosition) => `${p.versionstamp}_${p.id}`;
 export function decodeCursor(text: string): LogPosition | { eventId: string } | null {
   const m = CURSOR.exec(text);
   if (m) return { versionstamp: m[1], id: m[2] };
-  return isUuid(text) ? { eventId: text.toLowerCase() } : null;
+  const eventId = storedId(text);
+  return eventId ? { eventId } : null;
 }

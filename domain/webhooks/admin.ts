@@ -7,7 +7,7 @@ import { mintSigningSecret } from "./webhooks.ts";
 import type { Ctx } from "../context.ts";
 import type { SignatureScheme, Subscription } from "../../core/webhook_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { isUuid } from "../../core/ids.ts";
+import { storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { authorize, SUBSCRIPTION_NOT_FOUND } from "../policy.ts";
 import { type Actor, auditActor } from "../principals.ts";
@@ -23,7 +23,8 @@ async function webhookById(
   id: string,
   actor: Actor,
 ): Promise<Deno.KvEntry<Subscription>> {
-  const entry = isUuid(id) ? await getSubscription(ctx.kv, id.toLowerCase()) : null;
+  const stored = storedId(id);
+  const entry = stored ? await getSubscription(ctx.kv, stored) : null;
   if (!entry || entry.versionstamp === null) throw subscriptionNotFound();
   authorize(actor, "subscription.manage", entry.value);
   return entry;

@@ -9,7 +9,7 @@ import type {
 } from "../../core/types.ts";
 import type { AuditDraft } from "../../kv/audit.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { authorize } from "../policy.ts";
 import { type Actor, auditActor } from "../principals.ts";
 import { postMessageWith } from "../messages/messages.ts";
@@ -154,7 +154,8 @@ async function hookById(
   id: string,
   actor: Actor,
 ): Promise<Deno.KvEntry<IncomingWebhook>> {
-  const entry = isUuid(id) ? await getIncomingById(ctx.kv, id.toLowerCase()) : null;
+  const stored = storedId(id);
+  const entry = stored ? await getIncomingById(ctx.kv, stored) : null;
   if (!entry) throw hookNotFound();
   authorize(actor, "team.administer", entry.value, HOOK_NOT_FOUND);
   return entry;

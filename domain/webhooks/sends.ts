@@ -8,7 +8,7 @@ import type { Ctx } from "../context.ts";
 import type { OutboxEvent, Subject } from "../../core/types.ts";
 import type { Redelivery, Subscription } from "../../core/webhook_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { type Settled, unwrap } from "../../core/settled.ts";
 import { getDelivery } from "../../kv/deliveries.ts";
@@ -86,9 +86,8 @@ export async function redeliver(
 ): Promise<{ event_id: string }> {
   return await retrying("redeliver", async () => {
     const entry = await loadWebhook(ctx, subject, id, "subscription.manage");
-    const delivery = isUuid(deliveryId)
-      ? await getDelivery(ctx.kv, entry.value.id, deliveryId.toLowerCase())
-      : null;
+    const stored = storedId(deliveryId);
+    const delivery = stored ? await getDelivery(ctx.kv, entry.value.id, stored) : null;
     if (!delivery) throw notFound("Delivery not found.");
     assertActive(entry.value);
     const event = await ctx.kv.get<OutboxEvent>(keys.event(delivery.event_id));

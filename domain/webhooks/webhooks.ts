@@ -3,7 +3,7 @@ import type { EventType, Subject } from "../../core/types.ts";
 import type { Delivery, SignatureScheme, Subscription } from "../../core/webhook_records.ts";
 import { visibleChannelIds } from "../channels/access.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { type Settled, unwrap } from "../../core/settled.ts";
 import { authorize, permits, SUBSCRIPTION_NOT_FOUND } from "../policy.ts";
@@ -208,8 +208,9 @@ export async function loadWebhook(
   action: "subscription.read" | "subscription.manage" | "subscription.retarget" =
     "subscription.read",
 ): Promise<Deno.KvEntry<Subscription>> {
-  if (!isUuid(id)) throw subscriptionNotFound();
-  const entry = await getSubscription(ctx.kv, id.toLowerCase());
+  const stored = storedId(id);
+  if (!stored) throw subscriptionNotFound();
+  const entry = await getSubscription(ctx.kv, stored);
   if (entry.versionstamp === null) throw subscriptionNotFound();
   authorize(subject, action, entry.value);
   return entry;
