@@ -85,10 +85,9 @@ function firstAfter(sorted: readonly Channel[], mark: Channel): number {
 
 /** A channel the subject sees, and whether it is a member of it (read, whatever the channel). */
 export async function channelAndMembership(ctx: Ctx, subject: Subject, channelId: string) {
+  const channel = storedId(channelId);
   const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
-    extra: {
-      membership: storedId(channelId) ? keys.member(storedId(channelId)!, subject.user_id) : null,
-    },
+    extra: { membership: channel ? keys.member(channel, subject.user_id) : null },
   });
   return { channel: read.channel, isMember: read.extra.membership.versionstamp !== null };
 }

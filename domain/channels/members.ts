@@ -121,8 +121,9 @@ export async function removeMember(
 }
 
 async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId: string) {
+  const user = storedId(userId);
   const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
-    extra: { membership: storedId(userId) ? keys.member(channelId, storedId(userId)!) : null },
+    extra: { membership: user ? keys.member(channelId, user) : null },
     action: "member.manage",
   });
   const { channel, entry } = read;

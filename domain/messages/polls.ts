@@ -72,6 +72,7 @@ export async function setVote(ctx: Ctx, subject: Subject, change: VoteChange): P
 
 async function voteOnce(ctx: Ctx, subject: Subject, change: VoteChange): Promise<true | null> {
   const { channelId, messageId, optionId, present } = change;
+  const stored = storedId(messageId);
   const read = await loadChannelWith<{ message: Message; ballot: string[] }>(
     ctx,
     subject,
@@ -79,7 +80,7 @@ async function voteOnce(ctx: Ctx, subject: Subject, change: VoteChange): Promise
     {
       extra: {
         message: messageKeyFor(messageId),
-        ballot: storedId(messageId) ? keys.pollBallot(storedId(messageId)!, subject.user_id) : null,
+        ballot: stored ? keys.pollBallot(stored, subject.user_id) : null,
       },
       audience: true,
     },
