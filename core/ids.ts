@@ -69,7 +69,8 @@ export const idsFrom = (ms: number): string => {
  */
 export const placeAt = (ms: number): string => `${idsFrom(ms)}-7000-8000-000000000000`;
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+const uuidPattern = new RegExp(`^${UUID}$`, "i");
 
 export const isUuid = (s: string): boolean => uuidPattern.test(s);
 
@@ -80,7 +81,7 @@ export const isUuid = (s: string): boolean => uuidPattern.test(s);
 export const storedId = (text: string | null | undefined): string | null =>
   text && isUuid(text) ? text.toLowerCase() : null;
 
-const uuidsIn = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const uuidsIn = new RegExp(UUID, "gi");
 
 /** A URL path with every UUID in it as ids are stored (see `storedId`). */
 export const pathWithStoredIds = (path: string): string =>
