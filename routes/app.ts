@@ -1,4 +1,5 @@
 import { eventTypeRoutes } from "./event_types.ts";
+import { eventCatalog } from "../domain/webhooks/catalog.ts";
 import { Hono } from "hono";
 import { getPathNoStrict } from "hono/utils/url";
 import { pathWithStoredIds } from "../core/ids.ts";
@@ -71,6 +72,8 @@ export function createApp(
 ) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const guard = new GuessGuard(ctx.kv);
+  // Made once, for the API and the settings screen: it changes only with a release.
+  const catalog = eventCatalog();
   const api = new Hono<ApiEnv>()
     .get("/openapi.yaml", openapiHandler)
     .get("/docs", apiReferenceHandler)
@@ -94,7 +97,7 @@ export function createApp(
     .route("/users", userRoutes(ctx))
     .route("/webhooks", webhookRoutes(ctx))
     .route("/events", eventRoutes(ctx, streams))
-    .route("/event-types", eventTypeRoutes());
+    .route("/event-types", eventTypeRoutes(catalog));
 
   // Not strict: a trailing slash names the same resource (`/api/v1/channels/` is `/channels`).
   // And a UUID in the path names the same record in any case: routes see it as ids are stored.
@@ -120,7 +123,7 @@ export function createApp(
   app.route("/hooks", hookRoutes(ctx, limiter, guard));
   app.use("/responses/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/responses", responseRoutes(ctx, guard));
-  app.route("/settings", settingsRoutes(ctx, guard));
+  app.route("/settings", settingsRoutes(ctx, guard, catalog));
   app.route("/oauth", authorizeRoutes(ctx));
   app.route("/oauth", tokenRoutes(ctx, guard));
   app.get("/.well-known/oauth-authorization-server", metadataHandler(ctx));

@@ -29,6 +29,7 @@ import { incomingPages } from "./incoming.tsx";
 import { page } from "./render.ts";
 import { tokenPages } from "./tokens.tsx";
 import { eventTypePages, webhookPages } from "./webhooks.tsx";
+import type { CatalogEntry } from "../../domain/webhooks/catalog.ts";
 
 /** Forms are small; anything bigger is not one of ours. */
 const MAX_FORM_BYTES = 64 * 1024;
@@ -105,7 +106,7 @@ async function useLoginLink(ctx: Ctx, guard: GuessGuard, c: Context<SettingsEnv>
 }
 
 /** The settings screen: sign-in, sign-out, its assets and its pages. */
-export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
+export function settingsRoutes(ctx: Ctx, guard: GuessGuard, catalog: CatalogEntry[]) {
   const screen = new Hono<SettingsEnv>()
     .use(signedIn(ctx))
     .route("/", tokenPages(ctx))
@@ -113,7 +114,7 @@ export function settingsRoutes(ctx: Ctx, guard: GuessGuard) {
     .route("/bots", botPages(ctx))
     .route("/apps", appPages(ctx))
     .route("/webhooks", webhookPages(ctx))
-    .route("/event-types", eventTypePages(ctx))
+    .route("/event-types", eventTypePages(ctx, catalog))
     .route("/incoming", incomingPages(ctx))
     .route("/audit", auditPages(ctx));
 

@@ -11,7 +11,7 @@ import {
   updateWebhook,
 } from "../../domain/webhooks/webhooks.ts";
 import { listChannels } from "../../domain/channels/channels.ts";
-import { eventCatalog, isCatalogType } from "../../domain/webhooks/catalog.ts";
+import { type CatalogEntry, isCatalogType } from "../../domain/webhooks/catalog.ts";
 import { EventTypesPage } from "../../web/event_types.tsx";
 import type { Subject } from "../../core/types.ts";
 import type { FormState } from "../../web/forms.tsx";
@@ -162,8 +162,7 @@ async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>, id: string) {
  * (`webhooks/event-types` beside `webhooks/:id`) is a route Hono's regular-expression router
  * can't take, and one such route sends every request of the app through its slower trie.
  */
-export function eventTypePages(ctx: Ctx) {
-  const catalog = eventCatalog();
+export function eventTypePages(ctx: Ctx, catalog: CatalogEntry[]) {
   return new Hono<SettingsEnv>()
     .use(adminsOnly)
     .get("/", async (c) => {
