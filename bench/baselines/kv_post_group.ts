@@ -7,9 +7,15 @@
  * reads, framework or validation around it: set against kv_group_commit, it tells what a post's
  * keys cost; against the service, what the rest of a request costs.
  */
-import { baselineArgs, json, messageLike, serveBare, timeOrderedId } from "./shared.ts";
+import {
+  baselineArgs,
+  groupCommitter,
+  json,
+  messageLike,
+  serveBare,
+  timeOrderedId,
+} from "./shared.ts";
 
-const GROUP = 64;
 const DAYS_30 = 30 * 24 * 3_600_000;
 const { port, kvPath } = baselineArgs();
 const kv = await Deno.openKv(kvPath);
@@ -20,8 +26,6 @@ const channel = await kv.get(["channels", channelId]);
 let pos = 0;
 
 type Message = ReturnType<typeof messageLike>;
-const waiting: { message: Message; done: () => void }[] = [];
-let committing = false;
 
 function writePost(op: Deno.AtomicOperation, message: Message) {
   const slot = message.timeline_pos;
@@ -46,28 +50,18 @@ function writePost(op: Deno.AtomicOperation, message: Message) {
     .set(["message_events", message.id, eventId], 1, { expireIn: DAYS_30 });
 }
 
-async function commitWaiting() {
-  committing = true;
-  while (waiting.length > 0) {
-    const group = waiting.splice(0, GROUP);
-    const op = kv.atomic().check(channel);
-    for (const { message } of group) writePost(op, message);
-    const last = BigInt(group.at(-1)!.message.timeline_pos);
-    op.set(["timeline_len", channelId], new Deno.KvU64(last))
-      .set(["channel_ts", channelId], new Deno.KvU64(last))
-      .sum(["team_events_version", teamId], BigInt(group.length));
-    await op.commit();
-    for (const { done } of group) done();
-  }
-  committing = false;
-}
+const commit = groupCommitter<Message>(kv, (op, messages) => {
+  op.check(channel);
+  for (const message of messages) writePost(op, message);
+  const last = BigInt(messages.at(-1)!.timeline_pos);
+  op.set(["timeline_len", channelId], new Deno.KvU64(last))
+    .set(["channel_ts", channelId], new Deno.KvU64(last))
+    .sum(["team_events_version", teamId], BigInt(messages.length));
+});
 
 serveBare(port, async (req) => {
   const input = await req.json() as { body: string };
   const message = messageLike(channelId, ++pos, input.body);
-  await new Promise<void>((done) => {
-    waiting.push({ message, done });
-    if (!committing) commitWaiting();
-  });
+  await commit(message);
   return json({ data: message }, 201);
 });

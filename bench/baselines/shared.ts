@@ -65,3 +65,35 @@ export function serveBare(port: number, handler: (req: Request) => Promise<Respo
     return handler(req);
   });
 }
+
+/** Requests a group commit takes at most: well within a commit's 1,000 mutations and 800 KiB. */
+const GROUP = 64;
+
+/**
+ * Group commit, as a baseline makes it: the items of every request waiting (at most GROUP) written
+ * by `write` into one atomic commit, one commit in flight at a time. Returns the function a
+ * request calls with its item, settled once the commit holding it is in.
+ */
+export function groupCommitter<T>(
+  kv: Deno.Kv,
+  write: (op: Deno.AtomicOperation, items: T[]) => void,
+): (item: T) => Promise<void> {
+  const waiting: { item: T; done: () => void }[] = [];
+  let committing = false;
+  const commitWaiting = async () => {
+    committing = true;
+    while (waiting.length > 0) {
+      const group = waiting.splice(0, GROUP);
+      const op = kv.atomic();
+      write(op, group.map((w) => w.item));
+      await op.commit();
+      for (const { done } of group) done();
+    }
+    committing = false;
+  };
+  return (item) =>
+    new Promise<void>((done) => {
+      waiting.push({ item, done });
+      if (!committing) commitWaiting();
+    });
+}
