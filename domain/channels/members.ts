@@ -120,8 +120,10 @@ export async function removeMember(
   await retrying("remove member", () => removeOnce(ctx, subject, channelId, userId));
 }
 
-async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, userId: string) {
-  const user = storedId(userId);
+async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, given: string) {
+  const user = storedId(given);
+  // Not a UUID: no membership is read, so the rules below answer as for a non-member.
+  const userId = user ?? given;
   const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
     extra: { membership: user ? keys.member(channelId, user) : null },
     action: "member.manage",
