@@ -2,6 +2,7 @@ import type { OutboxEvent } from "../core/types.ts";
 import type { Redelivery, Subscription } from "../core/webhook_records.ts";
 import { commitOrThrow } from "./commit.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
+import { signal } from "./job_moves.ts";
 import type { Store } from "./store.ts";
 
 /** Wakes the engine for a redelivery asked for by hand. */
@@ -28,8 +29,8 @@ export async function insertRedelivery(
     subscription_id: redelivery.subscription_id,
     redelivery_id: redelivery.id,
   };
-  const op = kv.atomic().check(subscription).set(key, redelivery)
-    .set(keys.deliverySignal(), Date.now()).wake(redelivery.subscription_id);
+  const op = kv.atomic().check(subscription).set(key, redelivery).wake(redelivery.subscription_id);
+  signal(op);
   if (event) op.set(keys.event(event.id), event, { expireIn: EVENT_TTL_MS });
   if (kv.queues) {
     op.enqueue(wake, { keysIfUndelivered: [keys.undelivered(redelivery.id)] });
@@ -46,7 +47,8 @@ export async function insertRedeliveries(
   subscriptionId: string,
   redeliveries: Redelivery[],
 ): Promise<void> {
-  const op = kv.atomic().set(keys.deliverySignal(), Date.now()).wake(subscriptionId);
+  const op = kv.atomic().wake(subscriptionId);
+  signal(op);
   for (const r of redeliveries) op.set(keys.redelivery(subscriptionId, r.id), r);
   await commitOrThrow(op, "recover");
 }

@@ -51,11 +51,14 @@ Deno.test("job states: every state is reached, and every one but settled has a w
   }
 });
 
-/** A write naming a job row, a handed-jobs record or a job count, or deleting a prefix of them. */
+/**
+ * A write naming a job row, a handed-jobs record, a job count or the signal that free jobs wait,
+ * or deleting a prefix of them.
+ */
 const JOB_WRITE =
-  /\.(?:set|sum|delete|max|min)\(\s*keys\.(?:job|handedJob|jobsCreated|jobsSettled)\(|deleteAll\([^)]*keys\.(?:jobs|handedJobs)\(/;
+  /\.(?:set|sum|delete|max|min)\(\s*keys\.(?:job|handedJob|jobsCreated|jobsSettled|deliverySignal)\(|deleteAll\([^)]*keys\.(?:jobs|handedJobs)\(/;
 
-Deno.test("job states: only kv/job_moves.ts writes a job row, a handed-jobs record or a count", async () => {
+Deno.test("job states: only kv/job_moves.ts writes a job row, a handed-jobs record, a count or the signal", async () => {
   const writers: string[] = [];
   for (const dir of ["core", "kv", "domain", "delivery", "routes", "web", "cli"]) {
     for await (const file of walkTs(new URL(`${dir}/`, root))) {

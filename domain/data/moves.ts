@@ -24,6 +24,7 @@ import {
 import { backupUnsupported, copyStore, publishFile } from "../../kv/store_file.ts";
 import { partialName, processRuns, workName } from "../../kv/work_files.ts";
 import { logPendingMarkers } from "../../kv/stream_markers.ts";
+import { signal } from "../../kv/job_moves.ts";
 import { listTeams } from "../../kv/workspace.ts";
 import {
   removeLeftoversNear,
@@ -186,7 +187,9 @@ export async function importStore(settings: Settings, from: string): Promise<{ r
       finished_at: new Date().toISOString(),
     };
     // Engines pull the pending deliveries the import brought.
-    await kv.atomic().set(keys.importState(), done).set(keys.deliverySignal(), Date.now()).commit();
+    const finishing = kv.atomic().set(keys.importState(), done);
+    signal(finishing);
+    await finishing.commit();
     return { records };
   } finally {
     clearInterval(heartbeat);
