@@ -8,7 +8,7 @@ import { isActive } from "../../core/active.ts";
 import type { AuditAction, Channel, Scope, Subject, Team, User } from "../../core/types.ts";
 import type { App, AppInstall, AuthorizationCode } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
-import { isUuid, newId, nowIso } from "../../core/ids.ts";
+import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { getApp, getInstall, listTeamInstalls } from "../../kv/apps.ts";
 import { addAudit } from "../../kv/audit.ts";
@@ -126,8 +126,9 @@ async function planHookRevoked(d: Draft, hookId: string | null) {
  * (an admin who sees it, not archived), and whether the bot is in it already.
  */
 async function hookChannel(d: Draft, channelId: string, bot: User) {
-  const { channel, member, other } = isUuid(channelId)
-    ? await getChannelFor(d.ctx.kv, channelId, bot.id, d.actor?.user_id)
+  const stored = storedId(channelId);
+  const { channel, member, other } = stored
+    ? await getChannelFor(d.ctx.kv, stored, bot.id, d.actor?.user_id)
     : { channel: null, member: null, other: null };
   if (!channel?.value || channel.value.team_id !== d.team.id) {
     throw notFound("No such channel.");

@@ -7,7 +7,7 @@
 import type { Ctx } from "../context.ts";
 import { isClosed } from "../../core/channel_kind.ts";
 import type { Channel, MemberRef, Subject, User } from "../../core/types.ts";
-import { isUuid } from "../../core/ids.ts";
+import { storedId } from "../../core/ids.ts";
 import { notFound } from "../../core/errors.ts";
 import { retrying } from "../../core/retry.ts";
 import { getAll } from "../../kv/commit.ts";
@@ -30,13 +30,14 @@ export async function joinChannel(
   subject: Subject,
   channelId: string,
 ): Promise<{ channel: Channel; alreadyIn: boolean }> {
-  if (!isUuid(channelId)) throw notFound(channelNotFound(subject));
+  const stored = storedId(channelId);
+  if (!stored) throw notFound(channelNotFound(subject));
   const asApp = await joinsAsApp(ctx, subject);
   const user = await getUser(ctx.kv, subject.user_id) as User;
   return await retrying("join channel", async () => {
     const [entry, member] = await ctx.kv.getMany<[Channel, MemberRef]>([
-      keys.channel(channelId.toLowerCase()),
-      keys.member(channelId.toLowerCase(), subject.user_id),
+      keys.channel(stored),
+      keys.member(stored, subject.user_id),
     ]);
     if (!entry.value) throw notFound(channelNotFound(subject));
     const target = { channel: entry.value, isMember: member.versionstamp !== null };

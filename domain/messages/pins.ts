@@ -6,7 +6,7 @@
 import type { Ctx } from "../context.ts";
 import type { Message, Subject } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
-import { isUuid, nowIso } from "../../core/ids.ts";
+import { nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { getAll } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
@@ -27,11 +27,12 @@ export function pinMessage(
   subject: Subject,
   { channelId, messageId, present }: { channelId: string; messageId: string; present: boolean },
 ): Promise<void> {
+  const stored = storedId(messageId);
   return retrying("pin", async () => {
     const read = await loadChannelWith<{ message: Message; pin: Pin }>(ctx, subject, channelId, {
       extra: {
         message: messageKeyFor(messageId),
-        pin: isUuid(messageId) ? keys.pin(channelId, messageId) : null,
+        pin: stored ? keys.pin(channelId, stored) : null,
       },
       reads: "fresh",
     });

@@ -2,7 +2,7 @@ import type { Ctx } from "../context.ts";
 import type { Message, ReactionSummary, Subject } from "../../core/types.ts";
 import { type Emoji, parseEmoji, unknownCustomEmoji } from "./emoji.ts";
 import { invalid } from "../../core/errors.ts";
-import { isUuid } from "../../core/ids.ts";
+import { storedId } from "../../core/ids.ts";
 import { loadChannelWith } from "../channels/access.ts";
 import { MESSAGE_LOCKS, messageIn, messageKeyFor } from "./access.ts";
 import { isSystem } from "./draft.ts";
@@ -79,6 +79,7 @@ async function reactOnce(
   emoji: Settled<Emoji>,
 ): Promise<true | null> {
   const early = peek(emoji);
+  const stored = storedId(messageId);
   const read = await loadChannelWith<{ message: Message; mine: null; emoji: unknown }>(
     ctx,
     subject,
@@ -86,9 +87,7 @@ async function reactOnce(
     {
       extra: {
         message: messageKeyFor(messageId),
-        mine: early && isUuid(messageId)
-          ? keys.reaction(messageId, early.text, subject.user_id)
-          : null,
+        mine: early && stored ? keys.reaction(stored, early.text, subject.user_id) : null,
         emoji: early?.customName ? keys.emoji(subject.team_id, early.customName) : null,
       },
       audience: true,
