@@ -6,7 +6,7 @@
  */
 import type { Channel, Message, User } from "../../core/types.ts";
 import { isActive } from "../../core/active.ts";
-import { isClosed } from "../../core/channel_kind.ts";
+import { isClosed, kindOf } from "../../core/channel_kind.ts";
 import { type StoredMessageView, storedMessageView } from "../views.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { tsOfIso } from "../../core/ids.ts";
@@ -67,7 +67,7 @@ export function slackChannel(c: Channel, isMember: boolean): Record<string, unkn
     name: c.slug,
     name_normalized: c.slug,
     is_channel: !isPrivate,
-    is_group: c.visibility === "private" && !c.is_direct,
+    is_group: kindOf(c) === "private",
     is_im: c.is_direct,
     is_mpim: false,
     is_private: isPrivate,

@@ -9,6 +9,8 @@ import { slackChannel, slackMessage } from "../../domain/slack/shapes.ts";
 import { openDirect } from "../../domain/channels/direct.ts";
 import { joinableChannels, joinChannel, joinsAsApp } from "../../domain/channels/join.ts";
 import type { Channel } from "../../core/types.ts";
+import { kindOf } from "../../core/channel_kind.ts";
+import type { ChannelKind } from "../../core/webhook_records.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, countArg, flagArg } from "./args.ts";
 import { offsetPage } from "./paging.ts";
@@ -36,9 +38,13 @@ const mine = z.object({
   cursor: z.string().optional(),
 });
 
-/** Slack's conversation types, as our channels are. */
-const typeOf = (c: Channel) =>
-  c.is_direct ? "im" : c.visibility === "private" ? "private_channel" : "public_channel";
+/** Slack's conversation types, by our channels' kinds. */
+const SLACK_TYPES: Record<ChannelKind, string> = {
+  direct: "im",
+  private: "private_channel",
+  public: "public_channel",
+};
+const typeOf = (c: Channel) => SLACK_TYPES[kindOf(c)];
 
 const nextCursor = (cursor: string | null) => ({
   response_metadata: { next_cursor: cursor ?? "" },
