@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import ts from "npm:typescript@5.9.3";
+import { type FloorDir, serviceSources } from "./service_sources.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -17,7 +18,7 @@ export const FLOORS: Record<string, readonly string[]> = {
   routes: ["routes", "domain", "web", "core"],
   cli: ["cli", "domain", "core"],
   web: ["web", "core"],
-};
+} satisfies Record<FloorDir, readonly FloorDir[]>;
 
 /**
  * Where start-up composition wires the floors together: main.ts may import anything, and the
@@ -90,23 +91,6 @@ export function circles(graph: Map<string, string[]>): string[][] {
   };
   for (const v of graph.keys()) if (!index.has(v)) visit(v);
   return found;
-}
-
-/** Every module of the service (the floors and main.ts), by path, with its text. */
-async function serviceSources(): Promise<Map<string, string>> {
-  const sources = new Map<string, string>();
-  const walk = async (dir: string) => {
-    for await (const e of Deno.readDir(new URL(dir, ROOT))) {
-      const path = `${dir}/${e.name}`;
-      if (e.isDirectory) await walk(path);
-      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith(".d.ts")) {
-        sources.set(path, await Deno.readTextFile(new URL(path, ROOT)));
-      }
-    }
-  };
-  for (const floor of Object.keys(FLOORS)) await walk(floor);
-  sources.set("main.ts", await Deno.readTextFile(new URL("main.ts", ROOT)));
-  return sources;
 }
 
 async function serviceModules(): Promise<Map<string, string[]>> {

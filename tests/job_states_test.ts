@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { JOB_MOVES, type JobState } from "../core/job_states.ts";
+import { serviceSources } from "./service_sources.ts";
 
 const root = new URL("../", import.meta.url);
 const cells = (line: string) => line.split("|").slice(1, -1).map((c) => c.trim());
@@ -59,20 +60,8 @@ const JOB_WRITE =
   /\.(?:set|sum|delete|max|min)\(\s*keys\.(?:job|handedJob|jobsCreated|jobsSettled|deliverySignal)\(|deleteAll\([^)]*keys\.(?:jobs|handedJobs)\(/;
 
 Deno.test("job states: only kv/job_moves.ts writes a job row, a handed-jobs record, a count or the signal", async () => {
-  const writers: string[] = [];
-  for (const dir of ["core", "kv", "domain", "delivery", "routes", "web", "cli"]) {
-    for await (const file of walkTs(new URL(`${dir}/`, root))) {
-      if (file.endsWith("kv/job_moves.ts")) continue;
-      const text = await Deno.readTextFile(file);
-      if (JOB_WRITE.test(text)) writers.push(file.slice(root.pathname.length));
-    }
-  }
+  const writers = [...await serviceSources()]
+    .filter(([path, text]) => path !== "kv/job_moves.ts" && JOB_WRITE.test(text))
+    .map(([path]) => path);
   assert.deepEqual(writers, []);
 });
-
-async function* walkTs(dir: URL): AsyncGenerator<string> {
-  for await (const e of Deno.readDir(dir)) {
-    if (e.isDirectory) yield* walkTs(new URL(`${e.name}/`, dir));
-    else if (/\.tsx?$/.test(e.name)) yield new URL(e.name, dir).pathname;
-  }
-}
