@@ -20,6 +20,7 @@ import { type App } from "../core/app_records.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { changeRole, deactivateUser } from "../domain/people/people.ts";
 import { keys } from "../kv/keys.ts";
+import { recentDeliveries } from "../kv/deliveries.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
 import { installApp } from "../domain/apps/installs.ts";
@@ -1221,17 +1222,12 @@ async function installedApp(w: World): Promise<string> {
 }
 
 /**
- * The newest delivery to a subscription of `owner`: older ones are pruned beyond 100 as the
- * matrix's posts are delivered.
+ * The newest delivery to a subscription of `owner`: the one its ring of records overwrites last,
+ * as the matrix's posts go on being delivered (the ring's highest slot may be the next one taken).
  */
 async function latestDelivery(w: World, owner: "member" | "botIn"): Promise<string> {
-  const newest = await w.s.ctx.kv.list<{ id: string }>({
-    prefix: keys.deliverySlots(w.subs[owner].id),
-  }, {
-    reverse: true,
-    limit: 1,
-  }).next();
-  return newest.value?.value.id ?? w.subs[owner].deliveryId;
+  const [newest] = await recentDeliveries(w.s.ctx.kv, w.subs[owner].id, 1);
+  return newest?.id ?? w.subs[owner].deliveryId;
 }
 
 /** A bot of team A made for a cell that changes its channels. */
