@@ -1,6 +1,7 @@
 import type { Ctx } from "../domain/context.ts";
 import type { AppCalls } from "../domain/apps/app_call.ts";
 import { storedId } from "../core/ids.ts";
+import { table } from "../core/tables.ts";
 import { parseDurations, type Settings } from "../core/settings.ts";
 
 /** A command's flags by name, without the leading `--`. */
@@ -43,7 +44,7 @@ export class UsageError extends Error {}
  * value: an operator who pastes a token where an id belongs must not see it echoed into logs.
  */
 export function parseFlags(args: string[], switches = new Set<string>()): Flags {
-  const flags: Flags = {};
+  const flags: Flags = table();
   for (let i = 0; i < args.length; i++) {
     const match = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(args[i]);
     if (!match) {

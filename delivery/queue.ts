@@ -1,5 +1,6 @@
 import { errorFields, log } from "../core/log.ts";
 import type { Store } from "../kv/store.ts";
+import { own } from "../core/tables.ts";
 
 /** A queue message handler. Handlers must be idempotent: the queue delivers at least once. */
 // deno-lint-ignore no-explicit-any
@@ -13,7 +14,7 @@ export type QueueHandler = (message: any) => Promise<void> | void;
 export function listenQueue(kv: Store, handlers: Record<string, QueueHandler>): Promise<void> {
   return kv.listenQueue(async (message: unknown) => {
     const kind = (message as { kind?: unknown } | null)?.kind;
-    const handler = typeof kind === "string" ? handlers[kind] : undefined;
+    const handler = typeof kind === "string" ? own(handlers, kind) : undefined;
     if (!handler) {
       log.warn("queue: a message of unknown kind was dropped", { kind: String(kind) });
       return;

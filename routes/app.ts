@@ -12,6 +12,7 @@ import { eventRoutes } from "./events.ts";
 import { hookRoutes } from "./hooks.ts";
 import { metricsHandler } from "./metrics.ts";
 import { observe, type ObservedVars } from "./middleware/observe.ts";
+import { headerGuard } from "./middleware/header_guard.ts";
 import { errorResponse } from "./errors.ts";
 import { unmatched } from "./unmatched.ts";
 import { memberRoutes } from "./members.ts";
@@ -106,6 +107,7 @@ export function createApp(
   });
   app.onError(errorResponse);
   app.notFound(unmatched(() => app.routes));
+  app.use(headerGuard());
   app.use(observe());
   app.get("/", (c) => c.json(indexOf(ctx.settings.baseUrl)));
   app.get("/up", upHandler(ctx));

@@ -3,6 +3,8 @@ import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
 import { ApiError, type FieldErrors, invalid } from "../core/errors.ts";
 import { isUuid, storedId } from "../core/ids.ts";
+import { headerText } from "../core/header_text.ts";
+import { table } from "../core/tables.ts";
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -111,7 +113,8 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
 
 /** Turns zod's issues into the `errors` map: field name to its messages. */
 export function fieldErrors(error: z.ZodError): FieldErrors {
-  const out: FieldErrors = {};
+  // Named by the request's own keys (a record's), so no name may reach a prototype.
+  const out: FieldErrors = table();
   for (const issue of error.issues) {
     const field = issue.path.length ? issue.path.join(".") : "request";
     (out[field] ??= []).push(issue.message);
@@ -149,11 +152,16 @@ export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T
   return validate(schema, query);
 }
 
-/** `X-Ignored-Fields`: the names given that `schema`, an object, doesn't take. */
+/**
+ * `X-Ignored-Fields`: the names given that `schema`, an object, doesn't take, each
+ * percent-encoded where it holds what a header can't (a control character, a comma, `%`).
+ */
 function nameIgnored(c: Context, schema: z.ZodType, names: string[]) {
   const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
   const ignored = shape ? names.filter((k) => !Object.hasOwn(shape, k)) : [];
-  if (ignored.length > 0) c.header("X-Ignored-Fields", ignored.join(", "));
+  if (ignored.length > 0) {
+    c.header("X-Ignored-Fields", ignored.map((name) => headerText(name, ",")).join(", "));
+  }
 }
 
 /** A field holding an id: a UUID in any case, read as ids are stored; anything else is `error`. */

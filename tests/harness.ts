@@ -35,6 +35,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** Every route an app serves, as its router holds them (middleware's `ALL` included). */
+export type ServedRoutes = readonly { method: string; path: string }[];
+
 /**
  * Starts the real app over real HTTP. `env` overrides settings as the environment would.
  * `opts.engine` also runs the webhook delivery engine (true, or its options).
@@ -42,7 +45,7 @@ export interface TestServer {
 export async function startServer(
   env: Record<string, string> = {},
   opts: { engine?: boolean | EngineOptions } = {},
-): Promise<TestServer> {
+): Promise<TestServer & { routes: ServedRoutes }> {
   const settings: Settings = loadSettings({
     KV_PATH: ":memory:",
     INTEGRATIONS_API_RATE_LIMIT: "100000",
@@ -63,6 +66,7 @@ export async function startServer(
     ctx,
     url,
     engine,
+    routes: app.routes.map(({ method, path }) => ({ method, path })),
     async close() {
       await engine?.stop();
       await app.close();

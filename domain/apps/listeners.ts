@@ -13,6 +13,7 @@ import { ApiError } from "../../core/errors.ts";
 import { newId, nowIso } from "../../core/ids.ts";
 import { errorFields, log } from "../../core/log.ts";
 import { retrying } from "../../core/retry.ts";
+import { own } from "../../core/tables.ts";
 import { getInstall, listAllInstalls } from "../../kv/apps.ts";
 import { putCommand, removeCommand, teamCommands, touchCommands } from "../../kv/commands.ts";
 import type { Plan } from "../../kv/plan.ts";
@@ -58,7 +59,7 @@ function listenersOf(app: App, bot: User): AppListener[] {
     out.push({
       ...base,
       bot_events: general,
-      message_kinds: general.flatMap((e) => MESSAGE_KINDS[e] ?? []),
+      message_kinds: general.flatMap((e) => own(MESSAGE_KINDS, e) ?? []),
       mention_of: null,
     });
   }

@@ -7,6 +7,7 @@ import type { Block, Subject } from "../../core/types.ts";
 import type { StoredView, ViewStack } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
+import { own, table } from "../../core/tables.ts";
 import { liveInstall } from "./live_install.ts";
 import { insertTrigger } from "../../kv/responses.ts";
 import { interactionsUrl, signingSecretOf } from "./app_call.ts";
@@ -44,16 +45,16 @@ export async function stateOf(
       }
     }
   }
-  const state: Record<string, Record<string, unknown>> = {};
+  const state = table<Record<string, unknown>>();
   for (const input of inputs) {
     const actionId = input.element.action_id ?? "";
     const name = `${input.block_id}/${actionId}`;
-    const given = values[input.block_id]?.[actionId] ?? {};
+    const given = own(own(values, input.block_id), actionId) ?? {};
     if (required && !input.optional && isEmpty(given)) {
       throw invalid("values", `${name}: is required.`);
     }
     const fields = await chosen({ ctx, subject, field: "values", name }, input.element, given);
-    (state[input.block_id] ??= {})[actionId] = { type: input.element.type, ...fields };
+    (state[input.block_id] ??= table())[actionId] = { type: input.element.type, ...fields };
   }
   return state;
 }
