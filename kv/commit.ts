@@ -1,6 +1,5 @@
 import { ConflictError } from "../core/errors.ts";
 import { chunks } from "../core/chunks.ts";
-import { GET_MANY_MAX } from "./limits.ts";
 import type { Plan } from "./plan.ts";
 
 /** What makes plans: the store, as the helpers below need it. */
@@ -22,13 +21,9 @@ export async function commitOrThrow(op: Plan, what: string): Promise<string> {
   return res.versionstamp;
 }
 
-/** Reads up to any number of keys, 10 per getMany call (the KV limit), in parallel. */
-export async function getAll<T>(
-  kv: ManyReader,
-  keyList: Deno.KvKey[],
-): Promise<Deno.KvEntryMaybe<T>[]> {
-  const results = await Promise.all(chunks(keyList, GET_MANY_MAX).map((c) => kv.getMany<T[]>(c)));
-  return results.flat() as Deno.KvEntryMaybe<T>[];
+/** Reads any number of keys of one type (the store splits them to its limits). */
+export function getAll<T>(kv: ManyReader, keyList: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
+  return kv.getMany<T[]>(keyList) as Promise<Deno.KvEntryMaybe<T>[]>;
 }
 
 /**

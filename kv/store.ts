@@ -3,6 +3,7 @@ import { KeyedLock } from "../core/keyed_lock.ts";
 import type { CacheKind, LockKind } from "../core/memory.ts";
 import { RecentMap } from "../core/recent_map.ts";
 import { ConflictError } from "../core/errors.ts";
+import { chunks } from "../core/chunks.ts";
 import { backoff, CONTENTION_DEADLINE_MS } from "../core/retry.ts";
 import type { Message } from "../core/types.ts";
 import { Appender } from "./appender.ts";
@@ -90,14 +91,23 @@ export class Store {
     return this.#reads.read([key]).then(([entry]) => entry as Deno.KvEntryMaybe<T>);
   }
 
+  /**
+   * Any number of keys: Deno KV reads at most GET_MANY_MAX a call, so more are read in parts of
+   * that size at once (each part one snapshot, not the whole), never refused.
+   */
   getMany<T extends readonly unknown[]>(
     keys: readonly [...{ [K in keyof T]: Deno.KvKey }],
     opts?: Consistency,
   ): Promise<{ [K in keyof T]: Deno.KvEntryMaybe<T[K]> }> {
-    if (opts?.consistency === "eventual" || keys.length === 0 || keys.length > GET_MANY_MAX) {
+    type Entries = { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
+    if (keys.length > GET_MANY_MAX) {
+      return Promise.all(chunks([...keys], GET_MANY_MAX).map((part) => this.getMany(part, opts)))
+        .then((parts) => parts.flat() as unknown as Entries);
+    }
+    if (opts?.consistency === "eventual" || keys.length === 0) {
       return this.#kv.getMany<T>(keys, opts);
     }
-    return this.#reads.read([...keys]) as Promise<{ [K in keyof T]: Deno.KvEntryMaybe<T[K]> }>;
+    return this.#reads.read([...keys]) as Promise<Entries>;
   }
 
   list<T = unknown>(

@@ -3,7 +3,7 @@ import { draftMessage } from "../domain/messages/draft.ts";
 import type { Channel, Message } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { wrapStore } from "../kv/open.ts";
-import { countKeys, startServer, workspace } from "./harness.ts";
+import { api, countKeys, startServer, workspace } from "./harness.ts";
 import type { Store } from "../kv/store.ts";
 
 /** A workspace's general channel on a KV file, and the ways to write messages into it. */
@@ -141,4 +141,41 @@ Deno.test("appender: posts with a client_uuid share commits up to what the store
     assertDense(list);
     assert.equal(await countKeys(kv, ["client_uuids"]), 80);
   });
+});
+
+Deno.test("appender: replies into fifteen threads at once, on a store this process never read, all land", async () => {
+  // Issue 65, item 9: a process that holds no thread's length reads them all in one batch, which
+  // went to Deno KV as one getMany of 15 keys and answered 500 ("Too many ranges (max 10)").
+  const dir = await Deno.makeTempDir();
+  const env = { KV_PATH: `${dir}/kv.sqlite3` };
+  try {
+    const first = await startServer(env);
+    const w = await workspace(first.ctx);
+    const general = w.team.general_channel_id;
+    const roots: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      const posted = await api(first, "POST", `/channels/${general}/messages`, {
+        token: w.admin.token,
+        body: { body: `root ${i}` },
+      });
+      roots.push(posted.body.data.id);
+    }
+    await first.close();
+    const restarted = await startServer(env);
+    try {
+      const replies = await Promise.all(
+        roots.map((root, i) =>
+          api(restarted, "POST", `/channels/${general}/messages`, {
+            token: w.admin.token,
+            body: { body: `reply ${i}`, thread_root_id: root },
+          })
+        ),
+      );
+      assert.deepEqual(replies.map((r) => r.status), roots.map(() => 201));
+    } finally {
+      await restarted.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
