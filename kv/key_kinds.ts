@@ -30,7 +30,7 @@ const PREFIX_KINDS = {
     append_turn streams streams_version user_streams user_streams_version undelivered
     delivery_signal rate up app_key_check service notices sealed_notices notices_version ephemerals
     socket_tickets socket_signal socket_presence socket_calls socket_answers
-    socket_deaf scheduled_turn incoming_seen
+    socket_deaf scheduled_turn incoming_seen socket_presence_turn socket_links_closed
   `),
 };
 

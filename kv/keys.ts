@@ -87,6 +87,8 @@
  * | ["socket_counts", appId, "queued"\|"acked"\|"dropped"] | Deno.KvU64 | the app's envelopes ever queued, acked and dropped (past SOCKET_MODE_BACKLOG): its backlog without a scan |
  * | ["socket_signal"(, appId)]                    | number (time)        | set, with the app's own, by commits that queue events or calls for a Socket Mode app; instances with connections poll the first, then their apps' |
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
+ * | ["socket_presence_turn", appId]               | Deno.KvU64           | bumped by every write of the app's presences, and checked by an opening's count-and-record: two instances never both take the tenth slot |
+ * | ["socket_links_closed", appId]                | number (time)        | the app's connections opened before it are closed on every instance (its last install went; domain/apps/installs.ts) |
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
  * | ["socket_answers", callId]                    | SocketAnswer         | what became of a relayed call, for the instance that waits on it; expires |
  * | ["socket_deaf", appId]                        | SocketDeaf           | a Socket Mode app seen with events waiting and no connection: since when, whether its people were told (domain/apps/socket/deaf_watch.ts) |
@@ -259,6 +261,8 @@ export const keys = {
   socketAnswer: (callId: string) => ["socket_answers", callId],
   socketDeaf: (appId: string) => ["socket_deaf", appId],
   socketPresence: (appId: string, instanceId: string) => ["socket_presence", appId, instanceId],
+  socketPresenceTurn: (appId: string) => ["socket_presence_turn", appId],
+  socketLinksClosed: (appId: string) => ["socket_links_closed", appId],
   view: (viewId: string) => ["views", viewId],
   viewExternal: (app: string, team: string, ext: string) => ["view_externals", app, team, ext],
   pressableEphemeral: (id: string) => ["ephemerals", id],

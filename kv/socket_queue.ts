@@ -9,6 +9,7 @@ import { EVENT_TTL_MS, keys } from "./keys.ts";
 import { ACK_MS, signalApp } from "./socket_outbox.ts";
 import type { Store } from "./store.ts";
 import { getAll } from "./commit.ts";
+import { chunks } from "../core/chunks.ts";
 
 /** A pending event as read: its key's parts and its record. */
 export interface Pending {
@@ -133,4 +134,46 @@ export async function socketSignal(kv: Store): Promise<string | null> {
 export async function appSignals(kv: Store, appIds: string[]): Promise<Map<string, string | null>> {
   const entries = await getAll(kv, appIds.map((a) => keys.socketAppSignal(a)));
   return new Map(entries.map((e) => [e.key[1] as string, e.versionstamp]));
+}
+
+/**
+ * Drops the app's pending events that `listenerIds` heard (an install's, as it goes), counted
+ * dropped; with `closeLinks`, marks the app's connections opened until now for closing on every
+ * instance. The last commit moves the app's signal, so every instance holding its connections
+ * looks at once. Returns how many were dropped.
+ */
+export async function dropBacklog(
+  kv: Store,
+  { appId, listenerIds, closeLinks }: { appId: string; listenerIds: string[]; closeLinks: boolean },
+): Promise<number> {
+  const listeners = new Set(listenerIds);
+  const doomed: Deno.KvEntry<SocketPending>[] = [];
+  for await (const e of kv.list<SocketPending>({ prefix: keys.socketEvents(appId) })) {
+    if (listeners.has(e.key[3] as string)) doomed.push(e);
+  }
+  let dropped = 0;
+  for (const part of chunks(doomed, kv.maxChecks)) dropped += await dropEntries(kv, appId, part);
+  const op = kv.atomic();
+  if (closeLinks) op.set(keys.socketLinksClosed(appId), Date.now());
+  await signalApp(op, appId).commit();
+  return dropped;
+}
+
+/** Deletes pending records as read, counted dropped; one acked meanwhile is left to its ack. */
+async function dropEntries(kv: Store, appId: string, entries: Deno.KvEntry<SocketPending>[]) {
+  const drop = (part: Deno.KvEntry<SocketPending>[]) => {
+    const op = kv.atomic();
+    for (const e of part) op.check(e).delete(e.key);
+    return op.sum(keys.socketCount(appId, "dropped"), BigInt(part.length)).commit();
+  };
+  if ((await drop(entries)).ok) return entries.length;
+  let dropped = 0;
+  for (const e of entries) if ((await drop([e])).ok) dropped++;
+  return dropped;
+}
+
+/** When each app's connections were last closed for good (its last install went), if ever. */
+export async function linksClosedOf(kv: Store, appIds: string[]): Promise<Map<string, number>> {
+  const entries = await getAll<number>(kv, appIds.map((a) => keys.socketLinksClosed(a)));
+  return new Map(entries.flatMap((e) => e.value === null ? [] : [[e.key[1] as string, e.value]]));
 }

@@ -45,7 +45,7 @@ export type ServedRoutes = readonly { method: string; path: string }[];
 export async function startServer(
   env: Record<string, string> = {},
   opts: { engine?: boolean | EngineOptions } = {},
-): Promise<TestServer & { routes: ServedRoutes }> {
+): Promise<TestServer & { routes: ServedRoutes; sockets: SocketHub }> {
   const settings: Settings = loadSettings({
     KV_PATH: ":memory:",
     INTEGRATIONS_API_RATE_LIMIT: "100000",
@@ -55,7 +55,8 @@ export async function startServer(
   // Wrapped as openStore wraps it, so the suite runs what production runs.
   const kv = wrapStore(await Deno.openKv(settings.kvPath), settings.kvPath);
   const ctx: Ctx = { kv, settings, keyring: await createKeyring(generateAppKey()) };
-  const app = createApp(ctx, appParts(ctx));
+  const parts = appParts(ctx);
+  const app = createApp(ctx, parts);
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   ctx.settings.baseUrl = url;
@@ -67,6 +68,7 @@ export async function startServer(
     url,
     engine,
     routes: app.routes.map(({ method, path }) => ({ method, path })),
+    sockets: parts.sockets,
     async close() {
       await engine?.stop();
       await app.close();
@@ -156,7 +158,7 @@ export async function clearOfWindowEdge(marginMs = 5_000): Promise<void> {
 
 /** Runs `fn` against a fresh server and workspace, closing the server whatever happens. */
 export async function withWorkspace(
-  fn: (s: TestServer, w: Workspace) => Promise<void>,
+  fn: (s: Awaited<ReturnType<typeof startServer>>, w: Workspace) => Promise<void>,
   env: Record<string, string> = {},
   opts: Parameters<typeof startServer>[1] = {},
 ): Promise<void> {

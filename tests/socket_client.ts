@@ -33,5 +33,8 @@ export async function rawSocket(base: string, appToken: string, { ack = true } =
     if (ack && message.envelope_id) ws.send(JSON.stringify({ envelope_id: message.envelope_id }));
   };
   await waitUntil(() => got.length > 0, 5_000, "the connection's first message");
-  return { got, closed, close: () => (ws.close(), closed) };
+  const send = (frame: string | Uint8Array<ArrayBuffer>) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(frame);
+  };
+  return { got, closed, send, close: () => (ws.close(), closed) };
 }

@@ -10,7 +10,8 @@ import type { App, AppInstall, AuthorizationCode } from "../../core/app_records.
 import { invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { getApp, getInstall, listTeamInstalls } from "../../kv/apps.ts";
+import { getApp, getInstall, listAllInstalls, listTeamInstalls } from "../../kv/apps.ts";
+import { dropBacklog } from "../../kv/socket_queue.ts";
 import { addAudit } from "../../kv/audit.ts";
 import { getChannelFor } from "../../kv/channels.ts";
 import { getIncomingById, putIncoming } from "../../kv/incoming.ts";
@@ -266,7 +267,16 @@ export async function uninstallApp(
   });
   const ok = (await plan.commit()).ok;
   // Someone else wrote the record meanwhile (a reinstall, another uninstall): theirs stands.
-  return ok ? done : (await getInstall(ctx.kv, opts.teamId, opts.appId)).value!;
+  if (!ok) return (await getInstall(ctx.kv, opts.teamId, opts.appId)).value!;
+  // What waited for its Socket Mode connections goes with it; with no install left anywhere,
+  // so do its connections, on every instance.
+  const left = (await listAllInstalls(ctx.kv, opts.appId)).filter((i) => !i.uninstalled_at);
+  await dropBacklog(ctx.kv, {
+    appId: opts.appId,
+    listenerIds: entry.value.listener_ids ?? [],
+    closeLinks: left.length === 0,
+  });
+  return done;
 }
 
 /** A team's installs, for its admins. */

@@ -4,6 +4,7 @@
  * 10 s before the end and `refresh_requested` at the end), and the envelopes it holds.
  */
 import { newId } from "../../../core/ids.ts";
+import { TokenBucket } from "../../../core/token_bucket.ts";
 
 /** What the service sends a connection: `hello`, `disconnect`, or an envelope. */
 export type SocketMessage = Record<string, unknown>;
@@ -12,12 +13,30 @@ export type SocketMessage = Record<string, unknown>;
 const REFRESH_GRACE_MS = 10_000;
 /** How long before the end of its life a connection is warned. */
 const WARNING_MS = 10_000;
+/** Frames a connection may send (decisions.md, "Hardening rules"): 50 a second, bursts of 100. */
+const FRAMES_PER_S = 50;
+const FRAME_BURST = 100;
+/** The largest frame a connection may send. */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+/** Envelopes of events a connection was sent and may ack, at most; the oldest is forgotten. */
+const HELD_MAX = 1_000;
+
+/** Why the service closes a connection. */
+export type DisconnectReason =
+  | "link_disabled"
+  | "too_many_websockets"
+  | "refresh_requested"
+  | "too_many_messages"
+  | "message_too_large";
 
 export class SocketConnection {
   readonly id = newId();
   readonly openedAt = Date.now();
   /** Acks awaited for envelopes a person waits on (commands, interactions), by envelope id. */
   readonly #awaited = new Map<string, (payload: unknown) => void>();
+  /** Envelopes of events sent on it and not yet acked: the only event acks it may send. */
+  readonly #held = new Set<string>();
+  readonly #frames = new TokenBucket(FRAMES_PER_S, FRAME_BURST);
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
   #closed = false;
 
@@ -50,8 +69,35 @@ export class SocketConnection {
     at(lifetimeMs + REFRESH_GRACE_MS, () => this.close(1000, "refresh_requested"));
   }
 
+  /**
+   * Whether a frame the app sent may be read: none once it is closing, and past its budget of
+   * frames or of size the app is told why and the connection closed, the frame unread.
+   */
+  admits(data: unknown): boolean {
+    if (!this.open) return false;
+    if (!this.#frames.take()) this.disconnect("too_many_messages");
+    else if (frameBytes(data) > MAX_FRAME_BYTES) this.disconnect("message_too_large");
+    return this.open;
+  }
+
+  /** Whether an ack of `envelopeId` is one this connection was asked for (a store write). */
+  expects(envelopeId: string): boolean {
+    return this.#held.has(envelopeId) || this.#awaited.has(envelopeId);
+  }
+
+  /** An event's envelope went out on it: its ack will be taken. */
+  holds(envelopeId: string): void {
+    this.#held.add(envelopeId);
+    if (this.#held.size > HELD_MAX) this.#held.delete(this.#held.values().next().value!);
+  }
+
+  /** The event's ack came: true when it was one this connection held (it is then let go). */
+  releases(envelopeId: string): boolean {
+    return this.#held.delete(envelopeId);
+  }
+
   /** Tells the app why, and closes. */
-  disconnect(reason: "link_disabled" | "too_many_websockets" | "refresh_requested"): void {
+  disconnect(reason: DisconnectReason): void {
     this.send({ type: "disconnect", reason });
     this.close(1000, reason);
   }
@@ -91,4 +137,28 @@ export class SocketConnection {
   forget(envelopeId: string): void {
     this.#awaited.delete(envelopeId);
   }
+}
+
+const encoder = new TextEncoder();
+
+/** A frame's size in bytes; a text frame's counted only when it could be near the limit. */
+function frameBytes(data: unknown): number {
+  if (typeof data === "string") {
+    return data.length * 3 <= MAX_FRAME_BYTES ? data.length : encoder.encode(data).length;
+  }
+  if (data instanceof ArrayBuffer) return data.byteLength;
+  if (data instanceof Blob) return data.size;
+  return 0;
+}
+
+/**
+ * The envelope id a text frame names, found without parsing it (a flood of large frames acking
+ * nothing this connection holds costs a scan each, not a parse), or null. Slack's clients write
+ * it first; a frame that names it only after a nested one is read as naming the nested one.
+ */
+export function envelopeIdIn(text: string): string | null {
+  const key = text.indexOf('"envelope_id"');
+  if (key < 0) return null;
+  const value = /^\s*:\s*"([A-Za-z0-9_-]{1,100})"/.exec(text.slice(key + 13, key + 130));
+  return value?.[1] ?? null;
 }

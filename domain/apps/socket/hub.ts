@@ -11,14 +11,15 @@ import { newId } from "../../../core/ids.ts";
 import { within } from "../../../core/settled.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import type { Committed } from "../../../kv/plan.ts";
-import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/socket_queue.ts";
-import { SocketConnection } from "./connection.ts";
 import {
-  connectionsElsewhere,
-  recordPresence,
-  renewPresences,
-  standingTokens,
-} from "./presence.ts";
+  appSignals,
+  linksClosedOf,
+  socketCountsOf,
+  socketSignal,
+  trimPending,
+} from "../../../kv/socket_queue.ts";
+import { envelopeIdIn, SocketConnection } from "./connection.ts";
+import { InstancePresence, standingTokens } from "./presence.ts";
 import { QueueSender } from "./queue_sender.ts";
 import { type CallAnswer, relayCall, takeCalls } from "./relay.ts";
 
@@ -45,11 +46,13 @@ export class SocketHub {
   #poll: ReturnType<typeof setInterval> | undefined;
   #check: ReturnType<typeof setInterval> | undefined;
   #lastPresence = 0;
+  readonly #presence: InstancePresence;
   #rr = 0;
   #closing = false;
 
   constructor(private readonly ctx: Ctx) {
     this.#queue = new QueueSender(ctx, (appId, avoid) => this.#pick(appId, avoid));
+    this.#presence = new InstancePresence(ctx, this.#instance);
   }
 
   /** Whether an event for the app committed here may be claimed in the commit and sent at once. */
@@ -72,7 +75,12 @@ export class SocketHub {
     const conn = new SocketConnection(socket, { appId: app.id, tokenId: token.id });
     const failed = (e: unknown) =>
       log.warn("socket mode: a connection failed", { app_id: app.id, ...errorFields(e) });
-    socket.onopen = () => void this.#opened(conn, debugReconnects).catch(failed);
+    // A connection that could not be counted is asked to come again, not left without `hello`.
+    socket.onopen = () =>
+      void this.#opened(conn, debugReconnects).catch((e) => {
+        failed(e);
+        conn.disconnect("refresh_requested");
+      });
     socket.onmessage = (e) => void this.#message(conn, e.data).catch(failed);
     socket.onclose = () => this.#closed(conn);
     socket.onerror = () => {};
@@ -80,18 +88,21 @@ export class SocketHub {
 
   async #opened(conn: SocketConnection, debugReconnects: boolean) {
     const { appId } = conn.app;
-    const elsewhere = await connectionsElsewhere(this.ctx, { appId, instance: this.#instance });
-    const list = this.#byApp.get(appId) ?? [];
     if (this.#closing) return conn.disconnect("refresh_requested");
-    if (elsewhere + list.length >= MAX_CONNECTIONS) return conn.disconnect("too_many_websockets");
-    list.push(conn);
-    this.#byApp.set(appId, list);
+    const total = await this.#presence.take(appId, {
+      here: () => this.#byApp.get(appId)?.length ?? 0,
+      max: MAX_CONNECTIONS,
+      admit: () => this.#byApp.set(appId, [...this.#byApp.get(appId) ?? [], conn]),
+    });
+    if (total === null) return conn.disconnect("too_many_websockets");
+    if (this.#closing) conn.disconnect("refresh_requested");
+    if (!conn.open) return this.#closed(conn);
     const lifetimeMs = debugReconnects
       ? DEBUG_LIFETIME_MS
       : this.ctx.settings.socketMode.lifetimeMs;
     conn.send({
       type: "hello",
-      num_connections: elsewhere + list.length,
+      num_connections: total,
       debug_info: {
         host: `teamchat-${this.#instance.slice(-8)}`,
         build_number: 1,
@@ -101,12 +112,18 @@ export class SocketHub {
     });
     conn.live(lifetimeMs);
     this.#startTimers();
-    await this.#renewPresence(appId);
     this.#queue.read(appId);
   }
 
+  /**
+   * A frame from the app: an ack of what it was sent on this connection, or nothing. A frame
+   * past its budget closes the connection; one naming no envelope it holds is dropped unparsed,
+   * with no store read, so a flood costs this instance no more than its budget of scans.
+   */
   async #message(conn: SocketConnection, data: unknown) {
-    if (typeof data !== "string") return;
+    if (!conn.admits(data) || typeof data !== "string") return;
+    const named = envelopeIdIn(data);
+    if (named === null || !conn.expects(named)) return;
     let message: { envelope_id?: unknown; payload?: unknown } | null;
     try {
       message = JSON.parse(data);
@@ -114,9 +131,9 @@ export class SocketHub {
       return;
     }
     const envelopeId = message?.envelope_id;
-    if (typeof envelopeId !== "string") return;
+    if (envelopeId !== named) return;
     if (conn.acked(envelopeId, message!.payload)) return;
-    await this.#queue.acked(conn.app.appId, envelopeId);
+    if (conn.releases(envelopeId)) await this.#queue.acked(conn.app.appId, envelopeId);
   }
 
   #closed(conn: SocketConnection) {
@@ -160,7 +177,7 @@ export class SocketHub {
    */
   async call(appId: string, call: Outgoing): Promise<CallAnswer> {
     if (this.#pick(appId, null)) return this.#callHere(appId, call);
-    const elsewhere = await connectionsElsewhere(this.ctx, { appId, instance: this.#instance });
+    const elsewhere = await this.#presence.elsewhere(appId);
     if (elsewhere === 0) return "not connected";
     return relayCall(this.ctx, { appId, ...call });
   }
@@ -200,9 +217,13 @@ export class SocketHub {
       if (seen === this.#signal) return;
       this.#signal = seen;
       const stamps = await appSignals(this.ctx.kv, [...this.#byApp.keys()]);
-      for (const [appId, stamp] of stamps) {
-        if (this.#appSignals.has(appId) && this.#appSignals.get(appId) === stamp) continue;
+      const moved = [...stamps].filter(([appId, stamp]) =>
+        !this.#appSignals.has(appId) || this.#appSignals.get(appId) !== stamp
+      );
+      this.#closeEnded(await linksClosedOf(this.ctx.kv, moved.map(([appId]) => appId)));
+      for (const [appId, stamp] of moved) {
         this.#appSignals.set(appId, stamp);
+        if (!this.#byApp.has(appId)) continue;
         this.#queue.read(appId);
         await takeCalls(
           this.ctx,
@@ -216,8 +237,8 @@ export class SocketHub {
   }
 
   /**
-   * Closes with `link_disabled` the connections whose token was revoked, whose app was deleted or
-   * left Socket Mode; keeps each app's backlog within its bound; renews this instance's presence.
+   * Closes with `link_disabled` the connections whose token was revoked, whose app was deleted,
+   * left Socket Mode or lost its last install (the signal's poll closes those at once); keeps each app's backlog within its bound; renews this instance's presence.
    */
   async #checkLinks() {
     try {
@@ -234,6 +255,7 @@ export class SocketHub {
           if (!standing.get(appId)?.has(conn.app.tokenId)) conn.disconnect("link_disabled");
         }
       }
+      this.#closeEnded(await linksClosedOf(this.ctx.kv, held.map(([appId]) => appId)));
       const keep = this.ctx.settings.socketMode.backlog;
       for (
         const [appId, { backlog }] of await socketCountsOf(this.ctx.kv, [...this.#byApp.keys()])
@@ -242,16 +264,23 @@ export class SocketHub {
       }
       if (Date.now() - this.#lastPresence < PRESENCE_MS) return;
       this.#lastPresence = Date.now();
-      const counts = new Map([...this.#byApp].map(([appId, list]) => [appId, list.length]));
-      await renewPresences(this.ctx, { instance: this.#instance, held: counts });
+      for (const appId of this.#byApp.keys()) await this.#renewPresence(appId);
     } catch (e) {
       log.warn("socket mode: checking connections failed", errorFields(e));
     }
   }
 
+  /** Closes, `link_disabled`, the connections opened before their app's links were closed. */
+  #closeEnded(closedAt: Map<string, number>) {
+    for (const [appId, at] of closedAt) {
+      for (const conn of this.#byApp.get(appId) ?? []) {
+        if (conn.openedAt <= at) conn.disconnect("link_disabled");
+      }
+    }
+  }
+
   #renewPresence(appId: string) {
-    const connections = this.#byApp.get(appId)?.length ?? 0;
-    return recordPresence(this.ctx, { appId, instance: this.#instance, connections });
+    return this.#presence.record(appId, () => this.#byApp.get(appId)?.length ?? 0);
   }
 
   /** Stopping: every connection is asked to reconnect (to another instance), and closed. */
@@ -265,10 +294,6 @@ export class SocketHub {
       for (const conn of list) conn.disconnect("refresh_requested");
     }
     this.#byApp.clear();
-    await Promise.allSettled(
-      apps.map((appId) =>
-        recordPresence(this.ctx, { appId, instance: this.#instance, connections: 0 })
-      ),
-    );
+    await Promise.allSettled(apps.map((appId) => this.#renewPresence(appId)));
   }
 }

@@ -33,6 +33,8 @@ interface AppQueue {
   again: boolean;
   drained: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the timer reads the queue again: the first claim in flight to run out. */
+  wakeAt: number;
   /** The connection each envelope in flight went to, so a retry goes elsewhere. */
   sentTo: Map<string, string>;
 }
@@ -52,7 +54,8 @@ export class QueueSender {
     const conn = this.pick(s.appId, null);
     const sent = conn ? this.#send(conn, { ...s, record, event }) : Promise.resolve(false);
     void sent.then(async (ok) => {
-      if (ok) return;
+      // Sent on its post's own commit: unacked when its claim runs out, it goes again.
+      if (ok) return this.#wakeAt(s.appId, record.claim_until);
       await releasePending(this.ctx.kv, s.appId, envelopeIdOf(s));
       this.read(s.appId);
     }).catch((e) => log.warn("socket mode: sending an event failed", errorFields(e)));
@@ -82,7 +85,14 @@ export class QueueSender {
   read(appId: string): void {
     let queue = this.#apps.get(appId);
     if (!queue) {
-      queue = { running: false, again: false, drained: false, timer: undefined, sentTo: new Map() };
+      queue = {
+        running: false,
+        again: false,
+        drained: false,
+        timer: undefined,
+        wakeAt: Infinity,
+        sentTo: new Map(),
+      };
       this.#apps.set(appId, queue);
     }
     if (queue.running) {
@@ -106,10 +116,21 @@ export class QueueSender {
       const { due, next } = await this.#round(appId, queue);
       queue.drained = due === 0;
       clearTimeout(queue.timer);
-      if (Number.isFinite(next)) {
-        queue.timer = setTimeout(() => this.read(appId), Math.max(0, next - Date.now()) + 5);
-      }
+      queue.wakeAt = Infinity;
+      this.#wakeAt(appId, next);
     } while (queue.again);
+  }
+
+  /** Reads the app's queue again at `at` (a claim running out), unless a read is due sooner. */
+  #wakeAt(appId: string, at: number): void {
+    const queue = this.#apps.get(appId);
+    if (!queue || !Number.isFinite(at) || queue.wakeAt <= at) return;
+    clearTimeout(queue.timer);
+    queue.wakeAt = at;
+    queue.timer = setTimeout(() => {
+      queue.wakeAt = Infinity;
+      this.read(appId);
+    }, Math.max(0, at - Date.now()) + 5);
   }
 
   /** One read: sends what is unclaimed; says how many were and when the next claim runs out. */
@@ -155,7 +176,10 @@ export class QueueSender {
       retry_attempt: record.attempt - 1,
       retry_reason: record.attempt > 1 ? "timeout" : "",
     });
-    if (sent) this.#apps.get(p.appId)?.sentTo.set(envelopeId, conn.id);
+    if (sent) {
+      conn.holds(envelopeId);
+      this.#apps.get(p.appId)?.sentTo.set(envelopeId, conn.id);
+    }
     return sent;
   }
 
