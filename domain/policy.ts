@@ -214,11 +214,12 @@ const RULES: Rules = {
     if (!adminOf(p, t.team_id)) return hidden("No such user.");
     return p.role === "owner" ? null : forbidden("Only an owner may change roles.");
   },
-  // A person its own; an admin anyone's of the team; a bot nobody's.
-  "user.profile": (p, t) => {
+  // An admin anyone's of the team (the CLI too); nobody else, not even their own: whether an
+  // address is taken would tell a member whose it is.
+  "user.email": (p, t) => {
     if (p.team_id !== t.team_id) return hidden("No such user.");
-    if (p.type === "human" && (t.id === p.user_id || isAdmin(p))) return null;
-    return forbidden("Only the person and the team's admins may change a person's profile.");
+    if (p.type === "human" && isAdmin(p)) return null;
+    return forbidden("Only the team's admins set email addresses: ask one of them.");
   },
   "app.register": () => hidden("Not found."),
   // A member is told why, not shown a 404: the app's page sent them here on purpose.

@@ -87,7 +87,7 @@ export interface Targets {
   /** Change this human's role. */
   "user.role": PersonTarget;
   /** Change this user's profile (its email). */
-  "user.profile": PersonTarget;
+  "user.email": PersonTarget;
   /** Register, change or delete an app: the operator's alone (an app serves every team). */
   "app.register": Record<never, never>;
   /** Approve an app's install into this team. */

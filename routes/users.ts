@@ -9,7 +9,7 @@ import { requireScope } from "./middleware/scope.ts";
 
 const profile = z.object({ email: z.string().max(1_000).nullable() });
 
-/** /users/{user}: a person's profile, which the person and the team's admins change. */
+/** /users/{user}: a person's profile, which the team's admins change. */
 export function userRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
     .patch("/:user", requireScope("members:write"), async (c) => {

@@ -528,13 +528,13 @@ const API: Record<string, ApiRow> = {
   "PATCH /api/v1/users/{user}": {
     surface: "api",
     scope: "members:write",
-    // The member's profile: the member itself and the team's admins; no bot; nobody elsewhere.
+    // The member's email: the team's admins only, not the member itself; nobody elsewhere.
     cells: (w, p) =>
       Promise.resolve([{
         what: "the member's email",
         path: `/api/v1/users/${w.users.member.id}`,
         body: { email: null },
-        expect: p === "foreign" ? 404 : p === "botIn" || p === "botOut" ? 403 : 200,
+        expect: p === "foreign" ? 404 : creatorOrAdmin(p) ? 200 : 403,
         unknownPath: `/api/v1/users/${uuid()}`,
       }]),
   },

@@ -137,3 +137,20 @@ Deno.test("incoming verify: GitHub's X-Hub-Signature-256 and Stripe's Stripe-Sig
     assert.equal(await refusals(s, w), 4);
   });
 });
+
+Deno.test("incoming verify: a post signed minutes ahead is remembered as long as it could be replayed", async () => {
+  await withWorkspace(async (s, w) => {
+    const h = await verifyingHook(s, w, "standard");
+    const body = JSON.stringify({ text: "from a fast clock" });
+    const ahead = new Date(Date.now() + 4 * 60_000);
+    const first = await send(h.url, body, standardHeaders(h.secret, "msg_ahead", body, ahead));
+    assert.equal(first.status, 201);
+    // Acceptable until 5 minutes after its timestamp: 9 minutes from now, not 5.
+    const seen = await s.ctx.kv.get<{ until: number }>(keys.incomingSeen(h.id, "msg_ahead"));
+    assert.ok(seen.value!.until >= ahead.getTime() + 5 * 60_000, JSON.stringify(seen.value));
+    const tooFar = new Date(Date.now() + 6 * 60_000);
+    const refused = await send(h.url, body, standardHeaders(h.secret, "msg_far", body, tooFar));
+    assert.equal(refused.status, 401);
+    assert.match(refused.body.message, /300 seconds/);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * People's optional email (decisions.md, "More of the Web API"): unique in a team, set at
- * creation or by PATCH /users/{user} (the person, or an admin), found by users.lookupByEmail and
- * shown only to tokens with `users:read.email`.
+ * creation or by PATCH /users/{user} (an admin; the person can't, or the 422 of a taken address
+ * would tell them whose it is), found by users.lookupByEmail and shown only to tokens with
+ * `users:read.email`.
  */
 import assert from "node:assert/strict";
 import {
@@ -19,7 +20,7 @@ import { listAudit } from "../kv/audit.ts";
 const slack = (s: { url: string }, token: string, method: string, args: object) =>
   slackApi(s, token, { method, args });
 
-Deno.test("email: set by the person or an admin, unique in the team, refused when malformed", async () => {
+Deno.test("email: set by an admin, unique in the team, refused when malformed; no member learns whose", async () => {
   const s = await startServer();
   try {
     const w = await workspace(s.ctx);
@@ -43,12 +44,21 @@ Deno.test("email: set by the person or an admin, unique in the team, refused whe
     );
 
     const path = `/users/${w.member.user.id}`;
-    const own = await api(s, "PATCH", path, {
-      token: w.member.token,
+    // A member sets no address, its own included: a free one and Eve's answer alike.
+    for (const email of ["mo@example.com", "eve@example.com"]) {
+      const own = await api(s, "PATCH", path, { token: w.member.token, body: { email } });
+      assertStatus(own, 403, `the person's own: ${email}`);
+      assert.equal(
+        own.body.message,
+        "Only the team's admins set email addresses: ask one of them.",
+      );
+    }
+    const set = await api(s, "PATCH", path, {
+      token: w.admin.token,
       body: { email: "Mo@Example.com" },
     });
-    assertStatus(own, 200, "the person's own");
-    assert.equal(own.body.data.email, "mo@example.com");
+    assertStatus(set, 200, "an admin sets it");
+    assert.equal(set.body.data.email, "mo@example.com");
     assertStatus(
       await api(s, "PATCH", path, { token: w.bot.token, body: { email: "x@example.com" } }),
       403,
@@ -63,7 +73,7 @@ Deno.test("email: set by the person or an admin, unique in the team, refused whe
       "taken",
     );
     assertInvalid(
-      await api(s, "PATCH", path, { token: w.member.token, body: { email: "not an address" } }),
+      await api(s, "PATCH", path, { token: w.admin.token, body: { email: "not an address" } }),
       "email",
       "malformed",
     );
@@ -93,7 +103,7 @@ Deno.test("email: users.lookupByEmail finds a person; users.info shows it to use
   try {
     const w = await workspace(s.ctx);
     await api(s, "PATCH", `/users/${w.member.user.id}`, {
-      token: w.member.token,
+      token: w.admin.token,
       body: { email: "mo@example.com" },
     });
     const reader = await actor(s.ctx, w.team, "Reader", "bot", ["members:read"]);

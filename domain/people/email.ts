@@ -36,7 +36,7 @@ export async function emailFree(ctx: Ctx, teamId: string, email: string): Promis
   if (await userIdByEmail(ctx.kv, teamId, email)) throw taken();
 }
 
-/** Sets or clears (null) a person's email; the person may, and the team's admins. */
+/** Sets or clears (null) a person's email: the team's admins and the operator only. */
 export async function changeEmail(
   ctx: Ctx,
   actor: Actor,
@@ -48,7 +48,7 @@ export async function changeEmail(
     const entry = stored ? await getUserEntry(ctx.kv, stored) : null;
     if (!entry?.value) throw notFound("No such user.");
     const user = entry.value;
-    authorize(actor, "user.profile", user);
+    authorize(actor, "user.email", user);
     if ((user.email ?? null) === wanted) return user;
     if (wanted) await emailFree(ctx, user.team_id, wanted);
     const next: User = { ...user, email: wanted };

@@ -11,12 +11,7 @@ import { ApiError } from "../../core/errors.ts";
 import { addAudit } from "../../kv/audit.ts";
 import { keys } from "../../kv/keys.ts";
 import type { Once } from "../messages/post_guards.ts";
-import {
-  checkSignature,
-  mintVerifySecret,
-  type SignedPost,
-  TOLERANCE_S,
-} from "./incoming_verify.ts";
+import { checkSignature, mintVerifySecret, type SignedPost } from "./incoming_verify.ts";
 
 /** A new hook's verification, sealed, and its secret to show once; none for `none`. */
 export async function newVerification(
@@ -31,6 +26,9 @@ export async function newVerification(
     secret,
   };
 }
+
+/** Beyond a delivery id's tolerance, for the clock's step between checking and committing. */
+const REMEMBER_MARGIN_MS = 1_000;
 
 /**
  * Checks who sent `post` to `hook`: nothing for a hook without `verify`; else the delivery to
@@ -58,9 +56,11 @@ export async function verifySender(
     throw new ApiError(401, verdict.refused);
   }
   if (!verdict.deliveryId) return undefined;
+  // Remembered while its timestamp could still be accepted: one signed minutes ahead of this
+  // clock stays acceptable that much longer than one signed now.
   return {
     key: keys.incomingSeen(hook.id, verdict.deliveryId.slice(0, 200)),
-    forMs: TOLERANCE_S * 1000,
+    forMs: Math.max(verdict.acceptableUntilMs - post.nowMs, 0) + REMEMBER_MARGIN_MS,
   };
 }
 

@@ -22,8 +22,12 @@ export interface SignedPost {
 
 /** Why a post was refused, said to its sender (never the expected signature). */
 export type Refusal = { refused: string };
-/** A post whose signature held: its sender's delivery id, where the scheme has one. */
-export type Verified = { deliveryId: string | null };
+/**
+ * A post whose signature held: its sender's delivery id, where the scheme has one, and until when
+ * the same signed post would be accepted again (its timestamp's tolerance, or from now where the
+ * scheme signs none): how long the id must be remembered to refuse a replay.
+ */
+export type Verified = { deliveryId: string | null; acceptableUntilMs: number };
 
 /**
  * A new verification secret, in the form its sender's tools take: `whsec_…` as our subscriptions'
@@ -52,8 +56,11 @@ function standard(post: SignedPost, secrets: string[]): Verified | Refusal {
     const expected = new Signer(secret).standard(`${id}.${t}.${post.body}`);
     return given.some((g) => sameText(g, expected));
   });
-  return ok ? { deliveryId: id } : { refused: FORGED };
+  return ok ? { deliveryId: id, acceptableUntilMs: untilMs(Number(t)) } : { refused: FORGED };
 }
+
+/** Until when a post signed at `seconds` is within the tolerance. */
+const untilMs = (seconds: number) => (seconds + TOLERANCE_S) * 1000;
 
 function github(post: SignedPost, secrets: string[]): Verified | Refusal {
   const signature = post.headers.get("x-hub-signature-256");
@@ -61,7 +68,10 @@ function github(post: SignedPost, secrets: string[]): Verified | Refusal {
   const given = signature.slice("sha256=".length);
   const ok = secrets.some((secret) => sameText(given, new Signer(secret).hex(post.body)));
   if (!ok) return { refused: FORGED };
-  return { deliveryId: post.headers.get("x-github-delivery") };
+  return {
+    deliveryId: post.headers.get("x-github-delivery"),
+    acceptableUntilMs: post.nowMs + TOLERANCE_S * 1000,
+  };
 }
 
 function stripe(post: SignedPost, secrets: string[]): Verified | Refusal {
@@ -75,7 +85,7 @@ function stripe(post: SignedPost, secrets: string[]): Verified | Refusal {
     const expected = new Signer(secret).hex(`${t}.${post.body}`);
     return given.some((g) => sameText(g, expected));
   });
-  return ok ? { deliveryId: null } : { refused: FORGED };
+  return ok ? { deliveryId: null, acceptableUntilMs: untilMs(Number(t)) } : { refused: FORGED };
 }
 
 const CHECKS = { standard, github, stripe };
