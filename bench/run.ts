@@ -25,6 +25,7 @@ import { dataOverTime } from "./scenarios/data_over_time.ts";
 import { apps } from "./scenarios/apps.ts";
 import { votes } from "./scenarios/votes.ts";
 import { socketMode } from "./scenarios/socket_mode.ts";
+import { socketFlood } from "./scenarios/socket_flood.ts";
 import { scheduled } from "./scenarios/scheduled.ts";
 import { requireWrk } from "./wrk.ts";
 
@@ -49,6 +50,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["apps", apps, 40],
   ["votes", votes, 40],
   ["socket mode", socketMode, 60],
+  ["socket flood", socketFlood, 30],
   ["scheduled messages", scheduled, 45],
 ];
 

@@ -1,6 +1,6 @@
 /**
- * A budget of work per unit of time for one client (a connection's frames): `rate` a second on
- * average, `burst` at once. What a client sends past it is refused without being looked at, so
+ * A budget of work per unit of time for one client (a connection's frames, or their bytes): `rate`
+ * a second on average, `burst` at once. What a client sends past it is refused without being looked at, so
  * one client's flood costs the service no more than its budget.
  */
 export class TokenBucket {
@@ -12,12 +12,12 @@ export class TokenBucket {
     this.#at = now;
   }
 
-  /** Spends one token: false when none is left. */
-  take(now = Date.now()): boolean {
+  /** Spends `cost` tokens: false when fewer are left. */
+  take(cost = 1, now = Date.now()): boolean {
     this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#at) / 1000) * this.rate);
     this.#at = now;
-    if (this.#tokens < 1) return false;
-    this.#tokens--;
+    if (this.#tokens < cost) return false;
+    this.#tokens -= cost;
     return true;
   }
 }

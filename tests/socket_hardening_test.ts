@@ -67,7 +67,9 @@ Deno.test("socket mode: a frame over 1 MiB is refused, message_too_large", async
     await waitUntil(() => conn.got.length > 1, 5_000, "the connection told why it closes");
     await conn.closed;
     assert.deepEqual(conn.got.at(-1), { type: "disconnect", reason: "message_too_large" });
-    const fits = await rawSocket(s.url, token);
+    // Another token of the app: this one waits a while after its connection overran.
+    const other = await createAppToken(s.ctx, { appId: app.id, name: null, actor: null });
+    const fits = await rawSocket(s.url, other.token);
     fits.send(`{"envelope_id":"x","payload":"${"a".repeat(1000 * 1024)}"}`);
     fits.send("not json");
     await new Promise((r) => setTimeout(r, 200));
@@ -178,5 +180,34 @@ Deno.test("socket mode: uninstalled, an app's waiting events are dropped and its
     await waitUntil(() => s.sockets.here(app.id), 5_000, "its queue read");
     assert.deepEqual(back.got.map((m) => m.type), ["hello"]);
     await back.close();
+  });
+});
+
+Deno.test("socket mode: a token whose connection overran its budget waits before it connects again", async () => {
+  await withWorkspace(async (s) => {
+    const { app } = await createAppFromManifest(s.ctx, MANIFEST, null);
+    const { token } = await createAppToken(s.ctx, { appId: app.id, name: null, actor: null });
+    const conn = await rawSocket(s.url, token);
+    // Within the frame budget, past the byte budget: 1 MiB at once, then more.
+    conn.send(`{"envelope_id":"x","payload":"${"a".repeat(1000 * 1024)}"}`);
+    conn.send(`{"envelope_id":"x","payload":"${"a".repeat(100 * 1024)}"}`);
+    await waitUntil(() => conn.got.length > 1, 5_000, "the connection told why it closes");
+    assert.deepEqual(conn.got.at(-1), { type: "disconnect", reason: "too_many_messages" });
+    await conn.closed;
+    const opened = await fetch(`${s.url}/api/slack/apps.connections.open`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}` },
+    }).then((r) => r.json());
+    const refused = await fetch(opened.url.replace("ws://", "http://"), {
+      headers: {
+        Upgrade: "websocket",
+        Connection: "Upgrade",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+      },
+    });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get("Retry-After")) > 0);
+    await refused.body?.cancel();
   });
 });

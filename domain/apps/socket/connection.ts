@@ -18,6 +18,13 @@ const FRAMES_PER_S = 50;
 const FRAME_BURST = 100;
 /** The largest frame a connection may send. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
+/**
+ * Bytes a connection may send: 1 MiB a second, bursts of 2 MiB. Deno reads and decodes a frame on
+ * the thread that serves HTTP, so 50 frames of 1 MiB a second would slow every request; an app's
+ * acks, views and answers are kilobytes.
+ */
+const BYTES_PER_S = 256 * 1024;
+const BYTE_BURST = 1024 * 1024;
 /** Envelopes of events a connection was sent and may ack, at most; the oldest is forgotten. */
 const HELD_MAX = 1_000;
 
@@ -37,8 +44,11 @@ export class SocketConnection {
   /** Envelopes of events sent on it and not yet acked: the only event acks it may send. */
   readonly #held = new Set<string>();
   readonly #frames = new TokenBucket(FRAMES_PER_S, FRAME_BURST);
+  readonly #bytes = new TokenBucket(BYTES_PER_S, BYTE_BURST);
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
   #closed = false;
+  /** Closed for sending past its budget: its token waits before it connects again. */
+  overran = false;
 
   constructor(
     readonly socket: WebSocket,
@@ -75,9 +85,17 @@ export class SocketConnection {
    */
   admits(data: unknown): boolean {
     if (!this.open) return false;
-    if (!this.#frames.take()) this.disconnect("too_many_messages");
-    else if (frameBytes(data) > MAX_FRAME_BYTES) this.disconnect("message_too_large");
-    return this.open;
+    if (!this.#frames.take()) return this.#overran("too_many_messages");
+    const bytes = frameBytes(data);
+    if (bytes > MAX_FRAME_BYTES) return this.#overran("message_too_large");
+    if (!this.#bytes.take(bytes)) return this.#overran("too_many_messages");
+    return true;
+  }
+
+  #overran(reason: "too_many_messages" | "message_too_large"): false {
+    this.overran = true;
+    this.disconnect(reason);
+    return false;
   }
 
   /** Whether an ack of `envelopeId` is one this connection was asked for (a store write). */
@@ -139,12 +157,30 @@ export class SocketConnection {
   }
 }
 
-const encoder = new TextEncoder();
+/** The UTF-8 length of `text`: a pair of surrogates is 4 bytes, a lone one 3, as encoded. */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else {
+      bytes += 2;
+      const next = text.charCodeAt(i + 1);
+      if (c >= 0xd800 && c < 0xdc00 && next >= 0xdc00 && next < 0xe000) i++;
+    }
+  }
+  return bytes;
+}
 
-/** A frame's size in bytes; a text frame's counted only when it could be near the limit. */
+/**
+ * A frame's size in bytes: a text frame's as UTF-8 where it could be near the limit, else its
+ * length (at most three times less), so that a frame of ordinary size is not scanned.
+ */
 function frameBytes(data: unknown): number {
   if (typeof data === "string") {
-    return data.length * 3 <= MAX_FRAME_BYTES ? data.length : encoder.encode(data).length;
+    const near = data.length * 3 > MAX_FRAME_BYTES && data.length <= MAX_FRAME_BYTES;
+    return near ? utf8Length(data) : data.length;
   }
   if (data instanceof ArrayBuffer) return data.byteLength;
   if (data instanceof Blob) return data.size;

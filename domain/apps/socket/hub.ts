@@ -29,6 +29,11 @@ export const MAX_CONNECTIONS = 10;
 export const DEBUG_LIFETIME_MS = 360_000;
 /** How often other instances' commits are looked for, while this one holds connections. */
 const SIGNAL_POLL_MS = 50;
+/**
+ * How long an app-level token whose connection was closed for flooding waits before another
+ * connects here: each connection costs its first frames, however large, before any budget.
+ */
+export const OVERRUN_WAIT_MS = 10_000;
 /** How often connections' links are checked and backlogs kept in bound; presence renewed. */
 const CHECK_MS = 5_000;
 const PRESENCE_MS = 20_000;
@@ -47,6 +52,8 @@ export class SocketHub {
   #check: ReturnType<typeof setInterval> | undefined;
   #lastPresence = 0;
   readonly #presence: InstancePresence;
+  /** App-level tokens whose connection here overran its budget, and until when they wait. */
+  readonly #waiting = new Map<string, number>();
   #rr = 0;
   #closing = false;
 
@@ -121,7 +128,11 @@ export class SocketHub {
    * with no store read, so a flood costs this instance no more than its budget of scans.
    */
   async #message(conn: SocketConnection, data: unknown) {
-    if (!conn.admits(data) || typeof data !== "string") return;
+    if (!conn.admits(data)) {
+      if (conn.overran) this.#makeWait(conn.app.tokenId);
+      return;
+    }
+    if (typeof data !== "string") return;
     const named = envelopeIdIn(data);
     if (named === null || !conn.expects(named)) return;
     let message: { envelope_id?: unknown; payload?: unknown } | null;
@@ -147,6 +158,26 @@ export class SocketHub {
     }
     this.#queue.closed(appId, conn, list.length === 0);
     this.#renewPresence(appId).catch(() => {});
+  }
+
+  /**
+   * How long a token must wait before its next connection here (after one overran its budget),
+   * in ms; 0 when it need not.
+   */
+  waitOf(tokenId: string): number {
+    const left = (this.#waiting.get(tokenId) ?? 0) - Date.now();
+    if (left > 0) return left;
+    this.#waiting.delete(tokenId);
+    return 0;
+  }
+
+  #makeWait(tokenId: string) {
+    const now = Date.now();
+    // A flood of tokens is no way to grow the map: those done waiting go first.
+    if (this.#waiting.size > 1_000) {
+      for (const [t, until] of this.#waiting) if (until <= now) this.#waiting.delete(t);
+    }
+    this.#waiting.set(tokenId, now + OVERRUN_WAIT_MS);
   }
 
   /** What this process committed: its claimed events go out at once, the rest are read. */
