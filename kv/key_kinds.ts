@@ -13,7 +13,7 @@ const words = (text: string) => text.trim().split(/\s+/);
 const PREFIX_KINDS = {
   moved: words(`
     teams users team_users system_bots tokens token_ids user_tokens user_tokens_version login_links
-    sessions layout import migrations channels channel_slugs members user_channels
+    sessions layout migrations channels channel_slugs members user_channels
     user_channels_version channels_version
     user_closed_channels members_version messages timeline timeline_len thread thread_len
     client_uuids channel_ts message_ts reactions poll_votes poll_ballots emoji events tokens_version jobs handed_jobs job_counts delivery_counts redeliveries
@@ -30,7 +30,7 @@ const PREFIX_KINDS = {
     append_turn streams streams_version user_streams user_streams_version undelivered
     delivery_signal rate up app_key_check service notices sealed_notices notices_version ephemerals
     socket_tickets socket_signal socket_presence socket_calls socket_answers
-    socket_deaf scheduled_turn incoming_seen socket_presence_turn socket_links_closed
+    socket_deaf scheduled_turn incoming_seen socket_presence_turn socket_links_closed import
   `),
 };
 

@@ -16,7 +16,7 @@
  * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; marked used; kept a day past its expiry |
  * | ["sessions", sessionHash]                     | Session              | a settings-screen session, by SHA-256 of its cookie; expires |
  * | ["layout"]                                    | { version, upgraded_at } | the store's key layout version (kv/migrations.ts); stores made before it have none |
- * | ["import"]                                    | { export_id, started_at, finished_at } | written by `admin import` (domain/data/moves.ts): an import cut short is finished by running it again |
+ * | ["import"]                                    | { export_id, started_at, finished_at, pid, host, heartbeat_at } | written by `admin import` (domain/data/moves.ts) in the commit of its first records: an import cut short is finished by running it again; of this store only, never exported |
  * | ["migrations", name]                          | { at }               | a data migration that has run, before the layout version was kept: read to tell a store's layout, never written |
  * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
  * | ["channel_slugs", teamId, slug]               | channelId            | unique slug per team                    |

@@ -17,6 +17,8 @@ import { writeEvent } from "./outbox.ts";
 import { LINK_KEPT_MS } from "./sessions.ts";
 import { isClosed } from "../core/channel_kind.ts";
 import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
+import { ConflictError } from "../core/errors.ts";
 
 /** One stored entry: its key and value as JSON, and when the target lets it expire. */
 export interface ExportRecord {
@@ -89,18 +91,23 @@ const EVENT_MUTATIONS = 7;
 export async function importRecords(
   kv: Store,
   records: AsyncIterable<ExportRecord>,
-  { resuming = false }: { resuming?: boolean } = {},
+  { resuming = false, first }: { resuming?: boolean; first?: (op: Plan) => void } = {},
 ): Promise<number> {
   const open = new Map<string, boolean>();
   let op = kv.atomic();
+  first?.(op);
   let [mutations, bytes, count] = [0, 0, 0];
   const flush = async () => {
-    if (op.mutations.length > 0 || op.events.length > 0) await op.commit();
+    if (op.mutations.length > 0 || op.events.length > 0) {
+      if (!(await op.commit()).ok) throw new ConflictError("import: another import started");
+    }
     op = kv.atomic();
     [mutations, bytes] = [0, 0];
   };
   for await (const record of records) {
     const key = decodeKey(record.key);
+    // An older export may carry what only its own store meant (its import's state): left out.
+    if (!isMoved(key[0])) continue;
     const value = decode(record.value);
     const size = JSON.stringify(record.value).length + JSON.stringify(record.key).length;
     const weight = key[0] === EVENTS

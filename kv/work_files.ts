@@ -42,11 +42,22 @@ async function seesProcesses(): Promise<boolean> {
 }
 
 /**
- * Whether process `pid` of this host runs (a stopped one does); null where this process can't
- * tell. A work file's owner, or an import's.
+ * Whether process `pid` of this host runs (a stopped one does; a zombie, killed and not yet
+ * reaped, as a killed child whose parent died is in a container, does not); null where this
+ * process can't tell. A work file's owner, or an import's.
  */
 export async function processRuns(pid: number | string): Promise<boolean | null> {
-  return await seesProcesses() ? await exists(`/proc/${pid}`) : null;
+  if (!await seesProcesses()) return null;
+  let stat: string;
+  try {
+    stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+  // "pid (name) state ...": the name may hold anything, so the state follows its last ")".
+  const state = stat.charAt(stat.lastIndexOf(")") + 2);
+  return state !== "Z" && state !== "X";
 }
 
 /** Whether a work file's owner is still at work, asked of the file itself (kv/store_file.ts). */

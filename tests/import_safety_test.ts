@@ -248,3 +248,104 @@ test("import: a second import while one runs, even paused, is refused at once, n
     await x.cleanup();
   }
 });
+
+/** Runs an import in a child process and kills it once `written` holds in the target. */
+async function importKilledWhen(
+  env: Record<string, string>,
+  file: string,
+  written: (kv: Deno.Kv) => Promise<boolean>,
+) {
+  const root = new URL("..", import.meta.url).pathname;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "cli/admin.ts", "import", "--from", file],
+    cwd: root,
+    env,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let watcher: Deno.Kv | null = null;
+  for (let i = 0; i < 20_000; i++) {
+    await sleep(1);
+    watcher ??= await Deno.openKv(env.KV_PATH).catch(() => null);
+    if (watcher && await written(watcher)) break;
+  }
+  child.kill("SIGKILL");
+  await child.status;
+  watcher?.close();
+}
+
+test("import: killed as its first records land, of a store itself imported, and run again, it finishes", async () => {
+  const x = await exported(300);
+  try {
+    // The workspace moves on: imported into B, exported from it, imported into C.
+    const b = x.target("b");
+    await Deno.mkdir(`${x.dir}/b`);
+    await cli(b, "import", "--from", x.file);
+    const fromB = `${x.dir}/from-b.jsonl`;
+    await cli(b, "export", "--to", fromB);
+    const c = x.target("c");
+    await Deno.mkdir(`${x.dir}/c`);
+    await importKilledWhen(c, fromB, async (kv) => {
+      for await (const _ of kv.list({ prefix: ["teams"] }, { limit: 1 })) return true;
+      return false;
+    });
+    assert.ok((await keysOf(c.KV_PATH)).some((k) => k.startsWith('["teams"')), "a team landed");
+    await cli(c, "import", "--from", fromB);
+    const straight = x.target("straight");
+    await Deno.mkdir(`${x.dir}/straight`);
+    await cli(straight, "import", "--from", fromB);
+    assert.deepEqual(await keysOf(c.KV_PATH), await keysOf(straight.KV_PATH));
+  } finally {
+    await x.cleanup();
+  }
+});
+
+/** A target whose import state names process `pid` of this host, last heard from `ago` ms ago. */
+async function stateNaming(env: Record<string, string>, pid: number, ago: number) {
+  const kv = await Deno.openKv(env.KV_PATH);
+  try {
+    const at = new Date(Date.now() - ago).toISOString();
+    await kv.set(["import"], {
+      export_id: crypto.randomUUID(),
+      started_at: at,
+      finished_at: null,
+      pid,
+      host: Deno.hostname(),
+      heartbeat_at: at,
+    });
+  } finally {
+    kv.close();
+  }
+}
+
+test("import: an import whose process is a zombie, or silent for 30 s, holds nothing", async () => {
+  const x = await exported(5);
+  // A child that exits at once, which its parent never reaps: a zombie while the parent sleeps.
+  const parent = new Deno.Command("python3", {
+    args: [
+      "-c",
+      "import os,time\npid=os.fork()\nif pid==0: os._exit(0)\nprint(pid,flush=True)\ntime.sleep(60)",
+    ],
+    stdout: "piped",
+  }).spawn();
+  const asleep = new Deno.Command("sleep", { args: ["60"] }).spawn();
+  try {
+    const reader = parent.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    const zombie = Number((await reader.read()).value!.trim());
+    await reader.cancel();
+    const z = x.target("zombie");
+    await Deno.mkdir(`${x.dir}/zombie`);
+    await stateNaming(z, zombie, 0);
+    assert.ok((await cli(z, "import", "--from", x.file)).records > 0, "past the zombie's state");
+    // A process that runs, but last said it was at work 31 s ago: hung, or its pid another's.
+    const silent = x.target("silent");
+    await Deno.mkdir(`${x.dir}/silent`);
+    await stateNaming(silent, asleep.pid, 31_000);
+    assert.ok((await cli(silent, "import", "--from", x.file)).records > 0, "past the silent one");
+  } finally {
+    parent.kill("SIGKILL");
+    asleep.kill("SIGKILL");
+    await Promise.all([parent.status, asleep.status]);
+    await x.cleanup();
+  }
+});

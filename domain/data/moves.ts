@@ -6,7 +6,7 @@
  */
 import { exists } from "../../core/files.ts";
 import type { Keyring } from "../../core/keyring.ts";
-import { invalid } from "../../core/errors.ts";
+import { ConflictError, invalid } from "../../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../../core/settings.ts";
 import { VERSION } from "../../core/version.ts";
 import { keys } from "../../kv/keys.ts";
@@ -35,6 +35,7 @@ import {
 import { requireReadableByService } from "./service.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
 import type { Store } from "../../kv/store.ts";
+import type { Plan } from "../../kv/plan.ts";
 
 /**
  * What an import running or cut short leaves, so that running it again finishes it and a second
@@ -50,9 +51,12 @@ interface ImportState {
   heartbeat_at?: string;
 }
 
-/** How often a running import says so, and how long after its last word another may go on. */
+/**
+ * How often a running import says so, and how long after its last word it holds nothing: a
+ * process silent that long is gone (or hung), wherever it runs, and its pid may be another's.
+ */
 const HEARTBEAT_MS = 2_000;
-const SILENT_AFTER_MS = 15_000;
+const SILENT_AFTER_MS = 30_000;
 
 /** This process, as an import state names it. */
 const thisProcess = () => ({
@@ -62,13 +66,14 @@ const thisProcess = () => ({
 });
 
 /**
- * Whether the import a state names may still be at work: its process runs (on this host, where
- * /proc tells), or, elsewhere, it said so lately. A process stopped (SIGSTOP) still runs.
+ * Whether the import a state names may still be at work: it said so lately, and on this host its
+ * process runs (where /proc tells; a zombie, killed but not reaped, does not).
  */
 async function stillRunning(state: ImportState): Promise<boolean> {
   if (state.finished_at !== null || state.pid === undefined) return false;
-  const here = state.host === Deno.hostname() ? await processRuns(state.pid) : null;
-  return here ?? Date.now() - Date.parse(state.heartbeat_at ?? state.started_at) < SILENT_AFTER_MS;
+  const spoke = Date.parse(state.heartbeat_at ?? state.started_at);
+  if (!(Date.now() - spoke < SILENT_AFTER_MS)) return false;
+  return state.host === Deno.hostname() ? await processRuns(state.pid) ?? true : true;
 }
 
 /**
@@ -174,9 +179,12 @@ export async function importStore(settings: Settings, from: string): Promise<{ r
     // Before anything that could wait on another writer: a second import is told at once.
     await refuseWhileAnotherRuns(kv);
     await requireReadableByService(kv, `import --from ${from}`);
-    const resuming = await startImport(kv, { settings, header, keyring });
+    const { resuming, first } = await startImport(kv, { settings, header, keyring });
     heartbeat = setInterval(() => void beat(kv).catch(() => {}), HEARTBEAT_MS);
-    const records = await importRecords(kv, recordsOf(from), { resuming });
+    const records = await importRecords(kv, recordsOf(from), { resuming, first }).catch((e) => {
+      if (!(e instanceof ConflictError)) throw e;
+      throw new SettingsError("import: another import started meanwhile. Nothing was written.");
+    });
     // What this import (or the one cut short before it) committed is in the stream's log, as the
     // service would have put it there: a resumed import ends exactly as one run straight through.
     await kv.settled();
@@ -231,12 +239,13 @@ async function openTarget(settings: Settings): Promise<Store> {
  * Refuses a store that holds a team, unless an import of this export was cut short in it: then
  * whether it resumes that one. A store a service has only started on (its layout, its key check,
  * its address) counts as empty, so a workspace can move to a service deployed first; its key
- * check must open with this APP_KEY, as the service's would.
+ * check must open with this APP_KEY, as the service's would. A new import's state goes in the
+ * commit of its first records (`first`), so no store ever holds what it wrote without it.
  */
 async function startImport(
   kv: Store,
   { settings, header, keyring }: { settings: Settings; header: Header; keyring: Keyring },
-): Promise<boolean> {
+): Promise<{ resuming: boolean; first?: (op: Plan) => void }> {
   const state = await kv.get<ImportState>(keys.importState());
   if (state.value?.export_id === header.export_id && state.value.finished_at === null) {
     // Cut short: this process finishes it, and says so, unless another took it up meanwhile.
@@ -244,7 +253,7 @@ async function startImport(
     if (!(await kv.atomic().check(state).set(keys.importState(), mine).commit()).ok) {
       throw new SettingsError("import: another import started meanwhile. Nothing was written.");
     }
-    return true;
+    return { resuming: true };
   }
   const teams = await listTeams(kv);
   if (teams.length > 0) {
@@ -269,9 +278,13 @@ async function startImport(
     finished_at: null,
     ...thisProcess(),
   };
-  // Over what was read: another import's state, left by a process that is gone, gives way.
-  const op = kv.atomic().check(state).set(keys.importState(), started);
-  if (header.app_key_check) op.set(keys.appKeyCheck(), header.app_key_check);
-  if (!(await op.commit()).ok) throw new SettingsError("import: another import started meanwhile.");
-  return false;
+  // Over what was read: another import's state, left by a process that is gone, gives way; one
+  // that started meanwhile fails the first commit's check, before anything of this one lands.
+  return {
+    resuming: false,
+    first: (op) => {
+      op.check(state).set(keys.importState(), started);
+      if (header.app_key_check) op.set(keys.appKeyCheck(), header.app_key_check);
+    },
+  };
 }
