@@ -37,7 +37,8 @@ const quoted = (path: string) => `'${path.replaceAll("'", "''")}'`;
  * when the copy's transaction began. The copy is made under a hidden temporary name, readable by
  * its owner only (it holds every message), and given the name `to` only once whole
  * (`publishFile`): a copy cut short never bears a backup's name. What is never stored for good
- * (ephemeral messages on their way to other instances) is taken out of the copy, its bytes zeroed.
+ * (ephemeral messages on their way to other instances) and what had expired are taken out of the
+ * copy, which is then compacted again: no byte of them is left, not even in a free page.
  */
 export async function copyStore(from: string, to: string): Promise<{ takenAt: Date }> {
   const partial = partialName(to);
@@ -48,7 +49,7 @@ export async function copyStore(from: string, to: string): Promise<{ takenAt: Da
     db.exec("PRAGMA busy_timeout = 10000");
     takenAt = new Date();
     db.exec(`VACUUM INTO ${quoted(partial)}`);
-    leaveOut(partial, NEVER_COPIED);
+    leaveOut(partial, { prefixes: NEVER_COPIED, expiredBy: takenAt.getTime() });
   } catch (e) {
     await Deno.remove(partial).catch(() => {});
     throw e;
@@ -59,13 +60,26 @@ export async function copyStore(from: string, to: string): Promise<{ takenAt: Da
   return { takenAt };
 }
 
-/** Deletes the keys under each prefix from the store file `path`, overwriting what they held. */
-function leaveOut(path: string, prefixes: readonly string[]) {
+/**
+ * Deletes from the store file `path` the keys under each prefix and those expired by `expiredBy`
+ * (which Deno KV leaves until it sweeps them), then rebuilds the file: SQLite's secure_delete
+ * zeroes a deleted row but not always the overflow pages a large value spills into.
+ */
+function leaveOut(
+  path: string,
+  { prefixes, expiredBy }: { prefixes: readonly string[]; expiredBy: number },
+) {
   const db = new sqlite.DatabaseSync(path);
   try {
     db.exec("PRAGMA secure_delete = ON");
     const drop = db.prepare("DELETE FROM kv WHERE k >= ? AND k < ?");
-    for (const prefix of prefixes) drop.run(...keyRange(prefix));
+    let deleted = 0;
+    for (const prefix of prefixes) deleted += Number(drop.run(...keyRange(prefix)).changes);
+    deleted += Number(
+      db.prepare("DELETE FROM kv WHERE expiration_ms >= 0 AND expiration_ms <= ?").run(expiredBy)
+        .changes,
+    );
+    if (deleted > 0) db.exec("VACUUM");
   } finally {
     db.close();
   }

@@ -14,6 +14,7 @@ import { backupUnsupported, integrityOf } from "../kv/store_file.ts";
 import { api, assertStatus, workspace } from "./harness.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { sleep } from "./webhook_receivers.ts";
+import { showEphemeral } from "../domain/messages/ephemeral.ts";
 
 const unsupported = backupUnsupported();
 const test = (name: string, fn: () => Promise<void>) =>
@@ -327,6 +328,46 @@ test("delete: a backup or export taken after it holds the deleted text nowhere",
     assert.equal(integrityOf(backup), "ok");
   } finally {
     await service.kill();
+    await store.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+test("backup: a pressable ephemeral message and what expired leave no byte in it", async () => {
+  const store = await sharedStore();
+  const dir = await Deno.makeTempDir({ prefix: "no-leftovers-" });
+  try {
+    const w = await workspace(store.ctx);
+    // Large enough to spill into SQLite's overflow pages, which a deletion does not zero.
+    const button = (i: number) => ({
+      type: "actions",
+      block_id: `b${i}`,
+      elements: [{ type: "button", action_id: `a${i}`, text: { type: "plain_text", text: "Go" } }],
+    });
+    const shown = await showEphemeral(store.ctx, {
+      userId: w.member.user.id,
+      teamId: w.team.id,
+      ephemeral: {
+        channel_id: w.team.general_channel_id,
+        text: `press ${"me ".repeat(3000)}`,
+        blocks: Array.from({ length: 20 }, (_, i) => button(i)),
+        app_id: crypto.randomUUID(),
+      },
+      from: { appId: crypto.randomUUID(), botId: w.bot.user.id },
+    });
+    const sealed = await store.ctx.kv.get(keys.pressableEphemeral(shown.id!));
+    const traces = [shown.id!, JSON.stringify(sealed.value).slice(200, 260)];
+    const lapsed = `lapsed-${crypto.randomUUID()}`;
+    await store.ctx.kv.set(["sessions", lapsed], { lapsed }, { expireIn: 1 });
+    await sleep(20);
+    const backup = `${dir}/copy.sqlite3`;
+    await cli(store.env, "backup", "--to", backup);
+    const bytes = new TextDecoder("latin1").decode(await Deno.readFile(backup));
+    for (const trace of [...traces, lapsed]) {
+      assert.ok(!bytes.includes(trace), `the backup holds ${trace}`);
+    }
+    assert.equal(integrityOf(backup), "ok");
+  } finally {
     await store.cleanup();
     await Deno.remove(dir, { recursive: true });
   }
