@@ -39,7 +39,10 @@ export async function deleteApp(kv: Store, entry: Deno.KvEntry<App>) {
   return (await op.commit()).ok;
 }
 
-/** Stores a new code; `keepMs` tidies it away a day after it expires. */
+/** How long a code is kept after it expires, so that one presented again is known as used. */
+export const CODE_KEPT_MS = 24 * 60 * 60_000;
+
+/** Stores a new code; `keepMs` tidies it away CODE_KEPT_MS after it expires. */
 export async function insertCode(
   kv: Store,
   hash: string,

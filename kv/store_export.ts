@@ -8,13 +8,10 @@
 import { indexViews } from "./views.ts";
 import type { Channel, OutboxEvent } from "../core/types.ts";
 import type { ViewStack } from "../core/app_records.ts";
-import { idTime } from "../core/ids.ts";
 import { decode, decodeKey, encode, encodeKey, type Json } from "./export_format.ts";
-import { FAILED_KEEP_MS } from "./failed_events.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
-import { isMoved } from "./key_kinds.ts";
+import { expiryOf, isMoved } from "./key_kinds.ts";
 import { writeEvent } from "./outbox.ts";
-import { LINK_KEPT_MS } from "./sessions.ts";
 import { isClosed } from "../core/channel_kind.ts";
 import type { Store } from "./store.ts";
 import type { Plan } from "./plan.ts";
@@ -29,28 +26,6 @@ export interface ExportRecord {
 }
 
 const EVENTS = "events";
-
-/** When a record expires where the store keeps it for a time only; null: kept until deleted. */
-function expiryOf(key: Deno.KvKey, value: unknown): number | null {
-  const v = value as Record<string, string>;
-  switch (key[0]) {
-    case EVENTS:
-      return idTime(key[1] as string) + EVENT_TTL_MS;
-    case "failed_events":
-      return Date.parse(v.failed_at) + FAILED_KEEP_MS;
-    case "sessions":
-      return Date.parse(v.expires_at);
-    case "login_links":
-      return Date.parse(v.expires_at) + LINK_KEPT_MS;
-    // A person's open modals, and the ways an app answers them (response_url, trigger_id): part
-    // of the workspace for their 30 minutes, so a move carries them.
-    case "responses":
-    case "triggers":
-    case "view_stacks":
-      return Date.parse(v.expires_at);
-  }
-  return null;
-}
 
 /**
  * Every record an export moves: the events last, oldest first, so that the target writes each

@@ -14,7 +14,12 @@ import { getResponseTarget, getTrigger, insertAnswerWays } from "../kv/responses
 import { stackOf, writeStack } from "../kv/views.ts";
 import type { ViewStack } from "../core/app_records.ts";
 import { backupUnsupported } from "../kv/store_file.ts";
-import { api, createChannelAs, workspace } from "./harness.ts";
+import { api, createChannelAs, startServer, workspace } from "./harness.ts";
+import { DatabaseSync } from "node:sqlite";
+import { isMoved } from "../kv/key_kinds.ts";
+import { createAppFromManifest } from "../domain/apps/declared.ts";
+import { installApp } from "../domain/apps/installs.ts";
+import { approvedCode, authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { receiver, sleep, waitUntil } from "./webhook_receivers.ts";
@@ -326,5 +331,100 @@ Deno.test("export and import: open modals, response_urls and trigger_ids move wi
   } finally {
     source.close();
     target.close();
+  }
+});
+
+/** Each key of a store file with an expiry, as hex, and when it expires (ms). */
+function expiringKeys(path: string): Map<string, number> {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const rows = db.prepare("SELECT k, expiration_ms FROM kv WHERE expiration_ms >= 0").all() as {
+      k: Uint8Array;
+      expiration_ms: number;
+    }[];
+    return new Map(rows.map((r) => [r.k.toHex(), Number(r.expiration_ms)]));
+  } finally {
+    db.close();
+  }
+}
+
+/** A key's first part, from Deno KV's encoding of a string: 0x02, its bytes, 0x00. */
+function prefixOf(hex: string): string {
+  const bytes = Uint8Array.fromHex(hex);
+  return new TextDecoder().decode(bytes.subarray(1, bytes.indexOf(0, 1)));
+}
+
+Deno.test("export and import: what the source keeps for a time, the target keeps as long", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "expiry-" });
+  const sourcePath = `${dir}/source.sqlite3`;
+  try {
+    const s = await startServer({ KV_PATH: sourcePath });
+    try {
+      const w = await workspace(s.ctx);
+      // What waits for a Socket Mode app away, and an app's authorization code not yet redeemed.
+      const { app } = await createAppFromManifest(
+        s.ctx,
+        JSON.stringify({
+          display_information: { name: "Away" },
+          oauth_config: { scopes: { bot: ["channels:history"] } },
+          settings: {
+            event_subscriptions: { bot_events: ["message.channels"] },
+            socket_mode_enabled: true,
+          },
+        }),
+        null,
+      );
+      const { install } = await installApp(s.ctx, {
+        app,
+        teamId: w.team.id,
+        scopes: app.scopes,
+        channelId: null,
+        approvedBy: null,
+      });
+      await api(s, "POST", `/channels/${w.team.general_channel_id}/members`, {
+        token: w.admin.token,
+        body: { user_id: install.bot_user_id },
+      });
+      for (let i = 0; i < 20; i++) {
+        await api(s, "POST", `/channels/${w.team.general_channel_id}/messages`, {
+          token: w.member.token,
+          body: { body: `while away ${i}` },
+        });
+      }
+      const client = await registerApp(s.ctx);
+      const { challenge } = await pkce();
+      await approvedCode(s, {
+        userId: w.admin.user.id,
+        query: authorizeQuery(client.app, challenge),
+      });
+      await s.ctx.kv.settled();
+    } finally {
+      await s.close();
+    }
+    const targetPath = `${dir}/target.sqlite3`;
+    const [source, target] = await Promise.all(
+      [sourcePath, targetPath].map(async (p) =>
+        wrapStore(await Deno.openKv(p), p, { turns: false })
+      ),
+    );
+    try {
+      await importRecords(target, exportRecords(source));
+    } finally {
+      source.close();
+      target.close();
+    }
+    const [before, after] = [expiringKeys(sourcePath), expiringKeys(targetPath)];
+    const carried = [...before].filter(([k]) => isMoved(prefixOf(k)));
+    const prefixes = new Set(carried.map(([k]) => prefixOf(k)));
+    for (const wanted of ["socket_events", "oauth_codes", "events"]) {
+      assert.ok(prefixes.has(wanted), `the source keeps ${wanted} for a time`);
+    }
+    const lost = carried.filter(([k, at]) => {
+      const now = after.get(k);
+      return now === undefined || Math.abs(now - at) > 60_000;
+    }).map(([k]) => prefixOf(k));
+    assert.deepEqual([...new Set(lost)], [], "kept for a time in the source, not so in the target");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

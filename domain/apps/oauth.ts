@@ -9,7 +9,7 @@ import { ApiError, notFound, unlessAlreadyDone } from "../../core/errors.ts";
 import { sha256Hex } from "../../core/random.ts";
 import { nowIso } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { getCode, getInstall, rewriteCode, spendCode } from "../../kv/apps.ts";
+import { CODE_KEPT_MS, getCode, getInstall, rewriteCode, spendCode } from "../../kv/apps.ts";
 import { getTokenByHash } from "../../kv/tokens.ts";
 import { type Approval, installApp, type Installed, uninstallApp } from "./installs.ts";
 import { revokeTokenById } from "../people/tokens.ts";
@@ -18,7 +18,7 @@ import { revokeIncomingById } from "../webhooks/incoming.ts";
 /** A code works for 10 minutes, once. */
 export const CODE_TTL_MS = 10 * 60_000;
 /** It is kept a day longer, so that presenting it again is recognised and answered. */
-export const CODE_KEEP_MS = CODE_TTL_MS + 24 * 60 * 60_000;
+export const CODE_KEEP_MS = CODE_TTL_MS + CODE_KEPT_MS;
 
 /** The token and revocation endpoints' error: RFC 6749 §5.2 JSON. */
 export class OAuthError extends Error {

@@ -11,16 +11,12 @@ import { newId } from "../../../core/ids.ts";
 import { within } from "../../../core/settled.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import type { Committed } from "../../../kv/plan.ts";
-import {
-  appSignals,
-  linksClosedOf,
-  socketCountsOf,
-  socketSignal,
-  trimPending,
-} from "../../../kv/socket_queue.ts";
+import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/socket_queue.ts";
 import { envelopeIdIn, SocketConnection } from "./connection.ts";
-import { InstancePresence, standingTokens } from "./presence.ts";
+import { InstancePresence } from "./presence.ts";
+import { closeEnded, closeUnlinked } from "./links.ts";
 import { QueueSender } from "./queue_sender.ts";
+import { Overruns } from "./overruns.ts";
 import { type CallAnswer, relayCall, takeCalls } from "./relay.ts";
 
 /** Connections an app may hold at once, across instances. */
@@ -29,11 +25,6 @@ export const MAX_CONNECTIONS = 10;
 export const DEBUG_LIFETIME_MS = 360_000;
 /** How often other instances' commits are looked for, while this one holds connections. */
 const SIGNAL_POLL_MS = 50;
-/**
- * How long an app-level token whose connection was closed for flooding waits before another
- * connects here: each connection costs its first frames, however large, before any budget.
- */
-export const OVERRUN_WAIT_MS = 10_000;
 /** How often connections' links are checked and backlogs kept in bound; presence renewed. */
 const CHECK_MS = 5_000;
 const PRESENCE_MS = 20_000;
@@ -52,8 +43,7 @@ export class SocketHub {
   #check: ReturnType<typeof setInterval> | undefined;
   #lastPresence = 0;
   readonly #presence: InstancePresence;
-  /** App-level tokens whose connection here overran its budget, and until when they wait. */
-  readonly #waiting = new Map<string, number>();
+  readonly #overruns = new Overruns();
   #rr = 0;
   #closing = false;
 
@@ -129,7 +119,7 @@ export class SocketHub {
    */
   async #message(conn: SocketConnection, data: unknown) {
     if (!conn.admits(data)) {
-      if (conn.overran) this.#makeWait(conn.app.tokenId);
+      if (conn.overran) this.#overruns.add(conn.app.tokenId);
       return;
     }
     if (typeof data !== "string") return;
@@ -160,24 +150,9 @@ export class SocketHub {
     this.#renewPresence(appId).catch(() => {});
   }
 
-  /**
-   * How long a token must wait before its next connection here (after one overran its budget),
-   * in ms; 0 when it need not.
-   */
+  /** How long a token must wait before its next connection here, in ms (domain/apps/socket/overruns.ts). */
   waitOf(tokenId: string): number {
-    const left = (this.#waiting.get(tokenId) ?? 0) - Date.now();
-    if (left > 0) return left;
-    this.#waiting.delete(tokenId);
-    return 0;
-  }
-
-  #makeWait(tokenId: string) {
-    const now = Date.now();
-    // A flood of tokens is no way to grow the map: those done waiting go first.
-    if (this.#waiting.size > 1_000) {
-      for (const [t, until] of this.#waiting) if (until <= now) this.#waiting.delete(t);
-    }
-    this.#waiting.set(tokenId, now + OVERRUN_WAIT_MS);
+    return this.#overruns.waitOf(tokenId);
   }
 
   /** What this process committed: its claimed events go out at once, the rest are read. */
@@ -251,7 +226,7 @@ export class SocketHub {
       const moved = [...stamps].filter(([appId, stamp]) =>
         !this.#appSignals.has(appId) || this.#appSignals.get(appId) !== stamp
       );
-      this.#closeEnded(await linksClosedOf(this.ctx.kv, moved.map(([appId]) => appId)));
+      await closeEnded(this.ctx, this.#byApp, moved.map(([appId]) => appId));
       for (const [appId, stamp] of moved) {
         this.#appSignals.set(appId, stamp);
         if (!this.#byApp.has(appId)) continue;
@@ -268,25 +243,13 @@ export class SocketHub {
   }
 
   /**
-   * Closes with `link_disabled` the connections whose token was revoked, whose app was deleted,
-   * left Socket Mode or lost its last install (the signal's poll closes those at once); keeps each app's backlog within its bound; renews this instance's presence.
+   * Closes with `link_disabled` the connections whose links no longer stand (links.ts; the
+   * signal's poll closes those of an app's last install at once); keeps each app's backlog
+   * within its bound; renews this instance's presence.
    */
   async #checkLinks() {
     try {
-      const held = [...this.#byApp];
-      const standing = await standingTokens(
-        this.ctx,
-        held.map(([appId, list]) => ({
-          appId,
-          tokenIds: [...new Set(list.map((c) => c.app.tokenId))],
-        })),
-      );
-      for (const [appId, list] of held) {
-        for (const conn of list) {
-          if (!standing.get(appId)?.has(conn.app.tokenId)) conn.disconnect("link_disabled");
-        }
-      }
-      this.#closeEnded(await linksClosedOf(this.ctx.kv, held.map(([appId]) => appId)));
+      await closeUnlinked(this.ctx, this.#byApp);
       const keep = this.ctx.settings.socketMode.backlog;
       for (
         const [appId, { backlog }] of await socketCountsOf(this.ctx.kv, [...this.#byApp.keys()])
@@ -298,15 +261,6 @@ export class SocketHub {
       for (const appId of this.#byApp.keys()) await this.#renewPresence(appId);
     } catch (e) {
       log.warn("socket mode: checking connections failed", errorFields(e));
-    }
-  }
-
-  /** Closes, `link_disabled`, the connections opened before their app's links were closed. */
-  #closeEnded(closedAt: Map<string, number>) {
-    for (const [appId, at] of closedAt) {
-      for (const conn of this.#byApp.get(appId) ?? []) {
-        if (conn.openedAt <= at) conn.disconnect("link_disabled");
-      }
     }
   }
 
