@@ -11,7 +11,15 @@ import { postMessage } from "../domain/messages/messages.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
 import { backupUnsupported } from "../kv/store_file.ts";
 import { workspace } from "./harness.ts";
-import { cli, cliRun, sharedStore, startService } from "./processes.ts";
+import {
+  cli,
+  cliRun,
+  releaseCliRun,
+  sharedStore,
+  startService,
+  unpackRelease,
+} from "./processes.ts";
+import { RELEASES } from "./fixtures/make_fixtures.ts";
 import { sleep } from "./webhook_receivers.ts";
 
 const unsupported = backupUnsupported();
@@ -346,6 +354,22 @@ test("import: an import whose process is a zombie, or silent for 30 s, holds not
     parent.kill("SIGKILL");
     asleep.kill("SIGKILL");
     await Promise.all([parent.status, asleep.status]);
+    await x.cleanup();
+  }
+});
+
+test("import: the release before this one refuses this one's export, which it would import only in part", async () => {
+  const x = await exported(5);
+  const previous = await unpackRelease(RELEASES.find((r) => r.previous)!.name);
+  try {
+    const env = x.target("rolled-back");
+    await Deno.mkdir(`${x.dir}/rolled-back`);
+    const out = await releaseCliRun(previous, env, "import", "--from", x.file);
+    assert.equal(out.code, 1, out.stdout);
+    assert.match(out.stderr, /\(format 2, layout 3\), newer than this one/);
+    assert.deepEqual(await keysOf(env.KV_PATH).catch(() => []), [], "nothing was written");
+  } finally {
+    await Deno.remove(previous, { recursive: true });
     await x.cleanup();
   }
 });

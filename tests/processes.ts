@@ -270,3 +270,29 @@ export function startBoltExample(env: Record<string, string>): Watched {
     new URL("../examples/bolt_app.ts", import.meta.url).pathname,
   ], env);
 }
+
+/** A release kept as tests/fixtures/<name>/release.tar.gz, unpacked into a folder of its own. */
+export async function unpackRelease(name: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: `release-${name}-` });
+  const tarball = new URL(`./fixtures/${name}/release.tar.gz`, import.meta.url).pathname;
+  const tar = new Deno.Command("tar", { args: ["-xzf", tarball, "-C", dir] });
+  if (!(await tar.output()).success) throw new Error(`can't unpack release ${name}`);
+  return dir;
+}
+
+/** Runs the admin CLI of a release unpacked in `release` (its own deno.json and lock). */
+export async function releaseCliRun(
+  release: string,
+  env: Record<string, string>,
+  ...args: string[]
+) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "cli/admin.ts", ...args],
+    cwd: release,
+    env: { ...env, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}

@@ -13,22 +13,12 @@ import type { Ctx } from "../domain/context.ts";
 import { keys } from "../kv/keys.ts";
 import { RELEASES } from "./fixtures/make_fixtures.ts";
 import { workspace } from "./harness.ts";
-import { cli, type Service, sharedStore, startService } from "./processes.ts";
+import { cli, type Service, sharedStore, startService, unpackRelease } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { receiver, sleep, waitUntil } from "./webhook_receivers.ts";
 
 const PREVIOUS = RELEASES.find((r) => r.previous)!;
-const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;
 const POSTS_PER_INSTANCE = 150;
-
-async function unpackPrevious(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: `release-${PREVIOUS.name}-` });
-  const tar = new Deno.Command("tar", {
-    args: ["-xzf", `${FIXTURES}${PREVIOUS.name}/release.tar.gz`, "-C", dir],
-  });
-  if (!(await tar.output()).success) throw new Error("can't unpack the previous release");
-  return dir;
-}
 
 async function postTo(s: Service, token: string, channel: string, body: string) {
   const res = await fetch(`${s.url}/api/v1/channels/${channel}/messages`, {
@@ -97,7 +87,7 @@ async function deliveriesShownAlike(
 }
 
 Deno.test(`rolling deploy: ${PREVIOUS.name} and this release on one store lose nothing and undo no rule`, async () => {
-  const previous = await unpackPrevious();
+  const previous = await unpackRelease(PREVIOUS.name);
   const r = receiver(() => new Response(null, { status: 204 }));
   const store = await sharedStore();
   const services: Service[] = [];

@@ -13,7 +13,14 @@ import type { ExportRecord } from "../../kv/store_export.ts";
 import { decode, decodeKey, type Json } from "../../kv/export_format.ts";
 
 export const EXPORT_FORMAT = "teamchat-export";
-export const EXPORT_VERSION = 1;
+/**
+ * The format this release writes. 2 from 0.32.0: 0.31.0 reads only 1, and would import one of
+ * these without checking its signature and without records it doesn't know (scheduled messages,
+ * pins, emails, app tokens, Socket Mode's backlog), so it must refuse them. This release reads 1
+ * (signed, as 0.32.0's development builds wrote it) and 2.
+ */
+export const EXPORT_VERSION = 2;
+const READS = new Set([1, EXPORT_VERSION]);
 
 /** The file's first line. */
 export interface Header {
@@ -168,7 +175,7 @@ function parseHeader(from: string, line: string): Header {
   if (header?.format !== EXPORT_FORMAT || typeof header.export_id !== "string") {
     throw invalid("from", `--from: ${from} is not an export of this service.`);
   }
-  if (header.version !== EXPORT_VERSION || (header.layout ?? Infinity) > LAYOUT_VERSION) {
+  if (!READS.has(header.version!) || (header.layout ?? Infinity) > LAYOUT_VERSION) {
     throw invalid(
       "from",
       `--from: ${from} was made by release ${header.service_version} (format ${header.version}, layout ${header.layout}), newer than this one (${VERSION}); import it with that release or a later one. Nothing was written.`,
