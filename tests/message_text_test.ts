@@ -65,3 +65,32 @@ Deno.test("message text: mentions by name as any reader may see them, in step wi
     await s.close();
   }
 });
+
+Deno.test("message text: a message of blocks alone names the people its blocks mention", async () => {
+  const s = await startServer();
+  try {
+    const w = await workspace(s.ctx);
+    const general = w.team.general_channel_id;
+    const mo = w.member.user.id;
+    const posted = await api(s, "POST", `/channels/${general}/messages`, {
+      token: w.admin.token,
+      body: {
+        blocks: [
+          { type: "section", text: { type: "mrkdwn", text: `Ping <@${mo}>` } },
+          {
+            type: "rich_text",
+            elements: [{
+              type: "rich_text_section",
+              elements: [{ type: "text", text: "and " }, { type: "user", user_id: mo }],
+            }],
+          },
+        ],
+      },
+    });
+    assertStatus(posted, 201, "posted");
+    assert.equal(posted.body.data.body, `Ping <@${mo}>\nand <@${mo}>`);
+    assert.equal(posted.body.data.text, "Ping @Mo Member\nand @Mo Member");
+  } finally {
+    await s.close();
+  }
+});

@@ -206,3 +206,129 @@ Deno.test("slack shapes: an external_id names one open view of an app in a team"
     await s.close();
   }
 });
+
+Deno.test("slack shapes: a reply reaches apps with thread_ts and parent_user_id; a direct message says im", async () => {
+  const s = await startServer({}, { engine: true });
+  const hook = receiver();
+  try {
+    const w = await workspace(s.ctx);
+    const general = w.team.general_channel_id;
+    const manifest = {
+      display_information: { name: "Threads" },
+      oauth_config: { scopes: { bot: ["channels:history", "im:history"] } },
+      settings: {
+        event_subscriptions: {
+          request_url: hook.url,
+          bot_events: ["message.channels", "message.im"],
+        },
+      },
+    };
+    const made = await createAppFromManifest(s.ctx, JSON.stringify(manifest), null);
+    const { install, token } = await installApp(s.ctx, {
+      app: made.app,
+      teamId: w.team.id,
+      scopes: ["messages:read", "messages:write", "channels:read", "channels:write"],
+      channelId: null,
+      approvedBy: null,
+    });
+    await addMemberAsOperator(s.ctx, general, (await getUser(s.ctx.kv, install.bot_user_id))!);
+    const root = await post(s, w.admin.token, general, "a question");
+    assertStatus(
+      await api(s, "POST", `/channels/${general}/messages`, {
+        token: w.member.token,
+        body: { body: "an answer", thread_root_id: root.id },
+      }),
+      201,
+    );
+    const dm = await slackApi(s, token.value, {
+      method: "conversations.open",
+      args: { users: w.member.user.id },
+    });
+    assert.equal(dm.ok, true, JSON.stringify(dm));
+    assertStatus(
+      await api(s, "POST", `/channels/${dm.channel.id}/messages`, {
+        token: w.member.token,
+        body: { body: "just us" },
+      }),
+      201,
+    );
+    const events = () => hook.hits.map((h) => JSON.parse(h.body).event);
+    const find = (text: string) => events().find((e) => e.text === text);
+    await waitUntil(() => find("an answer") && find("just us"), 10_000, "both events");
+    const reply = find("an answer");
+    assert.deepEqual(
+      [reply.thread_ts, reply.parent_user_id, reply.channel_type],
+      [root.ts, w.admin.user.id, "channel"],
+    );
+    assert.equal(find("just us").channel_type, "im");
+    assert.equal(find("just us").thread_ts, undefined);
+  } finally {
+    await s.close();
+    await hook.close();
+  }
+});
+
+Deno.test("slack shapes: a modal's input without ids gets them, shown in views.open's answer, and is submitted by them", async () => {
+  const s = await startServer();
+  // The app closes the modal; what it was sent is in its hits.
+  const app = receiver(() => new Response(""));
+  try {
+    const w = await workspace(s.ctx);
+    const made = await createAppFromManifest(
+      s.ctx,
+      JSON.stringify({
+        display_information: { name: "Unnamed" },
+        oauth_config: { scopes: { bot: ["commands"] } },
+        settings: { interactivity: { is_enabled: true, request_url: app.url } },
+      }),
+      null,
+    );
+    const { install, token } = await installApp(s.ctx, {
+      app: made.app,
+      teamId: w.team.id,
+      scopes: ["commands"],
+      channelId: null,
+      approvedBy: null,
+    });
+    const { trigger_id } = await issueAnswerWays(s.ctx, {
+      app: made.app,
+      teamId: w.team.id,
+      channelId: w.team.general_channel_id,
+      userId: w.member.user.id,
+      botId: install.bot_user_id,
+      messageId: null,
+    });
+    const opened = await slackApi(s, token.value, {
+      method: "views.open",
+      args: {
+        trigger_id,
+        view: {
+          type: "modal",
+          title: { type: "plain_text", text: "Name" },
+          submit: { type: "plain_text", text: "Send" },
+          blocks: [{
+            type: "input",
+            label: { type: "plain_text", text: "Your name" },
+            element: { type: "plain_text_input" },
+          }],
+        },
+      },
+    });
+    assert.equal(opened.ok, true, JSON.stringify(opened));
+    const [input] = opened.view.blocks;
+    assert.match(input.block_id, /^\w+$/);
+    assert.match(input.element.action_id, /^\w+$/);
+    const submitted = await api(s, "POST", `/views/${opened.view.id}/submit`, {
+      token: w.member.token,
+      body: { values: { [input.block_id]: { [input.element.action_id]: { value: "Ada" } } } },
+    });
+    assertStatus(submitted, 200);
+    const sent = JSON.parse(new URLSearchParams(app.hits[0].body).get("payload")!);
+    assert.deepEqual(sent.view.state.values, {
+      [input.block_id]: { [input.element.action_id]: { type: "plain_text_input", value: "Ada" } },
+    });
+  } finally {
+    await s.close();
+    await app.close();
+  }
+});

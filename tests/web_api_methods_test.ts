@@ -58,12 +58,14 @@ Deno.test({
       const message = await post(s, w.admin.token, general, "react to me");
       const people = new WebClient(w.admin.token, { slackApiUrl: `${s.url}/api/slack/` });
       await people.reactions.add({ channel: general, timestamp: message.ts, name: "tada" });
+      const member = new WebClient(w.member.token, { slackApiUrl: `${s.url}/api/slack/` });
+      await member.reactions.add({ channel: general, timestamp: message.ts, name: "tada" });
       const got = await people.reactions.get({ channel: general, timestamp: message.ts });
+      // Who reacted, as Slack lists them (`users: []` with `count: 2` before).
       assert.deepEqual(
-        (got.message as { reactions: { name: string; count: number }[] }).reactions.map((
-          r,
-        ) => [r.name, r.count]),
-        [["tada", 1]],
+        (got.message as { reactions: { name: string; count: number; users: string[] }[] })
+          .reactions.map((r) => [r.name, r.count, r.users.toSorted()]),
+        [["tada", 2, [w.admin.user.id, w.member.user.id].toSorted()]],
       );
 
       // Pins: added once, listed, removed; a delete takes the pin with it.

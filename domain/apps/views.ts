@@ -19,6 +19,7 @@ import { getTrigger, spendTrigger, type Trigger } from "../../kv/responses.ts";
 import { stackOf, viewIdByExternal, writeStack } from "../../kv/views.ts";
 import type { Plan } from "../../kv/plan.ts";
 import { parseBlocks } from "../messages/blocks.ts";
+import { withIds } from "./view_ids.ts";
 
 /** Slack's limits: views on a stack, and how long an open one is kept. */
 export const MAX_STACK = 3;
@@ -75,7 +76,7 @@ export function readViewSpec(
   return {
     type: kind,
     title: v.title && !home ? { type: "plain_text", text: v.title.text } : null,
-    blocks: parseBlocks(v.blocks, { view: true }) ?? [],
+    blocks: withIds(parseBlocks(v.blocks, { view: true }) ?? []),
     submit: v.submit && !home ? { type: "plain_text", text: v.submit.text } : null,
     close: v.close && !home ? { type: "plain_text", text: v.close.text } : null,
     callback_id: v.callback_id ?? "",

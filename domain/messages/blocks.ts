@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { ApiError } from "../../core/errors.ts";
 import type { Attachment, Block } from "../../core/types.ts";
-import { slackText } from "./slack_text.ts";
+import { slackMarkup } from "./slack_text.ts";
 import {
   accessory,
   actionElement,
@@ -129,14 +129,14 @@ export function supportedBlocks(value: unknown): Block[] | null {
 }
 
 /**
- * What the blocks (and attachments) say, as plain text: a message's body when it was sent them
- * alone.
+ * What the blocks (and attachments) say, in Slack's markup as a body is written: a message's body
+ * when it was sent them alone, whose `text` then names the people and channels it mentions.
  */
 export function blocksText(
   { blocks, attachments }: { blocks: Block[] | null; attachments?: Attachment[] | null },
 ): string {
   try {
-    return slackText({ blocks: blocks ?? [], attachments: attachments ?? [] });
+    return slackMarkup({ blocks: blocks ?? [], attachments: attachments ?? [] });
   } catch {
     return "";
   }

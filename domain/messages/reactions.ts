@@ -115,3 +115,20 @@ async function reactOnce(
   const done = await replaceMessage(op, next);
   return done || null;
 }
+
+/** Who reacted, listed per emoji at most: Slack's reactions.get gives the first ones. */
+const REACTORS_LISTED = 100;
+
+/**
+ * Who reacted to message `messageId` (whose reading the caller authorized), by emoji, in the
+ * order the store keeps them: at most REACTORS_LISTED each.
+ */
+export async function reactorsOf(ctx: Ctx, messageId: string): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for await (const e of ctx.kv.list({ prefix: keys.reactions(messageId) })) {
+    const [emoji, userId] = [e.key[2] as string, e.key[3] as string];
+    const users = out.get(emoji) ?? [];
+    if (users.length < REACTORS_LISTED) out.set(emoji, [...users, userId]);
+  }
+  return out;
+}

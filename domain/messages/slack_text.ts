@@ -10,6 +10,14 @@ import { richText, richTextText } from "./rich_text.ts";
  * ignored. Throws the 422 on `text` when nothing carries text, or the payload is too big to walk.
  */
 export function slackText(payload: Record<string, unknown>): string {
+  return plain(slackMarkup(payload));
+}
+
+/**
+ * What a payload says, as `slackText`, but in Slack's markup still: a message's body when it was
+ * sent blocks or attachments alone, whose mentions its `text` then names as a body's are.
+ */
+export function slackMarkup(payload: Record<string, unknown>): string {
   assertBounded(payload);
   const { text } = payload;
   if (text !== undefined && text !== null && typeof text !== "string") {
@@ -20,7 +28,7 @@ export function slackText(payload: Record<string, unknown>): string {
   if (parts.length === 0) {
     throw invalid("text", "The text is required (or blocks or attachments that carry text).");
   }
-  return plain(parts.join("\n"));
+  return parts.join("\n");
 }
 
 const list = (v: unknown): Record<string, unknown>[] =>

@@ -14,7 +14,7 @@ import { kindOf } from "../../core/channel_kind.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { slackMessage, slackMessageOf } from "./shapes.ts";
 import type { StoredMessageView } from "../views.ts";
-import { tsOfIso } from "../../core/ids.ts";
+import { messageTs, tsOfIso } from "../../core/ids.ts";
 
 /** Channels' kinds never change: remembered once per process. */
 const KINDS = new CacheKind<Channel["visibility"] | "direct">("channel kinds", 50_000);
@@ -36,14 +36,26 @@ const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 /** An event's own `ts`, as Slack gives `event_ts`: when it happened. */
 const eventTs = (e: OutboxEvent) => tsOfIso(e.created_at);
 
-/** A message event's message, as Slack's `message` event gives it. */
-function messageOf(
-  view: StoredMessageView,
-  e: OutboxEvent,
-  channelType: string,
-): Record<string, unknown> {
-  const m = slackMessageOf(view, { teamId: e.team_id, threadTs: null });
-  return { ...m, channel: view.channel_id, channel_type: channelType, event_ts: m.ts };
+/**
+ * A message event's message, as Slack's `message` event gives it: a thread reply's names its
+ * thread (`thread_ts`, the root's `ts`) and the root's author (`parent_user_id`), which apps
+ * answer in the thread by.
+ */
+async function messageOf(
+  kv: Store,
+  { view, e, channelType }: { view: StoredMessageView; e: OutboxEvent; channelType: string },
+): Promise<Record<string, unknown>> {
+  const root = view.thread_root_id
+    ? (await kv.get<Message>(keys.message(view.thread_root_id))).value
+    : null;
+  const m = slackMessageOf(view, { teamId: e.team_id, threadTs: root && messageTs(root) });
+  return {
+    ...m,
+    ...(root ? { parent_user_id: root.author.id } : {}),
+    channel: view.channel_id,
+    channel_type: channelType,
+    event_ts: m.ts,
+  };
 }
 
 /** The Slack event one of ours is, for `listener`. */
@@ -52,7 +64,11 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
   const ts = eventTs(e);
   switch (e.type) {
     case "message.created": {
-      const message = messageOf(e.data as StoredMessageView, e, type);
+      const message = await messageOf(kv, {
+        view: e.data as StoredMessageView,
+        e,
+        channelType: type,
+      });
       if (!listener.mention_of) return message;
       const { subtype: _, channel_type: __, ...rest } = message;
       return { ...rest, type: "app_mention" };
@@ -66,7 +82,7 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
         channel_type: type,
         ts,
         event_ts: ts,
-        message: messageOf(e.data as StoredMessageView, e, type),
+        message: await messageOf(kv, { view: e.data as StoredMessageView, e, channelType: type }),
         previous_message: await previousMessage(kv, e),
       };
     case "message.deleted":

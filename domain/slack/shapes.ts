@@ -19,11 +19,18 @@ const SUBTYPES: Partial<Record<Message["type"], string>> = {
   member_left: "channel_leave",
 };
 
-/** A stored message as Slack's `conversations.history` gives one (its thread's `ts` with it). */
-export const slackMessage = (m: Message, threadTs?: string | null): Record<string, unknown> =>
+/**
+ * A stored message as Slack's `conversations.history` gives one (its thread's `ts` with it, and
+ * who reacted, where the caller read them).
+ */
+export const slackMessage = (
+  m: Message,
+  { threadTs, reactors }: { threadTs?: string | null; reactors?: Map<string, string[]> } = {},
+): Record<string, unknown> =>
   slackMessageOf(storedMessageView(m), {
     teamId: m.team_id,
     threadTs: threadTs ?? m.thread_ts ?? null,
+    reactors,
   });
 
 /**
@@ -32,7 +39,11 @@ export const slackMessage = (m: Message, threadTs?: string | null): Record<strin
  */
 export function slackMessageOf(
   view: StoredMessageView,
-  { teamId, threadTs }: { teamId: string; threadTs: string | null },
+  { teamId, threadTs, reactors }: {
+    teamId: string;
+    threadTs: string | null;
+    reactors?: Map<string, string[]>;
+  },
 ): Record<string, unknown> {
   const subtype = SUBTYPES[view.type];
   return {
@@ -52,7 +63,7 @@ export function slackMessageOf(
         reactions: view.reactions.map((r) => ({
           name: slackEmojiName(r.emoji),
           count: r.count,
-          users: [],
+          users: reactors?.get(r.emoji) ?? [],
         })),
       }
       : {}),

@@ -155,8 +155,8 @@ async function repliesCall({ ctx, subject, params }: MethodCall) {
   });
   const rootTs = slackMessage(root).ts as string;
   const messages = [
-    ...(p.cursor ? [] : [slackMessage(root, rootTs)]),
-    ...page.messages.map((m) => slackMessage(m, rootTs)),
+    ...(p.cursor ? [] : [slackMessage(root, { threadTs: rootTs })]),
+    ...page.messages.map((m) => slackMessage(m, { threadTs: rootTs })),
   ];
   return {
     messages,

@@ -1,7 +1,7 @@
 /** `auth.test`, `users.*`, `reactions.*`, `pins.*`: who calls, the team's people, reactions, pins. */
 import { z } from "zod";
 import { findTeam, teamPeople, teamPerson } from "../../domain/people/workspace.ts";
-import { setReaction } from "../../domain/messages/reactions.ts";
+import { reactorsOf, setReaction } from "../../domain/messages/reactions.ts";
 import { showMessage } from "../../domain/messages/messages.ts";
 import { listPins, pinMessage } from "../../domain/messages/pins.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
@@ -71,7 +71,8 @@ async function reactionsGet({ ctx, subject, params }: MethodCall) {
   const p = args(reactionsOf, params);
   const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.timestamp });
   const message = await showMessage(ctx, subject, p.channel, messageId);
-  return { type: "message", channel: p.channel, message: slackMessage(message) };
+  const reactors = await reactorsOf(ctx, message.id);
+  return { type: "message", channel: p.channel, message: slackMessage(message, { reactors }) };
 }
 
 /** pins.add and pins.remove: the message at `channel` and `timestamp`. */
