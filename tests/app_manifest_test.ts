@@ -74,6 +74,44 @@ Deno.test("manifest: every fault is named by its JSON pointer, and nothing is wr
   }
 });
 
+Deno.test("manifest: faults of form and private request URLs are named together, in the API and the CLI", async () => {
+  const bad = {
+    display_information: { name: "Leaky" },
+    features: {
+      slash_commands: [{ command: "/leak", url: "http://127.0.0.1:9/x", description: "x" }],
+    },
+    oauth_config: { redirect_urls: ["not a url"], scopes: { bot: ["chat:write", "toString"] } },
+    settings: {
+      event_subscriptions: { request_url: "http://10.0.0.1/events", bot_events: ["app_mention"] },
+    },
+  };
+  const wanted = [
+    "/features/slash_commands/0/url",
+    "/oauth_config/redirect_urls/0",
+    "/oauth_config/scopes/bot/1",
+    "/settings/event_subscriptions/request_url",
+  ];
+  const s = await startServer({ WEBHOOKS_ALLOW_PRIVATE_URLS: "false" });
+  try {
+    const faults = await faultsOf(createAppFromManifest(s.ctx, JSON.stringify(bad), null));
+    assert.deepEqual(faults.map((f) => f.split(":")[0]).sort(), wanted);
+  } finally {
+    await s.close();
+  }
+  const store = await sharedStore({ WEBHOOKS_ALLOW_PRIVATE_URLS: "false" });
+  try {
+    const file = await Deno.makeTempFile({ suffix: ".json" });
+    await Deno.writeTextFile(file, JSON.stringify(bad));
+    const out = await cliRun(store.env, "app:create", "--manifest", file);
+    assert.equal(out.code, 1);
+    assert.equal(out.stderr.trim().split("\n").length, 1, out.stderr);
+    for (const at of wanted) assert.ok(out.stderr.includes(`${at}:`), `${at} in ${out.stderr}`);
+    await Deno.remove(file);
+  } finally {
+    await store.cleanup();
+  }
+});
+
 Deno.test("manifest: YAML or JSON, Slack's scopes mapped, unknown fields warned, export → create → export identical", async () => {
   const s = await startServer();
   try {

@@ -6,7 +6,7 @@
  */
 import type { Ctx } from "../context.ts";
 import type { App } from "../../core/app_records.ts";
-import { ApiError, invalid, notFound } from "../../core/errors.ts";
+import { invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso } from "../../core/ids.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
@@ -17,7 +17,7 @@ import type { Actor } from "../principals.ts";
 import { checkName } from "../text.ts";
 import { checkRedirectUri } from "./apps.ts";
 import type { AppCalls } from "./app_call.ts";
-import { type Declared, readManifest } from "./manifest.ts";
+import { type Declared, faultsOf, manifestInvalid, readManifest, requestUrls } from "./manifest.ts";
 import { manifestOf } from "./manifest_export.ts";
 import { syncInstalls } from "./listeners.ts";
 
@@ -57,37 +57,28 @@ export const declaredOf = (app: App): Declared => ({
   shortcuts: app.shortcuts ?? [],
 });
 
-/** The URLs the service will call: checked as a subscription's are (public addresses). */
-async function checkRequestUrls(ctx: Ctx, d: Declared) {
-  const urls = [
-    ...d.slashCommands.flatMap((c, i) =>
-      c.url ? [[`/features/slash_commands/${i}/url`, c.url]] : []
-    ),
-    ...(d.interactivity?.request_url
-      ? [["/settings/interactivity/request_url", d.interactivity.request_url]]
-      : []),
-    ...(d.interactivity?.message_menu_options_url
-      ? [[
-        "/settings/interactivity/message_menu_options_url",
-        d.interactivity.message_menu_options_url,
-      ]]
-      : []),
-    ...(d.events?.request_url
-      ? [["/settings/event_subscriptions/request_url", d.events.request_url]]
-      : []),
-  ];
-  const faults: string[] = [];
-  for (const [at, url] of urls) {
+/**
+ * The manifest read, and the URLs the service will call checked as a subscription's are (public
+ * addresses): every fault of either in one 422, each by its JSON pointer.
+ */
+async function readChecked(ctx: Ctx, text: string): Promise<ReturnType<typeof readManifest>> {
+  let read: ReturnType<typeof readManifest> | null = null;
+  let faults: string[] = [];
+  try {
+    read = readManifest(text);
+  } catch (e) {
+    faults = faultsOf(e);
+  }
+  for (const [at, url] of requestUrls(text)) {
     try {
       await resolveTarget(url, { allowPrivate: ctx.settings.webhooks.allowPrivateUrls });
     } catch (e) {
       if (!(e instanceof UnsafeUrlError)) throw e;
-      faults.push(`${at}: ${e.message}`);
+      if (!faults.some((f) => f.startsWith(`${at}:`))) faults.push(`${at}: ${e.message}`);
     }
   }
-  if (faults.length > 0) {
-    throw new ApiError(422, `The manifest is not valid: ${faults[0]}`, { manifest: faults });
-  }
+  if (read === null || faults.length > 0) throw manifestInvalid(faults);
+  return read;
 }
 
 export interface Registered {
@@ -104,8 +95,7 @@ export async function createAppFromManifest(
   actor: Actor,
 ): Promise<Registered> {
   authorize(actor, "app.register", {});
-  const { declared, warnings } = readManifest(text);
-  await checkRequestUrls(ctx, declared);
+  const { declared, warnings } = await readChecked(ctx, text);
   const clientSecret = newClientSecret();
   const signingSecret = newSigningSecret();
   const app: App = {
@@ -138,8 +128,7 @@ export async function updateAppFromManifest(
   { id, text, actor }: { id: string; text: string; actor: Actor },
 ): Promise<{ app: App; warnings: string[] }> {
   authorize(actor, "app.register", {});
-  const { declared, warnings } = readManifest(text);
-  await checkRequestUrls(ctx, declared);
+  const { declared, warnings } = await readChecked(ctx, text);
   const app = await retrying("update app", async () => {
     const entry = await appEntry(ctx, id);
     const next: App = { ...entry.value, ...fieldsOf(declared) };

@@ -162,6 +162,45 @@ const KNOWN = [
 const pointer = (path: PropertyKey[]) =>
   `/${path.map((p) => String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("/")}`;
 
+/** The 422 on `manifest` naming every fault, each by its JSON pointer, in one line and listed. */
+export const manifestInvalid = (faults: string[]) =>
+  new ApiError(422, `The manifest is not valid: ${faults.join("; ")}`, { manifest: faults });
+
+/** The faults a 422 of `readManifest` lists; anything else is rethrown. */
+export function faultsOf(e: unknown): string[] {
+  const listed = e instanceof ApiError && e.status === 422 ? e.errors?.manifest : undefined;
+  if (!listed) throw e;
+  return listed;
+}
+
+/**
+ * The URLs the service will call, by JSON pointer, read from the text as it is (whatever else is
+ * wrong with it): none in Socket Mode, whose request URLs are kept but never called.
+ */
+export function requestUrls(text: string): [string, string][] {
+  let value: unknown;
+  try {
+    value = parseText(text);
+  } catch {
+    return [];
+  }
+  const m = (typeof value === "object" && value !== null ? value : {}) as Loose & {
+    settings?: { interactivity?: { message_menu_options_url?: unknown } };
+  };
+  if (m.settings?.socket_mode_enabled === true) return [];
+  const commands = Array.isArray(m.features?.slash_commands) ? m.features.slash_commands : [];
+  const found: [string, unknown][] = [
+    ...commands.map((c, i) => [`/features/slash_commands/${i}/url`, c?.url] as [string, unknown]),
+    ["/settings/interactivity/request_url", m.settings?.interactivity?.request_url],
+    [
+      "/settings/interactivity/message_menu_options_url",
+      m.settings?.interactivity?.message_menu_options_url,
+    ],
+    ["/settings/event_subscriptions/request_url", m.settings?.event_subscriptions?.request_url],
+  ];
+  return found.filter((f): f is [string, string] => typeof f[1] === "string" && f[1] !== "");
+}
+
 /** JSON or YAML text, as a value; the 422 on `manifest` when it is neither. */
 function parseText(text: string): unknown {
   try {
@@ -219,9 +258,7 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
       parsed.success || !parsed.error.issues.some((i) => f.startsWith(`${pointer(i.path)}:`))
     ),
   ];
-  if (!parsed.success || faults.length > 0) {
-    throw new ApiError(422, `The manifest is not valid: ${faults[0]}`, { manifest: faults });
-  }
+  if (!parsed.success || faults.length > 0) throw manifestInvalid(faults);
   const m = parsed.data;
   const { scopes, incoming } = scopesOf(m.oauth_config?.scopes?.bot ?? []);
   const commands = m.features?.slash_commands ?? [];
