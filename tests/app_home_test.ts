@@ -10,6 +10,7 @@ import {
   api,
   assertInvalid,
   assertStatus,
+  slackApi,
   startServer,
   type TestServer,
   workspace,
@@ -168,11 +169,7 @@ Deno.test({
 
       // views.publish as Slack answers it: a stale hash, someone unknown.
       const publish = (args: Record<string, unknown>) =>
-        fetch(`${s.url}/api/slack/views.publish`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${keys.token}`, "Content-Type": "application/json" },
-          body: JSON.stringify(args),
-        }).then((r) => r.json());
+        slackApi(s, keys.token, { method: "views.publish", args });
       // Once the app published for every open, the Home stays as it is.
       await waitUntil(() => app!.published.count === opens, 5_000, "the app's publishes");
       const current =

@@ -254,7 +254,7 @@ export interface ApiResponse {
   body: any;
 }
 
-/** A Slack Web API call with `token`, its arguments as JSON: Slack's answer. */
+/** A Slack Web API call with `token`, its arguments as JSON: Slack's answer, checked against openapi.yaml. */
 export async function slackApi(
   server: Pick<TestServer, "url">,
   token: string,
@@ -266,7 +266,9 @@ export async function slackApi(
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
     body: JSON.stringify(args),
   });
-  return await res.json();
+  const body = await res.json();
+  checkResponse("POST", `/api/slack/${method}`, res.status, body);
+  return body;
 }
 
 /**

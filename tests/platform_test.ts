@@ -10,17 +10,20 @@ import {
   assertStatus,
   clearOfWindowEdge,
   countKeys,
+  type ServedRoutes,
   startServer,
   type TestServer,
   withWorkspace,
   type Workspace,
   workspace,
 } from "./harness.ts";
+import { checkResponse } from "./openapi_check.ts";
+import { SLACK_METHODS } from "../routes/slack/web_api.ts";
 
 /** A small rate limit counts requests within one clock-aligned minute: keep clear of its edge. */
 const withEnv = async (
   env: Record<string, string>,
-  fn: (s: TestServer, w: Workspace) => Promise<void>,
+  fn: (s: TestServer & { routes: ServedRoutes }, w: Workspace) => Promise<void>,
 ) => {
   if (env.INTEGRATIONS_API_RATE_LIMIT) await clearOfWindowEdge();
   await withWorkspace(fn, env);
@@ -42,6 +45,38 @@ Deno.test("platform: /up answers 200 while KV answers, 503 once it does not", as
   } finally {
     await s.close().catch(() => {});
   }
+});
+
+Deno.test("platform: switched off, every route the app serves answers the 404 openapi.yaml declares", async () => {
+  await withEnv({ INTEGRATIONS_ENABLED: "false" }, async (s, w) => {
+    const open = new Set(["/", "/up", "/metrics"]);
+    const seen = new Set<string>();
+    const undeclared: string[] = [];
+    for (const { method, path } of s.routes) {
+      if (method === "ALL" || path.endsWith("*") || open.has(path)) continue;
+      const paths = path === "/api/slack/:method"
+        ? SLACK_METHODS.map((m) => `/api/slack/${m}`)
+        : [path.replace(/:[A-Za-z_]+/g, ZERO_UUID)];
+      for (const concrete of paths) {
+        if (seen.has(`${method} ${concrete}`)) continue;
+        seen.add(`${method} ${concrete}`);
+        const res = await fetch(`${s.url}${concrete}`, {
+          method,
+          headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
+          body: method === "GET" || method === "HEAD" ? undefined : "{}",
+        });
+        const body = method === "HEAD" ? null : await res.json();
+        assert.equal(res.status, 404, `${method} ${concrete}`);
+        try {
+          if (method !== "HEAD") checkResponse(method, concrete, res.status, body);
+        } catch (e) {
+          undeclared.push((e as Error).message.split(" (documented")[0]);
+        }
+      }
+    }
+    assert.ok(seen.size > 100, `${seen.size} routes`);
+    assert.deepEqual(undeclared, []);
+  });
 });
 
 Deno.test("platform: INTEGRATIONS_ENABLED=false hides every API and hook route, not /up", async () => {
