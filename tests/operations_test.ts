@@ -10,7 +10,7 @@ import { addMemberAsOperator } from "../domain/channels/members.ts";
 import type { Message } from "../core/types.ts";
 import { api, assertStatus, startServer, workspace } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
-import { freePort, runToExit, type Service, sharedStore, startService } from "./processes.ts";
+import { runToExit, type Service, sharedStore, startService } from "./processes.ts";
 import { receiver, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
 
 /** The one line a refused start printed, and its exit code. */
@@ -22,7 +22,7 @@ async function refusal(env: Record<string, string>) {
 
 Deno.test("operations: start-up problems end with one line naming the setting, and exit 1", async () => {
   const dir = await Deno.makeTempDir({ prefix: "startup-" });
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: freePort() });
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
     const busy = await refusal({ KV_PATH: ":memory:", PORT: String(listener.addr.port) });
     assert.equal(busy.code, 1);

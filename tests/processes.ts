@@ -9,13 +9,6 @@ import { wrapStore } from "../kv/open.ts";
 import type { TestServer } from "./harness.ts";
 import { sleep, waitUntil } from "./webhook_receivers.ts";
 
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
 /** Where the kernel's ephemeral ports begin: below it, no outgoing connection takes a port. */
 function ephemeralFloor(): number {
   try {
@@ -25,17 +18,23 @@ function ephemeralFloor(): number {
   }
 }
 
+/** Ports this test process handed out: never handed out twice. */
+const handedOut = new Set<number>();
+
 /**
- * A free port below the ephemeral range, for a service that may be restarted on it: a port the
- * kernel handed out (port 0) can, while its service is down, become the source port of some
- * outgoing connection, and the restart then finds it in use.
+ * A free port for a server a test starts (in this process, a child, or again after a kill), that
+ * no other test or process can take first: below the kernel's ephemeral range, so no outgoing
+ * connection is given it (a port the kernel handed out, port 0, can be, while its server is down
+ * or not yet up), and never one handed out before in this run.
  */
-export function freeServicePort(): number {
+export function freePort(): number {
   const floor = Math.min(ephemeralFloor(), 32_768);
   for (let tries = 0; tries < 100; tries++) {
     const port = 10_000 + Math.floor(Math.random() * (floor - 10_000));
+    if (handedOut.has(port)) continue;
     try {
       Deno.listen({ hostname: "127.0.0.1", port }).close();
+      handedOut.add(port);
       return port;
     } catch (e) {
       if (!(e instanceof Deno.errors.AddrInUse)) throw e;
@@ -176,7 +175,7 @@ export async function startService(
   env: Record<string, string>,
   opts: { shell?: string; release?: string; port?: number } = {},
 ): Promise<Service> {
-  const port = opts.port ?? freeServicePort();
+  const port = opts.port ?? freePort();
   const serviceEnv = { ...env, PORT: String(port) };
   // Another release runs from its own folder, with its own deno.json and lock.
   const shell = opts.release ? `cd '${opts.release}'` : opts.shell;
