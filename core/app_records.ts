@@ -13,6 +13,10 @@ export const BOT_EVENTS = [
 ] as const;
 export type BotEvent = typeof BOT_EVENTS[number];
 
+/** Whether a manifest's event is one the service sends. */
+export const isBotEvent = (e: string): e is BotEvent =>
+  (BOT_EVENTS as readonly string[]).includes(e);
+
 /**
  * A shortcut an app declares (Slack's `features.shortcuts`): a person runs a global one anywhere
  * in the team, a message one on a message they see; the app gets Slack's `shortcut` or

@@ -100,14 +100,15 @@ export class Store {
     opts?: Consistency,
   ): Promise<{ [K in keyof T]: Deno.KvEntryMaybe<T[K]> }> {
     type Entries = { [K in keyof T]: Deno.KvEntryMaybe<T[K]> };
-    if (keys.length > GET_MANY_MAX) {
-      return Promise.all(chunks([...keys], GET_MANY_MAX).map((part) => this.getMany(part, opts)))
-        .then((parts) => parts.flat() as unknown as Entries);
-    }
-    if (opts?.consistency === "eventual" || keys.length === 0) {
-      return this.#kv.getMany<T>(keys, opts);
-    }
-    return this.#reads.read([...keys]) as Promise<Entries>;
+    if (keys.length <= GET_MANY_MAX) return this.#getFew(keys, opts) as Promise<Entries>;
+    return Promise.all(chunks([...keys], GET_MANY_MAX).map((part) => this.#getFew(part, opts)))
+      .then((parts) => parts.flat() as unknown as Entries);
+  }
+
+  /** At most GET_MANY_MAX keys, in one of Deno KV's calls (shared with others' reads). */
+  #getFew(keys: readonly Deno.KvKey[], opts?: Consistency): Promise<Deno.KvEntryMaybe<unknown>[]> {
+    if (opts?.consistency === "eventual" || keys.length === 0) return this.#kv.getMany(keys, opts);
+    return this.#reads.read([...keys]);
   }
 
   list<T = unknown>(

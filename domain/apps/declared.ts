@@ -17,7 +17,8 @@ import type { Actor } from "../principals.ts";
 import { checkName } from "../text.ts";
 import { checkRedirectUri } from "./apps.ts";
 import type { AppCalls } from "./app_call.ts";
-import { type Declared, faultsOf, manifestInvalid, readManifest, requestUrls } from "./manifest.ts";
+import { type Declared, faultsOf, manifestInvalid, readManifest } from "./manifest.ts";
+import { requestUrls } from "./manifest_urls.ts";
 import { manifestOf } from "./manifest_export.ts";
 import { syncInstalls } from "./listeners.ts";
 

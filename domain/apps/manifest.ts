@@ -5,15 +5,16 @@
  * or Slack's where one maps (docs/apps.md holds the table); `incoming-webhook` asks for a hook.
  */
 import { z } from "zod";
-import { parse as parseYaml } from "yaml";
 import { ApiError } from "../../core/errors.ts";
 import { type Scope, SCOPES } from "../../core/types.ts";
 import { INCOMING, SLACK_SCOPES, SLACK_UNGRANTED } from "./slack_scopes.ts";
+import { parseText } from "./manifest_text.ts";
+import { missingUrls } from "./manifest_urls.ts";
 import {
   type AppHome,
-  BOT_EVENTS,
   type BotEvent,
   type Interactivity,
+  isBotEvent,
   type Shortcut,
   type SlashCommand,
 } from "../../core/app_records.ts";
@@ -106,42 +107,6 @@ const schema = z.object({
   }).optional(),
 });
 
-/** A manifest's parts as the request-URL rule reads them, before or without the schema. */
-interface Loose {
-  features?: { slash_commands?: { url?: unknown }[] };
-  settings?: {
-    socket_mode_enabled?: unknown;
-    interactivity?: { is_enabled?: unknown; request_url?: unknown };
-    event_subscriptions?: { request_url?: unknown; bot_events?: unknown };
-  };
-}
-
-/**
- * The request URLs a manifest lacks, by JSON pointer: where the service sends things, unless
- * Socket Mode carries them. Read apart from the schema, so its faults never hide these.
- */
-function missingUrls(value: unknown): string[] {
-  const m = (typeof value === "object" && value !== null ? value : {}) as Loose;
-  if (m.settings?.socket_mode_enabled === true) return [];
-  const out: string[] = [];
-  const commands = Array.isArray(m.features?.slash_commands) ? m.features.slash_commands : [];
-  commands.forEach((c, i) => {
-    if (!c?.url) out.push(`/features/slash_commands/${i}/url: required (or socket_mode_enabled)`);
-  });
-  const i = m.settings?.interactivity;
-  if (i?.is_enabled === true && !i.request_url) {
-    out.push("/settings/interactivity/request_url: required when interactivity is enabled");
-  }
-  const e = m.settings?.event_subscriptions;
-  const events = Array.isArray(e?.bot_events) ? e.bot_events : [];
-  if (events.some((x) => typeof x === "string" && isBotEvent(x)) && !e?.request_url) {
-    out.push("/settings/event_subscriptions/request_url: required for bot_events");
-  }
-  return out;
-}
-
-const isBotEvent = (e: string): e is BotEvent => (BOT_EVENTS as readonly string[]).includes(e);
-
 /** The manifest's parts the service reads, by JSON pointer: anything else is only warned of. */
 const KNOWN = [
   "/display_information/name",
@@ -171,53 +136,6 @@ export function faultsOf(e: unknown): string[] {
   const listed = e instanceof ApiError && e.status === 422 ? e.errors?.manifest : undefined;
   if (!listed) throw e;
   return listed;
-}
-
-/**
- * The URLs the service will call, by JSON pointer, read from the text as it is (whatever else is
- * wrong with it): none in Socket Mode, whose request URLs are kept but never called.
- */
-export function requestUrls(text: string): [string, string][] {
-  let value: unknown;
-  try {
-    value = parseText(text);
-  } catch {
-    return [];
-  }
-  const m = (typeof value === "object" && value !== null ? value : {}) as Loose & {
-    settings?: { interactivity?: { message_menu_options_url?: unknown } };
-  };
-  if (m.settings?.socket_mode_enabled === true) return [];
-  const commands = Array.isArray(m.features?.slash_commands) ? m.features.slash_commands : [];
-  const found: [string, unknown][] = [
-    ...commands.map((c, i) => [`/features/slash_commands/${i}/url`, c?.url] as [string, unknown]),
-    ["/settings/interactivity/request_url", m.settings?.interactivity?.request_url],
-    [
-      "/settings/interactivity/message_menu_options_url",
-      m.settings?.interactivity?.message_menu_options_url,
-    ],
-    ["/settings/event_subscriptions/request_url", m.settings?.event_subscriptions?.request_url],
-  ];
-  return found.filter((f): f is [string, string] => typeof f[1] === "string" && f[1] !== "");
-}
-
-/** JSON or YAML text, as a value; the 422 on `manifest` when it is neither. */
-function parseText(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    try {
-      return parseYaml(text);
-    } catch (e) {
-      throw new ApiError(
-        422,
-        `The manifest is neither JSON nor YAML: ${(e as Error).message.split("\n")[0]}`,
-        {
-          manifest: ["/: neither JSON nor YAML"],
-        },
-      );
-    }
-  }
 }
 
 /** The pointers of what `value` holds that the service does not read. */
