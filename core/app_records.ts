@@ -10,6 +10,9 @@ export const BOT_EVENTS = [
   "reaction_added",
   "member_joined_channel",
   "app_home_opened",
+  "assistant_thread_started",
+  "assistant_thread_context_changed",
+  "app_context_changed",
 ] as const;
 export type BotEvent = typeof BOT_EVENTS[number];
 
@@ -43,6 +46,28 @@ export interface Interactivity {
 export interface AppHome {
   home_tab_enabled: boolean;
   messages_tab_enabled: boolean;
+}
+
+/** A prompt an agent offers a person to start with: shown as `title`, sent as `message`. */
+export interface SuggestedPrompt {
+  title: string;
+  message: string;
+}
+
+/**
+ * An agent's place beside the chat (Slack's `features.assistant_view`, or the newer
+ * `features.agent_view`): how it is described, and the prompts it offers before a thread starts.
+ */
+export interface AgentView {
+  description: string;
+  suggested_prompts: SuggestedPrompt[];
+}
+
+/** A kind of message metadata an app hears of (Slack's `metadata_subscriptions`). */
+export interface MetadataSubscription {
+  /** The app whose messages' metadata is heard; `*` for any app's. */
+  app_id: string;
+  event_type: string;
 }
 
 /** A slash command an app declares: what a person types, and where the service sends it. */
@@ -84,6 +109,12 @@ export interface App {
   shortcuts?: Shortcut[];
   /** App Home (Slack's `features.app_home`): a Home tab people open, and a messages tab. */
   app_home?: AppHome | null;
+  /** An agent with threads in its direct channel (decisions.md, "Slack's agents"). */
+  assistant_view?: AgentView | null;
+  /** An agent in the agent messaging experience: opened from its Messages tab. */
+  agent_view?: AgentView | null;
+  /** The message metadata the app hears of, as `message_metadata_*` events. */
+  metadata_subscriptions?: MetadataSubscription[];
   /**
    * Signs what the service sends the app (Slack's v0 signature), sealed with APP_KEY; absent on
    * apps registered before manifests until `app:rotate-signing-secret`.

@@ -294,3 +294,56 @@ Deno.test("manifest: as Slack exports it, with shortcuts, a Home and scopes not 
     await s.close();
   }
 });
+
+Deno.test("manifest: an agent's, as Slack's agent templates write them, loads and exports back", async () => {
+  const s = await startServer();
+  try {
+    const agent = {
+      display_information: { name: "Helper" },
+      features: {
+        app_home: { home_tab_enabled: false, messages_tab_enabled: true },
+        bot_user: { display_name: "Helper", always_online: false },
+        assistant_view: {
+          assistant_description: "Answers questions about this workspace",
+          suggested_prompts: [{ title: "Summarize", message: "Summarize this channel" }],
+        },
+        agent_view: { agent_description: "The same, in the agent view" },
+      },
+      oauth_config: {
+        scopes: {
+          bot: ["assistant:write", "chat:write", "im:history", "metadata.message:read"],
+        },
+      },
+      settings: {
+        event_subscriptions: {
+          bot_events: [
+            "assistant_thread_started",
+            "assistant_thread_context_changed",
+            "app_context_changed",
+            "message.im",
+          ],
+          metadata_subscriptions: [{ app_id: "*", event_type: "task_created" }],
+        },
+        interactivity: { is_enabled: false },
+        socket_mode_enabled: true,
+      },
+    };
+    const made = await createAppFromManifest(s.ctx, JSON.stringify(agent), null);
+    assert.deepEqual(made.warnings, []);
+    assert.deepEqual(made.app.scopes, ["messages:read", "messages:write"]);
+    assert.deepEqual(made.app.assistant_view, {
+      description: "Answers questions about this workspace",
+      suggested_prompts: [{ title: "Summarize", message: "Summarize this channel" }],
+    });
+    assert.equal(made.app.agent_view?.description, "The same, in the agent view");
+    assert.deepEqual(
+      made.app.event_subscriptions?.bot_events,
+      agent.settings.event_subscriptions.bot_events,
+    );
+    const exported = await exportManifest(s.ctx, made.app.id, null);
+    const again = await createAppFromManifest(s.ctx, JSON.stringify(exported), null);
+    assert.deepEqual(await exportManifest(s.ctx, again.app.id, null), exported);
+  } finally {
+    await s.close();
+  }
+});

@@ -40,6 +40,9 @@ function fieldsOf(d: Declared): Omit<App, "id" | "client_id" | "secret_hash" | "
     socket_mode_enabled: d.socketMode,
     app_home: d.appHome,
     shortcuts: d.shortcuts,
+    assistant_view: d.assistantView,
+    agent_view: d.agentView,
+    metadata_subscriptions: d.metadataSubscriptions,
   };
 }
 
@@ -56,6 +59,9 @@ export const declaredOf = (app: App): Declared => ({
   socketMode: app.socket_mode_enabled ?? false,
   appHome: app.app_home ?? null,
   shortcuts: app.shortcuts ?? [],
+  assistantView: app.assistant_view ?? null,
+  agentView: app.agent_view ?? null,
+  metadataSubscriptions: app.metadata_subscriptions ?? [],
 });
 
 /**

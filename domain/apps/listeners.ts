@@ -40,6 +40,9 @@ const EVENTS_OF: Record<BotEvent, EventType[]> = {
   "reaction_added": ["reaction.added"],
   "member_joined_channel": ["channel.member_added"],
   "app_home_opened": [],
+  "assistant_thread_started": [],
+  "assistant_thread_context_changed": [],
+  "app_context_changed": [],
 };
 
 /**

@@ -11,12 +11,15 @@ import { INCOMING, SLACK_SCOPES, SLACK_UNGRANTED } from "./slack_scopes.ts";
 import { parseText } from "./manifest_text.ts";
 import { missingUrls } from "./manifest_urls.ts";
 import {
+  type AgentView,
   type AppHome,
   type BotEvent,
   type Interactivity,
   isBotEvent,
+  type MetadataSubscription,
   type Shortcut,
   type SlashCommand,
+  type SuggestedPrompt,
 } from "../../core/app_records.ts";
 
 /** What a manifest says of an app, as the service keeps it. */
@@ -33,6 +36,9 @@ export interface Declared {
   socketMode: boolean;
   appHome: AppHome | null;
   shortcuts: Shortcut[];
+  assistantView: AgentView | null;
+  agentView: AgentView | null;
+  metadataSubscriptions: MetadataSubscription[];
 }
 
 const url = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
@@ -50,6 +56,16 @@ const scope = z.string().refine(
     SLACK_UNGRANTED.has(s),
   { error: (issue) => `unknown scope ${issue.input}` },
 );
+/** An agent's view (`assistant_view`, `agent_view`): its description, its first prompts. */
+const agentView = (description: string) =>
+  z.object({
+    [description]: z.string().max(1_000).optional(),
+    suggested_prompts: z.array(z.object({
+      title: z.string().min(1).max(200),
+      message: z.string().min(1).max(4_000),
+    })).max(4).optional(),
+  });
+
 /** Each part checked on its own, so one fault does not hide another's. */
 const schema = z.object({
   display_information: z.object({ name: z.string().min(1).max(35) }),
@@ -88,6 +104,8 @@ const schema = z.object({
       messages_tab_enabled: z.boolean().optional(),
       messages_tab_read_only_enabled: z.boolean().optional(),
     }).optional(),
+    assistant_view: agentView("assistant_description").optional(),
+    agent_view: agentView("agent_description").optional(),
   }).optional(),
   oauth_config: z.object({
     redirect_urls: z.array(url).max(1000).optional(),
@@ -102,6 +120,10 @@ const schema = z.object({
     event_subscriptions: z.object({
       request_url: url.optional(),
       bot_events: z.array(z.string()).max(100).optional(),
+      metadata_subscriptions: z.array(z.object({
+        app_id: z.string().min(1).max(64),
+        event_type: z.string().regex(/^[A-Za-z0-9_.-]{1,255}$/, "must be a metadata event type"),
+      })).max(50).optional(),
     }).optional(),
     socket_mode_enabled: z.boolean().optional(),
   }).optional(),
@@ -116,6 +138,9 @@ const KNOWN = [
   "/features/shortcuts",
   "/features/app_home/home_tab_enabled",
   "/features/app_home/messages_tab_enabled",
+  "/features/assistant_view",
+  "/features/agent_view",
+  "/settings/event_subscriptions/metadata_subscriptions",
   "/oauth_config/redirect_urls",
   "/oauth_config/scopes/bot",
   "/settings/interactivity",
@@ -152,6 +177,19 @@ function unknownFields(value: unknown, at = ""): string[] {
     } else out.push(here);
   }
   return out;
+}
+
+/** An agent's view as the app keeps it; null where the manifest has none. */
+function viewOf(
+  view: { suggested_prompts?: SuggestedPrompt[] } & Record<string, unknown> | undefined,
+  description: string,
+): AgentView | null {
+  if (!view) return null;
+  const text = view[description];
+  return {
+    description: typeof text === "string" ? text : "",
+    suggested_prompts: view.suggested_prompts ?? [],
+  };
 }
 
 /** Our scopes for the manifest's (each known: the schema checked). */
@@ -210,6 +248,9 @@ export function readManifest(text: string): { declared: Declared; warnings: stri
       : null,
     socketMode,
     shortcuts: m.features?.shortcuts ?? [],
+    assistantView: viewOf(m.features?.assistant_view, "assistant_description"),
+    agentView: viewOf(m.features?.agent_view, "agent_description"),
+    metadataSubscriptions: events?.metadata_subscriptions ?? [],
     appHome: m.features?.app_home
       ? {
         home_tab_enabled: m.features.app_home.home_tab_enabled ?? false,

@@ -1,6 +1,13 @@
 /** An app's manifest written back from what it declares: `app:export`. */
 import type { Declared } from "./manifest.ts";
+import type { AgentView } from "../../core/app_records.ts";
 import { INCOMING } from "./slack_scopes.ts";
+
+/** An agent's view as a manifest writes it. */
+const viewOf = (v: AgentView, kind: "assistant" | "agent") => ({
+  [`${kind}_description`]: v.description,
+  suggested_prompts: v.suggested_prompts,
+});
 
 /** An app's manifest, as `readManifest` reads it back into the same app. */
 export function manifestOf(a: Declared): Record<string, unknown> {
@@ -20,6 +27,8 @@ export function manifestOf(a: Declared): Record<string, unknown> {
         : {}),
       ...(a.shortcuts.length > 0 ? { shortcuts: a.shortcuts } : {}),
       ...(a.appHome ? { app_home: a.appHome } : {}),
+      ...(a.assistantView ? { assistant_view: viewOf(a.assistantView, "assistant") } : {}),
+      ...(a.agentView ? { agent_view: viewOf(a.agentView, "agent") } : {}),
     },
     oauth_config: {
       redirect_urls: a.redirectUris,
@@ -37,11 +46,14 @@ export function manifestOf(a: Declared): Record<string, unknown> {
           },
         }
         : {}),
-      ...(a.events
+      ...(a.events || a.metadataSubscriptions.length > 0
         ? {
           event_subscriptions: {
-            ...(a.events.request_url ? { request_url: a.events.request_url } : {}),
-            bot_events: a.events.bot_events,
+            ...(a.events?.request_url ? { request_url: a.events.request_url } : {}),
+            ...(a.events ? { bot_events: a.events.bot_events } : {}),
+            ...(a.metadataSubscriptions.length > 0
+              ? { metadata_subscriptions: a.metadataSubscriptions }
+              : {}),
           },
         }
         : {}),

@@ -24,6 +24,8 @@ export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
   "users:read.email": "users:read.email",
   "channels:join": "members:write",
   "commands": "commands",
+  "assistant:write": "messages:write",
+  "metadata.message:read": "messages:read",
 }));
 
 /** The scope that asks the admin for a channel and gives the app an incoming webhook there. */
@@ -36,11 +38,11 @@ export const INCOMING = "incoming-webhook";
  */
 export const SLACK_UNGRANTED = new Set(
   `
-  assistant:write bookmarks:read bookmarks:write calls:read calls:write canvases:read
+  bookmarks:read bookmarks:write calls:read calls:write canvases:read
   canvases:write channels:write.invites channels:write.topic chat:write.customize
   conversations.connect:manage conversations.connect:read conversations.connect:write dnd:read
   emoji:read files:read files:write groups:write.invites groups:write.topic
-  links.embed:write links:read links:write metadata.message:read mpim:write
+  links.embed:write links:read links:write mpim:write
   mpim:write.invites mpim:write.topic reminders:read reminders:write
   remote_files:read remote_files:share remote_files:write team.billing:read
   team.preferences:read team:read usergroups:read usergroups:write users.profile:read
