@@ -15,3 +15,20 @@ export interface IncomingVerification {
   previous_secret: string | null;
   previous_expires_at: string | null;
 }
+
+/** An incoming webhook: a secret URL that posts into one channel as one bot. */
+export interface IncomingWebhook {
+  id: string;
+  team_id: string;
+  channel_id: string;
+  bot_id: string;
+  /** Copied from the bot (users never change), so a post through the hook costs one read. */
+  bot_name: string;
+  name: string;
+  /** SHA-256 of the secret, hex. The secret itself is never stored. */
+  hash: string;
+  created_at: string;
+  revoked_at: string | null;
+  /** Whose signature a post must carry (domain/webhooks/incoming_verify.ts); absent: none. */
+  verify?: IncomingVerification;
+}

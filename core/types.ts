@@ -1,5 +1,4 @@
 /** Plain records as they are stored. What clients see is shaped from these in domain/views.ts. */
-import type { IncomingVerification } from "./incoming_records.ts";
 
 export const ROLES = ["member", "admin", "owner"] as const;
 export type Role = typeof ROLES[number];
@@ -107,7 +106,12 @@ export interface Channel {
   created_at: string;
 }
 
-export type MessageType = "standard" | "member_joined" | "member_left" | "poll";
+export type MessageType =
+  | "standard"
+  | "member_joined"
+  | "member_left"
+  | "poll"
+  | "assistant_thread";
 
 export interface ReactionSummary {
   emoji: string;
@@ -185,7 +189,16 @@ export type EventType = typeof EVENT_TYPES[number];
  * What a delivery can carry: the events, the `ping` a test sends (nobody subscribes to it), and
  * what goes to one app's listener only (a person opened its Home), never listed in a feed.
  */
-export type DeliveredType = EventType | "ping" | "app.home_opened";
+export type DeliveredType = EventType | "ping" | AppEventType;
+
+/** What goes to one app's listener only, never in a feed: its Home opened, an agent's thread. */
+export const APP_EVENT_TYPES = [
+  "app.home_opened",
+  "assistant.thread_started",
+  "assistant.thread_context_changed",
+  "app.context_changed",
+] as const;
+export type AppEventType = typeof APP_EVENT_TYPES[number];
 
 /** One outbox entry: written in the same commit as the change it describes. */
 export interface OutboxEvent {
@@ -206,23 +219,6 @@ export interface OutboxEvent {
    * its channel. Absent: listed.
    */
   listed?: false;
-}
-
-/** An incoming webhook: a secret URL that posts into one channel as one bot. */
-export interface IncomingWebhook {
-  id: string;
-  team_id: string;
-  channel_id: string;
-  bot_id: string;
-  /** Copied from the bot (users never change), so a post through the hook costs one read. */
-  bot_name: string;
-  name: string;
-  /** SHA-256 of the secret, hex. The secret itself is never stored. */
-  hash: string;
-  created_at: string;
-  revoked_at: string | null;
-  /** Whose signature a post must carry (domain/webhooks/incoming_verify.ts); absent: none. */
-  verify?: IncomingVerification;
 }
 
 export type AuditAction =

@@ -170,6 +170,12 @@ const RULES: Rules = {
       (isSystem(t.message) ? forbidden("System messages can't be deleted.") : null),
   "reaction.set": writable,
   "message.pin": writable,
+  // An agent names the threads people start with it: a thread's root in its bot's direct channel.
+  "agent.retitle": (p, t) =>
+    writable(p, t) ??
+      (p.type === "bot" && t.channel.is_direct && t.message.type === "assistant_thread"
+        ? null
+        : forbidden("Only the agent a thread was started with may name it.")),
   // What a person does with an app; a bot calls the app directly instead.
   "command.run": (p, t) =>
     readable(p, t) ??

@@ -48,6 +48,8 @@ export interface Targets {
   "member.remove": RemovalTarget;
   "message.edit": MessageTarget;
   "message.delete": MessageTarget;
+  /** Name an agent's thread (`assistant.threads.setTitle`): its root's text. */
+  "agent.retitle": MessageTarget;
   /** Pin a message in its channel, or unpin it: whoever may post there. */
   "message.pin": ChannelTarget;
   /** Add or remove one's reaction; vote in a poll. */

@@ -3,9 +3,11 @@
  * them, webhooks and the event feed carry them (a message in an event is the API's Message), and
  * the CLI prints them. Fields are added here, never changed or removed (v1 is frozen).
  */
-import type { Channel, IncomingWebhook, Message, OutboxEvent, Token, User } from "../core/types.ts";
+import type { IncomingWebhook } from "../core/incoming_records.ts";
+import type { Channel, Message, OutboxEvent, Token, User } from "../core/types.ts";
 import { type Delivery, schemeOf, type Subscription } from "../core/webhook_records.ts";
 import { messageTs } from "../core/ids.ts";
+import type { AgentThread } from "../kv/agent_threads.ts";
 import { renderedText } from "./messages/slack_text.ts";
 import type { MessageView } from "./webhooks/event_schemas.ts";
 
@@ -56,6 +58,18 @@ function messageFields(m: Message): Omit<MessageView, "text"> {
     poll: m.deleted_at ? null : m.poll ?? null,
   };
 }
+
+/** An agent's conversation or thread as its person reads it (GET /apps/{app}/threads/...). */
+export const agentThreadView = (t: AgentThread) => ({
+  app_id: t.app_id,
+  channel_id: t.channel_id,
+  thread_ts: t.thread_ts,
+  context_channel_id: t.context_channel_id,
+  status: t.status,
+  loading_messages: t.loading_messages,
+  suggested_prompts: t.suggested_prompts,
+  updated_at: t.updated_at,
+});
 
 /** The API's Subscription: no secret. */
 export const subscriptionView = (s: Subscription) => ({

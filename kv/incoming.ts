@@ -1,4 +1,4 @@
-import type { IncomingWebhook } from "../core/types.ts";
+import type { IncomingWebhook } from "../core/incoming_records.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { commitOrThrow, getAll } from "./commit.ts";
 import { keys } from "./keys.ts";

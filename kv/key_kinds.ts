@@ -40,7 +40,7 @@ const MOVED = new Map<string, Expiry>([
     user_emails scheduled scheduled_due user_scheduled
     webhooks team_webhooks routes_version deliveries delivery_slots incoming incoming_ids
     team_incoming apps app_clients app_installs audit team_commands team_commands_version
-    app_tokens app_token_ids socket_counts pins
+    app_tokens app_token_ids socket_counts pins agent_threads
   `),
   ["events", (key) => idTime(key[1] as string) + EVENT_TTL_MS],
   ["failed_events", at("failed_at", FAILED_KEEP_MS)],

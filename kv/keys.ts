@@ -87,6 +87,7 @@
  * | ["socket_counts", appId, "queued"\|"acked"\|"dropped"] | Deno.KvU64 | the app's envelopes ever queued, acked and dropped (past SOCKET_MODE_BACKLOG): its backlog without a scan |
  * | ["socket_signal"(, appId)]                    | number (time)        | set, with the app's own, by commits that queue events or calls for a Socket Mode app; instances with connections poll the first, then their apps' |
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
+ * | ["agent_threads", channelId, threadTs \| ""] | AgentThread          | an agent's conversation with a person, or one of its threads: what the person looks at, the agent's status and suggested prompts (kv/agent_threads.ts) |
  * | ["socket_presence_turn", appId]               | Deno.KvU64           | bumped by every write of the app's presences, and checked by an opening's count-and-record: two instances never both take the tenth slot |
  * | ["socket_links_closed", appId]                | number (time)        | the app's connections opened before it are closed on every instance (its last install went; domain/apps/installs.ts) |
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
@@ -263,6 +264,7 @@ export const keys = {
   socketPresence: (appId: string, instanceId: string) => ["socket_presence", appId, instanceId],
   socketPresenceTurn: (appId: string) => ["socket_presence_turn", appId],
   socketLinksClosed: (appId: string) => ["socket_links_closed", appId],
+  agentThread: (channelId: string, threadTs: string) => ["agent_threads", channelId, threadTs],
   view: (viewId: string) => ["views", viewId],
   viewExternal: (app: string, team: string, ext: string) => ["view_externals", app, team, ext],
   pressableEphemeral: (id: string) => ["ephemerals", id],

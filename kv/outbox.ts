@@ -1,4 +1,4 @@
-import type { EventType, OutboxEvent } from "../core/types.ts";
+import type { AppEventType, EventType, OutboxEvent } from "../core/types.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
 import { newId } from "../core/ids.ts";
@@ -82,7 +82,7 @@ export function addEvent(
 export function addAppEvent(
   op: Plan,
   heard: Heard[],
-  draft: Omit<EventDraft, "type"> & { type: "app.home_opened" },
+  draft: Omit<EventDraft, "type"> & { type: AppEventType },
 ): OutboxEvent {
   const now = Date.now();
   const event: OutboxEvent = {

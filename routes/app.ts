@@ -31,6 +31,7 @@ import { openapiHandler } from "./openapi.ts";
 import { reactionRoutes } from "./reactions.ts";
 import { actionRoutes } from "./actions.ts";
 import { homeRoutes } from "./homes.ts";
+import { agentRoutes } from "./agents.ts";
 import { ephemeralRoutes } from "./ephemeral.ts";
 import { globalShortcutRoutes, messageShortcutRoutes, shortcutListRoutes } from "./shortcuts.ts";
 import { viewRoutes } from "./views.ts";
@@ -93,6 +94,7 @@ export function createApp(
     .route("/views", viewRoutes(ctx, calls))
     .route("/apps", homeRoutes(ctx))
     .route("/apps", globalShortcutRoutes(ctx, calls))
+    .route("/apps", agentRoutes(ctx))
     .route("/shortcuts", shortcutListRoutes(ctx))
     .route("/ephemeral", ephemeralRoutes(ctx, calls))
     .route("/users", userRoutes(ctx))

@@ -27,6 +27,7 @@ import { installApp } from "../domain/apps/installs.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { issueAnswerWays } from "../domain/apps/responses.ts";
 import { openView } from "../domain/apps/views.ts";
+import { startThread } from "../domain/apps/agents.ts";
 import { showEphemeral } from "../domain/messages/ephemeral.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
 import { getUser } from "../kv/workspace.ts";
@@ -295,6 +296,13 @@ async function ownersEphemeral(w: World): Promise<string> {
     from: { appId: w.app.id, botId: w.appBot },
   });
   return shown.id!;
+}
+
+/** A thread the owner started with the world's agent: its `ts`. */
+async function ownersThread(w: World): Promise<string> {
+  const owner = await authenticate(w.s.ctx, w.tokens.owner);
+  const thread = await startThread(w.s.ctx, owner, { appId: w.app.id, contextChannelId: null });
+  return thread.thread_ts!;
 }
 
 /** Cells on a view of the owner's: the owner `ok`, anyone else the 404 an unknown view gets. */
@@ -752,6 +760,53 @@ const API: Record<string, ApiRow> = {
         unknownPath: `/api/v1/apps/${uuid()}/home`,
       }]),
   },
+  "POST /api/v1/apps/{app}/threads": {
+    surface: "api",
+    scope: "messages:write",
+    // A person of the team starts one with the team's agent; a bot is refused.
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "a thread with the agent",
+        path: `/api/v1/apps/${w.app.id}/threads`,
+        body: {},
+        expect: p === "foreign" ? 404 : isHuman(p) ? 201 : 403,
+        unknownPath: `/api/v1/apps/${uuid()}/threads`,
+      }]),
+  },
+  "GET /api/v1/apps/{app}/threads/{thread_ts}": {
+    surface: "api",
+    scope: "messages:read",
+    // Its person reads it; anyone else finds no such thread in their own conversation.
+    cells: async (w, p) => [{
+      what: "the owner's thread",
+      path: `/api/v1/apps/${w.app.id}/threads/${await ownersThread(w)}`,
+      expect: p === "owner" ? 200 : isHuman(p) ? 404 : p === "foreign" ? 404 : 403,
+      unknownPath: `/api/v1/apps/${w.app.id}/threads/1.000001`,
+    }],
+  },
+  "PUT /api/v1/apps/{app}/threads/{thread_ts}/context": {
+    surface: "api",
+    scope: "messages:write",
+    cells: async (w, p) => [{
+      what: "the owner's thread",
+      path: `/api/v1/apps/${w.app.id}/threads/${await ownersThread(w)}/context`,
+      body: { channel_id: null },
+      expect: p === "owner" ? 200 : isHuman(p) ? 404 : p === "foreign" ? 404 : 403,
+      unknownPath: `/api/v1/apps/${w.app.id}/threads/1.000001/context`,
+    }],
+  },
+  "PUT /api/v1/apps/{app}/context": {
+    surface: "api",
+    scope: "messages:write",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "what the person looks at beside the agent",
+        path: `/api/v1/apps/${w.app.id}/context`,
+        body: { channel_id: null },
+        expect: p === "foreign" ? 404 : isHuman(p) ? 200 : 403,
+        unknownPath: `/api/v1/apps/${uuid()}/context`,
+      }]),
+  },
   "GET /api/v1/views/{view}": {
     surface: "api",
     scope: "messages:read",
@@ -1150,6 +1205,29 @@ const SLACK: Record<string, SlackRow> = {
         expect: 422,
       }]),
   },
+  ...Object.fromEntries(
+    ["setStatus", "setSuggestedPrompts", "setTitle"].map((m) => [
+      `POST /api/slack/assistant.threads.${m}`,
+      {
+        surface: "slack",
+        scope: "messages:write",
+        // Only an agent's bot shows anything in a thread: any other caller is refused.
+        cells: (w: World) =>
+          Promise.resolve([{
+            what: "a caller that is no app's bot",
+            path: slack(`assistant.threads.${m}`),
+            body: {
+              channel_id: w.shared.direct.id,
+              thread_ts: w.shared.direct.messageTs,
+              status: "working",
+              title: "A title",
+              prompts: [{ title: "One", message: "one" }],
+            },
+            expect: 422,
+          }]),
+      } satisfies SlackRow,
+    ]),
+  ),
   "POST /api/slack/reactions.remove": {
     surface: "slack",
     scope: "reactions:write",
@@ -1881,6 +1959,7 @@ async function commandApp(ctx: Ctx, team: Team, url: string) {
     features: {
       slash_commands: [{ command, url, description: "Answers" }],
       app_home: { home_tab_enabled: true },
+      assistant_view: { assistant_description: "Answers" },
       shortcuts: [
         { name: "Global", type: "global", callback_id: "mx", description: "Runs" },
         { name: "On a message", type: "message", callback_id: "mxm", description: "Runs" },

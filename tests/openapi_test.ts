@@ -53,6 +53,10 @@ const CONTRACT: [string, string, string][] = [
   ["post", "/views/{view}/submit", "messages:write"],
   ["post", "/views/{view}/actions", "messages:write"],
   ["get", "/apps/{app}/home", "messages:read"],
+  ["post", "/apps/{app}/threads", "messages:write"],
+  ["get", "/apps/{app}/threads/{thread_ts}", "messages:read"],
+  ["put", "/apps/{app}/threads/{thread_ts}/context", "messages:write"],
+  ["put", "/apps/{app}/context", "messages:write"],
   ["get", "/shortcuts", "messages:write"],
   ["post", "/ephemeral/{id}/actions", "messages:write"],
   ["get", "/views/{view}/options", "messages:write"],
@@ -193,7 +197,7 @@ Deno.test("openapi: statuses follow decisions.md", () => {
       assert.deepEqual(success, ["204"], where);
     } else if (method === "post" && (path === "/channels" || path.endsWith("/members"))) {
       assert.deepEqual(success, ["201"], where);
-    } else if (method === "post" && path === "/webhooks") {
+    } else if (method === "post" && (path === "/webhooks" || path.endsWith("/threads"))) {
       assert.deepEqual(success, ["201"], where);
     } else if (method === "post" && path.endsWith("/messages")) {
       assert.deepEqual(success.sort(), ["200", "201"], where);

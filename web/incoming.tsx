@@ -1,4 +1,5 @@
-import type { Channel, IncomingWebhook, User } from "../core/types.ts";
+import type { IncomingWebhook } from "../core/incoming_records.ts";
+import type { Channel, User } from "../core/types.ts";
 import {
   ActionButton,
   controlId,

@@ -9,14 +9,11 @@
 import type { Ctx } from "../context.ts";
 import type { Subject, User } from "../../core/types.ts";
 import type { StoredView, ViewStack } from "../../core/app_records.ts";
-import type { Subscription, WebhookRoute } from "../../core/webhook_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { derivedId, randomBase62 } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
 import { installOfBot } from "./bot_install.ts";
-import { getAll } from "../../kv/commit.ts";
-import { keys } from "../../kv/keys.ts";
-import { addAppEvent } from "../../kv/outbox.ts";
+import { tellApp } from "./app_events.ts";
 import { stackById, writeStack } from "../../kv/views.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { authorize } from "../policy.ts";
@@ -62,22 +59,8 @@ export async function openHome(ctx: Ctx, subject: Subject, appId: string) {
   return home ? personView(home.value, home.value.views[0]) : null;
 }
 
-/** The install's listener that asked for `app_home_opened`, with its route as read, or null. */
-async function homeListener(ctx: Ctx, live: LiveInstall) {
-  const ids = live.install.listener_ids ?? [];
-  const teamId = live.install.team_id;
-  const [subs, routes] = await Promise.all([
-    getAll<Subscription>(ctx.kv, ids.map((id) => keys.webhook(id))),
-    getAll<WebhookRoute>(ctx.kv, ids.map((id) => keys.teamWebhook(teamId, id))),
-  ]);
-  const at = subs.findIndex(({ value }) =>
-    value?.status === "active" && value.app?.bot_events.includes("app_home_opened")
-  );
-  return at < 0 || !routes[at].value ? null : { id: ids[at], route: routes[at] };
-}
-
-/** `app_home_opened` to the app's listener, if it has one that asked: one commit. */
-async function tellOpened(
+/** `app_home_opened` to the app, if it asked for it. */
+const tellOpened = (
   ctx: Ctx,
   { live, person, channelId, home }: {
     live: LiveInstall;
@@ -85,26 +68,18 @@ async function tellOpened(
     channelId: string;
     home: ViewStack | null;
   },
-) {
-  await retrying("tell an app its Home was opened", async () => {
-    const listener = await homeListener(ctx, live);
-    if (!listener) return true;
-    const { id, route } = listener;
-    const op = ctx.kv.atomic().check(route);
-    addAppEvent(op, [{ id, version: route.versionstamp!, route: { app: route.value!.app } }], {
-      type: "app.home_opened",
-      team_id: person.team_id,
-      channel_id: channelId,
-      data: {
-        user_id: person.id,
-        app_id: live.app.id,
-        tab: "home",
-        view: home ? slackView(home, home.views[0]) : null,
-      },
-    });
-    return (await op.commit()).ok || null;
+) =>
+  tellApp(ctx, {
+    live,
+    botEvent: "app_home_opened",
+    type: "app.home_opened",
+    channelId,
+    data: {
+      user_id: person.id,
+      tab: "home",
+      view: home ? slackView(home, home.views[0]) : null,
+    },
   });
-}
 
 /**
  * views.publish: the app whose bot calls sets the Home of one person of its team (`hash`, when

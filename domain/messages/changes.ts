@@ -21,7 +21,7 @@ async function loadOwn(
   ctx: Ctx,
   subject: Subject,
   { channelId, messageId }: MessageRef,
-  action: "message.edit" | "message.delete",
+  action: "message.edit" | "message.delete" | "agent.retitle",
 ) {
   const read = await loadChannelWith<{ message: Message }>(ctx, subject, channelId, {
     extra: { message: messageKeyFor(messageId) },
@@ -68,23 +68,54 @@ export async function editMessage(
           throw invalid("message", "Only a standard message can be edited.");
         }
         if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
-        const { body, blocks, attachments } = bodyAndBlocks(unwrap(input));
-        const names = await mentionNames(ctx.kv, { teamId: message.team_id, body });
-        const { mention_names: _old, ...kept } = message;
-        const next: Message = {
-          ...kept,
-          body,
-          blocks,
-          attachments: attachments ?? null,
-          edited_at: nowIso(),
-          ...(names ? { mention_names: names } : {}),
-        };
-        const op = ctx.kv.atomic().check(...checks);
-        emit(op, audience, messageEvent("message.updated", next));
-        const done = await replaceMessage(op, next);
-        return done ? next : null;
+        return await rewrite(ctx, { message, checks, audience }, bodyAndBlocks(unwrap(input)));
       }),
   );
+}
+
+/**
+ * `assistant.threads.setTitle`: the agent's thread `ref` (its root, which its person wrote)
+ * takes `title` as its text, changed as an edit is (`message.updated`).
+ */
+export async function retitle(ctx: Ctx, subject: Subject, ref: MessageRef, title: string) {
+  return await ctx.kv.lock(MESSAGE_LOCKS).run(
+    ref.messageId,
+    () =>
+      retrying("name a thread", async () => {
+        const loaded = await loadOwn(ctx, subject, ref, "agent.retitle");
+        if (loaded.message.deleted_at) throw invalid("thread_ts", "The thread was deleted.");
+        return await rewrite(ctx, loaded, { body: title, blocks: null });
+      }),
+  );
+}
+
+/** The message with new text, in one commit that fires `message.updated`; null: lost a race. */
+async function rewrite(
+  ctx: Ctx,
+  { message, checks, audience }: Pick<
+    Awaited<ReturnType<typeof loadOwn>>,
+    "message" | "checks" | "audience"
+  >,
+  { body, blocks, attachments }: {
+    body: string;
+    blocks: Message["blocks"];
+    attachments?: Message["attachments"];
+  },
+): Promise<Message | null> {
+  const names = await mentionNames(ctx.kv, { teamId: message.team_id, body });
+  const { mention_names: _old, ...kept } = message;
+  const next: Message = {
+    ...kept,
+    body,
+    blocks,
+    attachments: attachments ?? null,
+    edited_at: nowIso(),
+    ...(names ? { mention_names: names } : {}),
+  };
+  const op = ctx.kv.atomic().check(...checks);
+  emit(op, audience, messageEvent("message.updated", next));
+  const done = await replaceMessage(op, next);
+  return done ? next : null;
 }
 
 /**

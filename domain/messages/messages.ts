@@ -6,6 +6,7 @@ import type {
   EventType,
   MemberRef,
   Message,
+  MessageType,
   Subject,
 } from "../../core/types.ts";
 import { blocksText, parseBlocks } from "./blocks.ts";
@@ -42,6 +43,8 @@ export interface NewMessage {
   sent_to_channel?: boolean | null;
   /** A poll's options: the message is then of type `poll`, its body the question. */
   poll?: { options: string[]; multiple?: boolean | null } | null;
+  /** Set by the service only: the root of an agent's thread (domain/apps/agents.ts). */
+  agent_thread?: boolean;
 }
 
 export interface Posted {
@@ -189,7 +192,7 @@ async function postOnce(
     blocks,
     attachments,
     poll,
-    type: poll ? "poll" : "standard",
+    type: fields.agent_thread ? "assistant_thread" : poll ? "poll" : "standard",
     reply_to_id: fields.reply_to_id,
     thread_root_id: fields.thread_root_id,
     thread_ts: root.value ? messageTs(root.value) : null,
@@ -254,12 +257,15 @@ async function original(ctx: Ctx, channel: Channel, messageId: string): Promise<
 /** A reply or thread target: a live `standard` message of this channel, else 422 on `field`. */
 function liveStandard(field: string, channel: Channel, target: Message | null) {
   if (
-    !target || target.channel_id !== channel.id || target.type !== "standard" ||
+    !target || target.channel_id !== channel.id || !ANSWERABLE.has(target.type) ||
     target.deleted_at !== null
   ) {
     throw invalid(field, `The ${field} must be the id of a live message in this channel.`);
   }
 }
+
+/** What a reply may answer: an authored message, or an agent's thread. */
+const ANSWERABLE = new Set<MessageType>(["standard", "assistant_thread"]);
 
 /** GET /channels/{channel}/messages/{message}: any message of a channel the subject sees. */
 export async function showMessage(

@@ -99,17 +99,11 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
       };
     case "reaction.added":
       return await reactionOf(kv, e, ts);
-    case "app.home_opened": {
-      const data = e.data as { user_id: string; tab: string; view: unknown };
-      return {
-        type: "app_home_opened",
-        user: data.user_id,
-        channel: e.channel_id,
-        tab: data.tab,
-        ...(data.view ? { view: data.view } : {}),
-        event_ts: ts,
-      };
-    }
+    case "app.home_opened":
+    case "assistant.thread_started":
+    case "assistant.thread_context_changed":
+    case "app.context_changed":
+      return appEventOf(e, ts);
     default: {
       const data = e.data as { user: { id: string } };
       return {
@@ -122,6 +116,55 @@ async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) 
       };
     }
   }
+}
+
+/** An event addressed to the app alone (domain/apps/app_events.ts), as Slack's. */
+function appEventOf(e: OutboxEvent, ts: string) {
+  if (e.type === "app.home_opened") {
+    const data = e.data as { user_id: string; tab: string; view: unknown };
+    return {
+      type: "app_home_opened",
+      user: data.user_id,
+      channel: e.channel_id,
+      tab: data.tab,
+      ...(data.view ? { view: data.view } : {}),
+      event_ts: ts,
+    };
+  }
+  if (e.type !== "app.context_changed") return assistantThreadEvent(e, ts);
+  const data = e.data as { user_id: string; context_channel_id: string | null };
+  return {
+    type: "app_context_changed",
+    user: data.user_id,
+    channel: e.channel_id,
+    context: data.context_channel_id
+      ? {
+        entities: [
+          { type: "slack#/types/channel_id", value: data.context_channel_id, team_id: e.team_id },
+        ],
+      }
+      : {},
+    event_ts: ts,
+  };
+}
+
+/** `assistant_thread_started` or `_context_changed`: the thread, and what its person looks at. */
+function assistantThreadEvent(e: OutboxEvent, ts: string) {
+  const data = e.data as { user_id: string; thread_ts: string; context_channel_id: string | null };
+  return {
+    type: e.type === "assistant.thread_started"
+      ? "assistant_thread_started"
+      : "assistant_thread_context_changed",
+    assistant_thread: {
+      user_id: data.user_id,
+      context: data.context_channel_id
+        ? { channel_id: data.context_channel_id, team_id: e.team_id, enterprise_id: null }
+        : {},
+      channel_id: e.channel_id,
+      thread_ts: data.thread_ts,
+    },
+    event_ts: ts,
+  };
 }
 
 /**

@@ -17,6 +17,7 @@ const unix = (iso: string | null) => iso ? Math.floor(Date.parse(iso) / 1000) : 
 const SUBTYPES: Partial<Record<Message["type"], string>> = {
   member_joined: "channel_join",
   member_left: "channel_leave",
+  assistant_thread: "assistant_app_thread",
 };
 
 /**

@@ -104,7 +104,13 @@ const Poll = z.strictObject({
   ),
 }).meta({ id: "Poll" });
 
-export const MESSAGE_TYPES = ["standard", "member_joined", "member_left", "poll"] as const;
+export const MESSAGE_TYPES = [
+  "standard",
+  "member_joined",
+  "member_left",
+  "poll",
+  "assistant_thread",
+] as const;
 
 const messageShape = {
   id: Uuid,
@@ -129,7 +135,8 @@ edited. Absent only in events recorded before 0.32.0.`,
     prose(
       `\`standard\`: an authored message. \`member_joined\` / \`member_left\`: system notices the
 service writes itself, authored by the member who joined or left. \`poll\`: a poll, its question
-the body.`,
+the body. \`assistant_thread\`: the root of a thread a person started with an agent (Slack's
+\`assistant_app_thread\`), authored by them, its body the thread's title.`,
     ),
   ),
   author: Member,

@@ -1,12 +1,5 @@
 import type { Ctx } from "../context.ts";
-import type {
-  AuditAction,
-  Channel,
-  IncomingWebhook,
-  Message,
-  Subject,
-  User,
-} from "../../core/types.ts";
+import type { AuditAction, Channel, Message, Subject, User } from "../../core/types.ts";
 import type { AuditDraft } from "../../kv/audit.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso, storedId } from "../../core/ids.ts";
@@ -28,7 +21,7 @@ import {
   replaceIncoming,
 } from "../../kv/incoming.ts";
 import { getUser } from "../../kv/workspace.ts";
-import type { VerifyScheme } from "../../core/incoming_records.ts";
+import type { IncomingWebhook, VerifyScheme } from "../../core/incoming_records.ts";
 import type { Once } from "../messages/post_guards.ts";
 import { newVerification } from "./incoming_senders.ts";
 import { mintVerifySecret } from "./incoming_verify.ts";

@@ -5,8 +5,11 @@
  * (incoming.ts).
  */
 import type { Ctx } from "../context.ts";
-import type { IncomingWebhook } from "../../core/types.ts";
-import type { IncomingVerification, VerifyScheme } from "../../core/incoming_records.ts";
+import type {
+  IncomingVerification,
+  IncomingWebhook,
+  VerifyScheme,
+} from "../../core/incoming_records.ts";
 import { ApiError } from "../../core/errors.ts";
 import { addAudit } from "../../kv/audit.ts";
 import { keys } from "../../kv/keys.ts";

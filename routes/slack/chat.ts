@@ -5,6 +5,7 @@ import { deleteMessage, editMessage } from "../../domain/messages/changes.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
 import { sendEphemeral } from "../../domain/messages/ephemeral.ts";
 import { installOfBot } from "../../domain/apps/bot_install.ts";
+import { answered } from "../../domain/apps/agent_display.ts";
 import { slackMessage } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, blocksArg, flagArg } from "./args.ts";
@@ -52,6 +53,8 @@ async function postMessageCall({ ctx, subject, params }: MethodCall) {
       sent_to_channel: p.reply_broadcast,
     },
   });
+  // An agent's reply in its thread ends the status it showed there.
+  await answered(ctx, message);
   return { channel: message.channel_id, ts: message.ts, message: slackMessage(message) };
 }
 

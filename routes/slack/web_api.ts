@@ -23,6 +23,7 @@ import { peopleMethods } from "./people.ts";
 import { viewMethods } from "./views.ts";
 import { teamMethods } from "./team.ts";
 import { scheduledMethods } from "./scheduled.ts";
+import { assistantMethods } from "./assistant.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
 import { SLACK_SCOPE_FOR } from "../../domain/apps/slack_scopes.ts";
 import { channelIdOf } from "../../domain/channels/channel_names.ts";
@@ -36,6 +37,7 @@ const METHODS = new Map<string, Method>(Object.entries({
   ...viewMethods,
   ...teamMethods,
   ...scheduledMethods,
+  ...assistantMethods,
 }));
 
 /** Slack's Web API methods this service answers, for the docs and the reference. */
