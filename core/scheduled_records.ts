@@ -20,4 +20,6 @@ export interface ScheduledMessage {
   attachments?: Attachment[];
   thread_root_id: string | null;
   sent_to_channel: boolean;
+  /** An app's metadata, posted with it. */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }

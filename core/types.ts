@@ -168,6 +168,8 @@ export interface Message {
    * messages with none, and on those written before 0.32.0.
    */
   mention_names?: Record<string, string>;
+  /** An app's metadata (`{ event_type, event_payload }`); absent when none. */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
   /** Where the copies of this message live, so a change rewrites every one of them. */
   timeline_pos: number | null;
   thread_pos: number | null;

@@ -56,6 +56,7 @@ function messageFields(m: Message): Omit<MessageView, "text"> {
     blocks: m.deleted_at ? null : m.blocks ?? null,
     ...(m.attachments && !m.deleted_at ? { attachments: m.attachments } : {}),
     poll: m.deleted_at ? null : m.poll ?? null,
+    ...(m.metadata && !m.deleted_at ? { metadata: m.metadata } : {}),
   };
 }
 

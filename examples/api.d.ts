@@ -687,9 +687,10 @@ export interface paths {
         /**
          * Change a person's profile (email)
          * @description Sets or clears (`null`) the person's email: trimmed and lower-cased, at most 254
-         *     characters, unique in the team (422 on `email` when taken). A person changes its own; a
-         *     team admin or owner anyone's of the team; a bot nobody's (403). Setting the address it
-         *     already has changes nothing. Audited `user.email_changed`. Apps read addresses with
+         *     characters, unique in the team (422 on `email` when taken). A team admin or owner sets
+         *     anyone's of the team; nobody else, not even their own (403), so that whether an address
+         *     is taken tells no member whose it is (the operator's CLI sets them too). Setting the
+         *     address it already has changes nothing. Audited `user.email_changed`. Apps read addresses with
          *     `users.info`, `users.list` and `users.lookupByEmail` under the `users:read.email` scope.
          */
         patch: operations["updateUser"];
@@ -1224,9 +1225,125 @@ export interface paths {
          *     `views.publish`, or null before it did: an app usually publishes one as it hears the
          *     event, so opening again shows it. Its elements are pressed as a modal's are, with
          *     `POST /api/v1/views/{view}/actions`; a press's `trigger_id` opens a modal.
+         *
+         *     With `?tab=messages`, the person opens an agent's Messages tab instead (an app with
+         *     `features.agent_view` or `assistant_view`; 404 otherwise): the app hears `app_home_opened`
+         *     with `tab: "messages"`, and the answer is their conversation with the agent
+         *     (`AgentConversation`, `thread_ts: null`): the prompts it suggests, its status. See
+         *     docs/agents.md.
          */
         get: operations["openHome"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{app}/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a thread with an agent
+         * @description Addition. A person (a bot: 403) starts a thread with an agent (an app installed in their
+         *     team with `features.assistant_view` or `agent_view`; 404 otherwise), as Slack's client
+         *     does when they open its container: in their direct channel with the app's bot (made on
+         *     first need), a root message of theirs (`type: "assistant_thread"`, Slack's
+         *     `assistant_app_thread`, its body `New chat` until the agent names the thread), and the
+         *     app hears `assistant_thread_started` with `assistant_thread: { user_id, context,
+         *     channel_id, thread_ts }`. `context.channel_id` is the channel they look at beside the
+         *     agent: one they can see (422 otherwise), or none. They then talk by posting into the
+         *     thread (`POST /channels/{channel}/messages` with `thread_root_id`), which the app hears
+         *     as `message.im`. See docs/agents.md.
+         */
+        post: operations["startAgentThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{app}/threads/{thread_ts}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+                /** @description A thread's root `ts`, as Slack names messages. */
+                thread_ts: components["parameters"]["thread_ts"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a thread with an agent
+         * @description Addition. The subject's thread with the agent (404 for anyone else's, or a `ts` that
+         *     names none): what they look at beside it, the agent's status (`""`: none) and the prompts
+         *     it suggests. Its messages are read as any thread's.
+         */
+        get: operations["showAgentThread"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{app}/threads/{thread_ts}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+                /** @description A thread's root `ts`, as Slack names messages. */
+                thread_ts: components["parameters"]["thread_ts"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Say what you look at beside an agent's thread
+         * @description Addition. The person now looks at `channel_id` (one they can see: 422 otherwise), or at
+         *     nothing (null), while the thread is open; the app hears `assistant_thread_context_changed`.
+         */
+        put: operations["changeAgentThreadContext"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{app}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Say what you look at beside an agent
+         * @description Addition. In the agent messaging experience (`agent_view`): the person now looks at
+         *     `channel_id` (one they can see: 422 otherwise), or at nothing (null); the app hears
+         *     `app_context_changed` (`context.entities` names the channel).
+         */
+        put: operations["changeAgentContext"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1406,8 +1523,9 @@ export interface paths {
          *     "t.body">`, keyed by the whole secret, as Stripe signs. Unsigned, forged, or a timestamp
          *     more than 300 seconds from now: 401, an audit entry (`incoming_webhook.signature_refused`)
          *     and nothing posted; each 401 counts against the client's address as a 404 does. A
-         *     `webhook-id` or `X-GitHub-Delivery` already posted in the last 5 minutes posts nothing
-         *     again and answers as the first did.
+         *     `webhook-id` already posted posts nothing again and answers as the first did for as long
+         *     as its timestamp is accepted (until 5 minutes past it); an `X-GitHub-Delivery`, for 5
+         *     minutes.
          */
         post: operations["postThroughIncomingWebhook"];
         delete?: never;
@@ -1850,9 +1968,13 @@ export interface paths {
          *     with no connection fail at once ("the app is not connected"). At most 10 connections per
          *     app (the 11th gets `disconnect` `too_many_websockets`); each lives `SOCKET_MODE_LIFETIME`
          *     (360 s with `debug_reconnects=true` appended to the URL), warned 10 s before (`disconnect`
-         *     `warning`) and then asked to `refresh_requested`; a revoked token, a deleted app or Socket
-         *     Mode turned off is `link_disabled`. A ticket unknown, used or expired is HTTP 401 before
-         *     the upgrade.
+         *     `warning`) and then asked to `refresh_requested`; a revoked token, a deleted app, Socket
+         *     Mode turned off or the app's last install gone is `link_disabled`. A connection sends at
+         *     most 50 frames a second (bursts of 100), each at most 1 MiB, and 256 KiB a second (bursts
+         *     of 1 MiB); past that it is told `too_many_messages` (or `message_too_large`) and closed,
+         *     and that instance answers the token's next connection for 10 s with HTTP 429 and
+         *     `Retry-After` before the upgrade. Only acks of envelopes sent on the connection are read.
+         *     A ticket unknown, used or expired is HTTP 401 before the upgrade.
          */
         post: operations["slackAppsConnectionsOpen"];
         delete?: never;
@@ -1935,6 +2057,66 @@ export interface paths {
          * @description An unknown view, or another app's: `not_found`. The view is named by `view_id`, or by the `external_id` the app gave it (unique among the app's open views in a team: `views.open` with one taken is `duplicate_external_id`). No scope: the trigger or the view, issued to the app's own bot, is what lets it. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackViewsUpdate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistant.threads.setStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * assistant.threads.setStatus: Show what the agent is doing
+         * @description The calling bot's app (an agent) shows its person, in their direct channel (`channel_id`) and a thread of it (`thread_ts`; without it, the conversation itself, under `agent_view`), what it is doing: `status` (`\"\"` clears it), and up to 10 `loading_messages` shown in turn. The app's reply in the thread clears it too. Not a message: the person sees it on their live stream (`assistant.status`) and in `GET /api/v1/apps/{app}/threads/{thread_ts}`. Another channel is `channel_not_found`, an unknown thread `message_not_found`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackAssistantSetStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistant.threads.setSuggestedPrompts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * assistant.threads.setSuggestedPrompts: Offer prompts
+         * @description The calling bot's app offers its person 1 to 4 `prompts` (`{ title, message }`: shown as the title, sent as the message when chosen) under an optional `title`, in a thread (`thread_ts`) or, under `agent_view`, the conversation itself (no `thread_ts`). Seen on the person's live stream (`assistant.suggested_prompts`) and in the thread. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackAssistantSetSuggestedPrompts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistant.threads.setTitle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * assistant.threads.setTitle: Name a thread
+         * @description The calling bot's app names a thread its person started with it: the thread's root takes `title` as its text, changed as an edit is (`message.updated`; Slack's `message_changed` of an `assistant_app_thread`). Only a thread started with the agent (`POST /api/v1/apps/{app}/threads`) has one: `invalid_arguments` otherwise. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackAssistantSetTitle"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3118,6 +3300,8 @@ export interface components {
             thread_ts?: string;
             /** @description With `thread_ts`: also show the reply in the channel. */
             reply_broadcast?: boolean | string;
+            /** @description An app's metadata, `{ event_type, event_payload }` (a form's value is JSON text): kept with the message (8 KB as JSON at most), given back by `conversations.history` and `replies` with `include_all_metadata`. */
+            metadata?: Record<string, never> | string;
         };
         SlackArgsChatScheduleMessage: {
             /** @description The token, when not in `Authorization`. */
@@ -3136,6 +3320,8 @@ export interface components {
             thread_ts?: string;
             /** @description With `thread_ts`: also show the reply in the channel. */
             reply_broadcast?: boolean | string;
+            /** @description An app's metadata, `{ event_type, event_payload }` (a form's value is JSON text): kept with the message (8 KB as JSON at most), given back by `conversations.history` and `replies` with `include_all_metadata`. */
+            metadata?: Record<string, never> | string;
         };
         SlackArgsChatDeleteScheduledMessage: {
             /** @description The token, when not in `Authorization`. */
@@ -3184,6 +3370,8 @@ export interface components {
             blocks?: unknown[] | string;
             /** @description The new attachments (omitted: none). */
             attachments?: unknown[] | string;
+            /** @description The message's metadata from now on (omitted: as it was; `""`: none). */
+            metadata?: Record<string, never> | string;
         };
         SlackArgsChatDelete: {
             /** @description The token, when not in `Authorization`. */
@@ -3228,6 +3416,8 @@ export interface components {
             limit?: number | string;
             /** @description `response_metadata.next_cursor` of the page before. */
             cursor?: string;
+            /** @description Give each message's `metadata`, where it has some. */
+            include_all_metadata?: boolean | string;
         };
         SlackArgsConversationsReplies: {
             /** @description The token, when not in `Authorization`. */
@@ -3240,6 +3430,8 @@ export interface components {
             limit?: number | string;
             /** @description `response_metadata.next_cursor` of the page before. */
             cursor?: string;
+            /** @description Give each message's `metadata`, where it has some. */
+            include_all_metadata?: boolean | string;
         };
         SlackArgsConversationsMembers: {
             /** @description The token, when not in `Authorization`. */
@@ -3452,6 +3644,22 @@ export interface components {
                 app_id: string;
             };
         };
+        SlackHomeAnswer: {
+            /** @constant */
+            ok: true;
+            /** @description The person's Home as Slack gives it, `state` and `private_metadata` included. */
+            view: {
+                id: string;
+                /** @constant */
+                type: "home";
+                hash: string;
+                callback_id?: string;
+                private_metadata?: string;
+                root_view_id: string;
+                previous_view_id?: string | null;
+                app_id: string;
+            };
+        };
         /**
          * @description A refusal in Slack's codes: `not_authed`, `invalid_auth`, `account_inactive` (a
          *     deactivated user's or an uninstalled app's bot), `token_revoked`, `token_expired`,
@@ -3476,6 +3684,80 @@ export interface components {
                 scopes?: string[];
             };
         };
+        SlackArgsAssistantSetStatus: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The bot's direct channel with the person. */
+            channel_id: string;
+            /** @description The thread; absent: the conversation itself. */
+            thread_ts?: string;
+            /** @description What it is doing; `""` clears it. */
+            status: string;
+            /** @description Shown in turn while it works (in a form, as JSON text). */
+            loading_messages?: string[] | string;
+        };
+        SlackArgsAssistantSetSuggestedPrompts: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The bot's direct channel with the person. */
+            channel_id: string;
+            /** @description The thread; absent: the conversation itself. */
+            thread_ts?: string;
+            /** @description Above the prompts. */
+            title?: string;
+            /** @description The prompts (in a form, as JSON text). */
+            prompts: components["schemas"]["SuggestedPrompt"][] | string;
+        };
+        SlackArgsAssistantSetTitle: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The bot's direct channel with the person. */
+            channel_id: string;
+            /** @description The thread, started with the agent. */
+            thread_ts: string;
+            title: string;
+        };
+        SuggestedPrompt: {
+            /** @description Shown. */
+            title: string;
+            /** @description Sent when chosen. */
+            message: string;
+        };
+        /**
+         * @description A person's conversation with an agent (`thread_ts: null`), or one of its threads: what
+         *     they look at beside it and what the agent shows them. None of it is a message.
+         */
+        AgentConversation: {
+            app_id: components["schemas"]["Uuid"];
+            /** @description The person's direct channel with the app's bot. */
+            channel_id: components["schemas"]["Uuid"];
+            /** @description The thread's root `ts`; null for the conversation itself. */
+            thread_ts: string | null;
+            /** @description The channel the person looks at beside the agent, if one. */
+            context_channel_id: components["schemas"]["Uuid"] | null;
+            /** @description What the agent is doing; `""`: nothing. */
+            status: string;
+            loading_messages: string[];
+            suggested_prompts: {
+                title: string | null;
+                prompts: components["schemas"]["SuggestedPrompt"][];
+            };
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AgentConversationAnswer: {
+            data: components["schemas"]["AgentConversation"];
+        };
+        StartAgentThreadRequest: {
+            context?: {
+                /** @description The channel the person looks at, one they can see; none by default. */
+                channel_id?: components["schemas"]["Uuid"] | null;
+            };
+        };
+        AgentContextRequest: {
+            /** @description The channel the person looks at now, one they can see; null for none. */
+            channel_id: components["schemas"]["Uuid"] | null;
+        };
         SlackOk: {
             /** @constant */
             ok: true;
@@ -3489,7 +3771,7 @@ export interface components {
             /** @constant */
             type: "message";
             /** @enum {string} */
-            subtype?: "channel_join" | "channel_leave";
+            subtype?: "channel_join" | "channel_leave" | "assistant_app_thread";
             ts: string;
             user: string;
             bot_id?: string;
@@ -3497,11 +3779,17 @@ export interface components {
             blocks?: components["schemas"]["Block"][];
             attachments?: components["schemas"]["Attachment"][];
             thread_ts?: string;
+            parent_user_id?: string;
             edited?: {
                 user?: string;
                 ts?: string;
             };
             team: string;
+            /** @description An app's metadata, where asked for (`include_all_metadata`). */
+            metadata?: {
+                event_type: string;
+                event_payload: Record<string, never>;
+            };
             reactions?: {
                 name?: string;
                 count?: number;
@@ -4064,6 +4352,15 @@ export interface components {
              */
             sent_to_channel?: boolean;
             /**
+             * @description Addition: an app's metadata, Slack's `{ event_type, event_payload }` (`event_type` of 1
+             *     to 255 of `A-Z a-z 0-9 _ . -`, `event_payload` an object; 8 KB as JSON at most), kept
+             *     with the message and shown as its `metadata`.
+             */
+            metadata?: {
+                event_type: string;
+                event_payload?: Record<string, never>;
+            };
+            /**
              * @description Addition. Makes the message a `poll`, its `body` the question: 2 to 10 distinct
              *     options of 1 to 80 characters (trimmed; the rule for names), otherwise 422 on
              *     `poll`. Without `multiple` (default false), a vote moves the voter's earlier one.
@@ -4094,6 +4391,15 @@ export interface components {
              *     their text (with the blocks') is the body.
              */
             attachments?: components["schemas"]["Attachment"][];
+            /**
+             * @description Addition: an app's metadata, Slack's `{ event_type, event_payload }` (`event_type` of 1
+             *     to 255 of `A-Z a-z 0-9 _ . -`, `event_payload` an object; 8 KB as JSON at most), the
+             *     message's from now on (omitted: kept as it was; null: none).
+             */
+            metadata?: {
+                event_type: string;
+                event_payload?: Record<string, never>;
+            };
         };
         AddMemberRequest: {
             /**
@@ -4236,10 +4542,10 @@ export interface components {
             /** @description The body as people read it: Slack's markup as plain text (`<url|label>` is `label (url)`, `&lt;` is `<`), a mentioned person as `@name`, a mentioned public channel as `#name`, a private channel or direct message as `#private-channel` (or the label its author gave), so no reader learns a name it could not see. Names are those of when the message was written or last edited. Absent only in events recorded before 0.32.0. */
             text?: string;
             /**
-             * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the service writes itself, authored by the member who joined or left. `poll`: a poll, its question the body.
+             * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the service writes itself, authored by the member who joined or left. `poll`: a poll, its question the body. `assistant_thread`: the root of a thread a person started with an agent (Slack's `assistant_app_thread`), authored by them, its body the thread's title.
              * @enum {string}
              */
-            type: "standard" | "member_joined" | "member_left" | "poll";
+            type: "standard" | "member_joined" | "member_left" | "poll" | "assistant_thread";
             author: components["schemas"]["Member"];
             /** @description The message this one replies to inline. */
             reply_to_id: components["schemas"]["Uuid"] | null;
@@ -4263,6 +4569,13 @@ export interface components {
             poll: components["schemas"]["Poll"] | null;
             /** @description Addition: Slack's attachments, when the message was sent some (absent otherwise, and on a tombstone). */
             attachments?: components["schemas"]["Attachment"][];
+            /** @description Addition: an app's metadata (Slack's `metadata`: `event_type` and `event_payload`), when it posted or edited the message with some (absent otherwise). */
+            metadata?: {
+                event_type: string;
+                event_payload: {
+                    [key: string]: unknown;
+                };
+            };
         };
         /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         MessageCreatedEvent: {
@@ -4432,7 +4745,9 @@ export interface components {
         };
         /**
          * @description Nothing here, or nothing this person may manage (a member asking for an admin page,
-         *     another team's subscription, someone else's token).
+         *     another team's subscription, someone else's token): a page. With the platform switched
+         *     off (`INTEGRATIONS_ENABLED=false`), every path of the screen answers JSON
+         *     `{ "message": "Not found." }`.
          */
         SettingsNotFound: {
             headers: {
@@ -4440,6 +4755,7 @@ export interface components {
             };
             content: {
                 "text/html": string;
+                "application/json": components["schemas"]["Error"];
             };
         };
         /**
@@ -4660,6 +4976,8 @@ export interface components {
         optionsValue: string;
         /** @description An app's id. */
         app: string;
+        /** @description A thread's root `ts`, as Slack names messages. */
+        thread_ts: string;
         /** @description A view's id, as `view.opened` and the Web API's `views.*` give it. */
         view: string;
         /** @description A token's id (never its value). */
@@ -6515,7 +6833,10 @@ export interface operations {
     };
     openHome: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `home` (the default) or `messages`: an agent's conversation. */
+                tab?: "home" | "messages";
+            };
             header?: never;
             path: {
                 /** @description An app's id. */
@@ -6525,7 +6846,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The Home published for the subject, or null. */
+            /** @description The Home published for the subject, or null; or an agent's conversation. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6534,13 +6855,159 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["View"] | null;
+                        data: components["schemas"]["View"] | components["schemas"]["AgentConversation"] | null;
                     };
                 };
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    startAgentThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartAgentThreadRequest"];
+            };
+        };
+        responses: {
+            /** @description The thread, as its person sees it. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConversationAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    showAgentThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+                /** @description A thread's root `ts`, as Slack names messages. */
+                thread_ts: components["parameters"]["thread_ts"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConversationAnswer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    changeAgentThreadContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+                /** @description A thread's root `ts`, as Slack names messages. */
+                thread_ts: components["parameters"]["thread_ts"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentContextRequest"];
+            };
+        };
+        responses: {
+            /** @description The thread. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConversationAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    changeAgentContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app's id. */
+                app: components["parameters"]["app"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentContextRequest"];
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConversationAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
         };
@@ -6785,7 +7252,18 @@ export interface operations {
             };
             400: components["responses"]["ResponseUrlRefused"];
             403: components["responses"]["ResponseUrlRefused"];
-            404: components["responses"]["ResponseUrlRefused"];
+            /**
+             * @description A `response_url` unknown, used up or expired, refused as Slack refuses it; or, with
+             *     the platform switched off (`INTEGRATIONS_ENABLED=false`), `{ "message": "Not found." }`.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseUrlError"] | components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["ResponseUrlRefused"];
             422: components["responses"]["ResponseUrlRefused"];
             /** @description Too many misses from this address; `error` is `rate_limited`. */
@@ -6824,6 +7302,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackAuthTest"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -6850,6 +7329,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackPosted"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -6876,6 +7356,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackScheduled"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -6902,6 +7383,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -6928,6 +7410,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackScheduledList"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -6954,6 +7437,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackEphemeralPosted"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -6980,6 +7464,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackUpdated"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7006,6 +7491,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackDeleted"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7032,6 +7518,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackPermalink"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7058,6 +7545,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackChannelList"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7084,6 +7572,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7110,6 +7599,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackHistory"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7136,6 +7626,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackReplies"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7162,6 +7653,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackMembers"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7188,6 +7680,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackUserInfo"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7214,6 +7707,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackUserList"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7240,6 +7734,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackUserInfo"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7266,6 +7761,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7292,6 +7788,7 @@ export interface operations {
                     } | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7318,6 +7815,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7344,6 +7842,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7370,6 +7869,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7396,6 +7896,88 @@ export interface operations {
                     "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackAssistantSetStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsAssistantSetStatus"];
+                "application/json": components["schemas"]["SlackArgsAssistantSetStatus"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackAssistantSetSuggestedPrompts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsAssistantSetSuggestedPrompts"];
+                "application/json": components["schemas"]["SlackArgsAssistantSetSuggestedPrompts"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackAssistantSetTitle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsAssistantSetTitle"];
+                "application/json": components["schemas"]["SlackArgsAssistantSetTitle"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7419,9 +8001,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SlackViewAnswer"] | components["schemas"]["SlackError"];
+                    "application/json": components["schemas"]["SlackHomeAnswer"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7448,6 +8031,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7474,6 +8058,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7500,6 +8085,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackChannelList"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7526,6 +8112,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackTeamInfo"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7552,6 +8139,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackBotInfo"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7578,6 +8166,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackReactionsItem"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7604,6 +8193,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7630,6 +8220,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7656,6 +8247,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackPinsList"] | components["schemas"]["SlackError"];
                 };
             };
+            404: components["responses"]["PlatformOff"];
             429: components["responses"]["SlackRateLimited"];
         };
     };
@@ -7751,6 +8343,7 @@ export interface operations {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];
             403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
         };
     };
     settingsTokens: {
@@ -7764,6 +8357,7 @@ export interface operations {
         responses: {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];
+            404: components["responses"]["SettingsNotFound"];
         };
     };
     settingsCreateToken: {
@@ -7778,6 +8372,7 @@ export interface operations {
             200: components["responses"]["SettingsPage"];
             401: components["responses"]["SettingsSignIn"];
             403: components["responses"]["SettingsRefused"];
+            404: components["responses"]["SettingsNotFound"];
             422: components["responses"]["SettingsFormErrors"];
         };
     };

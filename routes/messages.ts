@@ -23,6 +23,7 @@ const newMessage = z.object({
   body: bodyField,
   blocks: blocksField,
   attachments: blocksField,
+  metadata: blocksField,
   client_uuid: uuidField("client_uuid").nullish(),
   reply_to_id: uuidField("reply_to_id").nullish(),
   thread_root_id: uuidField("thread_root_id").nullish(),
@@ -35,7 +36,12 @@ const newMessage = z.object({
   }, { error: "The poll must be an object with options." }).nullish(),
 });
 
-const messageEdit = z.object({ body: bodyField, blocks: blocksField, attachments: blocksField });
+const messageEdit = z.object({
+  body: bodyField,
+  blocks: blocksField,
+  attachments: blocksField,
+  metadata: blocksField,
+});
 
 const LIMIT_RULE = "The limit must be a whole number from 1 to 100.";
 

@@ -332,3 +332,59 @@ Deno.test("slack shapes: a modal's input without ids gets them, shown in views.o
     await app.close();
   }
 });
+
+Deno.test("slack shapes: message metadata is kept, given back where asked for, and changed by an update", async () => {
+  const s = await startServer();
+  try {
+    const w = await workspace(s.ctx);
+    const channel = w.team.general_channel_id;
+    const call = (method: string, args: Record<string, unknown>) =>
+      slackApi(s, w.admin.token, { method, args });
+    const metadata = {
+      event_type: "assistant_thread_context",
+      event_payload: { channel_id: "C1" },
+    };
+    const posted = await call("chat.postMessage", { channel, text: "with context", metadata });
+    assert.deepEqual(posted.message.metadata, metadata);
+    const plain = await call("conversations.history", { channel, limit: 5 });
+    assert.equal(plain.messages[0].metadata, undefined, "only where asked for");
+    const asked = await call("conversations.history", {
+      channel,
+      limit: 5,
+      include_all_metadata: true,
+    });
+    assert.deepEqual(asked.messages[0].metadata, metadata);
+    // A form sends it as JSON text, as Bolt's context store does through chat.update.
+    const moved = { event_type: "assistant_thread_context", event_payload: { channel_id: "C2" } };
+    const form = new URLSearchParams({
+      channel,
+      ts: posted.ts,
+      text: "with context",
+      metadata: JSON.stringify(moved),
+    });
+    const updated = await fetch(`${s.url}/api/slack/chat.update`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}` },
+      body: form,
+    }).then((r) => r.json());
+    assert.deepEqual(updated.message.metadata, moved);
+    const rest = await api(
+      s,
+      "GET",
+      `/channels/${channel}/messages/${
+        (await api(s, "GET", `/channels/${channel}/messages?limit=1`, { token: w.admin.token }))
+          .body.data[0].id
+      }`,
+      { token: w.admin.token },
+    );
+    assert.deepEqual(rest.body.data.metadata, moved);
+    const bad = await call("chat.postMessage", {
+      channel,
+      text: "x",
+      metadata: { event_payload: {} },
+    });
+    assert.equal(bad.ok, false);
+  } finally {
+    await s.close();
+  }
+});

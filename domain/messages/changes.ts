@@ -15,6 +15,7 @@ import { keys } from "../../kv/keys.ts";
 import { planErasure } from "./erasure.ts";
 import { bodyAndBlocks, messageEvent, type MessageRef, type NewMessage } from "./messages.ts";
 import { mentionNames } from "./mentions.ts";
+import { parseMetadata } from "./metadata.ts";
 
 /** A message the subject may edit or delete (the policy), with what its commit must re-check. */
 async function loadOwn(
@@ -51,7 +52,7 @@ export async function editMessage(
   ctx: Ctx,
   subject: Subject,
   { channelId, messageId }: MessageRef,
-  input: Settled<Pick<NewMessage, "body" | "blocks" | "attachments">>,
+  input: Settled<Pick<NewMessage, "body" | "blocks" | "attachments" | "metadata">>,
 ): Promise<Message> {
   return await ctx.kv.lock(MESSAGE_LOCKS).run(
     messageId,
@@ -68,7 +69,11 @@ export async function editMessage(
           throw invalid("message", "Only a standard message can be edited.");
         }
         if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
-        return await rewrite(ctx, { message, checks, audience }, bodyAndBlocks(unwrap(input)));
+        const fields = unwrap(input);
+        return await rewrite(ctx, { message, checks, audience }, {
+          ...bodyAndBlocks(fields),
+          metadata: parseMetadata(fields.metadata),
+        });
       }),
   );
 }
@@ -96,14 +101,17 @@ async function rewrite(
     Awaited<ReturnType<typeof loadOwn>>,
     "message" | "checks" | "audience"
   >,
-  { body, blocks, attachments }: {
+  { body, blocks, attachments, metadata }: {
     body: string;
     blocks: Message["blocks"];
     attachments?: Message["attachments"];
+    /** Undefined: kept as it is; null: taken away. */
+    metadata?: Message["metadata"] | null;
   },
 ): Promise<Message | null> {
   const names = await mentionNames(ctx.kv, { teamId: message.team_id, body });
-  const { mention_names: _old, ...kept } = message;
+  const { mention_names: _old, metadata: was, ...kept } = message;
+  const now = metadata === undefined ? was : metadata;
   const next: Message = {
     ...kept,
     body,
@@ -111,6 +119,7 @@ async function rewrite(
     attachments: attachments ?? null,
     edited_at: nowIso(),
     ...(names ? { mention_names: names } : {}),
+    ...(now ? { metadata: now } : {}),
   };
   const op = ctx.kv.atomic().check(...checks);
   emit(op, audience, messageEvent("message.updated", next));

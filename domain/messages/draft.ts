@@ -29,6 +29,7 @@ export interface DraftInput {
   client_uuid?: string | null;
   /** The names its body mentions (domain/messages/mentions.ts). */
   mention_names?: Record<string, string>;
+  metadata?: Message["metadata"] | null;
 }
 
 /** A new message before it has a place in its timeline or thread. */
@@ -44,6 +45,7 @@ export function draftMessage(input: DraftInput): Message {
     ...(input.attachments ? { attachments: input.attachments } : {}),
     ...(input.poll ? { poll: input.poll } : {}),
     ...(input.mention_names ? { mention_names: input.mention_names } : {}),
+    ...(input.metadata ? { metadata: input.metadata } : {}),
     ...(threadRoot ? { thread_ts: input.thread_ts ?? null } : {}),
     type: input.type,
     author: input.author,

@@ -10,6 +10,7 @@ import type {
   Subject,
 } from "../../core/types.ts";
 import { blocksText, parseBlocks } from "./blocks.ts";
+import { parseMetadata } from "./metadata.ts";
 import { parseAttachments } from "./attachments.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { messageTs } from "../../core/ids.ts";
@@ -45,6 +46,8 @@ export interface NewMessage {
   poll?: { options: string[]; multiple?: boolean | null } | null;
   /** Set by the service only: the root of an agent's thread (domain/apps/agents.ts). */
   agent_thread?: boolean;
+  /** An app's `{ event_type, event_payload }`, as an object or JSON text (metadata.ts). */
+  metadata?: unknown;
 }
 
 export interface Posted {
@@ -169,6 +172,7 @@ async function postOnce(
   const fields = unwrap(input);
   const { body, blocks, attachments } = bodyAndBlocks(fields, bodyField);
   const poll = fields.poll ? pollOf(fields.poll) : null;
+  const metadata = parseMetadata(fields.metadata);
   const { used, replyTo, root, record, seen } = read.extra;
   if (used.value) return { message: await original(ctx, channel, used.value), replayed: true };
   if (seen.value && seen.value.until > Date.now()) {
@@ -199,6 +203,7 @@ async function postOnce(
     sent_to_channel: fields.sent_to_channel ?? false,
     client_uuid: clientUuid,
     mention_names: await mentionNames(ctx.kv, { teamId: channel.team_id, body }),
+    metadata,
   });
   const audience = await audienceOf(ctx, channel, read.versions);
   const created = ctx.kv.atomic();

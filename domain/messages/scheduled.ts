@@ -18,6 +18,7 @@ import {
 } from "../../kv/scheduled.ts";
 import { loadChannelWith } from "../channels/access.ts";
 import { bodyAndBlocks, type NewMessage } from "./messages.ts";
+import { parseMetadata } from "./metadata.ts";
 
 /** How far ahead a message may be scheduled, as at Slack. */
 export const MAX_AHEAD_S = 120 * 24 * 3600;
@@ -27,7 +28,7 @@ export interface NewScheduled {
   channelId: string;
   /** Unix seconds. */
   postAt: number;
-  message: Pick<NewMessage, "body" | "blocks" | "attachments" | "sent_to_channel">;
+  message: Pick<NewMessage, "body" | "blocks" | "attachments" | "sent_to_channel" | "metadata">;
   threadRootId: string | null;
 }
 
@@ -52,6 +53,7 @@ export async function scheduleMessage(
   const read = await loadChannelWith(ctx, subject, channelId, { action: "channel.post" });
   checkPostAt(at, now);
   const { body, blocks, attachments } = bodyAndBlocks(message, "text");
+  const metadata = parseMetadata(message.metadata);
   const scheduled: ScheduledMessage = {
     id: newId(),
     team_id: subject.team_id,
@@ -65,6 +67,7 @@ export async function scheduleMessage(
     ...(attachments ? { attachments } : {}),
     thread_root_id: threadRootId,
     sent_to_channel: message.sent_to_channel ?? false,
+    ...(metadata ? { metadata } : {}),
   };
   await insertScheduled(ctx.kv, scheduled);
   return scheduled;

@@ -125,6 +125,7 @@ const draftOf = (m: ScheduledMessage) => ({
   attachments: m.attachments,
   thread_root_id: m.thread_root_id,
   sent_to_channel: m.sent_to_channel,
+  metadata: m.metadata,
 });
 
 /** A message its author may no longer post there: deleted unposted, and logged. */

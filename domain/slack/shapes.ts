@@ -26,13 +26,20 @@ const SUBTYPES: Partial<Record<Message["type"], string>> = {
  */
 export const slackMessage = (
   m: Message,
-  { threadTs, reactors }: { threadTs?: string | null; reactors?: Map<string, string[]> } = {},
-): Record<string, unknown> =>
-  slackMessageOf(storedMessageView(m), {
+  { threadTs, reactors, metadata }: {
+    threadTs?: string | null;
+    reactors?: Map<string, string[]>;
+    /** Whether its metadata is given (`include_all_metadata`, a post's own answer). */
+    metadata?: boolean;
+  } = {},
+): Record<string, unknown> => ({
+  ...slackMessageOf(storedMessageView(m), {
     teamId: m.team_id,
     threadTs: threadTs ?? m.thread_ts ?? null,
     reactors,
-  });
+  }),
+  ...(metadata && m.metadata && !m.deleted_at ? { metadata: m.metadata } : {}),
+});
 
 /**
  * A message as Slack gives one, from the API's Message (what events carry): `threadTs` is its

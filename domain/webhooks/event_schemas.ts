@@ -174,6 +174,15 @@ tombstone.`,
     prose(`Addition: Slack's attachments, when the message was sent some (absent otherwise, and on a
 tombstone).`),
   ),
+  metadata: z.object({
+    event_type: z.string(),
+    event_payload: z.record(z.string(), z.unknown()),
+  }).optional().describe(
+    prose(
+      `Addition: an app's metadata (Slack's \`metadata\`: \`event_type\` and \`event_payload\`), when
+it posted or edited the message with some (absent otherwise).`,
+    ),
+  ),
 };
 
 export const Message = z.strictObject(messageShape).meta({

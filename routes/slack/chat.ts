@@ -18,6 +18,7 @@ const post = z.object({
   attachments: blocksArg,
   thread_ts: z.string().optional(),
   reply_broadcast: flagArg,
+  metadata: z.unknown().optional(),
 });
 
 const update = z.object({
@@ -26,6 +27,7 @@ const update = z.object({
   text: z.string().optional(),
   blocks: blocksArg,
   attachments: blocksArg,
+  metadata: z.unknown().optional(),
 });
 
 const ephemeral = z.object({
@@ -51,11 +53,16 @@ async function postMessageCall({ ctx, subject, params }: MethodCall) {
       attachments: p.attachments,
       thread_root_id: threadRootId,
       sent_to_channel: p.reply_broadcast,
+      metadata: p.metadata,
     },
   });
   // An agent's reply in its thread ends the status it showed there.
   await answered(ctx, message);
-  return { channel: message.channel_id, ts: message.ts, message: slackMessage(message) };
+  return {
+    channel: message.channel_id,
+    ts: message.ts,
+    message: slackMessage(message, { metadata: true }),
+  };
 }
 
 async function updateCall({ ctx, subject, params }: MethodCall) {
@@ -63,13 +70,18 @@ async function updateCall({ ctx, subject, params }: MethodCall) {
   const messageId = await messageIdByTs(ctx, subject, { channelId: p.channel, ts: p.ts });
   const edited = await editMessage(ctx, subject, { channelId: p.channel, messageId }, {
     ok: true,
-    value: { body: p.text ?? null, blocks: p.blocks, attachments: p.attachments },
+    value: {
+      body: p.text ?? null,
+      blocks: p.blocks,
+      attachments: p.attachments,
+      metadata: p.metadata,
+    },
   });
   return {
     channel: edited.channel_id,
     ts: p.ts,
     text: edited.body,
-    message: slackMessage(edited),
+    message: slackMessage(edited, { metadata: true }),
   };
 }
 

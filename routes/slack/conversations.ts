@@ -27,6 +27,7 @@ const history = z.object({
   channel: z.string(),
   limit: countArg(100, 1000),
   cursor: z.string().optional(),
+  include_all_metadata: flagArg,
 });
 const replies = history.extend({ ts: z.string() });
 const open = z.object({ users: z.string(), return_im: flagArg });
@@ -130,7 +131,7 @@ async function historyCall({ ctx, subject, params }: MethodCall) {
     path: `${ctx.settings.baseUrl}/api/v1/channels/${p.channel}/messages`,
   });
   return {
-    messages: page.messages.map((m) => slackMessage(m)),
+    messages: page.messages.map((m) => slackMessage(m, { metadata: p.include_all_metadata })),
     has_more: page.meta.next_cursor !== null,
     pin_count: 0,
     ...nextCursor(page.meta.next_cursor),
@@ -155,8 +156,12 @@ async function repliesCall({ ctx, subject, params }: MethodCall) {
   });
   const rootTs = slackMessage(root).ts as string;
   const messages = [
-    ...(p.cursor ? [] : [slackMessage(root, { threadTs: rootTs })]),
-    ...page.messages.map((m) => slackMessage(m, { threadTs: rootTs })),
+    ...(p.cursor
+      ? []
+      : [slackMessage(root, { threadTs: rootTs, metadata: p.include_all_metadata })]),
+    ...page.messages.map((m) =>
+      slackMessage(m, { threadTs: rootTs, metadata: p.include_all_metadata })
+    ),
   ];
   return {
     messages,

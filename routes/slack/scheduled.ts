@@ -22,6 +22,7 @@ const schedule = z.object({
   attachments: blocksArg,
   thread_ts: z.string().optional(),
   reply_broadcast: flagArg,
+  metadata: z.unknown().optional(),
 });
 
 const unschedule = z.object({ channel: z.string(), scheduled_message_id: z.string() });
@@ -57,6 +58,7 @@ async function scheduleCall({ ctx, subject, params }: MethodCall) {
       blocks: p.blocks,
       attachments: p.attachments,
       sent_to_channel: p.reply_broadcast,
+      metadata: p.metadata,
     },
     threadRootId,
   });
