@@ -3292,6 +3292,8 @@ export interface components {
             channel: string;
             /** @description The message (its body). Required unless `blocks` carry text. */
             text?: string;
+            /** @description Markdown instead of `text` and `blocks` (with either: `invalid_arguments`): the message is one `markdown` block, its body that text. */
+            markdown_text?: string;
             /** @description Block Kit blocks, as JSON (a form's value is JSON text). */
             blocks?: unknown[] | string;
             /** @description Slack's attachments, as JSON (a form's value is JSON text): kept with the message. */
@@ -3312,6 +3314,8 @@ export interface components {
             post_at: number | string;
             /** @description The message (its body). Required unless `blocks` carry text. */
             text?: string;
+            /** @description Markdown instead of `text` and `blocks` (with either: `invalid_arguments`): the message is one `markdown` block, its body that text. */
+            markdown_text?: string;
             /** @description Block Kit blocks, as JSON (a form's value is JSON text). */
             blocks?: unknown[] | string;
             /** @description Slack's attachments, as JSON (a form's value is JSON text). */
@@ -3354,6 +3358,8 @@ export interface components {
             user: string;
             /** @description The message. */
             text?: string;
+            /** @description Markdown instead of `text` and `blocks` (with either: `invalid_arguments`): the message is one `markdown` block, its body that text. */
+            markdown_text?: string;
             /** @description Block Kit blocks. */
             blocks?: unknown[] | string;
         };
@@ -3366,6 +3372,8 @@ export interface components {
             ts: string;
             /** @description The new text. */
             text?: string;
+            /** @description Markdown instead of `text` and `blocks` (with either: `invalid_arguments`): the message is one `markdown` block, its body that text. */
+            markdown_text?: string;
             /** @description The new blocks (omitted: none). */
             blocks?: unknown[] | string;
             /** @description The new attachments (omitted: none). */
@@ -4485,10 +4493,10 @@ export interface components {
             emoji: string;
             count: number;
         };
-        /** @description A Block Kit block, with Slack's shapes and limits: `section` (`text`, `fields`, `accessory`), `actions` (`elements`), `context` (`elements`: text objects and images), `divider`, `header` (`text`: plain_text), `image` (`image_url`, `alt_text`, `title`), `rich_text` (what Slack's own clients send: sections, lists, preformatted text and quotes), and in views `input` (`label`, `element`, `optional`, `dispatch_action`). Elements: `button`, `overflow`, `static_select`, `multi_static_select`, `external_select`, `multi_external_select`, `users_select`, `multi_users_select`, `conversations_select`, `multi_conversations_select`, `channels_select`, `multi_channels_select`, `datepicker`, `timepicker`, `checkboxes`, `radio_buttons`, `image` (an accessory or in a context), and in inputs `plain_text_input`, `email_text_input`, `url_text_input`, `number_input`; text objects `{ type: "mrkdwn" | "plain_text", text }` of at most 3,000 characters. An invalid block is 422 on `blocks`, each fault named by its JSON pointer (`/blocks/0/text/text: ...`). */
+        /** @description A Block Kit block, with Slack's shapes and limits: `section` (`text`, `fields`, `accessory`), `actions` (`elements`), `context` (`elements`: text objects and images), `divider`, `header` (`text`: plain_text), `image` (`image_url`, `alt_text`, `title`), `rich_text` (what Slack's own clients send: sections, lists, preformatted text and quotes), and in views `input` (`label`, `element`, `optional`, `dispatch_action`). Elements: `button`, `overflow`, `static_select`, `multi_static_select`, `external_select`, `multi_external_select`, `users_select`, `multi_users_select`, `conversations_select`, `multi_conversations_select`, `channels_select`, `multi_channels_select`, `datepicker`, `timepicker`, `checkboxes`, `radio_buttons`, `image` (an accessory or in a context), and in inputs `plain_text_input`, `email_text_input`, `url_text_input`, `number_input`; text objects `{ type: "mrkdwn" | "plain_text", text }` of at most 3,000 characters. What agents write, in messages: `markdown` (`text`, at most 12,000 characters), `context_actions` (`feedback_buttons`, pressed as buttons are with the chosen button's `value`, and `icon_button`), `table` (`rows` of `raw_text`, `raw_number` or `rich_text` cells), `task_card` (`task_id`, `title`, `status`: pending, in_progress, complete or error) and `plan` (`title`, `tasks`); their text is part of a message's plain text. An invalid block is 422 on `blocks`, each fault named by its JSON pointer (`/blocks/0/text/text: ...`). */
         Block: {
             /** @enum {string} */
-            type: "section" | "actions" | "context" | "divider" | "header" | "image" | "rich_text" | "input";
+            type: "section" | "actions" | "context" | "divider" | "header" | "image" | "rich_text" | "input" | "markdown" | "context_actions" | "table" | "task_card" | "plan";
             block_id?: string;
         } & {
             [key: string]: unknown;

@@ -25,8 +25,11 @@ async function agentOf(s: TestServer, app: Receiver) {
         },
         agent_view: {},
       },
-      oauth_config: { scopes: { bot: ["assistant:write", "chat:write", "im:history"] } },
+      oauth_config: {
+        scopes: { bot: ["assistant:write", "chat:write", "im:history", "channels:join"] },
+      },
       settings: {
+        interactivity: { is_enabled: true, request_url: app.url },
         event_subscriptions: {
           request_url: app.url,
           bot_events: [
@@ -195,6 +198,116 @@ Deno.test("agents: the Messages tab opens, and the context beside the agent chan
       token: w.member.token,
     });
     assertStatus(unknown, 404);
+  } finally {
+    await s.close();
+    await app.close();
+  }
+});
+
+/** What an agent's answer carries: its text, a table, a plan of tasks, and feedback buttons. */
+const ANSWER_BLOCKS = [
+  { type: "markdown", text: "**Three** channels are busy." },
+  {
+    type: "table",
+    rows: [
+      [{ type: "raw_text", text: "Channel" }, { type: "raw_text", text: "Posts" }],
+      [{ type: "raw_text", text: "general" }, { type: "raw_number", value: 12, text: "12" }],
+    ],
+  },
+  {
+    type: "plan",
+    title: "What I did",
+    tasks: [
+      { type: "task_card", task_id: "t1", title: "Read the channels", status: "complete" },
+      { type: "task_card", task_id: "t2", title: "Count the posts", status: "in_progress" },
+    ],
+  },
+  {
+    type: "context_actions",
+    elements: [{
+      type: "feedback_buttons",
+      action_id: "feedback",
+      positive_button: { text: { type: "plain_text", text: "Good" }, value: "good" },
+      negative_button: { text: { type: "plain_text", text: "Bad" }, value: "bad" },
+    }],
+  },
+];
+
+Deno.test("agents: an answer's markdown, table, plan and feedback buttons, read as text and pressed", async () => {
+  const s = await startServer({}, { engine: true });
+  const app = receiver(() => new Response(""));
+  try {
+    const { w, bot } = await agentOf(s, app);
+    const general = w.team.general_channel_id;
+    const joined = await slackApi(s, bot, {
+      method: "conversations.join",
+      args: { channel: general },
+    });
+    assert.equal(joined.ok, true, JSON.stringify(joined));
+    const posted = await slackApi(s, bot, {
+      method: "chat.postMessage",
+      args: { channel: general, blocks: ANSWER_BLOCKS },
+    });
+    assert.equal(posted.ok, true, JSON.stringify(posted));
+    const listed = await api(s, "GET", `/channels/${general}/messages?limit=1`, {
+      token: w.member.token,
+    });
+    const message = listed.body.data[0];
+    assert.equal(
+      message.text,
+      "**Three** channels are busy.\nChannel | Posts\ngeneral | 12\nWhat I did\n✓ Read the channels\n… Count the posts",
+    );
+    const pressed = await api(s, "POST", `/channels/${general}/messages/${message.id}/actions`, {
+      token: w.member.token,
+      body: { action_id: "feedback", value: "good" },
+    });
+    assertStatus(pressed, 200);
+    const action =
+      JSON.parse(new URLSearchParams(app.hits.at(-1)!.body).get("payload")!).actions[0];
+    assert.deepEqual([action.type, action.action_id, action.value], [
+      "feedback_buttons",
+      "feedback",
+      "good",
+    ]);
+    const wrong = await api(s, "POST", `/channels/${general}/messages/${message.id}/actions`, {
+      token: w.member.token,
+      body: { action_id: "feedback", value: "neither" },
+    });
+    assertStatus(wrong, 422);
+    const bad = await slackApi(s, bot, {
+      method: "chat.postMessage",
+      args: {
+        channel: general,
+        blocks: [{ type: "plan", title: "x", tasks: [{ type: "task_card" }] }],
+      },
+    });
+    assert.equal(bad.error, "invalid_blocks");
+    assert.match(bad.response_metadata.messages.join(" "), /\/blocks\/0\/tasks\/0\/task_id/);
+  } finally {
+    await s.close();
+    await app.close();
+  }
+});
+
+Deno.test("agents: markdown_text is a message of one markdown block, never beside text or blocks", async () => {
+  const s = await startServer();
+  const app = receiver();
+  try {
+    const { w, bot } = await agentOf(s, app);
+    const general = w.team.general_channel_id;
+    await slackApi(s, bot, { method: "conversations.join", args: { channel: general } });
+    const posted = await slackApi(s, bot, {
+      method: "chat.postMessage",
+      args: { channel: general, markdown_text: "# Done\n*All* good" },
+    });
+    assert.equal(posted.ok, true, JSON.stringify(posted));
+    assert.deepEqual(posted.message.blocks, [{ type: "markdown", text: "# Done\n*All* good" }]);
+    assert.equal(posted.message.text, "# Done\n*All* good");
+    const both = await slackApi(s, bot, {
+      method: "chat.postMessage",
+      args: { channel: general, markdown_text: "x", text: "y" },
+    });
+    assert.equal(both.error, "invalid_arguments");
   } finally {
     await s.close();
     await app.close();

@@ -63,7 +63,17 @@ export async function chosen(c: Choosing, element: Element, given: Given): Promi
   const many = () => given.selected_options?.map((o) => o.value) ?? [];
   switch (element.type) {
     case "button":
+    case "icon_button":
       return { value: element.value, text: element.text };
+    case "feedback_buttons": {
+      // Which of its two buttons: Slack tells the app the value of the one pressed.
+      const values = [element.positive_button.value, element.negative_button.value];
+      const value = one();
+      if (value === null || !values.includes(value)) {
+        throw fault(`a feedback button's value is ${values.join(" or ")}.`);
+      }
+      return { value };
+    }
     case "static_select":
     case "overflow":
     case "radio_buttons":

@@ -30,7 +30,7 @@ const optionGroup = z.object({
   label: plainText(75),
   options: z.array(option).min(1).max(100),
 });
-const confirm = z.object({
+export const confirm = z.object({
   title: plainText(100),
   text: text,
   confirm: plainText(30),
@@ -250,7 +250,18 @@ export const accessory = z.discriminatedUnion("type", [button, overflow, ...pick
 /** An `input` block's element. */
 export const inputElement = z.discriminatedUnion("type", [...textInputs, ...pickers]);
 
-/** An element a person can press or pick from, or type into. */
+/** An element a person can press or pick from, or type into (or an agent's, to rate it). */
 export type Element =
   | z.infer<typeof actionElement>
-  | z.infer<typeof inputElement>;
+  | z.infer<typeof inputElement>
+  | ContextAction;
+
+/** A `context_actions` block's elements (domain/messages/agent_blocks.ts), as pressed. */
+export type ContextAction =
+  | {
+    type: "feedback_buttons";
+    action_id?: string;
+    positive_button: { value: string; text: unknown };
+    negative_button: { value: string; text: unknown };
+  }
+  | { type: "icon_button"; action_id?: string; value?: string; text: unknown };

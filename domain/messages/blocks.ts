@@ -20,6 +20,7 @@ import {
   text,
 } from "./block_elements.ts";
 import { richText } from "./rich_text.ts";
+import { agentBlocks } from "./agent_blocks.ts";
 
 /** Slack's limits: blocks in a message, and in a view. */
 export const MAX_MESSAGE_BLOCKS = 50;
@@ -73,6 +74,7 @@ const messageBlock = z.discriminatedUnion("type", [
   header,
   imageBlock,
   richText,
+  ...agentBlocks,
 ]);
 const viewBlock = z.discriminatedUnion("type", [
   section,
@@ -160,6 +162,8 @@ export function pressableElements(blocks: Block[]): Found[] {
       ? [b.accessory as Element]
       : b.type === "input" && b.dispatch_action
       ? [b.element as Element]
+      : b.type === "context_actions"
+      ? (b.elements as Element[])
       : [];
     return inside.map((element) => ({ blockId, element }));
   });

@@ -1,5 +1,6 @@
 import { invalid } from "../../core/errors.ts";
 import { richText, richTextText } from "./rich_text.ts";
+import { agentBlockText } from "./agent_blocks.ts";
 
 /**
  * What Slack would show of an incoming-webhook payload, as plain text (decisions: "Incoming
@@ -45,6 +46,8 @@ const present = (texts: (string | null)[]) => texts.filter((t): t is string => t
 
 function blockTexts(blocks: unknown): string[] {
   return list(blocks).flatMap((b) => {
+    const agents = agentBlockText(b);
+    if (agents !== null) return [agents];
     if (b.type === "rich_text") {
       const rich = richText.safeParse(b);
       return rich.success ? present([textOf(richTextText(rich.data))]) : [];

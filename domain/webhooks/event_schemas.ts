@@ -40,6 +40,11 @@ const BLOCK_TYPES = [
   "image",
   "rich_text",
   "input",
+  "markdown",
+  "context_actions",
+  "table",
+  "task_card",
+  "plan",
 ] as const;
 
 /** Loose on purpose: domain/messages/blocks.ts checks each block's elements when written. */
@@ -59,7 +64,12 @@ views \`input\` (\`label\`, \`element\`, \`optional\`, \`dispatch_action\`). Ele
 \`multi_conversations_select\`, \`channels_select\`, \`multi_channels_select\`, \`datepicker\`,
 \`timepicker\`, \`checkboxes\`, \`radio_buttons\`, \`image\` (an accessory or in a context), and in
 inputs \`plain_text_input\`, \`email_text_input\`, \`url_text_input\`, \`number_input\`; text
-objects \`{ type: "mrkdwn" | "plain_text", text }\` of at most 3,000 characters. An invalid block
+objects \`{ type: "mrkdwn" | "plain_text", text }\` of at most 3,000 characters. What agents
+write, in messages: \`markdown\` (\`text\`, at most 12,000 characters), \`context_actions\`
+(\`feedback_buttons\`, pressed as buttons are with the chosen button's \`value\`, and
+\`icon_button\`), \`table\` (\`rows\` of \`raw_text\`, \`raw_number\` or \`rich_text\` cells),
+\`task_card\` (\`task_id\`, \`title\`, \`status\`: pending, in_progress, complete or error) and
+\`plan\` (\`title\`, \`tasks\`); their text is part of a message's plain text. An invalid block
 is 422 on \`blocks\`, each fault named by its JSON pointer (\`/blocks/0/text/text: ...\`).`,
   ),
 });

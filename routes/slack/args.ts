@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { SlackError } from "./errors.ts";
+import { MAX_MARKDOWN } from "../../domain/messages/agent_blocks.ts";
 
 /**
  * `blocks` or `attachments` as JSON text or as itself; checked by the domain, which names each
@@ -35,4 +36,17 @@ export function args<T extends z.ZodType>(schema: T, params: Record<string, unkn
   const parsed = schema.safeParse(params);
   if (!parsed.success) throw new SlackError("invalid_arguments");
   return parsed.data;
+}
+
+/** `markdown_text`, which Slack takes instead of `text` and `blocks`. */
+export const markdownArg = z.string().min(1).max(MAX_MARKDOWN).optional();
+
+/**
+ * A message's content as the domain takes it: `text` and `blocks`, or `markdown_text` alone (a
+ * `markdown` block, whose text is the body); with either of the others, `invalid_arguments`.
+ */
+export function contentOf(p: { text?: string; blocks?: unknown; markdown_text?: string }) {
+  if (p.markdown_text === undefined) return { body: p.text ?? null, blocks: p.blocks };
+  if (p.text !== undefined || p.blocks !== undefined) throw new SlackError("invalid_arguments");
+  return { body: null, blocks: [{ type: "markdown", text: p.markdown_text }] };
 }

@@ -8,12 +8,13 @@ import { installOfBot } from "../../domain/apps/bot_install.ts";
 import { answered } from "../../domain/apps/agent_display.ts";
 import { slackMessage } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
-import { args, blocksArg, flagArg } from "./args.ts";
+import { args, blocksArg, contentOf, flagArg, markdownArg } from "./args.ts";
 import { tsOfMs } from "../../core/ids.ts";
 
 const post = z.object({
   channel: z.string(),
   text: z.string().optional(),
+  markdown_text: markdownArg,
   blocks: blocksArg,
   attachments: blocksArg,
   thread_ts: z.string().optional(),
@@ -25,6 +26,7 @@ const update = z.object({
   channel: z.string(),
   ts: z.string(),
   text: z.string().optional(),
+  markdown_text: markdownArg,
   blocks: blocksArg,
   attachments: blocksArg,
   metadata: z.unknown().optional(),
@@ -34,6 +36,7 @@ const ephemeral = z.object({
   channel: z.string(),
   user: z.string(),
   text: z.string().optional(),
+  markdown_text: markdownArg,
   blocks: blocksArg,
 });
 
@@ -48,8 +51,7 @@ async function postMessageCall({ ctx, subject, params }: MethodCall) {
   const { message } = await postMessage(ctx, subject, p.channel, {
     ok: true,
     value: {
-      body: p.text ?? null,
-      blocks: p.blocks,
+      ...contentOf(p),
       attachments: p.attachments,
       thread_root_id: threadRootId,
       sent_to_channel: p.reply_broadcast,
@@ -71,8 +73,7 @@ async function updateCall({ ctx, subject, params }: MethodCall) {
   const edited = await editMessage(ctx, subject, { channelId: p.channel, messageId }, {
     ok: true,
     value: {
-      body: p.text ?? null,
-      blocks: p.blocks,
+      ...contentOf(p),
       attachments: p.attachments,
       metadata: p.metadata,
     },
@@ -109,7 +110,7 @@ async function ephemeralCall({ ctx, subject, params }: MethodCall) {
   await sendEphemeral(ctx, subject, {
     channelId: p.channel,
     userId: p.user,
-    message: { body: p.text ?? null, blocks: p.blocks },
+    message: contentOf(p),
     from: install && { appId: install.app_id, botId: subject.user_id },
   });
   return { message_ts: tsOfMs(Date.now()) };

@@ -8,7 +8,7 @@ import {
 } from "../../domain/messages/scheduled.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
 import type { Method, MethodCall } from "./method.ts";
-import { args, blocksArg, countArg, flagArg } from "./args.ts";
+import { args, blocksArg, contentOf, countArg, flagArg, markdownArg } from "./args.ts";
 import { offsetPage } from "./paging.ts";
 
 /** Unix seconds, as a number or a form's text; NaN when it is none. */
@@ -18,6 +18,7 @@ const schedule = z.object({
   channel: z.string(),
   post_at: secondsArg,
   text: z.string().optional(),
+  markdown_text: markdownArg,
   blocks: blocksArg,
   attachments: blocksArg,
   thread_ts: z.string().optional(),
@@ -54,8 +55,7 @@ async function scheduleCall({ ctx, subject, params }: MethodCall) {
     channelId: p.channel,
     postAt: p.post_at,
     message: {
-      body: p.text ?? null,
-      blocks: p.blocks,
+      ...contentOf(p),
       attachments: p.attachments,
       sent_to_channel: p.reply_broadcast,
       metadata: p.metadata,
