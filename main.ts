@@ -2,6 +2,7 @@ import { createApp } from "./routes/app.ts";
 import { serveForever } from "./routes/serve.ts";
 import { CRON_BUDGET_MS, CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
 import { SCHEDULED_CRON_NAME, ScheduledPoster } from "./domain/messages/scheduled_posting.ts";
+import { STREAMS_CRON_NAME, StreamStopper } from "./domain/messages/streams.ts";
 import { startDeliveryEngine } from "./delivery/engine.ts";
 import type { DeliveryEngine } from "./delivery/engine_contract.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
@@ -35,6 +36,13 @@ const { promise: posterReady, resolve: posterMade } = Promise.withResolvers<
 >();
 Deno.cron(SCHEDULED_CRON_NAME, CRON_SCHEDULE, async () => {
   await (await posterReady)?.runDue(CRON_BUDGET_MS);
+});
+/** This process's stopper of agents' streams left open, once made (null with the platform off). */
+const { promise: stopperReady, resolve: stopperMade } = Promise.withResolvers<
+  StreamStopper | null
+>();
+Deno.cron(STREAMS_CRON_NAME, CRON_SCHEDULE, async () => {
+  await (await stopperReady)?.runDue(CRON_BUDGET_MS);
 });
 
 /** A setting that can't work ends the process with one line naming it, before anything serves. */
@@ -90,6 +98,10 @@ engineStarted(engine);
 const poster = settings.integrationsEnabled ? new ScheduledPoster(ctx) : null;
 if (poster && settings.deliveryTimers) poster.start();
 posterMade(poster);
+// Agents' replies streamed and never stopped: stopped after 10 minutes, by whichever process looks.
+const stopper = settings.integrationsEnabled ? new StreamStopper(ctx) : null;
+if (stopper && settings.deliveryTimers) stopper.start();
+stopperMade(stopper);
 if (engine && !settings.deliveryTimers) {
   log.info(
     "delivery: no timers of its own (DELIVERY_TIMERS=false): what is due later goes out with the every-minute cron task",
@@ -142,6 +154,7 @@ async function shutdown(signal: string) {
   await serving.shutdown();
   await engine?.stop();
   await poster?.stop();
+  await stopper?.stop();
   await deafWatch.stop();
   await presence.stop();
   await kv.settled();

@@ -1,5 +1,7 @@
 /** Plain records as they are stored. What clients see is shaped from these in domain/views.ts. */
 
+import type { MessageStream } from "./stream_records.ts";
+
 export const ROLES = ["member", "admin", "owner"] as const;
 export type Role = typeof ROLES[number];
 export type UserType = "human" | "bot";
@@ -168,6 +170,8 @@ export interface Message {
    * messages with none, and on those written before 0.32.0.
    */
   mention_names?: Record<string, string>;
+  /** While an agent streams it: what it said so far (domain/messages/streams.ts). */
+  stream?: MessageStream;
   /** An app's metadata (`{ event_type, event_payload }`); absent when none. */
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
   /** Where the copies of this message live, so a change rewrites every one of them. */

@@ -165,6 +165,7 @@ const RULES: Rules = {
     return forbidden("Only the channel's creator or a team admin may remove other members.");
   },
   "message.edit": ownMessage("edit"),
+  "message.stream": ownMessage("stream into"),
   "message.delete": (p, t) =>
     ownMessage("delete")(p, t) ??
       (isSystem(t.message) ? forbidden("System messages can't be deleted.") : null),

@@ -48,6 +48,8 @@ export interface Targets {
   "member.remove": RemovalTarget;
   "message.edit": MessageTarget;
   "message.delete": MessageTarget;
+  /** Add to a reply one streams, or stop it (`chat.appendStream`, `chat.stopStream`). */
+  "message.stream": MessageTarget;
   /** Name an agent's thread (`assistant.threads.setTitle`): its root's text. */
   "agent.retitle": MessageTarget;
   /** Pin a message in its channel, or unpin it: whoever may post there. */

@@ -57,6 +57,7 @@ function messageFields(m: Message): Omit<MessageView, "text"> {
     ...(m.attachments && !m.deleted_at ? { attachments: m.attachments } : {}),
     poll: m.deleted_at ? null : m.poll ?? null,
     ...(m.metadata && !m.deleted_at ? { metadata: m.metadata } : {}),
+    ...(m.stream && !m.deleted_at ? { streaming: true as const } : {}),
   };
 }
 

@@ -14,6 +14,7 @@ import { EVENT_TTL_MS } from "./keys.ts";
 import { FAILED_KEEP_MS } from "./failed_events.ts";
 import { LINK_KEPT_MS } from "./sessions.ts";
 import { CODE_KEPT_MS } from "./apps.ts";
+import { OPEN_STREAM_KEPT_MS } from "./open_streams.ts";
 
 const words = (text: string) => text.trim().split(/\s+/);
 
@@ -55,6 +56,8 @@ const MOVED = new Map<string, Expiry>([
   ["view_stacks", at("expires_at")],
   // What waits for a Socket Mode app: kept its event's 30 days.
   ["socket_events", at("created_at", EVENT_TTL_MS)],
+  // A reply being streamed: kept a day from its start, as its index is.
+  ["open_streams", (key) => (key[1] as number) + OPEN_STREAM_KEPT_MS],
 ]);
 
 const PREFIX_KINDS = {

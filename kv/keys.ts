@@ -88,6 +88,7 @@
  * | ["socket_signal"(, appId)]                    | number (time)        | set, with the app's own, by commits that queue events or calls for a Socket Mode app; instances with connections poll the first, then their apps' |
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
  * | ["agent_threads", channelId, threadTs \| ""] | AgentThread          | an agent's conversation with a person, or one of its threads: what the person looks at, the agent's status and suggested prompts (kv/agent_threads.ts) |
+ * | ["open_streams", startedMs, messageId]       | OpenStream           | a reply an agent is streaming, until its stream stops (kv/open_streams.ts): how one left open ten minutes is found and stopped |
  * | ["socket_presence_turn", appId]               | Deno.KvU64           | bumped by every write of the app's presences, and checked by an opening's count-and-record: two instances never both take the tenth slot |
  * | ["socket_links_closed", appId]                | number (time)        | the app's connections opened before it are closed on every instance (its last install went; domain/apps/installs.ts) |
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
@@ -152,12 +153,7 @@ export const keys = {
   clientUuid: (authorId: string, clientUuid: string) => ["client_uuids", authorId, clientUuid],
   channelTs: (channelId: string) => ["channel_ts", channelId],
   messageTs: (channelId: string, ts: string) => ["message_ts", channelId, ts],
-  reaction: (messageId: string, emoji: string, userId: string) => [
-    "reactions",
-    messageId,
-    emoji,
-    userId,
-  ],
+  reaction: (message: string, emoji: string, user: string) => ["reactions", message, emoji, user],
   reactions: (messageId: string) => ["reactions", messageId],
   pollVote: (messageId: string, optionId: string, userId: string) => [
     "poll_votes",
@@ -265,6 +261,8 @@ export const keys = {
   socketPresenceTurn: (appId: string) => ["socket_presence_turn", appId],
   socketLinksClosed: (appId: string) => ["socket_links_closed", appId],
   agentThread: (channelId: string, threadTs: string) => ["agent_threads", channelId, threadTs],
+  openStreams: () => ["open_streams"],
+  openStream: (startedMs: number, messageId: string) => ["open_streams", startedMs, messageId],
   view: (viewId: string) => ["views", viewId],
   viewExternal: (app: string, team: string, ext: string) => ["view_externals", app, team, ext],
   pressableEphemeral: (id: string) => ["ephemerals", id],

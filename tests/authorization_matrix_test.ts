@@ -1005,6 +1005,38 @@ const SLACK: Record<string, SlackRow> = {
       ownMessage(200),
     ),
   },
+  "POST /api/slack/chat.startStream": {
+    surface: "slack",
+    scope: "messages:write",
+    cells: slackPerKind(
+      "chat.startStream",
+      false,
+      (f, w) => ({
+        channel: f.id,
+        thread_ts: f.messageTs,
+        recipient_user_id: w.users.owner.id,
+        recipient_team_id: w.team.id,
+        markdown_text: "Thinking",
+      }),
+      writes(200),
+    ),
+  },
+  // Only its author streams into a message, and only while it streams: the fixture's never did.
+  ...Object.fromEntries(
+    ["chat.appendStream", "chat.stopStream"].map((m) => [
+      `POST /api/slack/${m}`,
+      {
+        surface: "slack",
+        scope: "messages:write",
+        cells: slackPerKind(
+          m,
+          false,
+          (f) => ({ channel: f.id, ts: f.messageTs, markdown_text: "more" }),
+          ownMessage(422),
+        ),
+      } satisfies SlackRow,
+    ]),
+  ),
   "POST /api/slack/chat.getPermalink": {
     surface: "slack",
     scope: "messages:read",

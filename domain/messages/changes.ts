@@ -1,6 +1,7 @@
 /** Changing a message after it was posted: editing its text and blocks, deleting it. */
 import type { Ctx } from "../context.ts";
-import type { Message, Subject } from "../../core/types.ts";
+import type { EventType, Message, Subject } from "../../core/types.ts";
+import type { Plan } from "../../kv/plan.ts";
 import { invalid } from "../../core/errors.ts";
 import { nowIso } from "../../core/ids.ts";
 import { loadChannelWith } from "../channels/access.ts";
@@ -18,11 +19,11 @@ import { mentionNames } from "./mentions.ts";
 import { parseMetadata } from "./metadata.ts";
 
 /** A message the subject may edit or delete (the policy), with what its commit must re-check. */
-async function loadOwn(
+export async function loadOwn(
   ctx: Ctx,
   subject: Subject,
   { channelId, messageId }: MessageRef,
-  action: "message.edit" | "message.delete" | "agent.retitle",
+  action: "message.edit" | "message.delete" | "agent.retitle" | "message.stream",
 ) {
   const read = await loadChannelWith<{ message: Message }>(ctx, subject, channelId, {
     extra: { message: messageKeyFor(messageId) },
@@ -69,6 +70,9 @@ export async function editMessage(
           throw invalid("message", "Only a standard message can be edited.");
         }
         if (message.deleted_at) throw invalid("message", "A deleted message can't be edited.");
+        if (message.stream) {
+          throw invalid("message", "The message is being streamed: stop its stream first.");
+        }
         const fields = unwrap(input);
         return await rewrite(ctx, { message, checks, audience }, {
           ...bodyAndBlocks(fields),
@@ -94,35 +98,47 @@ export async function retitle(ctx: Ctx, subject: Subject, ref: MessageRef, title
   );
 }
 
-/** The message with new text, in one commit that fires `message.updated`; null: lost a race. */
-async function rewrite(
+/**
+ * The message with new text, in one commit that fires `event` (`message.updated` by default; a
+ * stream's stop fires `message.created`, its appends nothing); null: lost a race.
+ */
+export async function rewrite(
   ctx: Ctx,
   { message, checks, audience }: Pick<
     Awaited<ReturnType<typeof loadOwn>>,
     "message" | "checks" | "audience"
   >,
-  { body, blocks, attachments, metadata }: {
+  { body, blocks, attachments, metadata, stream }: {
     body: string;
     blocks: Message["blocks"];
     attachments?: Message["attachments"];
     /** Undefined: kept as it is; null: taken away. */
     metadata?: Message["metadata"] | null;
+    /** Undefined: none (an edit ends nothing); a stream's state while it goes on. */
+    stream?: Message["stream"];
   },
+  { event = "message.updated", also }: {
+    event?: EventType | null;
+    also?: (op: Plan, next: Message) => void;
+  } = {},
 ): Promise<Message | null> {
   const names = await mentionNames(ctx.kv, { teamId: message.team_id, body });
-  const { mention_names: _old, metadata: was, ...kept } = message;
+  const { mention_names: _old, metadata: was, stream: _stream, ...kept } = message;
   const now = metadata === undefined ? was : metadata;
   const next: Message = {
     ...kept,
     body,
     blocks,
     attachments: attachments ?? null,
-    edited_at: nowIso(),
+    // A stream's appends and its stop are its writing, not an edit of it.
+    edited_at: message.stream ? message.edited_at : nowIso(),
     ...(names ? { mention_names: names } : {}),
     ...(now ? { metadata: now } : {}),
+    ...(stream ? { stream } : {}),
   };
   const op = ctx.kv.atomic().check(...checks);
-  emit(op, audience, messageEvent("message.updated", next));
+  if (event) emit(op, audience, messageEvent(event, next));
+  also?.(op, next);
   const done = await replaceMessage(op, next);
   return done ? next : null;
 }

@@ -30,6 +30,7 @@ export interface DraftInput {
   /** The names its body mentions (domain/messages/mentions.ts). */
   mention_names?: Record<string, string>;
   metadata?: Message["metadata"] | null;
+  stream?: Message["stream"];
 }
 
 /** A new message before it has a place in its timeline or thread. */
@@ -46,6 +47,7 @@ export function draftMessage(input: DraftInput): Message {
     ...(input.poll ? { poll: input.poll } : {}),
     ...(input.mention_names ? { mention_names: input.mention_names } : {}),
     ...(input.metadata ? { metadata: input.metadata } : {}),
+    ...(input.stream ? { stream: input.stream } : {}),
     ...(threadRoot ? { thread_ts: input.thread_ts ?? null } : {}),
     type: input.type,
     author: input.author,

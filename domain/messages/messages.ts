@@ -11,6 +11,9 @@ import type {
 } from "../../core/types.ts";
 import { blocksText, parseBlocks } from "./blocks.ts";
 import { parseMetadata } from "./metadata.ts";
+import { rendered } from "./stream_render.ts";
+import type { MessageStream } from "../../core/stream_records.ts";
+import { openStream } from "../../kv/open_streams.ts";
 import { parseAttachments } from "./attachments.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { messageTs } from "../../core/ids.ts";
@@ -48,6 +51,11 @@ export interface NewMessage {
   agent_thread?: boolean;
   /** An app's `{ event_type, event_payload }`, as an object or JSON text (metadata.ts). */
   metadata?: unknown;
+  /**
+   * Set by the service only: a streamed reply's start (domain/messages/streams.ts). Its content
+   * is the stream's, and nobody hears of it until its stream stops.
+   */
+  stream?: MessageStream;
 }
 
 export interface Posted {
@@ -170,7 +178,7 @@ async function postOnce(
   });
   const { channel } = read;
   const fields = unwrap(input);
-  const { body, blocks, attachments } = bodyAndBlocks(fields, bodyField);
+  const { body, blocks, attachments } = contentOf(fields, bodyField);
   const poll = fields.poll ? pollOf(fields.poll) : null;
   const metadata = parseMetadata(fields.metadata);
   const { used, replyTo, root, record, seen } = read.extra;
@@ -204,10 +212,12 @@ async function postOnce(
     client_uuid: clientUuid,
     mention_names: await mentionNames(ctx.kv, { teamId: channel.team_id, body }),
     metadata,
+    stream: fields.stream,
   });
   const audience = await audienceOf(ctx, channel, read.versions);
   const created = ctx.kv.atomic();
-  emit(created, audience, messageEvent("message.created", draft));
+  if (fields.stream) openStream(created, draft);
+  else emit(created, audience, messageEvent("message.created", draft));
   if (usedUp) { for (const key of [usedUp.key, ...usedUp.alsoDelete]) created.delete(key); }
   if (once) {
     const posting: Posting = { message_id: draft.id, until: Date.now() + once.forMs };
@@ -225,6 +235,10 @@ async function postOnce(
   });
   return stored && { message: stored, replayed: false };
 }
+
+/** What a post says: a stream's start, what its chunks so far say (stream_render.ts). */
+const contentOf = (fields: NewMessage, bodyField: string): ReturnType<typeof bodyAndBlocks> =>
+  fields.stream ? rendered(fields.stream) : bodyAndBlocks(fields, bodyField);
 
 /**
  * A message's body, blocks and attachments as written: blocks and attachments are checked (422 on

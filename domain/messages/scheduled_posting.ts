@@ -10,6 +10,7 @@ import type { Token } from "../../core/types.ts";
 import type { ScheduledMessage } from "../../core/scheduled_records.ts";
 import { ApiError } from "../../core/errors.ts";
 import { errorFields, log } from "../../core/log.ts";
+import { Periodic } from "../../core/periodic.ts";
 import { getTokenByHash } from "../../kv/tokens.ts";
 import {
   deleteScheduled,
@@ -144,33 +145,11 @@ async function drop(
 }
 
 /** Looks every LOOK_EVERY_MS in a process with timers; `runDue` serves the cron task. */
-export class ScheduledPoster {
-  readonly #owner = crypto.randomUUID();
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #running: Promise<unknown> | null = null;
-  #stopped = false;
-
-  constructor(private readonly ctx: Ctx) {}
-
-  start(): void {
-    const tick = async () => {
-      await this.runDue(60_000);
-      if (!this.#stopped) this.#timer = setTimeout(tick, LOOK_EVERY_MS);
-    };
-    this.#timer = setTimeout(tick, LOOK_EVERY_MS);
-  }
-
-  /** One look, never two at once in this process; failures are logged. */
-  runDue(budgetMs: number): Promise<unknown> {
-    this.#running ??= postDue(this.ctx, { owner: this.#owner, budgetMs })
-      .catch((e) => log.warn("scheduled messages: looking for what is due failed", errorFields(e)))
-      .finally(() => this.#running = null);
-    return this.#running;
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
+export class ScheduledPoster extends Periodic {
+  constructor(ctx: Ctx, owner = crypto.randomUUID()) {
+    super((budgetMs) => postDue(ctx, { owner, budgetMs }), {
+      everyMs: LOOK_EVERY_MS,
+      what: "scheduled messages",
+    });
   }
 }

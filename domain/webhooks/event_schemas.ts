@@ -193,6 +193,12 @@ tombstone).`),
 it posted or edited the message with some (absent otherwise).`,
     ),
   ),
+  streaming: z.literal(true).optional().describe(
+    prose(
+      `Addition: true while an agent streams the message (\`chat.startStream\`): its text so far;
+absent once the stream stops, and on every other message.`,
+    ),
+  ),
 };
 
 export const Message = z.strictObject(messageShape).meta({

@@ -15,6 +15,8 @@ export class SlackError extends Error {
 const REFUSED = new Map([
   ["chat.update", "cant_update_message"],
   ["chat.delete", "cant_delete_message"],
+  ["chat.appendStream", "cant_update_message"],
+  ["chat.stopStream", "cant_update_message"],
 ]);
 
 /** Slack's codes for a refusal on one field. */
@@ -24,6 +26,9 @@ const FIELD_CODES = new Map([
   ["push", "push_limit_reached"],
   ["user_id", "user_not_found"],
   ["external_id", "duplicate_external_id"],
+  // Streams (domain/messages/streams.ts): one that stopped, or one never named.
+  ["ts", "message_not_in_streaming_state"],
+  ["recipient_team_id", "missing_recipient_team_id"],
 ]);
 
 /** The Slack code for a domain error met by `method`. */
@@ -51,6 +56,10 @@ export function slackCodeOf(method: string, e: ApiError): string {
       }
       if (field === "emoji") return "invalid_name";
       if (field === "post_at") return postAtCode(e.message);
+      if (field === "recipient_user_id") {
+        return /^Name/.test(e.message) ? "missing_recipient_user_id" : "user_not_found";
+      }
+      if (field === "markdown_text" && /at most/.test(e.message)) return "msg_too_long";
       if (field && FIELD_CODES.has(field)) return FIELD_CODES.get(field)!;
       // As at Slack, a deleted message is not found, whatever is asked of it.
       if (field === "message" && /deleted/i.test(e.message)) return "message_not_found";

@@ -24,6 +24,7 @@ import { viewMethods } from "./views.ts";
 import { teamMethods } from "./team.ts";
 import { scheduledMethods } from "./scheduled.ts";
 import { assistantMethods } from "./assistant.ts";
+import { streamMethods } from "./streams.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
 import { SLACK_SCOPE_FOR } from "../../domain/apps/slack_scopes.ts";
 import { channelIdOf } from "../../domain/channels/channel_names.ts";
@@ -38,6 +39,7 @@ const METHODS = new Map<string, Method>(Object.entries({
   ...teamMethods,
   ...scheduledMethods,
   ...assistantMethods,
+  ...streamMethods,
 }));
 
 /** Slack's Web API methods this service answers, for the docs and the reference. */
