@@ -224,6 +224,8 @@ export interface SocketListener {
   app_id: string;
   bot_id: string;
   mention_of: { id: string; name: string } | null;
+  /** The app's message metadata listener (`metadata_subscriptions`). */
+  metadata?: true;
 }
 
 /**

@@ -61,6 +61,11 @@ export interface AppListener {
   message_kinds: ChannelKind[];
   /** Only messages naming the bot (`<@id>` or `@name`): the `app_mention` subscription. */
   mention_of: { id: string; name: string } | null;
+  /**
+   * Only messages carrying metadata of these kinds (Slack's `metadata_subscriptions`: `app_id`
+   * is the posting app's, or `*`), heard as `message_metadata_posted`, `_updated`, `_deleted`.
+   */
+  metadata?: { app_id: string; event_type: string }[];
   /** The app takes its events over Socket Mode: they wait for its connections, not jobs. */
   socket?: boolean;
 }
@@ -120,7 +125,7 @@ export interface WebhookRoute {
   /** Absent on routes written before owners were kept: loadRoutes fills it in. Null: nobody. */
   owner?: RouteOwner | null;
   /** An app's listener: which channel kinds its message events come from, whom they mention. */
-  app?: Pick<AppListener, "message_kinds" | "mention_of"> & {
+  app?: Pick<AppListener, "message_kinds" | "mention_of" | "metadata"> & {
     /** A Socket Mode app's listener: its events are queued for its connections. */
     socket?: { app_id: string; bot_id: string };
   };

@@ -12,6 +12,11 @@ export interface EventDraft {
   team_id: string;
   channel_id: string;
   data: unknown;
+  /**
+   * Routing only, never stored: the metadata a message event's message carries (carried, for a
+   * delete), and the app that posted it, which apps' `metadata_subscriptions` are matched on.
+   */
+  metadata_of?: { event_type: string; app_id: string | null };
 }
 
 /** Where an event happened, as the feed's indexes need it: not part of the event itself. */
@@ -63,7 +68,7 @@ export function carriedMessageId(event: Pick<OutboxEvent, "type" | "data">): str
 export function addEvent(
   op: Plan,
   heard: Heard[],
-  { open, ...draft }: EventDraft & EventPlace,
+  { open, metadata_of: _routing, ...draft }: EventDraft & EventPlace,
 ): OutboxEvent {
   const now = Date.now();
   const event: OutboxEvent = {

@@ -22,7 +22,11 @@ const routeOf = (s: Subscription): WebhookRoute => ({
 });
 
 function appRouteOf(l: AppListener): WebhookRoute["app"] {
-  const route = { message_kinds: l.message_kinds, mention_of: l.mention_of };
+  const route = {
+    message_kinds: l.message_kinds,
+    mention_of: l.mention_of,
+    ...(l.metadata ? { metadata: l.metadata } : {}),
+  };
   return l.socket ? { ...route, socket: { app_id: l.app_id, bot_id: l.bot_id } } : route;
 }
 

@@ -27,7 +27,12 @@ export const ACK_MS = 3_000;
 export function socketListenerOf(heard: Heard): SocketListener | null {
   const app = heard.route?.app;
   if (!app?.socket) return null;
-  return { app_id: app.socket.app_id, bot_id: app.socket.bot_id, mention_of: app.mention_of };
+  return {
+    app_id: app.socket.app_id,
+    bot_id: app.socket.bot_id,
+    mention_of: app.mention_of,
+    ...(app.metadata ? { metadata: true as const } : {}),
+  };
 }
 
 /**

@@ -66,6 +66,16 @@ function listenersOf(app: App, bot: User): AppListener[] {
       mention_of: null,
     });
   }
+  // Slack sends metadata events to the apps that list its kinds, with no bot event named.
+  if (app.metadata_subscriptions?.length) {
+    out.push({
+      ...base,
+      bot_events: [],
+      message_kinds: ["public", "private", "direct"],
+      mention_of: null,
+      metadata: app.metadata_subscriptions,
+    });
+  }
   if (declared.includes("app_mention")) {
     out.push({
       ...base,
@@ -82,10 +92,12 @@ function subscriptionOf(app: App, bot: User, listener: AppListener, id = newId()
   return {
     id,
     team_id: bot.team_id,
-    name: `${app.name}: ${listener.bot_events.join(", ")}`,
+    name: `${app.name}: ${listener.metadata ? "message metadata" : listener.bot_events.join(", ")}`,
     // A Socket Mode app's events are queued for its connections: no URL is called.
     url: app.event_subscriptions!.request_url ?? "",
-    events: [...new Set(listener.bot_events.flatMap((e) => EVENTS_OF[e as BotEvent]))],
+    events: listener.metadata
+      ? ["message.created", "message.updated", "message.deleted"]
+      : [...new Set(listener.bot_events.flatMap((e) => EVENTS_OF[e as BotEvent]))],
     channel_ids: null,
     status: "active",
     consecutive_failures: 0,

@@ -6,7 +6,7 @@ import { denialError, membersFrozen } from "../policy.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { storedId } from "../../core/ids.ts";
 import { draftMessage } from "../messages/draft.ts";
-import { messageEvent } from "../messages/messages.ts";
+import { messageEvent } from "../messages/message_events.ts";
 import { authorize } from "../policy.ts";
 import { retrying } from "../../core/retry.ts";
 import { getChannelFor, listMembers as listChannelMembers } from "../../kv/channels.ts";

@@ -14,7 +14,9 @@ import { audienceOf, emit } from "../webhooks/audience.ts";
 import { deleteUnder } from "../../kv/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { planErasure } from "./erasure.ts";
-import { bodyAndBlocks, messageEvent, type MessageRef, type NewMessage } from "./messages.ts";
+import { bodyAndBlocks, type MessageRef, type NewMessage } from "./messages.ts";
+import { messageEvent, metadataOf } from "./message_events.ts";
+import { closeStream } from "../../kv/open_streams.ts";
 import { mentionNames } from "./mentions.ts";
 import { parseMetadata } from "./metadata.ts";
 
@@ -137,7 +139,7 @@ export async function rewrite(
     ...(stream ? { stream } : {}),
   };
   const op = ctx.kv.atomic().check(...checks);
-  if (event) emit(op, audience, messageEvent(event, next));
+  if (event) emit(op, audience, messageEvent(event, next, await metadataOf(ctx, next)));
   also?.(op, next);
   const done = await replaceMessage(op, next);
   return done ? next : null;
@@ -173,7 +175,9 @@ export async function deleteMessage(
         deleted_at: nowIso(),
       };
       const op = ctx.kv.atomic().check(...checks).delete(keys.pin(message.channel_id, message.id));
-      emit(op, audience, messageEvent("message.deleted", next));
+      emit(op, audience, messageEvent("message.deleted", next, await metadataOf(ctx, message)));
+      // A reply deleted while it streams: its stream ends with it.
+      if (message.stream) closeStream(op, message);
       const rest = await planErasure(ctx.kv, op, next);
       const done = await replaceMessage(op, next);
       if (!done) return null;

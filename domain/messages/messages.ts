@@ -23,13 +23,13 @@ import { cleanBody } from "./body.ts";
 import { draftMessage } from "./draft.ts";
 import { pollOf } from "./new_poll.ts";
 import { mentionNames } from "./mentions.ts";
-import { storedMessageView } from "../views.ts";
 import { peek, type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { getMessage } from "../../kv/messages.ts";
-import type { EventDraft } from "../../kv/outbox.ts";
-import { audienceOf, emit } from "../webhooks/audience.ts";
+import type { Plan } from "../../kv/plan.ts";
+import { messageEvent, metadataOf } from "./message_events.ts";
+import { type Audience, audienceOf, emit } from "../webhooks/audience.ts";
 import { LockKind } from "../../core/memory.ts";
 import { type Once, type Posting, USED_UP_GONE, type UsedUp } from "./post_guards.ts";
 
@@ -51,10 +51,7 @@ export interface NewMessage {
   agent_thread?: boolean;
   /** An app's `{ event_type, event_payload }`, as an object or JSON text (metadata.ts). */
   metadata?: unknown;
-  /**
-   * Set by the service only: a streamed reply's start (domain/messages/streams.ts). Its content
-   * is the stream's, and nobody hears of it until its stream stops.
-   */
+  /** Set by the service only: a streamed reply's start, heard of at its stop (streams.ts). */
   stream?: MessageStream;
 }
 
@@ -63,13 +60,6 @@ export interface Posted {
   /** True when the client_uuid was used before: this is the original, nothing was written. */
   replayed: boolean;
 }
-
-export const messageEvent = (type: EventType, m: Message): EventDraft => ({
-  type,
-  team_id: m.team_id,
-  channel_id: m.channel_id,
-  data: storedMessageView(m),
-});
 
 const authorOf = (s: Subject): MemberRef => ({ id: s.user_id, name: s.name, type: s.type });
 
@@ -216,8 +206,7 @@ async function postOnce(
   });
   const audience = await audienceOf(ctx, channel, read.versions);
   const created = ctx.kv.atomic();
-  if (fields.stream) openStream(created, draft);
-  else emit(created, audience, messageEvent("message.created", draft));
+  await announce(ctx, created, { draft, audience });
   if (usedUp) { for (const key of [usedUp.key, ...usedUp.alsoDelete]) created.delete(key); }
   if (once) {
     const posting: Posting = { message_id: draft.id, until: Date.now() + once.forMs };
@@ -234,6 +223,16 @@ async function postOnce(
     indexClientUuid: given,
   });
   return stored && { message: stored, replayed: false };
+}
+
+/** What a post's commit tells: its event; a stream's start, nobody yet (streams.ts). */
+async function announce(
+  ctx: Ctx,
+  op: Plan,
+  { draft, audience }: { draft: Message; audience: Audience },
+): Promise<void> {
+  if (draft.stream) return openStream(op, draft);
+  emit(op, audience, messageEvent("message.created", draft, await metadataOf(ctx, draft)));
 }
 
 /** What a post says: a stream's start, what its chunks so far say (stream_render.ts). */

@@ -18,7 +18,8 @@ import { replaceMessage } from "../../kv/messages.ts";
 import { optionVoters } from "../../kv/polls.ts";
 import type { EventDraft } from "../../kv/outbox.ts";
 import { audienceOf, emit } from "../webhooks/audience.ts";
-import { messageEvent, type MessageRef } from "./messages.ts";
+import type { MessageRef } from "./messages.ts";
+import { messageEvent } from "./message_events.ts";
 import { PER_PAGE } from "../paging.ts";
 import type { EventData } from "../webhooks/event_schemas.ts";
 

@@ -13,6 +13,7 @@ import type { Store } from "../../kv/store.ts";
 import { kindOf } from "../../core/channel_kind.ts";
 import { slackEmojiName } from "../messages/emoji_names.ts";
 import { slackMessage, slackMessageOf } from "./shapes.ts";
+import { metadataEventOf } from "./metadata_events.ts";
 import type { StoredMessageView } from "../views.ts";
 import { messageTs, tsOfIso } from "../../core/ids.ts";
 
@@ -60,6 +61,7 @@ async function messageOf(
 
 /** The Slack event one of ours is, for `listener`. */
 async function slackEventOf(kv: Store, e: OutboxEvent, listener: EventListener) {
+  if (listener.metadata) return await metadataEventOf(kv, e);
   const type = await channelType(kv, e.channel_id);
   const ts = eventTs(e);
   switch (e.type) {
@@ -198,7 +200,10 @@ async function reactionOf(kv: Store, e: OutboxEvent, ts: string) {
 }
 
 /** Who an event goes to: an app's listener, as much of it as its envelope names. */
-export type EventListener = Pick<AppListener, "app_id" | "bot_id" | "mention_of">;
+export type EventListener = Pick<AppListener, "app_id" | "bot_id" | "mention_of"> & {
+  /** A metadata listener's: its kinds, or just that it is one. */
+  metadata?: unknown;
+};
 
 /** The body an app's listener gets for an event: Slack's `event_callback` envelope. */
 export async function slackEnvelope(
@@ -220,7 +225,11 @@ export async function eventCallbackOf(
     event: await slackEventOf(kv, event, listener),
     type: "event_callback",
     // Slack gives a mention an event of its own besides the message: two ids, each kept on retry.
-    event_id: listener.mention_of ? `${event.id}-mention` : event.id,
+    event_id: listener.mention_of
+      ? `${event.id}-mention`
+      : listener.metadata
+      ? `${event.id}-metadata`
+      : event.id,
     event_time: seconds(event.created_at),
     authorizations: [{
       enterprise_id: null,

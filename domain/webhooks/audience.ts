@@ -7,7 +7,12 @@
  */
 import type { Ctx } from "../context.ts";
 import type { Channel, EventType, OutboxEvent } from "../../core/types.ts";
-import type { ChannelKind, RouteOwner, WebhookRoute } from "../../core/webhook_records.ts";
+import type {
+  AppListener,
+  ChannelKind,
+  RouteOwner,
+  WebhookRoute,
+} from "../../core/webhook_records.ts";
 import { permits } from "../policy.ts";
 import { keys } from "../../kv/keys.ts";
 import { addEvent, type EventDraft } from "../../kv/outbox.ts";
@@ -114,8 +119,21 @@ const mentions = (data: unknown, bot: { id: string; name: string }) => {
 function listens(route: WebhookRoute, audience: Audience, draft: EventDraft) {
   const app = route.app;
   if (!app) return true;
+  if (app.metadata) return carriesMetadata(app.metadata, draft);
   if (app.mention_of) return mentions(draft.data, app.mention_of);
   return !draft.type.startsWith("message.") || app.message_kinds.includes(audience.kind);
+}
+
+/**
+ * Whether a message event's message carries metadata a metadata listener asked for: of one of its
+ * kinds, from the app it named or any (`*`).
+ */
+function carriesMetadata(asked: NonNullable<AppListener["metadata"]>, draft: EventDraft) {
+  const carried = draft.metadata_of;
+  return !!carried && draft.type.startsWith("message.") &&
+    asked.some((s) =>
+      s.event_type === carried.event_type && (s.app_id === "*" || s.app_id === carried.app_id)
+    );
 }
 
 /** The routes of `audience` that hear an event of this type in this channel. */
