@@ -3,7 +3,7 @@
  * API (`POST /v1/responses`, the call Slack's agent templates make through the `openai` package)
  * with a fixed answer, streamed a few words at a time (`stream: true`) or whole.
  *
- *   PORT=8700 deno run --allow-net --allow-env examples/stub_model.ts
+ *   STUB_MODEL_PORT=8700 deno run --allow-net --allow-env examples/stub_model.ts
  *
  * Point an agent at it with `OPENAI_BASE_URL=http://localhost:8700/v1` (and any OPENAI_API_KEY);
  * examples/agent_app.ts takes the same variable. STUB_ANSWER sets what it says.
@@ -81,7 +81,7 @@ async function answer(req: Request): Promise<Response> {
 }
 
 Deno.serve({
-  port: Number(Deno.env.get("PORT") ?? 8700),
+  port: Number(Deno.env.get("STUB_MODEL_PORT") ?? 8700),
   hostname: "127.0.0.1",
   onListen: ({ port }) => console.log(`Stub model listening on http://127.0.0.1:${port}/v1`),
 }, answer);

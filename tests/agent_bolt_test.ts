@@ -8,7 +8,14 @@
  */
 import assert from "node:assert/strict";
 import { parse as parseYaml } from "yaml";
-import { api, assertStatus, startServer, type TestServer, workspace } from "./harness.ts";
+import {
+  api,
+  assertStatus,
+  signedInCookie,
+  startServer,
+  type TestServer,
+  workspace,
+} from "./harness.ts";
 import { freePort, watch, type Watched } from "./processes.ts";
 import { connect, type StreamClient } from "./sse_client.ts";
 import { waitUntil } from "./webhook_receivers.ts";
@@ -30,7 +37,7 @@ async function stubModel(): Promise<{ url: string; process: Watched }> {
     "--allow-net",
     "--allow-env",
     example("stub_model.ts"),
-  ], { PORT: String(port), STUB_ANSWER: ANSWER });
+  ], { STUB_MODEL_PORT: String(port), STUB_ANSWER: ANSWER });
   await waitUntil(() => process.output().includes("listening"), 30_000, "the stub model");
   return { url: `http://127.0.0.1:${port}/v1`, process };
 }
@@ -297,6 +304,12 @@ Deno.test({
       });
       assertAnswer(reply, person);
       assert.ok(reply.blocks!.some((b) => b.type === "plan"));
+      // The team's Apps page says what the agent is.
+      const cookie = await signedInCookie(s.url, s.ctx, w.admin.user.id);
+      const page = await (await fetch(`${s.url}/settings/integrations/apps`, {
+        headers: { Cookie: cookie },
+      })).text();
+      assert.match(page, /Agent \(agent_view\)<\/dt><dd>An agent that asks a model/);
       assert.doesNotMatch(agent.output(), /unknown_method|invalid_blocks|invalid_arguments/);
       await person.close();
     } finally {

@@ -73,6 +73,8 @@ const RULES: Rule[] = [
     { page: "docs/socket-mode.md", has: "examples/bolt_app.ts", skip: NO_SLACK_SDKS },
     { page: "docs/socket-mode.md", has: '"command": "/ship"', skip: NO_SLACK_SDKS },
     { page: "docs/socket-mode.md", has: "while you were away", skip: NO_SLACK_SDKS },
+    { page: "docs/agents.md", has: "examples/agent_app.ts", skip: NO_SLACK_SDKS },
+    { page: "docs/agents.md", has: "apps/$AGENT/threads", skip: NO_SLACK_SDKS },
   ]),
 ];
 
@@ -103,6 +105,12 @@ const PRINTS: Record<string, string[]> = {
       '"backlog": [1-9]', // the message's event, waiting while the app is away
     ]
     : [],
+  "docs/agents.md": slackSdks
+    ? [
+      "^event: message\\.streaming$", // the reply, growing on the person's stream
+      String.raw`channels were busy today`, // the stub model's answer, streamed whole
+    ]
+    : [],
   "docs/settings-screen.md": ['"url": "http://localhost:[0-9]+/settings/login/'],
   "docs/operating.md": ["^# HELP "],
   "docs/deploy.md": ["^[A-Za-z0-9+/]{43}=$"],
@@ -116,10 +124,10 @@ const SERVICE_PORT = freePort();
 
 /**
  * The ports the docs name (the example receiver's, the example OAuth app's, the example Slack
- * app's), each run on one free now instead: any of them may be taken on the machine that runs
+ * app's, the stub model's), each run on one free now instead: any of them may be taken on the machine that runs
  * the suite. What a newcomer reads names the usual ones.
  */
-const PORTS = new Map([8000, 8001, 3000].map((port) => [port, freePort()]));
+const PORTS = new Map([8000, 8001, 3000, 8700].map((port) => [port, freePort()]));
 
 /** `text` with the docs' ports replaced where they name a port: an address, a setting, a default. */
 const withPorts = (text: string) =>

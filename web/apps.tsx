@@ -94,6 +94,7 @@ function Wiring({ shown }: { shown: ShownInstall }) {
             </dd>
           </>
         )}
+        <AgentLines app={app} />
         {app.interactivity?.is_enabled && (
           <>
             <dt>Buttons and forms</dt>
@@ -109,6 +110,35 @@ function Wiring({ shown }: { shown: ShownInstall }) {
         ? <p class="muted">No event sent to it yet.</p>
         : <RecentDeliveries deliveries={shown.deliveries} />}
     </section>
+  );
+}
+
+/** What an agent shows people (its view, its first prompts) and the metadata it hears of. */
+function AgentLines({ app }: { app: NonNullable<ShownInstall["app"]> }) {
+  const view = app.agent_view ?? app.assistant_view;
+  const metadata = app.metadata_subscriptions ?? [];
+  return (
+    <>
+      {view && (
+        <>
+          <dt>Agent ({app.agent_view ? "agent_view" : "assistant_view"})</dt>
+          <dd>
+            {view.description}
+            {view.suggested_prompts.length > 0 &&
+              ` Suggests: ${view.suggested_prompts.map((p) => p.title).join(", ")}.`}
+          </dd>
+        </>
+      )}
+      {metadata.length > 0 && (
+        <>
+          <dt>Message metadata</dt>
+          <dd>
+            {metadata.map((m) => `${m.event_type} from ${m.app_id === "*" ? "any app" : m.app_id}`)
+              .join("; ")}
+          </dd>
+        </>
+      )}
+    </>
   );
 }
 

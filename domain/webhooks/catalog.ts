@@ -19,7 +19,8 @@ export const isCatalogType = (s: string): s is CatalogType =>
 const ABOUT: Record<CatalogType, { description: string; added_in: string }> = {
   "message.created": {
     description: "A message was posted to a channel: thread replies and the system notices " +
-      "`member_joined` / `member_left` included; not on an idempotent replay.",
+      "`member_joined` / `member_left` included; not on an idempotent replay. An agent's " +
+      "streamed reply (`chat.startStream`) fires it once, whole, when its stream stops.",
     added_in: "0.27.0",
   },
   "message.updated": { description: "A message was edited.", added_in: "0.27.0" },
