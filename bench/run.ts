@@ -27,6 +27,7 @@ import { votes } from "./scenarios/votes.ts";
 import { socketMode } from "./scenarios/socket_mode.ts";
 import { socketFlood } from "./scenarios/socket_flood.ts";
 import { scheduled } from "./scenarios/scheduled.ts";
+import { agentStreams } from "./scenarios/agent_streams.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -52,6 +53,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["socket mode", socketMode, 60],
   ["socket flood", socketFlood, 30],
   ["scheduled messages", scheduled, 45],
+  ["agent streams", agentStreams, 120],
 ];
 
 await requireWrk();

@@ -12,7 +12,7 @@ export interface StreamTask {
 /** What a streamed reply has said so far, kept on it until its stream stops. */
 export interface MessageStream {
   started_at: string;
-  /** Whom it streams to outside a direct channel; null in one. */
+  /** Whom it streams to: the person named outside a direct channel, the person in one. */
   recipient_user_id: string | null;
   /** How its tasks show: a card each (`timeline`), or one plan. */
   mode: "timeline" | "plan";

@@ -10,6 +10,7 @@ import { newId } from "../core/ids.ts";
 import type { Keyring } from "../core/keyring.ts";
 import { keys } from "./keys.ts";
 import type { Store } from "./store.ts";
+import type { Plan } from "./plan.ts";
 
 /** How long a notice waits for the instances that poll for it: well past their 20 ms. */
 const RELAY_MS = 60_000;
@@ -36,13 +37,22 @@ export async function relayNotice(
   notice: Omit<PersonalNotice, "id">,
 ): Promise<PersonalNotice> {
   const made = { id: newId(), ...notice };
-  const { data, ...whom } = made;
-  const stored: SealedNotice = { ...whom, sealed: await keyring.encrypt(JSON.stringify(data)) };
-  await kv.atomic()
-    .set(keys.sealedNotice(teamId, made.id), stored, { expireIn: RELAY_MS })
-    .set(keys.noticesVersion(teamId), made.id, { expireIn: RELAY_MS })
-    .commit();
+  const op = kv.atomic();
+  planNotice(op, teamId, await sealNotice(keyring, made));
+  await op.commit();
   return made;
+}
+
+/** A notice sealed as the store keeps it, for `planNotice` to add to a commit of its own. */
+export async function sealNotice(keyring: Keyring, notice: PersonalNotice): Promise<SealedNotice> {
+  const { data, ...whom } = notice;
+  return { ...whom, sealed: await keyring.encrypt(JSON.stringify(data)) };
+}
+
+/** Relays a sealed notice in `op`'s commit: the change it tells of and its telling, at once. */
+export function planNotice(op: Plan, teamId: string, sealed: SealedNotice): void {
+  op.set(keys.sealedNotice(teamId, sealed.id), sealed, { expireIn: RELAY_MS })
+    .set(keys.noticesVersion(teamId), sealed.id, { expireIn: RELAY_MS });
 }
 
 /** The teams' notices versions: the id of the last notice relayed in each (null: none lately). */

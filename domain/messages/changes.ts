@@ -121,7 +121,8 @@ export async function rewrite(
   },
   { event = "message.updated", also }: {
     event?: EventType | null;
-    also?: (op: Plan, next: Message) => void;
+    /** More for the commit, made from the message as it will be. */
+    also?: (op: Plan, next: Message) => void | Promise<void>;
   } = {},
 ): Promise<Message | null> {
   const names = await mentionNames(ctx.kv, { teamId: message.team_id, body });
@@ -140,7 +141,7 @@ export async function rewrite(
   };
   const op = ctx.kv.atomic().check(...checks);
   if (event) emit(op, audience, messageEvent(event, next, await metadataOf(ctx, next)));
-  also?.(op, next);
+  await also?.(op, next);
   const done = await replaceMessage(op, next);
   return done ? next : null;
 }

@@ -11,6 +11,7 @@ import type { MessageStream } from "../../core/stream_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { retrying } from "../../core/retry.ts";
 import { Periodic } from "../../core/periodic.ts";
+import { CacheKind } from "../../core/memory.ts";
 import { MESSAGE_LOCKS } from "./access.ts";
 import { loadOwn, rewrite } from "./changes.ts";
 import { messageIdByTs } from "./by_ts.ts";
@@ -19,7 +20,9 @@ import { parseBlocks } from "./blocks.ts";
 import { parseMetadata } from "./metadata.ts";
 import { parseChunks, rendered, withChunks } from "./stream_render.ts";
 import { listMembers } from "../../kv/channels.ts";
-import { relayNotice } from "../../kv/ephemeral.ts";
+import { planNotice, relayNotice, sealNotice } from "../../kv/ephemeral.ts";
+import type { Plan } from "../../kv/plan.ts";
+import { newId } from "../../core/ids.ts";
 import { closeStream, streamsStartedBefore } from "../../kv/open_streams.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
@@ -62,7 +65,10 @@ export async function startStream(
 ): Promise<Message> {
   const { channel } = await loadChannel(ctx, subject, channelId, "channel.post");
   let recipient: string | null = null;
-  if (!channel.is_direct) {
+  if (channel.is_direct) {
+    const members = await listMembers(ctx.kv, channel.id);
+    recipient = members.find((m) => m.id !== subject.user_id)?.id ?? null;
+  } else {
     if (!recipientUserId) throw invalid("recipient_user_id", "Name whom the reply streams to.");
     if (!recipientTeamId) throw invalid("recipient_team_id", "Name the recipient's team.");
     const person = await getUser(ctx.kv, recipientUserId);
@@ -86,7 +92,9 @@ export async function startStream(
     input: { ok: true, value: { thread_root_id: root, stream } },
     bodyField: "markdown_text",
   });
-  await tellRecipient(ctx, message, content);
+  if (recipient) {
+    await relayNotice(ctx, message.team_id, streamingNotice(message, content, recipient));
+  }
   return message;
 }
 
@@ -98,15 +106,14 @@ export async function appendStream(
   content: StreamContent,
 ): Promise<Message> {
   const chunks = parseChunks(content.chunks);
-  const message = await change(ctx, subject, ref, {
+  return await change(ctx, subject, ref, {
     next: (loaded) => {
       const stream = withChunks(loaded.stream!, { markdownText: content.markdownText, chunks });
       return { ...rendered(stream), stream };
     },
-    options: { event: null },
+    // Told in the commit that writes it: one commit an addition.
+    options: { event: null, also: (op, next) => tellInCommit(ctx, op, { next, content }) },
   });
-  await tellRecipient(ctx, message, content);
-  return message;
 }
 
 /**
@@ -131,6 +138,21 @@ export function stopStream(
   });
 }
 
+/**
+ * Streams' messages by channel and `ts`, which never change: an addition reads the message
+ * itself, whose commit checks it, and not the `ts` index again each time.
+ */
+const STREAM_IDS = new CacheKind<string>("streams by ts", 10_000);
+
+/** The id of the message a stream's `ref` names: remembered, or read with the channel's access. */
+async function streamIdOf(ctx: Ctx, subject: Subject, ref: StreamRef): Promise<string> {
+  const known = ctx.kv.cache(STREAM_IDS);
+  const key = `${ref.channelId}:${ref.ts}`;
+  const id = known.get(key) ?? await messageIdByTs(ctx, subject, ref);
+  known.set(key, id);
+  return id;
+}
+
 /** The streaming message `ref` names, changed by `next` in one commit, as `rewrite` does. */
 async function change(
   ctx: Ctx,
@@ -141,7 +163,7 @@ async function change(
     options: Parameters<typeof rewrite>[3];
   },
 ): Promise<Message> {
-  const messageId = await messageIdByTs(ctx, subject, ref);
+  const messageId = await streamIdOf(ctx, subject, ref);
   return await ctx.kv.lock(MESSAGE_LOCKS).run(
     messageId,
     () =>
@@ -161,26 +183,30 @@ async function change(
   );
 }
 
-/**
- * Who sees a reply as it streams: its recipient, or in a direct channel the person in it (not
- * the bot that streams); told each addition, and the reply so far.
- */
-async function tellRecipient(ctx: Ctx, message: Message, content: StreamContent) {
-  const to = message.stream?.recipient_user_id ??
-    (await listMembers(ctx.kv, message.channel_id)).find((m) => m.id !== message.author.id)?.id;
-  if (!to) return;
-  await relayNotice(ctx, message.team_id, {
-    user_id: to,
-    channel_id: message.channel_id,
-    type: "message.streaming",
-    data: {
-      appended: {
-        ...(content.markdownText ? { markdown_text: content.markdownText } : {}),
-        ...(content.chunks ? { chunks: content.chunks } : {}),
-      },
-      message: messageView(message),
+/** What its person is told of an addition to a reply: the addition, and the reply so far. */
+const streamingNotice = (message: Message, content: StreamContent, to: string) => ({
+  user_id: to,
+  channel_id: message.channel_id,
+  type: "message.streaming",
+  data: {
+    appended: {
+      ...(content.markdownText ? { markdown_text: content.markdownText } : {}),
+      ...(content.chunks ? { chunks: content.chunks } : {}),
     },
-  });
+    message: messageView(message),
+  },
+});
+
+/** Tells the reply's person of an addition in the commit `op` that writes it. */
+async function tellInCommit(
+  ctx: Ctx,
+  op: Plan,
+  { next, content }: { next: Message; content: StreamContent },
+) {
+  const to = next.stream?.recipient_user_id;
+  if (!to) return;
+  const notice = { id: newId(), ...streamingNotice(next, content, to) };
+  planNotice(op, next.team_id, await sealNotice(ctx.keyring, notice));
 }
 
 /**
