@@ -958,6 +958,14 @@ export interface paths {
          *     neither (they are not `types` values), one filtered by `channel_ids` only those of its
          *     channels, and a stream resumed later does not get them again.
          *
+         *     What an agent shows the person it talks with comes the same way (no `id:`, not kept):
+         *     `event: assistant.status` (`data`: the status and loading messages set by
+         *     `assistant.threads.setStatus`), `event: assistant.suggested_prompts` (the prompts of
+         *     `assistant.threads.setSuggestedPrompts`), and for a reply it streams (`chat.startStream`)
+         *     `event: message.streaming` on each addition, `data: { appended: { markdown_text?, chunks? },
+         *     message }` with the Message so far (`streaming: true`); its `message.created` follows,
+         *     once, when the stream stops.
+         *
          *     Every open stream of a token gets every event it may see (connections do not share
          *     them out). A token holds at most 10 open streams and a user at most 20 with all its
          *     tokens, across all instances (429 beyond; a stream cut off for reading too slowly
@@ -1603,6 +1611,66 @@ export interface paths {
          * @description As `POST /api/v1/channels/{channel}/messages`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackChatPostMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.startStream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.startStream: Start a streamed reply
+         * @description An agent's reply, written as it thinks: a real message in `thread_ts` of `channel`, made of `markdown_text` and `chunks` (either or neither), its tasks shown as a card each (`task_display_mode: timeline`, the default) or as one `plan`. Outside a direct channel it streams to one person of the team: `recipient_user_id` and `recipient_team_id` (`missing_recipient_user_id`, `missing_recipient_team_id`; anyone else `user_not_found`). While it streams, REST readers see its text so far with `streaming: true` and its person's live stream gets each addition (`message.streaming`); nobody else hears of it (no `message.created`, no event row) until it stops. Ends a status the agent showed in the thread. A stream not stopped in 10 minutes is stopped by the service as it stands. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatStartStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.appendStream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.appendStream: Add to a streamed reply
+         * @description Adds `markdown_text` and/or `chunks` (one of them is required) to the caller's own streaming message `ts`: the message is rewritten, and its person's live stream gets the addition at once (`message.streaming`), with no event row. Stopped already (or never a stream): `message_not_in_streaming_state`; a message of someone else's: `cant_update_message`. Past a message's 10,000 characters of text: `msg_too_long`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatAppendStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat.stopStream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.stopStream: Finish a streamed reply
+         * @description Ends the caller's own streaming message `ts`, with last `markdown_text` and `chunks`, up to 50 `blocks` after them (a feedback row, say) and `metadata`. Now subscriptions, the event feed and other apps hear `message.created`, once, with the whole message (`edited_at` stays null: writing it was no edit). Again, or on a message that never streamed: `message_not_in_streaming_state`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackChatStopStream"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3884,6 +3952,83 @@ export interface components {
             }[];
             response_metadata: components["schemas"]["SlackNextCursor"];
         };
+        /** @description A piece of a streamed reply: text, a task's progress, the plan's title, or blocks. */
+        StreamChunk: {
+            /** @constant */
+            type: "markdown_text";
+            text: string;
+        } | {
+            /** @constant */
+            type: "task_update";
+            /** @description The task; an update with an id seen before changes that task. */
+            id: string;
+            title: string;
+            /** @enum {string} */
+            status: "pending" | "in_progress" | "complete" | "error";
+            details?: string;
+            output?: string;
+            /** @description Taken and not shown. */
+            sources?: unknown[];
+        } | {
+            /** @constant */
+            type: "plan_update";
+            title: string;
+        } | {
+            /** @constant */
+            type: "blocks";
+            blocks: components["schemas"]["Block"][];
+        };
+        SlackArgsChatStartStream: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The channel: its id, or `#name`. */
+            channel: string;
+            /** @description The thread the reply is in. */
+            thread_ts: string;
+            /** @description Whom it streams to; required outside a direct channel. */
+            recipient_user_id?: string;
+            /** @description Their team; required outside a direct channel. */
+            recipient_team_id?: string;
+            markdown_text?: string;
+            /** @description Up to 100 chunks, as a list or (in a form) its JSON text. */
+            chunks?: components["schemas"]["StreamChunk"][] | string;
+            /**
+             * @default timeline
+             * @enum {string}
+             */
+            task_display_mode?: "timeline" | "plan";
+        };
+        SlackArgsChatAppendStream: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The reply's channel. */
+            channel: string;
+            /** @description The reply's `ts`, as `chat.startStream` answered. */
+            ts: string;
+            markdown_text?: string;
+            chunks?: components["schemas"]["StreamChunk"][] | string;
+        };
+        SlackArgsChatStopStream: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The reply's channel. */
+            channel: string;
+            /** @description The reply's `ts`. */
+            ts: string;
+            markdown_text?: string;
+            chunks?: components["schemas"]["StreamChunk"][] | string;
+            /** @description Up to 50 blocks after what it streamed. */
+            blocks?: unknown[] | string;
+            /** @description The message's metadata (`{ event_type, event_payload }`). */
+            metadata?: Record<string, never> | string;
+        };
+        SlackStreamed: {
+            /** @constant */
+            ok: true;
+            channel: string;
+            /** @description The streaming message's `ts`. */
+            ts: string;
+        };
         SlackPosted: {
             /** @constant */
             ok: true;
@@ -4584,6 +4729,11 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /**
+             * @description Addition: true while an agent streams the message (`chat.startStream`): its text so far; absent once the stream stops, and on every other message.
+             * @constant
+             */
+            streaming?: true;
         };
         /** @description The delivery envelope (the same for every event type). `id` is the event id: the same on every retry and for every subscription that gets the event, and repeated in `X-Service-Delivery` and `webhook-id`; receivers de-duplicate on it (delivery is at least once). `created_at` is when the event happened. Payload shapes are frozen in v1: fields may be added, never changed or removed. */
         MessageCreatedEvent: {
@@ -7325,6 +7475,87 @@ export interface operations {
             content: {
                 "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatPostMessage"];
                 "application/json": components["schemas"]["SlackArgsChatPostMessage"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackPosted"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatStartStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatStartStream"];
+                "application/json": components["schemas"]["SlackArgsChatStartStream"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackStreamed"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatAppendStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatAppendStream"];
+                "application/json": components["schemas"]["SlackArgsChatAppendStream"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackStreamed"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackChatStopStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsChatStopStream"];
+                "application/json": components["schemas"]["SlackArgsChatStopStream"];
             };
         };
         responses: {
