@@ -3,7 +3,6 @@ import type {
   Attachment,
   Block,
   Channel,
-  EventType,
   MemberRef,
   Message,
   MessageType,
