@@ -350,7 +350,8 @@ function expiringKeys(path: string): Map<string, number> {
 
 /** A key's first part, from Deno KV's encoding of a string: 0x02, its bytes, 0x00. */
 function prefixOf(hex: string): string {
-  const bytes = Uint8Array.fromHex(hex);
+  // Uint8Array.fromHex is not in Deno 2.5's types.
+  const bytes = Uint8Array.from(hex.match(/../g) ?? [], (pair) => parseInt(pair, 16));
   return new TextDecoder().decode(bytes.subarray(1, bytes.indexOf(0, 1)));
 }
 
