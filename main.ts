@@ -3,6 +3,7 @@ import { serveForever } from "./routes/serve.ts";
 import { CRON_BUDGET_MS, CRON_NAME, CRON_SCHEDULE, deliverDue } from "./delivery/cron.ts";
 import { SCHEDULED_CRON_NAME, ScheduledPoster } from "./domain/messages/scheduled_posting.ts";
 import { STREAMS_CRON_NAME, StreamStopper } from "./domain/messages/streams.ts";
+import { serviceRunner } from "./cli/service_runner.ts";
 import { startDeliveryEngine } from "./delivery/engine.ts";
 import type { DeliveryEngine } from "./delivery/engine_contract.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
@@ -83,7 +84,7 @@ kv.sendSocketsFrom(sockets.here);
 kv.committed.subscribe((committed) => sockets.heard(committed));
 // What the service asks apps and waits for (commands, presses, views), over either transport.
 const calls = new AppSender(sockets);
-const app = createApp(ctx, { streams, sockets, calls });
+const app = createApp(ctx, { streams, sockets, calls, admin: serviceRunner(ctx, calls) });
 // A Socket Mode app away with events waiting: its people are told (every instance looks, one tells).
 const deafWatch = new DeafWatch(ctx);
 if (settings.integrationsEnabled) deafWatch.start();

@@ -28,9 +28,9 @@ import {
 } from "../domain/apps/socket/app_tokens.ts";
 import { readManifestFile } from "./manifest_file.ts";
 
-/** Warnings go to stderr: stdout holds the one JSON value the command prints. */
-const warn = (warnings: string[]) => {
-  for (const w of warnings) console.error(`warning: manifest ${w}`);
+/** Warnings are notes (stderr): stdout holds the one JSON value the command prints. */
+const warn = (say: (note: string) => void, warnings: string[]) => {
+  for (const w of warnings) say(`warning: manifest ${w}`);
 };
 
 /** `app:create` from the flags: the way apps were registered before manifests. */
@@ -51,10 +51,10 @@ export const appCommands: Record<string, Command> = {
       "--scopes <a,b,...|all> [--incoming-webhook])",
     summary:
       "Registers an app, from a Slack-style manifest (JSON or YAML) or flags; prints its secrets once.",
-    async run(ctx, flags) {
+    async run(ctx, flags, _calls, say) {
       if (flags.manifest === undefined) return await createFromFlags(ctx, flags);
       const made = await createAppFromManifest(ctx, await readManifestFile(flags.manifest), null);
-      warn(made.warnings);
+      warn(say, made.warnings);
       return {
         ...appView(made.app),
         client_secret: made.clientSecret,
@@ -66,13 +66,13 @@ export const appCommands: Record<string, Command> = {
     usage: "app:update --id <app id> --manifest <file>",
     summary:
       "Changes an app in place from its manifest; its installs follow (a new event URL is verified).",
-    async run(ctx, flags, calls) {
+    async run(ctx, flags, calls, say) {
       const { app, warnings } = await updateAppFromManifest(ctx, calls, {
         id: uuidFlag(flags, "id"),
         text: await readManifestFile(requiredFlag(flags, "manifest")),
         actor: null,
       });
-      warn(warnings);
+      warn(say, warnings);
       return appView(app);
     },
   },

@@ -35,7 +35,7 @@ export const channelCommands: Record<string, Command> = {
   "member:add": {
     usage: "member:add --channel <channel id> --user <user id>",
     summary: "Adds a person or a bot to a channel (an operator's way past the channel's rules).",
-    async run(ctx, flags) {
+    async run(ctx, flags, _calls, say) {
       const channelId = uuidFlag(flags, "channel");
       const user = await findUser(ctx, uuidFlag(flags, "user"));
       try {
@@ -44,7 +44,7 @@ export const channelCommands: Record<string, Command> = {
       } catch (e) {
         // What was asked is so already: a script run twice (set -e) goes on.
         if (!(e instanceof AlreadyMember)) throw e;
-        console.error(`${user.name} is already a member of this channel; nothing changed.`);
+        say(`${user.name} is already a member of this channel; nothing changed.`);
         return { channel_id: channelId, user_id: user.id, added: false };
       }
     },

@@ -16,8 +16,11 @@ export interface Command {
   usage: string;
   /** What it does, in one line, for `help`. */
   summary: string;
-  /** `calls`: what the CLI asks apps (an app:update's url_verification), closed after. */
-  run(ctx: Ctx, flags: Flags, calls: AppCalls): Promise<unknown>;
+  /**
+   * `calls`: what the CLI asks apps (an app:update's url_verification), closed after. `say`: a
+   * note for the operator beside the result (stderr), wherever the command runs.
+   */
+  run(ctx: Ctx, flags: Flags, calls: AppCalls, say: (note: string) => void): Promise<unknown>;
 }
 
 /**
@@ -29,6 +32,25 @@ export interface FileCommand {
   /** What it does, in one line, for `help`. */
   summary: string;
   onFile(settings: Settings, flags: Flags): Promise<unknown>;
+  /** How it runs through a service (`ADMIN_URL`; cli/remote.ts). */
+  remote: RemoteFile;
+}
+
+/**
+ * What a file command's file does when it runs on a service: the file it makes comes down to the
+ * flag's path (`down`; `hint`: what to do instead when the service refuses it), the file the flag
+ * names goes up (`up`), or it runs only where the store is, for the reason given (`localOnly`).
+ */
+export type RemoteFile =
+  | { down: string; hint?: string }
+  | { up: string }
+  | { localOnly: string };
+
+/** A refusal the service gave for a command run there: its words and exit code, as they were. */
+export class RemoteFailure extends Error {
+  constructor(message: string, readonly exit: number) {
+    super(message);
+  }
 }
 
 /** What a command prints as it is, instead of as JSON (`demo --format shell`). */
@@ -77,6 +99,10 @@ export function parseFlags(args: string[], switches = new Set<string>()): Flags 
 /** The flags a usage line declares that take no value, written `[--name]`. */
 export const switchFlags = (usage: string): Set<string> =>
   new Set([...usage.matchAll(/\[--([a-z][a-z0-9-]*)\]/g)].map((m) => m[1]));
+
+/** The flags a usage line says name a file the command reads (`--manifest <file>`). */
+export const fileFlags = (usage: string): string[] =>
+  [...usage.matchAll(/--([a-z][a-z0-9-]*) <file>/g)].map((m) => m[1]);
 
 /** The flags a usage line declares. */
 export const declaredFlags = (usage: string): Set<string> =>

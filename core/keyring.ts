@@ -11,7 +11,7 @@ export interface RunningMac {
 
 /**
  * Keys derived from APP_KEY: one to encrypt secrets at rest, one to sign cursors, one to sign
- * export files.
+ * export files, one to sign the operator's requests to the admin path.
  */
 export interface Keyring {
   encrypt(plain: string): Promise<string>;
@@ -21,6 +21,8 @@ export interface Keyring {
   verify(data: string, mac: string): boolean;
   /** An HMAC-SHA256 of an export's lines: only a holder of APP_KEY can make one that matches. */
   exportMac(): RunningMac;
+  /** The hex HMAC-SHA256 of a request to the admin path (domain/data/admin_requests.ts). */
+  adminMac(text: string): string;
 }
 
 async function derive(
@@ -62,11 +64,13 @@ export async function createKeyring(appKey: string): Promise<Keyring> {
     );
   const macKey = await bits("cursors");
   const exportKey = await bits("export-files");
+  const adminKey = await bits("admin-requests");
   const sign = (data: string) =>
     new Uint8Array(createHmac("sha256", macKey).update(data).digest().subarray(0, 16))
       .toBase64({ alphabet: "base64url", omitPadding: true });
   return {
     sign,
+    adminMac: (text) => createHmac("sha256", adminKey).update(text).digest("hex"),
     exportMac() {
       const mac = createHmac("sha256", exportKey);
       const running: RunningMac = {

@@ -77,6 +77,7 @@ const schema = z.object({
   TRUST_PROXY: bool.default(false),
   DELIVERY_TIMERS: bool.optional(),
   SERVICE_IN_CONTAINER: bool.default(false),
+  ADMIN_REMOTE: bool.default(true),
 });
 
 /** The service's settings, read once from the environment at start. */
@@ -100,6 +101,8 @@ export interface Settings {
   metricsToken: string | undefined;
   /** Take the client's address from the last hop of X-Forwarded-For (behind a proxy). */
   trustProxy: boolean;
+  /** Whether the admin CLI may run commands here over HTTP (`ADMIN_URL`; routes/admin.ts). */
+  adminRemote: boolean;
   /**
    * Whether background work runs on the process's own timers. False on Deno Deploy, where timers
    * run only while a request is served: there requests and the every-minute cron task drive it.
@@ -170,6 +173,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     log: { level: s.LOG_LEVEL, format: s.LOG_FORMAT },
     metricsToken: s.METRICS_TOKEN,
     trustProxy: s.TRUST_PROXY,
+    adminRemote: s.ADMIN_REMOTE,
     deliveryTimers: s.DELIVERY_TIMERS ?? !onDeploy(),
     webhooks: {
       disableAfter: s.WEBHOOKS_DISABLE_AFTER,

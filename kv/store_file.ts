@@ -28,6 +28,23 @@ export function backupUnsupported(): string | null {
   }
 }
 
+/**
+ * Copies the store at `from` into the new file `to` page by page (SQLite's online backup), as of
+ * one instant, where `VACUUM INTO` can't run (a service's own process, without every
+ * permission): a copy to read and delete, as an export's, never one to keep, since pages the
+ * store freed come along as they are.
+ */
+export async function snapshotStore(from: string, to: string): Promise<void> {
+  const db = new sqlite.DatabaseSync(from);
+  try {
+    db.exec("PRAGMA busy_timeout = 10000");
+    await Deno.writeFile(to, new Uint8Array(), { createNew: true, mode: 0o600 });
+    await sqlite.backup(db, to);
+  } finally {
+    db.close();
+  }
+}
+
 const quoted = (path: string) => `'${path.replaceAll("'", "''")}'`;
 
 /**

@@ -46,6 +46,8 @@ import { responseRoutes } from "./responses.ts";
 import type { AppCalls } from "../domain/apps/app_call.ts";
 import type { SocketHub } from "../domain/apps/socket/hub.ts";
 import { socketRoutes } from "./socket.ts";
+import { adminRoutes } from "./admin.ts";
+import type { AdminRunner } from "../domain/data/admin_requests.ts";
 
 /** GET /: where things are, for a person or a probe that found the service, and what runs. */
 const indexOf = (base: string) => ({
@@ -70,7 +72,13 @@ const indexOf = (base: string) => ({
  */
 export function createApp(
   ctx: Ctx,
-  { streams, sockets, calls }: { streams: StreamHub; sockets: SocketHub; calls: AppCalls },
+  { streams, sockets, calls, admin }: {
+    streams: StreamHub;
+    sockets: SocketHub;
+    calls: AppCalls;
+    /** The admin commands, run for a CLI elsewhere (`ADMIN_URL`; routes/admin.ts). */
+    admin: AdminRunner;
+  },
 ) {
   const limiter = new RateLimiter(ctx.kv, ctx.settings.rateLimit);
   const guard = new GuessGuard(ctx.kv);
@@ -131,6 +139,8 @@ export function createApp(
   app.route("/oauth", authorizeRoutes(ctx));
   app.route("/oauth", tokenRoutes(ctx, guard));
   app.get("/.well-known/oauth-authorization-server", metadataHandler(ctx));
+  // The operator's: not part of the platform INTEGRATIONS_ENABLED switches, but of ADMIN_REMOTE.
+  app.route("/admin", adminRoutes(ctx, { runner: admin, guard }));
   return Object.assign(app, {
     close: async () => {
       await streams.closeAll();

@@ -45,12 +45,34 @@ interface CliResult {
   json: any;
 }
 
-/** Runs `deno task admin ...` exactly as an operator would, against the server's KV file. */
-async function admin(kvPath: string, ...args: string[]): Promise<CliResult> {
+/**
+ * Where the CLI works: on the server's KV file (`local`), or through the server's admin path with
+ * `ADMIN_URL` and its APP_KEY, given a KV_PATH it could not open (`remote`).
+ */
+interface Target {
+  kvPath: string;
+  url: string;
+  mode: "local" | "remote";
+}
+
+/** The environment an operator runs the CLI with, in `target`'s mode. */
+async function envOf(target: Target | string): Promise<Record<string, string>> {
+  if (typeof target === "string") return { KV_PATH: target, APP_KEY: "" };
+  if (target.mode === "local") return { KV_PATH: target.kvPath, APP_KEY: "" };
+  const keyFile = target.kvPath.replace(/[^/]*$/, "app.key");
+  return {
+    ADMIN_URL: target.url,
+    APP_KEY: (await Deno.readTextFile(keyFile)).trim(),
+    KV_PATH: "/nonexistent/kv.sqlite3",
+  };
+}
+
+/** Runs `deno task admin ...` exactly as an operator would, against the server. */
+async function admin(target: Target | string, ...args: string[]): Promise<CliResult> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", "admin", ...args],
     cwd: root,
-    env: { KV_PATH: kvPath, APP_KEY: "", NO_COLOR: "1" },
+    env: { ...await envOf(target), NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -61,26 +83,35 @@ async function admin(kvPath: string, ...args: string[]): Promise<CliResult> {
 }
 
 /** Runs a command that must succeed and returns its JSON. */
-async function ok(kvPath: string, ...args: string[]) {
-  const r = await admin(kvPath, ...args);
+async function ok(target: Target | string, ...args: string[]) {
+  const r = await admin(target, ...args);
   assert.equal(r.code, 0, `${args.join(" ")} failed: ${r.stderr}`);
   return r.json;
 }
 
-async function withServer(fn: (s: TestServer, kvPath: string) => Promise<void>) {
-  const s = await startFileServer();
-  try {
-    await fn(s, s.kvPath);
-  } finally {
-    await s.close();
+/**
+ * A test of the CLI against a running server, twice: on its store, and through its admin path
+ * (`ADMIN_URL`), with the same assertions: the same flags, output, errors and exit codes.
+ */
+function inBothModes(name: string, fn: (s: TestServer, target: Target) => Promise<void>) {
+  for (const mode of ["local", "remote"] as const) {
+    Deno.test(`cli${mode === "remote" ? " through ADMIN_URL" : ""}: ${name}`, async () => {
+      const s = await startFileServer();
+      try {
+        await fn(s, { kvPath: s.kvPath, url: s.url, mode });
+      } finally {
+        await s.close();
+      }
+    });
   }
 }
 
 const status = async (s: TestServer, token: string) =>
   (await api(s, "GET", "/channels", { token })).status;
 
-Deno.test("cli: tokens created, revoked and rotated by the CLI act on the running server", () =>
-  withServer(async (s, kv) => {
+inBothModes(
+  "tokens created, revoked and rotated by the CLI act on the running server",
+  async (s, kv) => {
     const team = await ok(kv, "team:create", "--name", "Acme");
     assert.equal(team.name, "Acme");
     const user = await ok(kv, "user:create", "--team", team.id, "--name=Ada", "--role", "admin");
@@ -141,84 +172,85 @@ Deno.test("cli: tokens created, revoked and rotated by the CLI act on the runnin
     }
     assert.ok(!/tc[bp]_/.test(audit.stdout));
     assert.equal((await ok(kv, "audit:list", "--team", team.id, "--limit", "1")).length, 1);
-  }));
+  },
+);
 
-Deno.test("cli: bots, expiring tokens, emoji, direct messages and members", () =>
-  withServer(async (s, kv) => {
-    const team = await ok(kv, "team:create", "--name", "Acme");
-    const ada = await ok(kv, "user:create", "--team", team.id, "--name", "Ada");
-    assert.equal(ada.role, "member");
-    const bob = await ok(kv, "user:create", "--team", team.id, "--name", "Bob");
-    const bot = await ok(kv, "bot:create", "--team", team.id, "--name", "Robo");
-    assert.deepEqual(bot, { id: bot.id, name: "Robo", type: "bot" });
+inBothModes("bots, expiring tokens, emoji, direct messages and members", async (s, kv) => {
+  const team = await ok(kv, "team:create", "--name", "Acme");
+  const ada = await ok(kv, "user:create", "--team", team.id, "--name", "Ada");
+  assert.equal(ada.role, "member");
+  const bob = await ok(kv, "user:create", "--team", team.id, "--name", "Bob");
+  const bot = await ok(kv, "bot:create", "--team", team.id, "--name", "Robo");
+  assert.deepEqual(bot, { id: bot.id, name: "Robo", type: "bot" });
 
-    const botToken = await ok(
-      kv,
-      "token:create",
-      ...["--user", bot.id, "--scopes", "channels:read, members:read", "--expires-in", "3600"],
-    );
-    assert.match(botToken.token, /^tcb_/);
-    const expiresIn = Date.parse(botToken.expires_at) - Date.now();
-    assert.ok(expiresIn > 3_500_000 && expiresIn <= 3_600_000, botToken.expires_at);
-    const adaToken = (await ok(kv, "token:create", "--user", ada.id, "--scopes", "all")).token;
+  const botToken = await ok(
+    kv,
+    "token:create",
+    ...["--user", bot.id, "--scopes", "channels:read, members:read", "--expires-in", "3600"],
+  );
+  assert.match(botToken.token, /^tcb_/);
+  const expiresIn = Date.parse(botToken.expires_at) - Date.now();
+  assert.ok(expiresIn > 3_500_000 && expiresIn <= 3_600_000, botToken.expires_at);
+  const adaToken = (await ok(kv, "token:create", "--user", ada.id, "--scopes", "all")).token;
 
-    assert.deepEqual(await ok(kv, "emoji:create", "--team", team.id, "--name", "shipit"), {
-      name: "shipit",
-    });
+  assert.deepEqual(await ok(kv, "emoji:create", "--team", team.id, "--name", "shipit"), {
+    name: "shipit",
+  });
 
-    const dm = await ok(kv, "dm:create", "--users", `${ada.id},${bob.id}`);
-    const adaChannels = await api(s, "GET", "/channels", { token: adaToken });
-    const listed = adaChannels.body.data.find((c: { id: string }) => c.id === dm.id);
-    assert.equal(listed?.is_direct, true);
+  const dm = await ok(kv, "dm:create", "--users", `${ada.id},${bob.id}`);
+  const adaChannels = await api(s, "GET", "/channels", { token: adaToken });
+  const listed = adaChannels.body.data.find((c: { id: string }) => c.id === dm.id);
+  assert.equal(listed?.is_direct, true);
 
-    const ops = await api(s, "POST", "/channels", {
-      token: adaToken,
-      body: { name: "ops", visibility: "private" },
-    });
-    assert.equal(ops.status, 201);
-    const channel = ops.body.data.id;
-    assert.equal(
-      (await api(s, "GET", `/channels/${channel}`, { token: botToken.token })).status,
-      404,
-    );
-    assert.deepEqual(await ok(kv, "member:add", "--channel", channel, "--user", bot.id), {
-      channel_id: channel,
-      user_id: bot.id,
-      added: true,
-    });
-    const members = await api(s, "GET", `/channels/${channel}/members`, { token: botToken.token });
-    assert.equal(members.status, 200);
-    assert.deepEqual(members.body.data.map((m: { name: string }) => m.name), ["Ada", "Robo"]);
+  const ops = await api(s, "POST", "/channels", {
+    token: adaToken,
+    body: { name: "ops", visibility: "private" },
+  });
+  assert.equal(ops.status, 201);
+  const channel = ops.body.data.id;
+  assert.equal(
+    (await api(s, "GET", `/channels/${channel}`, { token: botToken.token })).status,
+    404,
+  );
+  assert.deepEqual(await ok(kv, "member:add", "--channel", channel, "--user", bot.id), {
+    channel_id: channel,
+    user_id: bot.id,
+    added: true,
+  });
+  const members = await api(s, "GET", `/channels/${channel}/members`, { token: botToken.token });
+  assert.equal(members.status, 200);
+  assert.deepEqual(members.body.data.map((m: { name: string }) => m.name), ["Ada", "Robo"]);
 
-    // Already so: said, and done (a `set -e` script run twice goes on).
-    const again = await admin(kv, "member:add", "--channel", channel, "--user", bot.id);
-    assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stderr, /already a member of this channel; nothing changed/);
-    assert.deepEqual(JSON.parse(again.stdout), {
-      channel_id: channel,
-      user_id: bot.id,
-      added: false,
-    });
-    const intoDm = await admin(kv, "member:add", "--channel", dm.id, "--user", bot.id);
-    assert.notEqual(intoDm.code, 0);
-    assert.match(intoDm.stderr, /direct message/);
-    const archived = await api(s, "POST", `/channels/${channel}/archive`, { token: adaToken });
-    assert.equal(archived.status, 200);
-    const intoArchived = await admin(kv, "member:add", "--channel", channel, "--user", bob.id);
-    assert.notEqual(intoArchived.code, 0);
-    assert.match(intoArchived.stderr, /archived/);
+  // Already so: said, and done (a `set -e` script run twice goes on).
+  const again = await admin(kv, "member:add", "--channel", channel, "--user", bot.id);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stderr, /already a member of this channel; nothing changed/);
+  assert.deepEqual(JSON.parse(again.stdout), {
+    channel_id: channel,
+    user_id: bot.id,
+    added: false,
+  });
+  const intoDm = await admin(kv, "member:add", "--channel", dm.id, "--user", bot.id);
+  assert.notEqual(intoDm.code, 0);
+  assert.match(intoDm.stderr, /direct message/);
+  const archived = await api(s, "POST", `/channels/${channel}/archive`, { token: adaToken });
+  assert.equal(archived.status, 200);
+  const intoArchived = await admin(kv, "member:add", "--channel", channel, "--user", bob.id);
+  assert.notEqual(intoArchived.code, 0);
+  assert.match(intoArchived.stderr, /archived/);
 
-    const other = await ok(kv, "team:create", "--name", "Other");
-    const stranger = await ok(kv, "user:create", "--team", other.id, "--name", "Sam");
-    const crossDm = await admin(kv, "dm:create", "--users", `${ada.id},${stranger.id}`);
-    assert.notEqual(crossDm.code, 0);
-    assert.match(crossDm.stderr, /same team/);
-    const crossAdd = await admin(kv, "member:add", "--channel", dm.id, "--user", stranger.id);
-    assert.notEqual(crossAdd.code, 0);
-  }));
+  const other = await ok(kv, "team:create", "--name", "Other");
+  const stranger = await ok(kv, "user:create", "--team", other.id, "--name", "Sam");
+  const crossDm = await admin(kv, "dm:create", "--users", `${ada.id},${stranger.id}`);
+  assert.notEqual(crossDm.code, 0);
+  assert.match(crossDm.stderr, /same team/);
+  const crossAdd = await admin(kv, "member:add", "--channel", dm.id, "--user", stranger.id);
+  assert.notEqual(crossAdd.code, 0);
+});
 
-Deno.test("cli: mistakes exit non-zero with a message on stderr and nothing on stdout", () =>
-  withServer(async (_s, kv) => {
+inBothModes(
+  "mistakes exit non-zero with a message on stderr and nothing on stdout",
+  async (_s, kv) => {
     const team = await ok(kv, "team:create", "--name", "Acme");
     const user = await ok(kv, "user:create", "--team", team.id, "--name", "Ada");
     const missingId = "01900000-0000-7000-8000-000000000000";
@@ -285,35 +317,36 @@ Deno.test("cli: mistakes exit non-zero with a message on stderr and nothing on s
     const again = await admin(kv, "token:revoke", "--id", revokedTwice.id);
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, /already revoked/);
-  }));
+  },
+);
 
-Deno.test("cli: demo prints a workspace whose tokens work", () =>
-  withServer(async (s, kv) => {
-    const demo = await ok(kv, "demo");
-    assert.match(demo.admin.token, /^tcp_/);
-    assert.match(demo.bot.token, /^tcb_/);
-    assert.ok(demo.try.includes(`Bearer ${demo.admin.token}`));
-    const names = (r: { body: { data: { name: string }[] } }) => r.body.data.map((c) => c.name);
-    const asAdmin = await api(s, "GET", "/channels", { token: demo.admin.token });
-    assert.equal(asAdmin.status, 200);
-    assert.deepEqual(names(asAdmin), ["demo", "general"]);
-    const asBot = await api(s, "GET", "/channels", { token: demo.bot.token });
-    assert.deepEqual(names(asBot), ["demo"]);
-    const demoChannel = demo.channels.find((c: { name: string }) => c.name === "demo");
-    const members = await api(s, "GET", `/channels/${demoChannel.id}/members`, {
-      token: demo.bot.token,
-    });
-    assert.deepEqual(
-      members.body.data.map((m: { id: string }) => m.id).sort(),
-      [
-        demo.admin.id,
-        demo.bot.id,
-      ].sort(),
-    );
-  }));
+inBothModes("demo prints a workspace whose tokens work", async (s, kv) => {
+  const demo = await ok(kv, "demo");
+  assert.match(demo.admin.token, /^tcp_/);
+  assert.match(demo.bot.token, /^tcb_/);
+  assert.ok(demo.try.includes(`Bearer ${demo.admin.token}`));
+  const names = (r: { body: { data: { name: string }[] } }) => r.body.data.map((c) => c.name);
+  const asAdmin = await api(s, "GET", "/channels", { token: demo.admin.token });
+  assert.equal(asAdmin.status, 200);
+  assert.deepEqual(names(asAdmin), ["demo", "general"]);
+  const asBot = await api(s, "GET", "/channels", { token: demo.bot.token });
+  assert.deepEqual(names(asBot), ["demo"]);
+  const demoChannel = demo.channels.find((c: { name: string }) => c.name === "demo");
+  const members = await api(s, "GET", `/channels/${demoChannel.id}/members`, {
+    token: demo.bot.token,
+  });
+  assert.deepEqual(
+    members.body.data.map((m: { id: string }) => m.id).sort(),
+    [
+      demo.admin.id,
+      demo.bot.id,
+    ].sort(),
+  );
+});
 
-Deno.test("cli: a second demo says so instead of making another team; --format shell sets the README's names", () =>
-  withServer(async (s, kv) => {
+inBothModes(
+  "a second demo says so instead of making another team; --format shell sets the README's names",
+  async (s, kv) => {
     const first = await ok(kv, "demo");
     const again = await admin(kv, "demo");
     assert.equal(again.code, 1);
@@ -338,43 +371,44 @@ Deno.test("cli: a second demo says so instead of making another team; --format s
     }).output();
     const channel = JSON.parse(new TextDecoder().decode(out.stdout));
     assert.equal(channel.data.name, "demo");
-  }));
+  },
+);
 
-Deno.test("cli: lost ids can be found again: teams, users, tokens, subscriptions", () =>
-  withServer(async (s, kv) => {
-    const demo = await ok(kv, "demo");
-    const teams = await ok(kv, "team:list");
-    assert.deepEqual(teams.map((t: { id: string }) => t.id), [demo.team.id]);
-    const users = await ok(kv, "user:list", "--team", demo.team.id);
-    assert.deepEqual(
-      users.map((u: { name: string; type: string }) => [u.name, u.type]),
-      [["Integrations", "bot"], ["Ada Admin", "human"], ["Demo Bot", "bot"]],
-    );
-    const tokens = await ok(kv, "token:list", "--user", demo.bot.id);
-    assert.deepEqual(tokens.map((t: { id: string }) => t.id), [demo.bot.token_id]);
-    assert.ok(!JSON.stringify(tokens).includes(demo.bot.token), "never the value");
-    assert.equal(tokens[0].kind, "bot");
-    const rotated = await ok(kv, "token:rotate", "--id", demo.bot.token_id);
-    const after = await ok(kv, "token:list", "--user", demo.bot.id);
-    assert.deepEqual(
-      after.map((t: { id: string; revoked_at: string | null }) => [t.id, !!t.revoked_at]),
-      [
-        [demo.bot.token_id, true],
-        [rotated.id, false],
-      ],
-    );
-    s.ctx.settings.webhooks.allowPrivateUrls = true;
-    const sub = await api(s, "POST", "/webhooks", {
-      token: demo.admin.token,
-      body: { name: "hook", url: "http://127.0.0.1:9/hook", events: ["message.created"] },
-    });
-    const hooks = await ok(kv, "webhook:list", "--team", demo.team.id);
-    assert.deepEqual(hooks.map((h: { id: string }) => h.id), [sub.body.data.id]);
-    assert.ok(!JSON.stringify(hooks).includes("whsec_"), "never the secret");
-  }));
+inBothModes("lost ids can be found again: teams, users, tokens, subscriptions", async (s, kv) => {
+  const demo = await ok(kv, "demo");
+  const teams = await ok(kv, "team:list");
+  assert.deepEqual(teams.map((t: { id: string }) => t.id), [demo.team.id]);
+  const users = await ok(kv, "user:list", "--team", demo.team.id);
+  assert.deepEqual(
+    users.map((u: { name: string; type: string }) => [u.name, u.type]),
+    [["Integrations", "bot"], ["Ada Admin", "human"], ["Demo Bot", "bot"]],
+  );
+  const tokens = await ok(kv, "token:list", "--user", demo.bot.id);
+  assert.deepEqual(tokens.map((t: { id: string }) => t.id), [demo.bot.token_id]);
+  assert.ok(!JSON.stringify(tokens).includes(demo.bot.token), "never the value");
+  assert.equal(tokens[0].kind, "bot");
+  const rotated = await ok(kv, "token:rotate", "--id", demo.bot.token_id);
+  const after = await ok(kv, "token:list", "--user", demo.bot.id);
+  assert.deepEqual(
+    after.map((t: { id: string; revoked_at: string | null }) => [t.id, !!t.revoked_at]),
+    [
+      [demo.bot.token_id, true],
+      [rotated.id, false],
+    ],
+  );
+  s.ctx.settings.webhooks.allowPrivateUrls = true;
+  const sub = await api(s, "POST", "/webhooks", {
+    token: demo.admin.token,
+    body: { name: "hook", url: "http://127.0.0.1:9/hook", events: ["message.created"] },
+  });
+  const hooks = await ok(kv, "webhook:list", "--team", demo.team.id);
+  assert.deepEqual(hooks.map((h: { id: string }) => h.id), [sub.body.data.id]);
+  assert.ok(!JSON.stringify(hooks).includes("whsec_"), "never the secret");
+});
 
-Deno.test("cli: login-link prints a one-time link into the settings screen; bots get none", () =>
-  withServer(async (s, kv) => {
+inBothModes(
+  "login-link prints a one-time link into the settings screen; bots get none",
+  async (s, kv) => {
     const demo = await ok(kv, "demo");
     const { url } = await ok(kv, "login-link", "--user", demo.admin.id);
     const path = new URL(url).pathname;
@@ -395,7 +429,8 @@ Deno.test("cli: login-link prints a one-time link into the settings screen; bots
     assert.equal(bot.code, 1);
     assert.match(bot.stderr, /Bots can't sign in/);
     assert.equal(bot.stdout, "");
-  }));
+  },
+);
 
 /** `deno task admin <args>` with no store at all, as help needs none: its exit code and stdout. */
 async function help(...args: string[]) {
@@ -461,24 +496,23 @@ Deno.test("cli: docs/cli.md names every command the CLI has", async () => {
   assert.deepEqual(names.filter((n) => !named(n)), [], "commands docs/cli.md leaves out");
 });
 
-Deno.test("cli: channel:list shows a team's channels, direct messages included", () =>
-  withServer(async (_s, kv) => {
-    const demo = await ok(kv, "demo");
-    const person = await ok(kv, "user:create", "--team", demo.team.id, "--name", "Bo");
-    const dm = await ok(kv, "dm:create", "--users", `${demo.admin.id},${person.id}`);
-    const channels = await ok(kv, "channel:list", "--team", demo.team.id);
-    assert.deepEqual(
-      channels.map((c: { id: string; is_direct: boolean }) => [c.id, c.is_direct]).sort(),
-      [...demo.channels.map((c: { id: string }) => [c.id, false]), [dm.id, true]].sort(),
-    );
-    assert.deepEqual(Object.keys(channels[0]).sort(), [
-      "id",
-      "is_archived",
-      "is_direct",
-      "name",
-      "visibility",
-    ]);
-  }));
+inBothModes("channel:list shows a team's channels, direct messages included", async (_s, kv) => {
+  const demo = await ok(kv, "demo");
+  const person = await ok(kv, "user:create", "--team", demo.team.id, "--name", "Bo");
+  const dm = await ok(kv, "dm:create", "--users", `${demo.admin.id},${person.id}`);
+  const channels = await ok(kv, "channel:list", "--team", demo.team.id);
+  assert.deepEqual(
+    channels.map((c: { id: string; is_direct: boolean }) => [c.id, c.is_direct]).sort(),
+    [...demo.channels.map((c: { id: string }) => [c.id, false]), [dm.id, true]].sort(),
+  );
+  assert.deepEqual(Object.keys(channels[0]).sort(), [
+    "id",
+    "is_archived",
+    "is_direct",
+    "name",
+    "visibility",
+  ]);
+});
 
 /** Runs the CLI with exactly `env` (and nothing of this process's), without a server of ours. */
 async function bareAdmin(env: Record<string, string>, ...args: string[]) {
@@ -572,30 +606,29 @@ Deno.test("cli: the URLs it prints use the BASE_URL the service last started wit
   }
 });
 
-Deno.test("cli: audit:list names who acted and on what, beside the ids", () =>
-  withServer(async (s, kv) => {
-    const demo = await ok(kv, "demo");
-    const entries = await ok(kv, "audit:list", "--team", demo.team.id);
-    const bots = entries.find((e: { target_name: string }) =>
-      e.target_name === "Demo Bot's token “demo”"
-    );
-    assert.ok(bots, JSON.stringify(entries));
-    assert.equal(bots.action, "token.created");
-    assert.equal(bots.actor_name, "operator (CLI)");
-    assert.equal(bots.actor_id, null);
-    assert.match(bots.target_id, /^[0-9a-f-]{36}$/);
-    const sub = await api(s, "POST", "/webhooks", {
-      token: demo.admin.token,
-      body: {
-        name: "Pager bridge",
-        url: "https://93.184.216.34/hook",
-        events: ["message.created"],
-      },
-    });
-    assert.equal(sub.status, 201);
-    const [latest] = await ok(kv, "audit:list", "--team", demo.team.id, "--limit", "1");
-    assert.deepEqual(
-      [latest.action, latest.actor_name, latest.actor_id, latest.target_name, latest.target_id],
-      ["webhook.created", "Ada Admin", demo.admin.id, "Pager bridge", sub.body.data.id],
-    );
-  }));
+inBothModes("audit:list names who acted and on what, beside the ids", async (s, kv) => {
+  const demo = await ok(kv, "demo");
+  const entries = await ok(kv, "audit:list", "--team", demo.team.id);
+  const bots = entries.find((e: { target_name: string }) =>
+    e.target_name === "Demo Bot's token “demo”"
+  );
+  assert.ok(bots, JSON.stringify(entries));
+  assert.equal(bots.action, "token.created");
+  assert.equal(bots.actor_name, "operator (CLI)");
+  assert.equal(bots.actor_id, null);
+  assert.match(bots.target_id, /^[0-9a-f-]{36}$/);
+  const sub = await api(s, "POST", "/webhooks", {
+    token: demo.admin.token,
+    body: {
+      name: "Pager bridge",
+      url: "https://93.184.216.34/hook",
+      events: ["message.created"],
+    },
+  });
+  assert.equal(sub.status, 201);
+  const [latest] = await ok(kv, "audit:list", "--team", demo.team.id, "--limit", "1");
+  assert.deepEqual(
+    [latest.action, latest.actor_name, latest.actor_id, latest.target_name, latest.target_id],
+    ["webhook.created", "Ada Admin", demo.admin.id, "Pager bridge", sub.body.data.id],
+  );
+});

@@ -18,6 +18,7 @@ import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { keys } from "../kv/keys.ts";
 import { wrapStore } from "../kv/open.ts";
 import { SocketHub } from "../domain/apps/socket/hub.ts";
+import { serviceRunner } from "../cli/service_runner.ts";
 import { AppSender } from "../delivery/app_sender.ts";
 import { StreamHub } from "../domain/stream/hub.ts";
 import { checkResponse } from "./openapi_check.ts";
@@ -89,7 +90,8 @@ export function startStreams(ctx: Ctx): StreamHub {
 /** What main.ts makes for the app besides the store: the hubs, and the sender of calls to apps. */
 export function appParts(ctx: Ctx) {
   const sockets = startSockets(ctx);
-  return { streams: startStreams(ctx), sockets, calls: new AppSender(sockets) };
+  const calls = new AppSender(sockets);
+  return { streams: startStreams(ctx), sockets, calls, admin: serviceRunner(ctx, calls) };
 }
 
 /** Socket Mode's hub hearing the store's commits, as main.ts makes it. */

@@ -15,6 +15,9 @@ import { subjectOfPerson } from "../domain/principals.ts";
 const HOOK = "http://127.0.0.1:9/hook";
 const valid = { name: "CI", url: HOOK, events: ["message.created"] };
 
+/** A command's notes to the operator, which these tests do not read. */
+const ignoreNotes = () => {};
+
 Deno.test("webhooks: create returns the secret once; list and show never do", async () => {
   await withWorkspace(async (s, w) => {
     const res = await api(s, "POST", "/webhooks", {
@@ -392,6 +395,7 @@ Deno.test("webhooks: CLI commands webhook:enable and webhook:rotate-secret", asy
       s.ctx,
       { id },
       new AppSender(),
+      ignoreNotes,
     ) as {
       id: string;
       secret: string;
@@ -399,7 +403,7 @@ Deno.test("webhooks: CLI commands webhook:enable and webhook:rotate-secret", asy
     assert.equal(rotated.id, id);
     assert.match(rotated.secret, /^whsec_/);
     await assert.rejects(
-      () => webhookCommands["webhook:enable"].run(s.ctx, { id }, new AppSender()),
+      () => webhookCommands["webhook:enable"].run(s.ctx, { id }, new AppSender(), ignoreNotes),
       /active/,
     );
     const entry = await s.ctx.kv.get<Subscription>(keys.webhook(id));
@@ -408,6 +412,7 @@ Deno.test("webhooks: CLI commands webhook:enable and webhook:rotate-secret", asy
       s.ctx,
       { id },
       new AppSender(),
+      ignoreNotes,
     ) as Record<
       string,
       unknown

@@ -159,7 +159,10 @@ export async function requireReadable(flag: string, file: string): Promise<Deno.
   try {
     const info = await Deno.stat(file);
     if (info.isDirectory) {
-      throw invalid(flag, `--${flag}: ${file} is a folder; give the file in it. Nothing was changed.`);
+      throw invalid(
+        flag,
+        `--${flag}: ${file} is a folder; give the file in it. Nothing was changed.`,
+      );
     }
     (await Deno.open(file, { read: true })).close();
     return info;
@@ -227,7 +230,9 @@ async function checkOpens(settings: Settings, candidate: string, from: string) {
   const raw = await Deno.openKv(candidate).catch((e) => {
     throw invalid(
       "from",
-      `--from: ${from} can't be opened as a store (${firstLine(e)}): it is not a backup of this service's store. Nothing was changed.`,
+      `--from: ${from} can't be opened as a store (${
+        firstLine(e)
+      }): it is not a backup of this service's store. Nothing was changed.`,
     );
   });
   const kv = wrapStore(raw, candidate, { turns: false });

@@ -19,7 +19,9 @@ export type SecretSurface =
   | "oauth_code"
   | "response_url"
   /** A verifying incoming webhook's signature: a refused one (401) is a miss, as a forgery. */
-  | "incoming_signature";
+  | "incoming_signature"
+  /** An operator's request to the admin path (routes/admin.ts): a refused one (401) is a miss. */
+  | "admin_signature";
 
 /**
  * Secret URLs can't be guessed at speed. A lookup whose secret matches nothing (the 404) counts a
@@ -52,7 +54,7 @@ export class GuessGuard {
     try {
       return await lookup();
     } catch (e) {
-      const missed = surface === "incoming_signature" ? 401 : 404;
+      const missed = surface === "incoming_signature" || surface === "admin_signature" ? 401 : 404;
       if (!(e instanceof ApiError) || e.status !== missed) throw e;
       secretMisses.inc({ surface });
       const claim = await this.kv.lock(MISS_CLAIMS).run(address, () =>
