@@ -28,6 +28,7 @@ import { socketMode } from "./scenarios/socket_mode.ts";
 import { socketFlood } from "./scenarios/socket_flood.ts";
 import { scheduled } from "./scenarios/scheduled.ts";
 import { agentStreams } from "./scenarios/agent_streams.ts";
+import { adminRemote } from "./scenarios/admin_remote.ts";
 import { requireWrk } from "./wrk.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
@@ -54,6 +55,7 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["socket flood", socketFlood, 30],
   ["scheduled messages", scheduled, 45],
   ["agent streams", agentStreams, 120],
+  ["admin remote", adminRemote, 15],
 ];
 
 await requireWrk();

@@ -103,7 +103,7 @@ async function upload(
   const res = await send(url, {
     keyring,
     name,
-    body: (await Deno.open(from)).readable,
+    body: (await Deno.open(from)).readable.pipeThrough(progress(`${name}: sent`, info.size)),
     bodySha256: hash.digest("hex"),
     flags: JSON.stringify(sent),
     length: info.size,
@@ -111,6 +111,27 @@ async function upload(
   const answer = await res.json();
   tell(answer.notes);
   return answer.value;
+}
+
+/** Files this large say how far they have come, on stderr, at each tenth. */
+const PROGRESS_FROM_BYTES = 16 * 1024 * 1024;
+
+/** Passes a file's bytes through, telling stderr of each tenth of `total` when it is large. */
+function progress(label: string, total: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  let told = 0;
+  const mib = (n: number) => (n / 1024 / 1024).toFixed(1);
+  return new TransformStream({
+    transform(chunk, next) {
+      seen += chunk.length;
+      const tenth = Math.floor((seen / total) * 10);
+      if (total >= PROGRESS_FROM_BYTES && tenth > told) {
+        told = tenth;
+        console.error(`${label} ${mib(seen)} of ${mib(total)} MiB`);
+      }
+      next.enqueue(chunk);
+    },
+  });
 }
 
 /** The file a command made on the service, written to `to` (whole, or not at all). */
@@ -121,7 +142,8 @@ async function download(res: Response, to: string): Promise<Record<string, unkno
   try {
     // As the service writes its own: an export holds every message, a backup the whole store.
     const out = await Deno.open(partial, { write: true, createNew: true, mode: 0o600 });
-    await res.body!.pipeTo(out.writable);
+    const size = Number(res.headers.get("Content-Length") ?? NaN);
+    await res.body!.pipeThrough(progress(`${to}: received`, size)).pipeTo(out.writable);
     await Deno.rename(partial, to);
   } catch (e) {
     await Deno.remove(partial).catch(() => {});

@@ -21,7 +21,10 @@ export function serviceRunner(ctx: Ctx, calls: AppCalls): AdminRunner {
       const notes: string[] = [];
       const command = COMMANDS.get(name);
       if (!command) return { ok: false, message: unknownCommand(name), exit: 2, notes };
-      const dir = await Deno.makeTempDir({ prefix: "admin-" });
+      // Only a command that reads or makes files gets a folder: most run on the store alone.
+      const dir = "onFile" in command || fileFlags(command.usage).length > 0
+        ? await Deno.makeTempDir({ prefix: "admin-" })
+        : "";
       try {
         const given = await withFiles(command, { flags, files: inputs.files, dir });
         const say = (note: string) => void notes.push(note);
@@ -31,7 +34,7 @@ export function serviceRunner(ctx: Ctx, calls: AppCalls): AdminRunner {
         return { ok: false, ...failureOf(e, command), notes };
       } finally {
         // A file made to go down is moved out first: what is left here was the command's input.
-        await Deno.remove(dir, { recursive: true }).catch(() => {});
+        if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
       }
     },
   };

@@ -71,7 +71,7 @@ const PREFIX_KINDS = {
     delivery_signal rate up app_key_check service notices sealed_notices notices_version ephemerals
     socket_tickets socket_signal socket_presence socket_calls socket_answers
     socket_deaf scheduled_turn incoming_seen socket_presence_turn socket_links_closed import
-    admin_nonces
+    admin_nonces admin_audit
   `),
 };
 

@@ -89,7 +89,7 @@
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
  * | ["agent_threads", channelId, threadTs \| ""] | AgentThread          | an agent's conversation with a person, or one of its threads: what the person looks at, the agent's status and suggested prompts (kv/agent_threads.ts) |
  * | ["open_streams", startedMs, messageId]       | OpenStream           | a reply an agent is streaming, until its stream stops (kv/open_streams.ts): how one left open ten minutes is found and stopped |
- * | ["admin_nonces", nonce]                       | number (time)        | a signed admin request's nonce, kept past its 5 minutes: a replay is refused (kv/admin_nonces.ts) |
+ * | ["admin_nonces", nonce], ["admin_audit", id]  | number, AdminAuditEntry | a signed admin request's nonce, kept past its 5 minutes: a replay is refused (kv/admin_nonces.ts); each admin request that ran or was refused, 90 days (kv/admin_audit.ts) |
  * | ["socket_presence_turn", appId]               | Deno.KvU64           | bumped by every write of the app's presences, and checked by an opening's count-and-record: two instances never both take the tenth slot |
  * | ["socket_links_closed", appId]                | number (time)        | the app's connections opened before it are closed on every instance (its last install went; domain/apps/installs.ts) |
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
@@ -262,6 +262,8 @@ export const keys = {
   socketPresenceTurn: (appId: string) => ["socket_presence_turn", appId],
   socketLinksClosed: (appId: string) => ["socket_links_closed", appId],
   adminNonce: (nonce: string) => ["admin_nonces", nonce],
+  adminAudits: () => ["admin_audit"],
+  adminAudit: (entryId: string) => ["admin_audit", entryId],
   agentThread: (channelId: string, threadTs: string) => ["agent_threads", channelId, threadTs],
   openStreams: () => ["open_streams"],
   openStream: (startedMs: number, messageId: string) => ["open_streams", startedMs, messageId],

@@ -2,7 +2,7 @@
  * `POST /admin/v1/<command>` (decisions.md, "Operating a deployed service from anywhere"): the
  * admin CLI with `ADMIN_URL` runs its commands here, on this service's store. A request is checked
  * from its signed headers before its body is read (domain/data/admin_requests.ts); a refused one
- * is 401 with no detail, logged with why, and counted against the address's guessing limit.
+ * is 401 with no detail, logged and kept in the admin log with why, and counted against the address's guessing limit.
  * `ADMIN_REMOTE=false` takes the path away (404).
  */
 import { type Context, Hono } from "hono";
@@ -11,6 +11,7 @@ import type { Ctx } from "../domain/context.ts";
 import {
   AdminRefused,
   type AdminRunner,
+  recordRefusal,
   verifyAdminRequest,
 } from "../domain/data/admin_requests.ts";
 import type { GuessGuard } from "../domain/guards/guessing.ts";
@@ -87,6 +88,7 @@ async function bodyOf(c: Context, { file, signed }: { file: boolean; signed: str
  */
 async function sendFile(file: string, result: { value: unknown; notes: string[] }) {
   const opened = await Deno.open(file);
+  const { size } = await opened.stat();
   const cleanup = () => void Deno.remove(file).catch(() => {});
   const body = opened.readable.pipeThrough(
     new TransformStream({ flush: cleanup, cancel: cleanup }),
@@ -94,6 +96,7 @@ async function sendFile(file: string, result: { value: unknown; notes: string[] 
   return new Response(body, {
     headers: {
       "Content-Type": "application/octet-stream",
+      "Content-Length": String(size),
       "X-Admin-Result": JSON.stringify(result),
     },
   });
@@ -118,7 +121,13 @@ export function adminRoutes(
       const signed = await guard.lookup(
         address,
         "admin_signature",
-        () => verifyAdminRequest(ctx, { method: "POST", path, headers: c.req.raw.headers }),
+        () =>
+          verifyAdminRequest(ctx, {
+            method: "POST",
+            path,
+            headers: c.req.raw.headers,
+            from: { command: name, address },
+          }),
       );
       const body = await guard.lookup(
         address,
@@ -144,6 +153,7 @@ export function adminRoutes(
     } catch (e) {
       if (e instanceof AdminRefused) {
         log.warn("admin: a request was refused", { address, why: e.why, command: name });
+        await recordRefusal(ctx, { command: name, address, why: e.why });
       }
       throw e;
     } finally {

@@ -1868,6 +1868,19 @@ const OPEN: Record<string, OpenRow> = {
       ];
     },
   },
+  "POST /admin/v1/{command}": {
+    surface: "open",
+    // Signed requests are tests/cli_remote_test.ts's: no token, session or client opens it.
+    cells: () =>
+      Promise.resolve([
+        {
+          what: "unsigned",
+          path: "/admin/v1/team:list",
+          body: { flags: {} },
+          expect: 401,
+        },
+      ]),
+  },
   "POST /hooks/{secret}": {
     surface: "open",
     cells: async (w) => {

@@ -69,8 +69,8 @@ const CONTRACT: [string, string, string][] = [
 
 /**
  * Operations outside the token scheme: the index, the probe, the metrics (their own token), this
- * document and its reference page, incoming webhooks (whose URL is the credential), and OAuth
- * (a session or the app's client credentials).
+ * document and its reference page, incoming webhooks (whose URL is the credential), OAuth
+ * (a session or the app's client credentials), and the operator's admin path (signed with APP_KEY).
  */
 const PUBLIC = new Set([
   "/",
@@ -85,6 +85,7 @@ const PUBLIC = new Set([
   "/oauth/revoke",
   "/hooks/{secret}",
   "/responses/{secret}",
+  "/admin/v1/{command}",
 ]);
 
 // deno-lint-ignore no-explicit-any

@@ -9,11 +9,12 @@ export interface Page {
 }
 
 /**
- * A block not run (`skip` says why), or run with the service stopped and started again after.
- * A rule matches exactly one block, or with `every`, one or more.
+ * A block not run (`skip` says why; with `instead`, a script run in its place that leaves the
+ * shell as the block would, on this machine), or run with the service stopped and started again
+ * after. A rule matches exactly one block, or with `every`, one or more.
  */
 export type Rule =
-  & { page: string; skip?: string; stopped?: boolean; every?: boolean }
+  & { page: string; skip?: string; instead?: string; stopped?: boolean; every?: boolean }
   & ({ has: string } | { is: string });
 
 type Step =
@@ -66,6 +67,13 @@ export function planOf(pages: Page[], rules: Rule[]): PlannedPage[] {
       const id = `${page.path}#${i + 1}`;
       const rule = rules.find((r) => matches(r, page.path, text));
       if (rule) used.set(rule, used.get(rule)! + 1);
+      if (rule?.skip && rule.instead !== undefined) {
+        return {
+          id,
+          kind: "run",
+          text: `echo ${quoted(`in its place: ${rule.skip}`)}\n${rule.instead}`,
+        };
+      }
       if (rule?.skip) return { id, kind: "skip", why: rule.skip };
       if (rule?.stopped) return { id, kind: "stopped", text };
       return { id, kind: STARTS_SERVICE.test(text) ? "service" : "run", text };

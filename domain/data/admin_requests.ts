@@ -4,13 +4,14 @@
  * signed with a key derived from APP_KEY, which the operator already keeps. The MAC covers the
  * method, the path, a timestamp, a nonce, the body's SHA-256 and the flags when they travel in a
  * header; a request more than 5 minutes off, a nonce seen before or a wrong MAC is refused alike,
- * with no detail.
+ * with no detail. Each request, taken or refused, is kept in the admin log (kv/admin_audit.ts).
  */
 import type { Ctx } from "../context.ts";
 import type { Keyring } from "../../core/keyring.ts";
 import { ApiError } from "../../core/errors.ts";
 import { sameText } from "../../core/same_text.ts";
 import { takeNonce } from "../../kv/admin_nonces.ts";
+import { addAdminAudit, type AdminAuditEntry, listAdminAudit } from "../../kv/admin_audit.ts";
 
 /** The headers a signed request carries. */
 export const ADMIN_HEADERS = {
@@ -77,7 +78,13 @@ export class AdminRefused extends ApiError {
  */
 export async function verifyAdminRequest(
   ctx: Ctx,
-  { method, path, headers }: { method: string; path: string; headers: Headers },
+  { method, path, headers, from }: {
+    method: string;
+    path: string;
+    headers: Headers;
+    /** Who sent it: the command it names and the client's address, for the admin log. */
+    from: { command: string; address: string };
+  },
 ): Promise<{ bodySha256: string; flags: string }> {
   const timestamp = headers.get(ADMIN_HEADERS.timestamp) ?? "";
   const nonce = headers.get(ADMIN_HEADERS.nonce) ?? "";
@@ -97,7 +104,10 @@ export async function verifyAdminRequest(
   }
   const expected = ctx.keyring.adminMac(macInput({ ...parts, timestamp, nonce }));
   if (!sameText(signature, expected)) throw new AdminRefused("bad signature");
-  if (!await takeNonce(ctx.kv, nonce, 2 * ADMIN_WINDOW_MS)) throw new AdminRefused("replayed");
+  const entry = { ...from, outcome: "accepted" as const };
+  if (!await takeNonce(ctx.kv, { nonce, keepMs: 2 * ADMIN_WINDOW_MS, entry })) {
+    throw new AdminRefused("replayed");
+  }
   return { bodySha256, flags };
 }
 
@@ -130,4 +140,17 @@ export interface AdminRunner {
   takesFile(name: string): boolean;
   /** Runs `name` with `flags` and what else the request brought. */
   run(name: string, flags: Record<string, string>, inputs: AdminInputs): Promise<AdminOutcome>;
+}
+
+/** Keeps a refused request in the service's admin log (`audit:admin`), with why. */
+export async function recordRefusal(
+  ctx: Ctx,
+  { command, address, why }: { command: string; address: string; why: AdminRefusal },
+): Promise<void> {
+  await addAdminAudit(ctx.kv, { command, address, why, outcome: "refused" });
+}
+
+/** The admin log, newest first: what ran through the admin path and what was refused. */
+export function readAdminAudit(ctx: Ctx, limit: number): Promise<AdminAuditEntry[]> {
+  return listAdminAudit(ctx.kv, limit);
 }
