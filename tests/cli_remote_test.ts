@@ -11,6 +11,7 @@ import { MAX_MISSES_PER_MINUTE } from "../domain/guards/guessing.ts";
 import { ADMIN_HEADERS, signAdminRequest } from "../domain/data/admin_requests.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { seedMessages, seedWorkspace } from "../bench/seed.ts";
+import { backupUnsupported } from "../kv/store_file.ts";
 
 /** The environment an operator far from the store runs the CLI with. */
 const remoteEnv = (url: string, appKey: string) => ({
@@ -130,7 +131,18 @@ Deno.test("cli remote: ADMIN_REMOTE=false takes the admin path away (404), and t
 
 const MESSAGES = 100_000;
 
-Deno.test("cli remote: a 100k-message workspace exported down from one service and imported up into another", async () => {
+// The service exports a store file through SQLite, which Deno 2.5 doesn't let it attach.
+const unsupported = backupUnsupported();
+
+Deno.test({
+  name: unsupported
+    ? `cli remote: export down and import up (skipped: ${unsupported})`
+    : "cli remote: a 100k-message workspace exported down from one service and imported up into another",
+  ignore: unsupported !== null,
+  fn: moveBetweenServices,
+});
+
+async function moveBetweenServices() {
   const source = await sharedStore();
   const target = await sharedStore({ APP_KEY: source.env.APP_KEY });
   const seeded = await seedWorkspace(source.ctx);
@@ -164,4 +176,4 @@ Deno.test("cli remote: a 100k-message workspace exported down from one service a
     await Deno.remove(file.replace(/\/[^/]*$/, ""), { recursive: true });
     await Promise.all([source.cleanup(), target.cleanup()]);
   }
-});
+}
