@@ -5,7 +5,6 @@
  * payload to the app's interactivity URL, and the press answers as a command run does.
  */
 import { liveInstall } from "./live_install.ts";
-import { appChannelName } from "../../core/channel_kind.ts";
 import type { Ctx } from "../context.ts";
 import type { Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, AppInstall } from "../../core/app_records.ts";
@@ -17,7 +16,8 @@ import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
 import { slackMessage } from "../slack/shapes.ts";
 import { type Press, pressOf } from "./pressable.ts";
-import { type AppCalls, interactionsUrl, payloadActor, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, interactionsUrl, payloadActor } from "./app_call.ts";
+import { interactive, payloadChannel, routeTo } from "./request_frame.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { issueAnswerWays } from "./responses.ts";
 import { deliverReply } from "./replies.ts";
@@ -62,8 +62,8 @@ export async function pressAction(
     where: "message",
   });
   const { app, install, bot, url } = await interactiveApp(ctx, message);
-  const secret = await signingSecretOf(ctx, app);
-  if (!secret && !app.socket_mode_enabled) return unsigned();
+  const route = await routeTo(ctx, app, url);
+  if (route === "unsigned") return unsigned();
   const payload = await blockActions(ctx, {
     subject,
     channel: read.channel,
@@ -73,7 +73,7 @@ export async function pressAction(
     action,
   });
   return await interact(ctx, calls, {
-    request: { app, type: "interactive", payload, url, signingSecret: secret },
+    request: interactive(route, payload),
     deliver: (reply) =>
       deliverReply(ctx, {
         reply,
@@ -112,18 +112,14 @@ async function blockActions(
   const shown = slackMessage(message);
   return {
     type: "block_actions",
-    token: "",
-    api_app_id: app.id,
     ...actor,
-    enterprise: null,
-    is_enterprise_install: false,
     container: {
       type: "message",
       message_ts: shown.ts,
       channel_id: channel.id,
       is_ephemeral: false,
     },
-    channel: { id: channel.id, name: appChannelName(channel) },
+    channel: payloadChannel(channel),
     message: shown,
     state: { values: {} },
     response_url: ways.response_url,

@@ -17,7 +17,8 @@ import { getTeam, memberRef } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
 import { authorize } from "../policy.ts";
 import { slugify } from "../channels/slug.ts";
-import { type AppCalls, signingSecretOf } from "./app_call.ts";
+import type { AppCalls } from "./app_call.ts";
+import { routeTo, slashCommand } from "./request_frame.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { issueAnswerWays } from "./responses.ts";
 import { deliverReply } from "./replies.ts";
@@ -83,8 +84,8 @@ export async function runCommand(
   if (channel.is_archived) throw invalid("channel", "The channel is archived.");
   authorize(subject, "channel.post", { channel, isMember });
   const { app, install, bot, declared } = await commandHolder(ctx, subject.team_id, command);
-  const secret = await signingSecretOf(ctx, app);
-  if (!secret && !app.socket_mode_enabled) return { command: declared.command, ...unsigned() };
+  const route = await routeTo(ctx, app, declared.url);
+  if (route === "unsigned") return { command: declared.command, ...unsigned() };
   const form = await commandForm(ctx, {
     subject,
     channel,
@@ -94,13 +95,7 @@ export async function runCommand(
     text,
   });
   const ran = await interact(ctx, calls, {
-    request: {
-      app,
-      type: "slash_commands",
-      payload: form,
-      url: declared.url,
-      signingSecret: secret,
-    },
+    request: slashCommand(route, form),
     deliver: (reply) =>
       deliverReply(ctx, {
         reply,

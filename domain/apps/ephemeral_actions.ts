@@ -5,7 +5,6 @@
  * a press is. Anyone else, and one past its 30 minutes, finds nothing.
  */
 import type { Ctx } from "../context.ts";
-import { appChannelName } from "../../core/channel_kind.ts";
 import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
 import { storedId, tsOfMs } from "../../core/ids.ts";
@@ -13,7 +12,8 @@ import { ephemeralOf, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
 import { memberRef } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
 import { authorize } from "../policy.ts";
-import { type AppCalls, interactionsUrl, payloadActor, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, interactionsUrl, payloadActor } from "./app_call.ts";
+import { interactive, payloadChannel, routeTo } from "./request_frame.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { liveInstall } from "./live_install.ts";
 import { type Press, pressOf } from "./pressable.ts";
@@ -38,8 +38,8 @@ export async function pressEphemeral(
   const live = await liveInstall(ctx, { teamId: shown.team_id, appId: shown.app_id });
   const url = live && interactionsUrl(live.app);
   if (!live || url === undefined) throw gone();
-  const secret = await signingSecretOf(ctx, live.app);
-  if (!secret && !live.app.socket_mode_enabled) return unsigned();
+  const route = await routeTo(ctx, live.app, url);
+  if (route === "unsigned") return unsigned();
   const [actor, ways] = await Promise.all([
     payloadActor(ctx, subject),
     issueAnswerWays(ctx, {
@@ -54,20 +54,16 @@ export async function pressEphemeral(
   const ts = tsOfMs(Date.parse(shown.expires_at) - PRESSABLE_MS);
   const payload = {
     type: "block_actions",
-    token: "",
-    api_app_id: live.app.id,
     ...actor,
     container: { type: "message", message_ts: ts, channel_id: channel.id, is_ephemeral: true },
-    channel: { id: channel.id, name: appChannelName(channel) },
+    channel: payloadChannel(channel),
     state: { values: {} },
     response_url: ways.response_url,
     trigger_id: ways.trigger_id,
     actions: [action],
-    is_enterprise_install: false,
-    enterprise: null,
   };
   return await interact(ctx, calls, {
-    request: { app: live.app, type: "interactive", payload, url, signingSecret: secret },
+    request: interactive(route, payload),
     deliver: (reply) =>
       deliverReply(ctx, {
         reply,

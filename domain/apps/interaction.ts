@@ -11,6 +11,7 @@ import { ApiError } from "../../core/errors.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
 import { type AppCalls, type AppRequest, callAppWaiting, NOT_CONNECTED } from "./app_call.ts";
 import { type AppReply, readReply } from "./replies.ts";
+import { NO_SIGNING_SECRET } from "./request_frame.ts";
 import type { Ephemeral } from "../messages/ephemeral.ts";
 
 export type InteractionStatus = "answered" | "acknowledged" | "pending" | "failed";
@@ -66,7 +67,7 @@ export const unsigned = (): Interaction => ({
   status: "failed",
   ephemeral: null,
   message: null,
-  error: "the app has no signing secret (ask the operator)",
+  error: NO_SIGNING_SECRET,
 });
 
 /** What the app's answer asks for, or the status when there is nothing to deliver. */

@@ -16,13 +16,8 @@ import { loadChannelWith } from "../channels/access.ts";
 import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
 import { slackMessage } from "../slack/shapes.ts";
-import {
-  type AppCalls,
-  interactionsUrl,
-  NOT_CONNECTED,
-  payloadActor,
-  signingSecretOf,
-} from "./app_call.ts";
+import { type AppCalls, interactionsUrl, NOT_CONNECTED, payloadActor } from "./app_call.ts";
+import { interactive, NO_SIGNING_SECRET, payloadChannel, routeTo } from "./request_frame.ts";
 import { installOfBot } from "./bot_install.ts";
 import { liveInstall } from "./live_install.ts";
 import { appOf, stateOf } from "./view_parts.ts";
@@ -85,15 +80,9 @@ async function ask(
   if (url === undefined) {
     throw invalid("action_id", "The app answers no interactions: it offers no options.");
   }
-  const secret = await signingSecretOf(ctx, app);
-  const outcome = await calls.call(ctx, {
-    app,
-    type: "interactive",
-    payload,
-    url,
-    signingSecret: secret,
-  });
-  return offeredOf(outcome);
+  const route = await routeTo(ctx, app, url);
+  if (route === "unsigned") return { options: null, option_groups: null, error: NO_SIGNING_SECRET };
+  return offeredOf(await calls.call(ctx, interactive(route, payload)));
 }
 
 function offeredOf(outcome: AttemptOutcome): Offered {
@@ -135,7 +124,7 @@ export async function viewOptions(
   return await ask(ctx, calls, {
     app,
     payload: {
-      ...suggestion(suggesting, blockId, app),
+      ...suggestion(suggesting, blockId),
       ...await payloadActor(ctx, subject),
       container: { type: "view", view_id: view.id },
       view: slackView(stack, view, state),
@@ -169,7 +158,7 @@ export async function messageOptions(
   return await ask(ctx, calls, {
     app: live.app,
     payload: {
-      ...suggestion(suggesting, blockId, live.app),
+      ...suggestion(suggesting, blockId),
       ...await payloadActor(ctx, subject),
       container: {
         type: "message",
@@ -177,20 +166,16 @@ export async function messageOptions(
         channel_id: channelId,
         is_ephemeral: false,
       },
-      channel: { id: channelId, name: read.channel.slug },
+      channel: payloadChannel(read.channel),
       message: shown,
     },
   });
 }
 
-const suggestion = (s: Suggesting, blockId: string, app: App) => ({
+const suggestion = (s: Suggesting, blockId: string) => ({
   type: "block_suggestion",
-  token: "",
-  api_app_id: app.id,
   action_id: s.action_id,
   block_id: blockId,
   value: s.value,
   action_ts: tsOfMs(Date.now()),
-  is_enterprise_install: false,
-  enterprise: null,
 });

@@ -6,7 +6,6 @@
  * `response_url`), and 3 s to acknowledge: the run answers as a press does.
  */
 import type { Ctx } from "../context.ts";
-import { appChannelName } from "../../core/channel_kind.ts";
 import type { Channel, Message, Subject, User } from "../../core/types.ts";
 import type { App, Shortcut } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
@@ -20,7 +19,8 @@ import { directChannelOf } from "../channels/direct.ts";
 import { messageIn, messageKeyFor } from "../messages/access.ts";
 import { authorize } from "../policy.ts";
 import { slackMessage } from "../slack/shapes.ts";
-import { type AppCalls, interactionsUrl, payloadActor, signingSecretOf } from "./app_call.ts";
+import { type AppCalls, interactionsUrl, payloadActor } from "./app_call.ts";
+import { interactive, payloadChannel, routeTo } from "./request_frame.ts";
 import { interact, type Interaction, unsigned } from "./interaction.ts";
 import { type LiveInstall, liveInstall } from "./live_install.ts";
 import { deliverReply } from "./replies.ts";
@@ -64,7 +64,7 @@ async function shortcutHolder(
   if (url === undefined) {
     throw invalid("callback_id", "The app answers no interactions: its shortcuts can't run.");
   }
-  return { ...live, declared, url, secret: await signingSecretOf(ctx, live.app) };
+  return { ...live, declared, route: await routeTo(ctx, live.app, url) };
 }
 
 /**
@@ -83,29 +83,20 @@ export async function runGlobalShortcut(
     callbackId,
     type: "global",
   });
-  if (!held.secret && !held.app.socket_mode_enabled) return unsigned();
+  if (held.route === "unsigned") return unsigned();
   const person = await getUser(ctx.kv, subject.user_id);
   if (!person) throw unknown();
   const dm = await directChannelOf(ctx, [held.bot as User, person]);
   const { trigger_id } = await waysFor(ctx, { subject, held, channelId: dm.id, messageId: null });
   const payload = {
     type: "shortcut",
-    token: "",
     action_ts: tsOfMs(Date.now()),
     ...await payloadActor(ctx, subject),
     callback_id: callbackId,
     trigger_id,
-    is_enterprise_install: false,
-    enterprise: null,
   };
   const ran = await interact(ctx, calls, {
-    request: {
-      app: held.app,
-      type: "interactive",
-      payload,
-      url: held.url,
-      signingSecret: held.secret,
-    },
+    request: interactive(held.route, payload),
     // A global shortcut has no reply: what the app does next, it does through the Web API.
     deliver: () => Promise.resolve({ ephemeral: null, message: null }),
   });
@@ -138,17 +129,11 @@ export async function runMessageShortcut(
     callbackId,
     type: "message",
   });
-  if (!held.secret && !held.app.socket_mode_enabled) return unsigned();
+  if (held.route === "unsigned") return unsigned();
   const ways = await waysFor(ctx, { subject, held, channelId, messageId: null });
   const payload = messageAction({ channel: read.channel, message, callbackId, ways });
   return await interact(ctx, calls, {
-    request: {
-      app: held.app,
-      type: "interactive",
-      payload: { ...payload, ...await payloadActor(ctx, subject), api_app_id: held.app.id },
-      url: held.url,
-      signingSecret: held.secret,
-    },
+    request: interactive(held.route, { ...payload, ...await payloadActor(ctx, subject) }),
     deliver: (reply) =>
       deliverReply(ctx, {
         reply,
@@ -172,16 +157,13 @@ function messageAction(
   const shown = slackMessage(message);
   return {
     type: "message_action",
-    token: "",
     action_ts: tsOfMs(Date.now()),
     callback_id: callbackId,
     trigger_id: ways.trigger_id,
     response_url: ways.response_url,
     message_ts: shown.ts,
     message: shown,
-    channel: { id: channel.id, name: appChannelName(channel) },
-    is_enterprise_install: false,
-    enterprise: null,
+    channel: payloadChannel(channel),
   };
 }
 

@@ -13,6 +13,7 @@ import { type AppCalls, payloadActor } from "./app_call.ts";
 import { interact, type Interaction } from "./interaction.ts";
 import { type Press, pressOf } from "./pressable.ts";
 import { appOf, stateOf, type Values, viewTrigger } from "./view_parts.ts";
+import { interactive } from "./request_frame.ts";
 import { personsStack, personView, slackView } from "./views.ts";
 
 /**
@@ -32,21 +33,17 @@ export async function pressInView(
   const { stack, view } = await personsStack(ctx, subject, { viewId, top: true });
   const action = await pressOf(ctx, { subject, blocks: view.blocks, press, where: "view" });
   const state = await stateOf(ctx, { subject, view, values, required: false });
-  const { app, url, secret } = await appOf(ctx, stack);
+  const route = await appOf(ctx, stack);
   const payload = {
     type: "block_actions",
-    token: "",
-    api_app_id: app.id,
     ...await payloadActor(ctx, subject),
     container: { type: "view", view_id: view.id },
     trigger_id: await viewTrigger(ctx, stack),
     view: slackView(stack, view, state),
     actions: [action],
-    is_enterprise_install: false,
-    enterprise: null,
   };
   const took: Interaction = await interact(ctx, calls, {
-    request: { app, type: "interactive", payload, url, signingSecret: secret },
+    request: interactive(route, payload),
     // A press in a view is acknowledged; what the app does next, it does through the Web API.
     deliver: () => Promise.resolve({ ephemeral: null, message: null }),
   });

@@ -10,7 +10,8 @@ import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { own, table } from "../../core/tables.ts";
 import { liveInstall } from "./live_install.ts";
 import { insertTrigger } from "../../kv/responses.ts";
-import { interactionsUrl, signingSecretOf } from "./app_call.ts";
+import { interactionsUrl } from "./app_call.ts";
+import { type AppRoute, routeTo } from "./request_frame.ts";
 import { TRIGGER_MS } from "./responses.ts";
 import type { Element } from "../messages/block_elements.ts";
 import { chosen, type Given, isEmpty } from "./element_values.ts";
@@ -60,15 +61,15 @@ export async function stateOf(
 }
 
 /** The app behind an open stack, live; an uninstalled app's views are gone. */
-export async function appOf(ctx: Ctx, stack: ViewStack) {
+export async function appOf(ctx: Ctx, stack: ViewStack): Promise<AppRoute> {
   const app = (await liveInstall(ctx, { teamId: stack.team_id, appId: stack.app_id }))?.app;
   const url = app && interactionsUrl(app);
   if (!app || url === undefined) throw notFound("No such view.");
-  const secret = await signingSecretOf(ctx, app);
-  if (!secret && !app.socket_mode_enabled) {
+  const route = await routeTo(ctx, app, url);
+  if (route === "unsigned") {
     throw invalid("view", "The app has no signing secret (ask the operator).");
   }
-  return { app, url, secret };
+  return route;
 }
 
 /** A trigger for the app to push onto this modal with. */

@@ -15,6 +15,7 @@ import type { AttemptOutcome } from "../../core/outbound/send.ts";
 import { type AppCalls, NOT_CONNECTED, payloadActor } from "./app_call.ts";
 import { answerRefused } from "./interaction.ts";
 import { appOf, stateOf, type Values, viewTrigger } from "./view_parts.ts";
+import { interactive } from "./request_frame.ts";
 import { personsStack, personView, pushOnto, readViewSpec, slackView } from "./views.ts";
 
 /**
@@ -29,25 +30,15 @@ export async function submitView(
   const { stack, view } = await personsStack(ctx, subject, { viewId, top: true });
   if (view.type === "home") throw invalid("view", "A Home is pressed, not submitted.");
   const state = await stateOf(ctx, { subject, view, values });
-  const { app, url, secret } = await appOf(ctx, stack);
+  const route = await appOf(ctx, stack);
   const payload = {
     type: "view_submission",
-    token: "",
-    api_app_id: app.id,
     ...await payloadActor(ctx, subject),
     trigger_id: await viewTrigger(ctx, stack),
     view: slackView(stack, view, state),
     response_urls: [],
-    is_enterprise_install: false,
-    enterprise: null,
   };
-  const outcome = await calls.call(ctx, {
-    app,
-    type: "interactive",
-    payload,
-    url,
-    signingSecret: secret,
-  });
+  const outcome = await calls.call(ctx, interactive(route, payload));
   return await actOn(ctx, { subject, viewId, answer: answerOf(outcome) });
 }
 
@@ -138,18 +129,11 @@ export async function closeView(
     throw e;
   });
   if (!live) return;
-  const { app, url, secret } = live;
   const payload = {
     type: "view_closed",
-    token: "",
-    api_app_id: app.id,
     ...await payloadActor(ctx, subject),
     view: slackView(stack, view),
     is_cleared: false,
-    is_enterprise_install: false,
   };
-  calls.later(
-    calls.call(ctx, { app, type: "interactive", payload, url, signingSecret: secret })
-      .then(() => {}),
-  );
+  calls.later(calls.call(ctx, interactive(live, payload)).then(() => {}));
 }
