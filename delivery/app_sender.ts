@@ -1,19 +1,14 @@
 /**
  * Carries what the domain asks of an app (domain/apps/app_call.ts's AppRequest) over the app's
- * transport: to its request URL, signed as Slack signs (core/slack_signature.ts), under the
+ * transport: to its request URL, signed as Slack signs (core/slack_wire.ts), under the
  * subscription URL rules (every address public unless WEBHOOKS_ALLOW_PRIVATE_URLS); or, for a
  * Socket Mode app, as an envelope on one of its connections, here or on another instance.
  */
 import type { Ctx } from "../domain/context.ts";
 import { Connector } from "../core/outbound/connector.ts";
 import { type AttemptOutcome, MAX_RESPONSE_BYTES, send } from "../core/outbound/send.ts";
-import { slackSignatureHeaders } from "../core/slack_signature.ts";
-import {
-  APP_ANSWER_MS,
-  type AppCalls,
-  type AppRequest,
-  NOT_CONNECTED,
-} from "../domain/apps/app_call.ts";
+import { SLACK_ANSWER_MS, SLACK_USER_AGENT, slackSignatureHeaders } from "../core/slack_wire.ts";
+import { type AppCalls, type AppRequest, NOT_CONNECTED } from "../domain/apps/app_call.ts";
 import type { SocketHub } from "../domain/apps/socket/hub.ts";
 
 /** A request's body over HTTP: form fields, or an interaction's `payload` field, as Slack posts. */
@@ -23,9 +18,6 @@ const formOf = (r: AppRequest) =>
       ? r.payload as Record<string, string>
       : { payload: JSON.stringify(r.payload) },
   ).toString();
-
-/** Who the service calls itself when it calls an app. */
-const USER_AGENT = "TeamChat-Apps/1 (+Slack-compatible)";
 
 /**
  * The service's calls to apps, made where the process starts: the connections it keeps, and the
@@ -49,7 +41,7 @@ export class AppSender implements AppCalls {
     work.finally(() => this.#late.delete(work));
   }
 
-  call(ctx: Ctx, request: AppRequest, timeoutMs = APP_ANSWER_MS): Promise<AttemptOutcome> {
+  call(ctx: Ctx, request: AppRequest, timeoutMs = SLACK_ANSWER_MS): Promise<AttemptOutcome> {
     return callApp(ctx, this, request, timeoutMs);
   }
 
@@ -72,7 +64,7 @@ function callApp(
   ctx: Ctx,
   calls: AppSender,
   request: AppRequest,
-  timeoutMs = APP_ANSWER_MS,
+  timeoutMs = SLACK_ANSWER_MS,
 ): Promise<AttemptOutcome> {
   if (request.app.socket_mode_enabled) return callSocket(calls, request, timeoutMs);
   return postToApp(ctx, calls, {
@@ -120,7 +112,7 @@ async function callSocket(
 function postToApp(
   ctx: Ctx,
   calls: AppSender,
-  { url, body, contentType, signingSecret, timeoutMs = APP_ANSWER_MS }: {
+  { url, body, contentType, signingSecret, timeoutMs = SLACK_ANSWER_MS }: {
     url: string;
     body: string;
     contentType: "application/json" | "application/x-www-form-urlencoded";
@@ -130,7 +122,7 @@ function postToApp(
 ): Promise<AttemptOutcome> {
   const headers = {
     "Content-Type": contentType,
-    "User-Agent": USER_AGENT,
+    "User-Agent": SLACK_USER_AGENT,
     ...slackSignatureHeaders(signingSecret, body),
   };
   return send(url, headers, body, {

@@ -19,9 +19,7 @@ import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
 import type { Work } from "../kv/handed_share.ts";
 import { log } from "../core/log.ts";
-
-/** How long an app has to answer an event: Slack's 3 seconds. */
-const APP_EVENT_TIMEOUT_MS = 3_000;
+import { SLACK_ANSWER_MS } from "../core/slack_wire.ts";
 
 /** Attempts sent but not yet recorded beyond which a task keeps its slot until recorded. */
 const MAX_UNRECORDED = 256;
@@ -153,7 +151,7 @@ export class Attempts {
     return send(sub.url, headers, body, {
       connector: this.deps.connector,
       // An app answers events within Slack's 3 seconds.
-      timeoutMs: sub.app ? APP_EVENT_TIMEOUT_MS : webhooks.timeoutMs,
+      timeoutMs: sub.app ? SLACK_ANSWER_MS : webhooks.timeoutMs,
       allowPrivate: webhooks.allowPrivateUrls,
       resolver: this.deps.resolver,
     });

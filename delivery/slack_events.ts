@@ -5,7 +5,7 @@
  */
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Signer } from "../core/signer.ts";
-import { slackSignedHeaders } from "../core/slack_signature.ts";
+import { retryHeaders, SLACK_USER_AGENT, slackSignedHeaders } from "../core/slack_wire.ts";
 
 /**
  * The headers of an attempt to an app: JSON, the v0 signature with its signing secret, and on a
@@ -21,13 +21,10 @@ export function slackHeaders(
 ): Record<string, string> {
   return {
     "Content-Type": "application/json",
-    "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
+    "User-Agent": SLACK_USER_AGENT,
     ...slackSignedHeaders((text) => signer.hex(text), body, nowMs),
-    ...(job && job.attempt > 1
-      ? {
-        "X-Slack-Retry-Num": String(job.attempt - 1),
-        "X-Slack-Retry-Reason": job.retry_reason ?? "http_error",
-      }
+    ...(job
+      ? retryHeaders({ attempt: job.attempt - 1, reason: job.retry_reason ?? "http_error" })
       : {}),
   };
 }

@@ -3,6 +3,7 @@
  * in the event's commit, as a record pending for the app's connections (kv/socket_queue.ts reads,
  * claims and acks them) instead of a delivery job.
  */
+import { SLACK_ANSWER_MS } from "../core/slack_wire.ts";
 import type { SocketListener, SocketPending } from "../core/app_records.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import { EVENT_TTL_MS, keys } from "./keys.ts";
@@ -20,8 +21,8 @@ export function signalApp<Op extends { set(key: Deno.KvKey, value: unknown): Op 
   return op.set(keys.socketSignal(), now).set(keys.socketAppSignal(appId), now);
 }
 
-/** How long a connection has to ack an envelope before it goes again: Slack's 3 seconds. */
-export const ACK_MS = 3_000;
+/** How long a connection has to ack an envelope before it goes again: Slack's answer time. */
+export const ACK_MS = SLACK_ANSWER_MS;
 
 /** The listener a Socket Mode route stands for, or null for any other subscription. */
 export function socketListenerOf(heard: Heard): SocketListener | null {

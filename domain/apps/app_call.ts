@@ -13,6 +13,7 @@ import { getTeam } from "../../kv/workspace.ts";
 import { slugify } from "../channels/slug.ts";
 import { CacheKind } from "../../core/memory.ts";
 import { errorFields, log } from "../../core/log.ts";
+import { SLACK_ANSWER_MS } from "../../core/slack_wire.ts";
 
 /** What a Socket Mode app with no connection anywhere comes to, in plain words. */
 export const NOT_CONNECTED = "the app is not connected";
@@ -29,9 +30,6 @@ export interface AppRequest {
   url: string | null;
   signingSecret: string | null;
 }
-
-/** How long a person waits for an app's answer: Slack's 3 seconds. */
-export const APP_ANSWER_MS = 3_000;
 
 /**
  * How long an app that missed the 3 seconds may still answer: its answer then reaches the person
@@ -81,7 +79,7 @@ export async function signingSecretOf(ctx: Ctx, app: App): Promise<string | null
 }
 
 /**
- * Calls an app a person waits for: its outcome within APP_ANSWER_MS, or null when it has not
+ * Calls an app a person waits for: its outcome within SLACK_ANSWER_MS, or null when it has not
  * answered yet; an answer that comes later, within APP_LATE_MS, is handed to `late`.
  */
 export async function callAppWaiting(
@@ -92,7 +90,7 @@ export async function callAppWaiting(
 ): Promise<AttemptOutcome | null> {
   const call = calls.call(ctx, request, APP_LATE_MS);
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const waited = new Promise<null>((done) => timer = setTimeout(() => done(null), APP_ANSWER_MS));
+  const waited = new Promise<null>((done) => timer = setTimeout(() => done(null), SLACK_ANSWER_MS));
   const first = await Promise.race([call, waited]);
   clearTimeout(timer);
   if (first === null) {

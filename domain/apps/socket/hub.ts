@@ -5,6 +5,7 @@
  * here. Commands and interactions are not kept: they go to a connection at once, or fail. Work
  * committed elsewhere is found by polling the socket signal.
  */
+import { socketEnvelope } from "../../../core/slack_wire.ts";
 import type { Ctx } from "../../context.ts";
 import type { App, AppToken, SocketCall } from "../../../core/app_records.ts";
 import { newId } from "../../../core/ids.ts";
@@ -196,8 +197,8 @@ export class SocketHub {
     if (!conn) return "not connected";
     const envelopeId = crypto.randomUUID();
     const answer = conn.awaitAck(envelopeId);
-    const envelope = { envelope_id: envelopeId, type, payload, accepts_response_payload: true };
-    if (!conn.send({ ...envelope, retry_attempt: 0, retry_reason: "" })) {
+    const retry = { attempt: 0, reason: "" };
+    if (!conn.send(socketEnvelope({ envelopeId, type, payload, answers: true, retry }))) {
       conn.forget(envelopeId);
       return "not connected";
     }

@@ -4,6 +4,7 @@
  * unacked (another connection when there is one, with `retry_attempt` and `retry_reason`). One
  * read of an app's queue at a time; reasons to read it again meanwhile coalesce.
  */
+import { socketEnvelope } from "../../../core/slack_wire.ts";
 import type { Ctx } from "../../context.ts";
 import type { SocketPending } from "../../../core/app_records.ts";
 import type { OutboxEvent } from "../../../core/types.ts";
@@ -168,14 +169,13 @@ export class QueueSender {
   ): Promise<boolean> {
     const envelopeId = envelopeIdOf(p);
     const payload = await eventCallbackOf(this.ctx.kv, { event, listener: record.listener });
-    const sent = conn.send({
-      envelope_id: envelopeId,
+    const sent = conn.send(socketEnvelope({
+      envelopeId,
       type: "events_api",
       payload,
-      accepts_response_payload: false,
-      retry_attempt: record.attempt - 1,
-      retry_reason: record.attempt > 1 ? "timeout" : "",
-    });
+      answers: false,
+      retry: { attempt: record.attempt - 1, reason: "timeout" },
+    }));
     if (sent) {
       conn.holds(envelopeId);
       this.#apps.get(p.appId)?.sentTo.set(envelopeId, conn.id);
