@@ -103,3 +103,79 @@ export const JOB_MOVES = {
     when: "its claim finds the subscription gone or disabled, or the event gone",
   },
 } as const satisfies Record<string, JobMove>;
+
+/**
+ * The states of a Socket Mode envelope (one event to one Socket Mode app's listener), the second
+ * queue: it can only go where the app's connections are, waits without spending attempts, and
+ * keeps the app's order, so it is not a delivery job. Drawn in ARCHITECTURE.md as the job table
+ * is, each move marked in its module with `envelope move "<name>"`.
+ */
+export type EnvelopeState =
+  /** A record in the app's queue that no connection holds (or whose claim ran out). */
+  | "queued"
+  /** Sent on one connection (on some instance), awaiting its ack until its claim ends. */
+  | "claimed"
+  /** Gone: a connection acked it. */
+  | "acked"
+  /** Gone unsent: past the app's backlog, or its install went. */
+  | "dropped"
+  /** Gone unsent: the 30-day horizon passed (no app connected all that time). */
+  | "expired";
+
+export interface EnvelopeMove {
+  from: readonly EnvelopeState[];
+  to: EnvelopeState;
+  by: string;
+  when: string;
+}
+
+export const ENVELOPE_MOVES = {
+  queue: {
+    from: [],
+    to: "queued",
+    by: "kv/socket_outbox.ts",
+    when: "an event the app's listener hears commits, with no connection of the app here",
+  },
+  hand: {
+    from: [],
+    to: "claimed",
+    by: "kv/socket_outbox.ts",
+    when: "an event the app's listener hears commits, with a connection of the app here",
+  },
+  claim: {
+    from: ["queued"],
+    to: "claimed",
+    by: "kv/socket_queue.ts",
+    when: "a connection of the app has room, oldest first",
+  },
+  ack: {
+    from: ["claimed"],
+    to: "acked",
+    by: "kv/socket_queue.ts",
+    when: "a connection acks its envelope id (whichever connection had it)",
+  },
+  release: {
+    from: ["claimed"],
+    to: "queued",
+    by: "kv/socket_queue.ts",
+    when: "its connection closed before the ack: it goes again at once",
+  },
+  lapse: {
+    from: ["claimed"],
+    to: "queued",
+    by: "domain/apps/socket/queue_sender.ts",
+    when: "its claim ran out unacked (Slack's 3 s): read as queued, sent again with a retry",
+  },
+  drop: {
+    from: ["queued", "claimed"],
+    to: "dropped",
+    by: "kv/socket_queue.ts",
+    when: "the app's backlog passes SOCKET_MODE_BACKLOG (oldest first), or its install goes",
+  },
+  expire: {
+    from: ["queued", "claimed"],
+    to: "expired",
+    by: "kv/socket_outbox.ts",
+    when: "30 days pass (the record's expiry, as the event's)",
+  },
+} as const satisfies Record<string, EnvelopeMove>;

@@ -38,7 +38,8 @@ export function socketListenerOf(heard: Heard): SocketListener | null {
 
 /**
  * Adds an event for a Socket Mode app's listener to a commit: pending, or already claimed by this
- * process (attempt 1) when `claimed` says it has a connection of the app to send it on at once.
+ * process (attempt 1) when `claimed` says it has a connection of the app to send it on at once
+ * (envelope moves "queue" and "hand"). It expires with its event (envelope move "expire").
  */
 export function queueSocketEvent(
   op: Deno.AtomicOperation,

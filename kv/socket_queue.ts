@@ -41,7 +41,7 @@ export async function pendingOf(kv: Store, appId: string, limit: number): Promis
 
 /**
  * Claims a pending event for one more attempt, unless it changed since it was read (another
- * connection took it, or it was acked): the claimed record, or null.
+ * connection took it, or it was acked): the claimed record, or null (envelope move "claim").
  */
 export async function claimPending(kv: Store, p: Pending): Promise<SocketPending | null> {
   const next: SocketPending = {
@@ -60,7 +60,10 @@ export function pendingKey(appId: string, envelopeId: string): Deno.KvKey | null
   return m ? keys.socketEvent(appId, m[1], m[2]) : null;
 }
 
-/** An envelope acked: its event is no longer pending (whichever connection had it). */
+/**
+ * An envelope acked: its event is no longer pending, whichever connection had it (envelope move
+ * "ack").
+ */
 export async function ackPending(kv: Store, appId: string, envelopeId: string): Promise<boolean> {
   const key = pendingKey(appId, envelopeId);
   if (!key) return false;
@@ -74,7 +77,7 @@ export async function ackPending(kv: Store, appId: string, envelopeId: string): 
   return false;
 }
 
-/** Lets a claimed event go at once (its connection closed before the ack). */
+/** Lets a claimed event go at once: its connection closed before the ack (envelope move "release"). */
 export async function releasePending(kv: Store, appId: string, envelopeId: string) {
   const key = pendingKey(appId, envelopeId);
   if (!key) return;
@@ -107,7 +110,7 @@ export const socketCounts = async (kv: Store, appId: string) =>
 
 /**
  * Drops the app's oldest pending events past `keep` (SOCKET_MODE_BACKLOG), counted, given its
- * `backlog` now: returns how many went. Events whose record expired (the 30-day horizon) are
+ * `backlog` now (envelope move "drop"): returns how many went. Events whose record expired (the 30-day horizon) are
  * counted by the next trim.
  */
 export async function trimPending(

@@ -140,6 +140,7 @@ export class QueueSender {
     let [next, due] = [Infinity, 0];
     for (const p of await pendingOf(this.ctx.kv, appId, WINDOW)) {
       const held = p.entry.value.claim_until;
+      // A claim that ran out unacked is queued again (envelope move "lapse").
       if (held > now) {
         next = Math.min(next, held);
         continue;
