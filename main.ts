@@ -10,9 +10,9 @@ import { configureLog, flushLog, log } from "./core/log.ts";
 import { loadSettings, SettingsError } from "./core/settings.ts";
 import { openStore, where } from "./kv/open.ts";
 import { StreamHub } from "./domain/stream/hub.ts";
-import { SocketHub } from "./domain/apps/socket/hub.ts";
-import { DeafWatch } from "./domain/apps/socket/deaf_watch.ts";
-import { AppSender } from "./delivery/app_sender.ts";
+import { SocketHub } from "./delivery/apps/socket/hub.ts";
+import { deafLookEveryMs, watchDeafApps } from "./domain/apps/socket/deaf_watch.ts";
+import { AppSender } from "./delivery/apps/sender.ts";
 import { loadKeyring } from "./domain/data/app_key.ts";
 import { Presence } from "./domain/data/service.ts";
 import type { Ctx } from "./domain/context.ts";
@@ -22,6 +22,7 @@ import type { JobRoom } from "./kv/outbox.ts";
 import type { CommitWork } from "./kv/plan.ts";
 import { build } from "./domain/data/operations.ts";
 import { Foreground } from "./core/foreground.ts";
+import { Periodic } from "./core/periodic.ts";
 
 /** This process's delivery engine, once started (null with the platform switched off). */
 const { promise: engineReady, resolve: engineStarted } = Promise.withResolvers<
@@ -84,9 +85,12 @@ kv.sendSocketsFrom(sockets.here);
 kv.committed.subscribe((committed) => sockets.heard(committed));
 // What the service asks apps and waits for (commands, presses, views), over either transport.
 const calls = new AppSender(sockets);
-const app = createApp(ctx, { streams, sockets, calls, admin: serviceRunner(ctx, calls) });
+const app = createApp(ctx, { streams, calls, admin: serviceRunner(ctx, calls) });
 // A Socket Mode app away with events waiting: its people are told (every instance looks, one tells).
-const deafWatch = new DeafWatch(ctx);
+const deafWatch = new Periodic(() => watchDeafApps(ctx), {
+  everyMs: deafLookEveryMs(ctx),
+  what: "socket mode: looking for apps away",
+});
 if (settings.integrationsEnabled) deafWatch.start();
 // Requests go first; delivery, on the same event loop and store writer, steps aside for them.
 const foreground = new Foreground();

@@ -163,7 +163,7 @@ export const ENVELOPE_MOVES = {
   lapse: {
     from: ["claimed"],
     to: "queued",
-    by: "domain/apps/socket/queue_sender.ts",
+    by: "delivery/apps/socket/queue_sender.ts",
     when: "its claim ran out unacked (Slack's 3 s): read as queued, sent again with a retry",
   },
   drop: {

@@ -2,7 +2,7 @@
  * Slack's wire, as the service speaks it to apps, in one place: the request signature, the 3
  * seconds an app has to answer, the User-Agent, a retry's attempt and reason (as HTTP headers and as
  * Socket Mode fields), and the Socket Mode envelope. Events (delivery/), commands, presses and
- * their answers (domain/apps/, delivery/app_sender.ts) and Socket Mode's queue all take it from
+ * their answers (domain/apps/, delivery/apps/sender.ts) and Socket Mode's queue all take it from
  * here, so no two of them can disagree.
  */
 import { createHmac } from "node:crypto";

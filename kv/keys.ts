@@ -92,7 +92,7 @@
  * | ["admin_nonces", nonce], ["admin_audit", id]  | number, AdminAuditEntry | a signed admin request's nonce, kept past its 5 minutes: a replay is refused (kv/admin_nonces.ts); each admin request that ran or was refused, 90 days (kv/admin_audit.ts) |
  * | ["socket_presence_turn", appId]               | Deno.KvU64           | bumped by every write of the app's presences, and checked by an opening's count-and-record: two instances never both take the tenth slot |
  * | ["socket_links_closed", appId]                | number (time)        | the app's connections opened before it are closed on every instance (its last install went; domain/apps/installs.ts) |
- * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (domain/apps/socket/relay.ts); expires |
+ * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (delivery/apps/socket/relay.ts); expires |
  * | ["socket_answers", callId]                    | SocketAnswer         | what became of a relayed call, for the instance that waits on it; expires |
  * | ["socket_deaf", appId]                        | SocketDeaf           | a Socket Mode app seen with events waiting and no connection: since when, whether its people were told (domain/apps/socket/deaf_watch.ts) |
  * | ["ephemerals", id]                           | sealed ephemeral     | an ephemeral message with elements its person may press, 30 minutes (kv/pressable_ephemerals.ts); sealed under APP_KEY; never exported nor backed up |

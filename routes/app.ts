@@ -43,8 +43,7 @@ import { webhookRoutes } from "./webhooks.ts";
 import { slackWebApi } from "./slack/web_api.ts";
 import { commandListRoutes, commandRunRoutes } from "./commands.ts";
 import { responseRoutes } from "./responses.ts";
-import type { AppCalls } from "../domain/apps/app_call.ts";
-import type { SocketHub } from "../domain/apps/socket/hub.ts";
+import type { AppCarrier } from "../domain/app_carrier.ts";
 import { socketRoutes } from "./socket.ts";
 import { adminRoutes } from "./admin.ts";
 import type { AdminRunner } from "../domain/data/admin_requests.ts";
@@ -67,15 +66,15 @@ const indexOf = (base: string) => ({
  * The whole HTTP surface: /up, /api/v1, the webhook endpoints and the settings screen. `close`
  * ends its event streams (their clients come back elsewhere) and stops its background work
  * (the rate limit's count syncing): call it before the server's shutdown, which waits for
- * every open response. `streams` serves GET /events/stream, `sockets` the Socket Mode connections:
- * both hear of this process's commits through the store's bus (main.ts subscribes them).
+ * every open response. `streams` serves GET /events/stream, hearing of this process's commits
+ * through the store's bus (main.ts subscribes it); `calls` carries what apps are asked and takes
+ * their Socket Mode connections.
  */
 export function createApp(
   ctx: Ctx,
-  { streams, sockets, calls, admin }: {
+  { streams, calls, admin }: {
     streams: StreamHub;
-    sockets: SocketHub;
-    calls: AppCalls;
+    calls: AppCarrier;
     /** The admin commands, run for a CLI elsewhere (`ADMIN_URL`; routes/admin.ts). */
     admin: AdminRunner;
   },
@@ -131,7 +130,7 @@ export function createApp(
   app.route("/api/v1", api);
   app.route("/api/slack", slackWebApi(ctx, limiter));
   app.use("/socket/*", platformSwitch(ctx.settings.integrationsEnabled));
-  app.route("/socket", socketRoutes(ctx, sockets));
+  app.route("/socket", socketRoutes(ctx, calls));
   app.route("/hooks", hookRoutes(ctx, limiter, guard));
   app.use("/responses/*", platformSwitch(ctx.settings.integrationsEnabled));
   app.route("/responses", responseRoutes(ctx, guard));
@@ -144,7 +143,6 @@ export function createApp(
   return Object.assign(app, {
     close: async () => {
       await streams.closeAll();
-      await sockets.close();
       await limiter.close();
       await calls.close();
     },

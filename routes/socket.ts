@@ -7,14 +7,14 @@
  */
 import { Hono } from "hono";
 import type { Ctx } from "../domain/context.ts";
-import type { SocketHub } from "../domain/apps/socket/hub.ts";
+import type { AppCarrier } from "../domain/app_carrier.ts";
 import { takeTicket } from "../domain/apps/socket/tickets.ts";
 import { ApiError } from "../core/errors.ts";
 
 /** Deno pings a connection silent for half of this, and closes it after as long again. */
 const IDLE_TIMEOUT_S = 40;
 
-export function socketRoutes(ctx: Ctx, sockets: SocketHub) {
+export function socketRoutes(ctx: Ctx, sockets: AppCarrier) {
   return new Hono().get("/:ticket", async (c) => {
     const [ticket, ...rest] = c.req.param("ticket").split("&");
     const debugReconnects = c.req.query("debug_reconnects") === "true" ||

@@ -13,7 +13,7 @@ import {
   rotateSigningSecret,
   updateAppFromManifest,
 } from "../domain/apps/declared.ts";
-import { AppSender } from "../delivery/app_sender.ts";
+import { AppSender } from "../delivery/apps/sender.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { listApps } from "../domain/apps/apps.ts";
 import { ApiError } from "../core/errors.ts";

@@ -26,7 +26,7 @@ export const FLOORS: Record<string, readonly string[]> = {
  */
 const COMPOSITION: Record<string, readonly string[]> = {
   "main.ts": Object.keys(FLOORS),
-  "cli/admin.ts": ["kv/open.ts", "delivery/app_sender.ts"],
+  "cli/admin.ts": ["kv/open.ts", "delivery/apps/sender.ts"],
   "core/version.ts": ["deno.json"],
 };
 

@@ -10,7 +10,7 @@ import { Signer } from "../core/signer.ts";
 import { keys } from "../kv/keys.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { webhookCommands } from "../cli/webhook_commands.ts";
-import { AppSender } from "../delivery/app_sender.ts";
+import { AppSender } from "../delivery/apps/sender.ts";
 import { api, assertStatus, withWorkspace } from "./harness.ts";
 import { FAST, type Hit, post, receiver, subscribe } from "./webhook_receivers.ts";
 

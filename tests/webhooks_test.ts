@@ -7,7 +7,7 @@ import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
 import { loadRoutes } from "../kv/routes.ts";
 import { actor, api, assertInvalid, startServer, withWorkspace, workspace } from "./harness.ts";
-import { AppSender } from "../delivery/app_sender.ts";
+import { AppSender } from "../delivery/apps/sender.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 import type { Store } from "../kv/store.ts";
 import { subjectOfPerson } from "../domain/principals.ts";

@@ -7,7 +7,7 @@
  * taking the nonce (one commit), the JSON both ways.
  */
 import type { Ctx } from "../../domain/context.ts";
-import { AppSender } from "../../delivery/app_sender.ts";
+import { AppSender } from "../../delivery/apps/sender.ts";
 import { signAdminRequest } from "../../domain/data/admin_requests.ts";
 import { COMMANDS } from "../../cli/registry.ts";
 import { createHash } from "node:crypto";

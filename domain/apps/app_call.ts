@@ -1,7 +1,7 @@
 /**
  * A request the service makes to an app and waits for (a slash command, a button press, a view
  * submission, a `url_verification` challenge), as the domain builds it: one value, whatever the
- * app's transport. delivery/app_sender.ts carries it, to its request URL (signed as Slack signs)
+ * app's transport. delivery/apps/sender.ts carries it, to its request URL (signed as Slack signs)
  * or as an envelope on one of its Socket Mode connections, whose ack is the answer. Events go
  * through the delivery engine or the Socket Mode queue instead: they are retried, these answered.
  */
@@ -12,8 +12,6 @@ import type { Subject } from "../../core/types.ts";
 import { getTeam } from "../../kv/workspace.ts";
 import { slugify } from "../channels/slug.ts";
 import { CacheKind } from "../../core/memory.ts";
-import { errorFields, log } from "../../core/log.ts";
-import { SLACK_ANSWER_MS } from "../../core/slack_wire.ts";
 
 /** What a Socket Mode app with no connection anywhere comes to, in plain words. */
 export const NOT_CONNECTED = "the app is not connected";
@@ -39,13 +37,22 @@ export interface AppRequest {
 export const APP_LATE_MS = 30_000;
 
 /**
- * Who carries requests to apps (delivery/app_sender.ts), made where the process starts: the
+ * Who carries requests to apps (delivery/apps/sender.ts), made where the process starts: the
  * connections it keeps, and the answers still awaited after the person was told `pending`.
  * Never throws: an unreachable app, a timeout or a refusal is an outcome.
  */
 export interface AppCalls {
   /** The request over the app's transport, and its answer (an HTTP body, or an ack's payload). */
   call(ctx: Ctx, request: AppRequest, timeoutMs?: number): Promise<AttemptOutcome>;
+  /**
+   * The request for a person who waits: its outcome within Slack's 3 seconds, or null when the
+   * app has not answered yet; an answer that comes later, within APP_LATE_MS, goes to `late`.
+   */
+  callWaiting(
+    ctx: Ctx,
+    request: AppRequest,
+    late: (outcome: AttemptOutcome) => Promise<void>,
+  ): Promise<AttemptOutcome | null>;
   /** POSTs `body` to `url`, signed with `signingSecret`: the Events API's url_verification. */
   post(ctx: Ctx, opts: {
     url: string;
@@ -76,31 +83,6 @@ export async function signingSecretOf(ctx: Ctx, app: App): Promise<string | null
     opened.set(sealed, secret);
   }
   return secret;
-}
-
-/**
- * Calls an app a person waits for: its outcome within SLACK_ANSWER_MS, or null when it has not
- * answered yet; an answer that comes later, within APP_LATE_MS, is handed to `late`.
- */
-export async function callAppWaiting(
-  ctx: Ctx,
-  calls: AppCalls,
-  request: AppRequest,
-  late: (outcome: AttemptOutcome) => Promise<void>,
-): Promise<AttemptOutcome | null> {
-  const call = calls.call(ctx, request, APP_LATE_MS);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const waited = new Promise<null>((done) => timer = setTimeout(() => done(null), SLACK_ANSWER_MS));
-  const first = await Promise.race([call, waited]);
-  clearTimeout(timer);
-  if (first === null) {
-    calls.later(
-      call.then(late).catch((e) =>
-        log.warn("apps: a late answer could not be delivered", errorFields(e))
-      ),
-    );
-  }
-  return first;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Ctx } from "../context.ts";
 import type { Message } from "../../core/types.ts";
 import { ApiError } from "../../core/errors.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
-import { type AppCalls, type AppRequest, callAppWaiting, NOT_CONNECTED } from "./app_call.ts";
+import { type AppCalls, type AppRequest, NOT_CONNECTED } from "./app_call.ts";
 import { type AppReply, readReply } from "./replies.ts";
 import { NO_SIGNING_SECRET } from "./request_frame.ts";
 import type { Ephemeral } from "../messages/ephemeral.ts";
@@ -37,7 +37,7 @@ export async function interact(
   { request, deliver }: { request: AppRequest; deliver: (reply: AppReply) => Promise<Delivered> },
 ): Promise<Interaction> {
   const none = { ephemeral: null, message: null };
-  const outcome = await callAppWaiting(ctx, calls, request, async (late) => {
+  const outcome = await calls.callWaiting(ctx, request, async (late) => {
     const reply = answerOf(late);
     if (!("status" in reply)) await deliver(reply);
   });

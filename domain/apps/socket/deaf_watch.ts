@@ -10,7 +10,6 @@ import type { Ctx } from "../../context.ts";
 import { isActivePerson } from "../../../core/active.ts";
 import type { App, AppInstall, SocketDeaf, SocketStatus } from "../../../core/app_records.ts";
 import type { User } from "../../../core/types.ts";
-import { errorFields, log } from "../../../core/log.ts";
 import { keys } from "../../../kv/keys.ts";
 import { getApp, listAllInstalls } from "../../../kv/apps.ts";
 import { getTeam, getUser, listTeamUsers } from "../../../kv/workspace.ts";
@@ -117,25 +116,9 @@ function awayWords(ctx: Ctx, app: App, { status, since, now }: Away): string {
 const backWords = (app: App) =>
   `Your app "${app.name}" is connected again: the events that waited are on their way to it.`;
 
-/** Runs the look every so often, in the service's processes, until stopped. */
-export class DeafWatch {
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #running: Promise<void> | null = null;
-
-  constructor(private readonly ctx: Ctx) {}
-
-  start(): void {
-    // A quarter of the wait, so an episode is told at most a quarter late; at most every 30 s.
-    const every = Math.min(30_000, Math.max(500, this.ctx.settings.socketMode.deafAfterMs / 4));
-    this.#timer = setInterval(() => {
-      this.#running ??= watchDeafApps(this.ctx)
-        .catch((e) => log.warn("socket mode: looking for apps away failed", errorFields(e)))
-        .finally(() => this.#running = null);
-    }, every);
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    await this.#running;
-  }
-}
+/**
+ * How often the service's processes look (`watchDeafApps`): a quarter of the wait, so an episode
+ * is told at most a quarter late; at most every 30 s.
+ */
+export const deafLookEveryMs = (ctx: Ctx) =>
+  Math.min(30_000, Math.max(500, ctx.settings.socketMode.deafAfterMs / 4));

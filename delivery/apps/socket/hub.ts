@@ -6,7 +6,7 @@
  * committed elsewhere is found by polling the socket signal.
  */
 import { socketEnvelope } from "../../../core/slack_wire.ts";
-import type { Ctx } from "../../context.ts";
+import type { Ctx } from "../../../domain/context.ts";
 import type { App, AppToken, SocketCall } from "../../../core/app_records.ts";
 import { newId } from "../../../core/ids.ts";
 import { within } from "../../../core/settled.ts";
@@ -14,7 +14,7 @@ import { errorFields, log } from "../../../core/log.ts";
 import type { Committed } from "../../../kv/plan.ts";
 import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/socket_queue.ts";
 import { envelopeIdIn, SocketConnection } from "./connection.ts";
-import { InstancePresence } from "./presence.ts";
+import { InstancePresence } from "../../../domain/apps/socket/presence.ts";
 import { closeEnded, closeUnlinked } from "./links.ts";
 import { QueueSender } from "./queue_sender.ts";
 import { Overruns } from "./overruns.ts";
@@ -151,7 +151,7 @@ export class SocketHub {
     this.#renewPresence(appId).catch(() => {});
   }
 
-  /** How long a token must wait before its next connection here, in ms (domain/apps/socket/overruns.ts). */
+  /** How long a token must wait before its next connection here, in ms (delivery/apps/socket/overruns.ts). */
   waitOf(tokenId: string): number {
     return this.#overruns.waitOf(tokenId);
   }

@@ -5,7 +5,7 @@
  * read of an app's queue at a time; reasons to read it again meanwhile coalesce.
  */
 import { socketEnvelope } from "../../../core/slack_wire.ts";
-import type { Ctx } from "../../context.ts";
+import type { Ctx } from "../../../domain/context.ts";
 import type { SocketPending } from "../../../core/app_records.ts";
 import type { OutboxEvent } from "../../../core/types.ts";
 import { errorFields, log } from "../../../core/log.ts";
@@ -19,7 +19,7 @@ import {
   pendingOf,
   releasePending,
 } from "../../../kv/socket_queue.ts";
-import { eventCallbackOf } from "../../slack/event_callback.ts";
+import { eventCallbackOf } from "../../../domain/slack/event_callback.ts";
 import type { SocketConnection } from "./connection.ts";
 
 /** Events read from an app's queue at a time: also how many may be in flight at once. */

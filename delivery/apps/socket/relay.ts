@@ -5,7 +5,7 @@
  * connection of the app finds it through the socket signal, takes it (one of them: the take
  * deletes it, checked), sends it, and writes back the ack's payload or why there is none.
  */
-import type { Ctx } from "../../context.ts";
+import type { Ctx } from "../../../domain/context.ts";
 import type { SocketAnswer, SocketCall } from "../../../core/app_records.ts";
 import { keys } from "../../../kv/keys.ts";
 import { signalApp } from "../../../kv/socket_outbox.ts";

@@ -4,10 +4,10 @@
  * install gone (its links closed at a time: connections opened before it). Changes made by the
  * CLI in another process are found by reading.
  */
-import type { Ctx } from "../../context.ts";
+import type { Ctx } from "../../../domain/context.ts";
 import { linksClosedOf } from "../../../kv/socket_queue.ts";
 import type { SocketConnection } from "./connection.ts";
-import { standingTokens } from "./presence.ts";
+import { standingTokens } from "../../../domain/apps/socket/presence.ts";
 
 /** Each app's connections here. */
 export type Held = ReadonlyMap<string, readonly SocketConnection[]>;

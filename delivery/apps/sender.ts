@@ -1,15 +1,17 @@
 /**
- * Carries what the domain asks of an app (domain/apps/app_call.ts's AppRequest) over the app's
+ * The carrier (issue 68): carries what the domain asks of an app (domain/apps/app_call.ts's AppRequest) over the app's
  * transport: to its request URL, signed as Slack signs (core/slack_wire.ts), under the
  * subscription URL rules (every address public unless WEBHOOKS_ALLOW_PRIVATE_URLS); or, for a
  * Socket Mode app, as an envelope on one of its connections, here or on another instance.
  */
-import type { Ctx } from "../domain/context.ts";
-import { Connector } from "../core/outbound/connector.ts";
-import { type AttemptOutcome, MAX_RESPONSE_BYTES, send } from "../core/outbound/send.ts";
-import { SLACK_ANSWER_MS, SLACK_USER_AGENT, slackSignatureHeaders } from "../core/slack_wire.ts";
-import { type AppCalls, type AppRequest, NOT_CONNECTED } from "../domain/apps/app_call.ts";
-import type { SocketHub } from "../domain/apps/socket/hub.ts";
+import type { Ctx } from "../../domain/context.ts";
+import { Connector } from "../../core/outbound/connector.ts";
+import { type AttemptOutcome, MAX_RESPONSE_BYTES, send } from "../../core/outbound/send.ts";
+import { SLACK_ANSWER_MS, SLACK_USER_AGENT, slackSignatureHeaders } from "../../core/slack_wire.ts";
+import { APP_LATE_MS, type AppRequest, NOT_CONNECTED } from "../../domain/apps/app_call.ts";
+import type { AppCarrier, SocketGrant } from "../../domain/app_carrier.ts";
+import { errorFields, log } from "../../core/log.ts";
+import type { SocketHub } from "./socket/hub.ts";
 
 /** A request's body over HTTP: form fields, or an interaction's `payload` field, as Slack posts. */
 const formOf = (r: AppRequest) =>
@@ -23,7 +25,7 @@ const formOf = (r: AppRequest) =>
  * The service's calls to apps, made where the process starts: the connections it keeps, and the
  * answers still awaited after the person was told `pending`, which closing ends.
  */
-export class AppSender implements AppCalls {
+export class AppSender implements AppCarrier {
   readonly connector = new Connector();
 
   /** `sockets`: this process's Socket Mode connections (none in the CLI). */
@@ -45,11 +47,43 @@ export class AppSender implements AppCalls {
     return callApp(ctx, this, request, timeoutMs);
   }
 
-  post(ctx: Ctx, opts: Parameters<AppCalls["post"]>[1]): Promise<AttemptOutcome> {
+  async callWaiting(
+    ctx: Ctx,
+    request: AppRequest,
+    late: (outcome: AttemptOutcome) => Promise<void>,
+  ): Promise<AttemptOutcome | null> {
+    const call = this.call(ctx, request, APP_LATE_MS);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<null>((done) =>
+      timer = setTimeout(() => done(null), SLACK_ANSWER_MS)
+    );
+    const first = await Promise.race([call, waited]);
+    clearTimeout(timer);
+    if (first === null) {
+      this.later(
+        call.then(late).catch((e) =>
+          log.warn("apps: a late answer could not be delivered", errorFields(e))
+        ),
+      );
+    }
+    return first;
+  }
+
+  accept(socket: WebSocket, grant: SocketGrant): void {
+    if (this.sockets) return this.sockets.accept(socket, grant);
+    socket.onopen = () => socket.close(1011, "no Socket Mode here");
+  }
+
+  waitOf(tokenId: string): number {
+    return this.sockets?.waitOf(tokenId) ?? 0;
+  }
+
+  post(ctx: Ctx, opts: Parameters<AppCarrier["post"]>[1]): Promise<AttemptOutcome> {
     return postToApp(ctx, this, opts);
   }
 
   async close(): Promise<void> {
+    await this.sockets?.close();
     this.#closing.abort();
     await Promise.allSettled([...this.#late]);
     this.connector.close();
