@@ -49,7 +49,8 @@ Deno.test("platform: /up answers 200 while KV answers, 503 once it does not", as
 
 Deno.test("platform: switched off, every route the app serves answers the 404 openapi.yaml declares", async () => {
   await withEnv({ INTEGRATIONS_ENABLED: "false" }, async (s, w) => {
-    const open = new Set(["/", "/up", "/metrics"]);
+    // The operator's admin path stays: a service whose platform is off is still managed.
+    const open = new Set(["/", "/up", "/metrics", "/admin/v1/:command"]);
     const seen = new Set<string>();
     const undeclared: string[] = [];
     for (const { method, path } of s.routes) {
@@ -76,6 +77,9 @@ Deno.test("platform: switched off, every route the app serves answers the 404 op
     }
     assert.ok(seen.size > 100, `${seen.size} routes`);
     assert.deepEqual(undeclared, []);
+    const admin = await fetch(`${s.url}/admin/v1/team:list`, { method: "POST", body: "{}" });
+    await admin.body?.cancel();
+    assert.equal(admin.status, 401, "the admin path answers, unsigned: 401");
   });
 });
 
