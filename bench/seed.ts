@@ -13,7 +13,7 @@ import { type Channel, type EventType, SCOPES, type Subject } from "../core/type
 import { createWebhook } from "../domain/webhooks/webhooks.ts";
 import type { SignatureScheme } from "../core/webhook_records.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { loadKeyring } from "../domain/data/app_key.ts";
 import { sampleBody } from "./baselines/shared.ts";
 

@@ -11,7 +11,7 @@
 import { parseArgs } from "node:util";
 import { createChannel } from "../domain/channels/channels.ts";
 import type { Message } from "../core/types.ts";
-import { measureBacklog } from "../kv/backlog.ts";
+import { measureBacklog } from "../kv/outbox/backlog.ts";
 import { keys } from "../kv/keys.ts";
 import { freePort, startService } from "./procs.ts";
 import { openCtx, seedSubscriptions, seedWorkspace, serviceEnv } from "./seed.ts";

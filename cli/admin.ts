@@ -1,7 +1,7 @@
 import type { Ctx } from "../domain/context.ts";
 import { didYouMean } from "./suggest.ts";
 import { loadSettings } from "../core/settings.ts";
-import { openStore } from "../kv/open.ts";
+import { openStore } from "../kv/store/open.ts";
 import { AppSender } from "../delivery/apps/sender.ts";
 import { loadKeyring } from "../domain/data/app_key.ts";
 import { requireReadableByService, serviceBaseUrl } from "../domain/data/service.ts";

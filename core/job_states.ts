@@ -3,7 +3,7 @@
  * the module that decides it. A mistake here is a lost or doubled delivery under load, not a type
  * error, so the moves are data: ARCHITECTURE.md draws this table, and each module named here
  * marks where it makes its move with `job move "<name>"` (tests/job_states_test.ts keeps all three
- * the same). What a move writes to the store, kv/job_moves.ts writes, and nothing else does.
+ * the same). What a move writes to the store, kv/outbox/job_moves.ts writes, and nothing else does.
  */
 
 export type JobState =
@@ -23,7 +23,7 @@ export type JobState =
 export interface JobMove {
   from: readonly JobState[];
   to: JobState;
-  /** The module that decides the move (its writes are kv/job_moves.ts's). */
+  /** The module that decides the move (its writes are kv/outbox/job_moves.ts's). */
   by: string;
   /** When it happens. */
   when: string;
@@ -33,19 +33,19 @@ export const JOB_MOVES = {
   hand: {
     from: [],
     to: "handed",
-    by: "kv/outbox.ts",
+    by: "kv/outbox/outbox.ts",
     when: "a change commits its event while the process's window has room",
   },
   wait: {
     from: [],
     to: "waiting",
-    by: "kv/outbox.ts",
+    by: "kv/outbox/outbox.ts",
     when: "a change commits its event with the window full and room to wait",
   },
   enqueue: {
     from: [],
     to: "free",
-    by: "kv/outbox.ts",
+    by: "kv/outbox/outbox.ts",
     when: "a change commits its event with no room to hand or wait (or no engine here)",
   },
   start: {
@@ -69,7 +69,7 @@ export const JOB_MOVES = {
   expand: {
     from: ["handed", "waiting"],
     to: "free",
-    by: "kv/handed_jobs.ts",
+    by: "kv/outbox/handed_jobs.ts",
     when: "its record's lease ran out (the process stopped or fell far behind)",
   },
   lease: {
@@ -81,19 +81,19 @@ export const JOB_MOVES = {
   lapse: {
     from: ["leased"],
     to: "free",
-    by: "kv/leases.ts",
+    by: "kv/outbox/leases.ts",
     when: "its holder's lease ran out (the holder died), or the holder stops (unlease)",
   },
   retry: {
     from: ["in_flight"],
     to: "free",
-    by: "kv/settlement.ts",
+    by: "kv/outbox/settlement.ts",
     when: "the attempt failed and attempts remain: due again after the schedule's wait",
   },
   settle: {
     from: ["in_flight"],
     to: "settled",
-    by: "kv/settlement.ts",
+    by: "kv/outbox/settlement.ts",
     when: "the attempt succeeded, or was its last",
   },
   drop: {
@@ -133,31 +133,31 @@ export const ENVELOPE_MOVES = {
   queue: {
     from: [],
     to: "queued",
-    by: "kv/socket_outbox.ts",
+    by: "kv/apps/socket_outbox.ts",
     when: "an event the app's listener hears commits, with no connection of the app here",
   },
   hand: {
     from: [],
     to: "claimed",
-    by: "kv/socket_outbox.ts",
+    by: "kv/apps/socket_outbox.ts",
     when: "an event the app's listener hears commits, with a connection of the app here",
   },
   claim: {
     from: ["queued"],
     to: "claimed",
-    by: "kv/socket_queue.ts",
+    by: "kv/apps/socket_queue.ts",
     when: "a connection of the app has room, oldest first",
   },
   ack: {
     from: ["claimed"],
     to: "acked",
-    by: "kv/socket_queue.ts",
+    by: "kv/apps/socket_queue.ts",
     when: "a connection acks its envelope id (whichever connection had it)",
   },
   release: {
     from: ["claimed"],
     to: "queued",
-    by: "kv/socket_queue.ts",
+    by: "kv/apps/socket_queue.ts",
     when: "its connection closed before the ack: it goes again at once",
   },
   lapse: {
@@ -169,13 +169,13 @@ export const ENVELOPE_MOVES = {
   drop: {
     from: ["queued", "claimed"],
     to: "dropped",
-    by: "kv/socket_queue.ts",
+    by: "kv/apps/socket_queue.ts",
     when: "the app's backlog passes SOCKET_MODE_BACKLOG (oldest first), or its install goes",
   },
   expire: {
     from: ["queued", "claimed"],
     to: "expired",
-    by: "kv/socket_outbox.ts",
+    by: "kv/apps/socket_outbox.ts",
     when: "30 days pass (the record's expiry, as the event's)",
   },
 } as const satisfies Record<string, EnvelopeMove>;

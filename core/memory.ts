@@ -1,6 +1,6 @@
 /**
  * Kinds of in-process memory about a store: a cache of its records, or locks by name. A kind is a
- * plain description made where it is used; the store keeps one of each kind (kv/store.ts), so
+ * plain description made where it is used; the store keeps one of each kind (kv/store/store.ts), so
  * two stores in one process (the tests', a move's source and target) never share what they
  * remember, and everything a process remembers about a store is found on it.
  */

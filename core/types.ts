@@ -152,7 +152,7 @@ export interface Message {
   deleted_at: string | null;
   client_uuid: string | null;
   /**
-   * Slack-style `"<seconds>.<6 digits>"`, unique in the channel and increasing (kv/appender.ts);
+   * Slack-style `"<seconds>.<6 digits>"`, unique in the channel and increasing (kv/store/appender.ts);
    * absent on messages stored before 0.29 (their view derives one from the id).
    */
   ts?: string;

@@ -136,8 +136,8 @@ export interface WebhookRoute {
  * instead of a job per subscription (written from 0.31.0; 0.30.0 reads it). Its process attempts
  * them from memory and takes each out of `pending` as its attempt is recorded, deleting the record
  * with the last; one that would start too late for the lease, or that it won't start (it stops),
- * becomes a job of its own (kv/handed_share.ts). Once `lease_until` passes with some still pending
- * (the process died), any engine turns those into ordinary free jobs (kv/handed_jobs.ts).
+ * becomes a job of its own (kv/outbox/handed_share.ts). Once `lease_until` passes with some still pending
+ * (the process died), any engine turns those into ordinary free jobs (kv/outbox/handed_jobs.ts).
  */
 export interface HandedJobs {
   event_id: string;

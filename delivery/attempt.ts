@@ -6,7 +6,7 @@ import {
   schemeOf,
   type Subscription,
 } from "../core/webhook_records.ts";
-import { dropIfUnchanged } from "../kv/settlement.ts";
+import { dropIfUnchanged } from "../kv/outbox/settlement.ts";
 import type { Connector } from "../core/outbound/connector.ts";
 import type { LatestSubscriptions, RecentEvents } from "./latest.ts";
 import type { Recorder } from "./record.ts";
@@ -17,7 +17,7 @@ import { slackEnvelope } from "../domain/slack/event_callback.ts";
 import { type AttemptOutcome, send } from "../core/outbound/send.ts";
 import type { Resolver } from "../core/dns.ts";
 import type { Leases } from "./leases.ts";
-import type { Work } from "../kv/handed_share.ts";
+import type { Work } from "../kv/outbox/handed_share.ts";
 import { log } from "../core/log.ts";
 import { SLACK_ANSWER_MS } from "../core/slack_wire.ts";
 

@@ -1,9 +1,9 @@
 import type { Settings } from "../core/settings.ts";
 import { newId } from "../core/ids.ts";
 import type { Delivery, DeliveryJob, Subscription } from "../core/webhook_records.ts";
-import type { HandedShare, Work } from "../kv/handed_share.ts";
+import type { HandedShare, Work } from "../kv/outbox/handed_share.ts";
 import type { OutboxEvent } from "../core/types.ts";
-import type { AttemptCommit, Settlement } from "../kv/settlement.ts";
+import type { AttemptCommit, Settlement } from "../kv/outbox/settlement.ts";
 import { isLastAttempt, retryDelayMs } from "./schedule.ts";
 import { retryReasonOf } from "./slack_events.ts";
 import type { AttemptOutcome } from "../core/outbound/send.ts";

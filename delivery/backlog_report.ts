@@ -1,6 +1,6 @@
 import { errorFields, log } from "../core/log.ts";
-import { type Backlog, measureBacklog } from "../kv/backlog.ts";
-import type { Store } from "../kv/store.ts";
+import { type Backlog, measureBacklog } from "../kv/outbox/backlog.ts";
+import type { Store } from "../kv/store/store.ts";
 
 /** Delivery lag made visible: what waits in KV, and for how long the oldest has. */
 export class BacklogReport {

@@ -1,7 +1,7 @@
 import type { Resolver } from "../core/dns.ts";
 import type { Foreground } from "../core/foreground.ts";
-import type { JobRoom } from "../kv/outbox.ts";
-import type { Backlog } from "../kv/backlog.ts";
+import type { JobRoom } from "../kv/outbox/outbox.ts";
+import type { Backlog } from "../kv/outbox/backlog.ts";
 
 export interface EngineOptions {
   /**

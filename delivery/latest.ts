@@ -4,8 +4,8 @@ import { erasedBy, messageIdOf } from "../domain/messages/erasure.ts";
 import type { Subscription } from "../core/webhook_records.ts";
 import { keys } from "../kv/keys.ts";
 import { RecentMap } from "../core/recent_map.ts";
-import { getAll } from "../kv/commit.ts";
-import type { Store } from "../kv/store.ts";
+import { getAll } from "../kv/store/commit.ts";
+import type { Store } from "../kv/store/store.ts";
 
 /**
  * How old a read of a subscription an attempt may act on: a change made elsewhere (a delete, a

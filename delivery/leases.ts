@@ -1,7 +1,7 @@
-import { isFree, type Leasable } from "../kv/job_moves.ts";
-import { lease } from "../kv/leases.ts";
-import type { Store } from "../kv/store.ts";
-import type { Work } from "../kv/handed_share.ts";
+import { isFree, type Leasable } from "../kv/outbox/job_moves.ts";
+import { lease } from "../kv/outbox/leases.ts";
+import type { Store } from "../kv/store/store.ts";
+import type { Work } from "../kv/outbox/handed_share.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 
 /** Beyond the attempt's own timeout, what a lease leaves for waiting in the window and recording. */

@@ -1,5 +1,5 @@
-import type { Store } from "../kv/store.ts";
-import { liveInstances } from "../kv/service_record.ts";
+import type { Store } from "../kv/store/store.ts";
+import { liveInstances } from "../kv/service/service_record.ts";
 
 /** How old, at most, what a process knows of the others may be. */
 const LOOK_EVERY_MS = 1_000;

@@ -1,14 +1,14 @@
 import { errorFields, log } from "../core/log.ts";
 import type { DeliveryJob, Redelivery } from "../core/webhook_records.ts";
-import { type JobRange, listJobs, listSubscriptionIds } from "../kv/backlog.ts";
-import { expandHanded } from "../kv/handed_jobs.ts";
-import { isFree, type Leasable } from "../kv/job_moves.ts";
-import { listRedeliveries, type RedeliveryQueued } from "../kv/redeliveries.ts";
-import type { RetryQueued } from "../kv/settlement.ts";
+import { type JobRange, listJobs, listSubscriptionIds } from "../kv/outbox/backlog.ts";
+import { expandHanded } from "../kv/outbox/handed_jobs.ts";
+import { isFree, type Leasable } from "../kv/outbox/job_moves.ts";
+import { listRedeliveries, type RedeliveryQueued } from "../kv/outbox/redeliveries.ts";
+import type { RetryQueued } from "../kv/outbox/settlement.ts";
 import { keys } from "../kv/keys.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
 import type { Leases } from "./leases.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 
 /** Entries read past per subscription and pull, looking for due, free jobs. */
 const SCAN_LIMIT = 500;

@@ -1,5 +1,5 @@
 import { errorFields, log } from "../core/log.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { own } from "../core/tables.ts";
 
 /** A queue message handler. Handlers must be idempotent: the queue delivers at least once. */

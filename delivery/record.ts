@@ -1,6 +1,6 @@
 import type { Settings } from "../core/settings.ts";
 import type { Delivery, Subscription } from "../core/webhook_records.ts";
-import { type AttemptCommit, commitAttempts, dropIfUnchanged } from "../kv/settlement.ts";
+import { type AttemptCommit, commitAttempts, dropIfUnchanged } from "../kv/outbox/settlement.ts";
 import { keys } from "../kv/keys.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { dropPending } from "../kv/webhooks.ts";
@@ -15,9 +15,9 @@ import {
 } from "./attempt_plan.ts";
 import { errorFields, log } from "../core/log.ts";
 import { backoff } from "../core/retry.ts";
-import { getAll } from "../kv/commit.ts";
-import type { Store } from "../kv/store.ts";
-import type { HandedShare } from "../kv/handed_share.ts";
+import { getAll } from "../kv/store/commit.ts";
+import type { Store } from "../kv/store/store.ts";
+import type { HandedShare } from "../kv/outbox/handed_share.ts";
 import type { Foreground } from "../core/foreground.ts";
 
 /** A commit allows 10 checks: the subscription's, and one per job or redelivery checked. */

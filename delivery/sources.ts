@@ -7,12 +7,12 @@
  */
 import { errorFields, log } from "../core/log.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
-import { readSignal } from "../kv/backlog.ts";
-import type { RedeliveryQueued } from "../kv/redeliveries.ts";
-import type { RetryQueued } from "../kv/settlement.ts";
-import type { Store } from "../kv/store.ts";
+import { readSignal } from "../kv/outbox/backlog.ts";
+import type { RedeliveryQueued } from "../kv/outbox/redeliveries.ts";
+import type { RetryQueued } from "../kv/outbox/settlement.ts";
+import type { Store } from "../kv/store/store.ts";
 import type { EngineOptions } from "./engine_contract.ts";
-import type { CommitWork } from "../kv/plan.ts";
+import type { CommitWork } from "../kv/store/plan.ts";
 import type { Puller } from "./puller.ts";
 import { listenQueue } from "./queue.ts";
 import { StallWatch } from "./stall_watch.ts";

@@ -1,6 +1,6 @@
-import { pruneById } from "../kv/deliveries.ts";
-import { clearUndelivered, listSubscriptionIds } from "../kv/backlog.ts";
-import type { Store } from "../kv/store.ts";
+import { pruneById } from "../kv/outbox/deliveries.ts";
+import { clearUndelivered, listSubscriptionIds } from "../kv/outbox/backlog.ts";
+import type { Store } from "../kv/store/store.ts";
 
 export interface SweepTarget {
   kv: Store;

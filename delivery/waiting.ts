@@ -1,9 +1,9 @@
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import type { Dispatcher } from "../core/dispatcher.ts";
 import { errorFields, log } from "../core/log.ts";
-import type { Store } from "../kv/store.ts";
-import { unlease } from "../kv/leases.ts";
-import type { Work } from "../kv/handed_share.ts";
+import type { Store } from "../kv/store/store.ts";
+import { unlease } from "../kv/outbox/leases.ts";
+import type { Work } from "../kv/outbox/handed_share.ts";
 import { Peers } from "./peers.ts";
 
 /**

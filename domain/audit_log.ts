@@ -4,7 +4,7 @@ import { type Actor } from "./principals.ts";
 import type { NamedAuditEntry, User } from "../core/types.ts";
 import { storedId } from "../core/ids.ts";
 import { listAudit } from "../kv/audit.ts";
-import { getAll } from "../kv/commit.ts";
+import { getAll } from "../kv/store/commit.ts";
 import { keys } from "../kv/keys.ts";
 
 export interface AuditPage {

@@ -7,7 +7,7 @@ import type { IncomingWebhook } from "../core/incoming_records.ts";
 import type { Channel, Message, OutboxEvent, Token, User } from "../core/types.ts";
 import { type Delivery, schemeOf, type Subscription } from "../core/webhook_records.ts";
 import { messageTs } from "../core/ids.ts";
-import type { AgentThread } from "../kv/agent_threads.ts";
+import type { AgentThread } from "../kv/apps/agent_threads.ts";
 import { renderedText } from "./messages/slack_text.ts";
 import type { MessageView } from "./webhooks/event_schemas.ts";
 

@@ -1,8 +1,8 @@
 import type { AuditAction, AuditEntry } from "../core/types.ts";
 import { newId, nowIso } from "../core/ids.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
-import type { Plan } from "./plan.ts";
+import type { Store } from "./store/store.ts";
+import type { Plan } from "./store/plan.ts";
 
 export interface AuditDraft {
   team_id: string;

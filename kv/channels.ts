@@ -1,8 +1,8 @@
 import type { Channel, MemberRef } from "../core/types.ts";
-import { getAll } from "./commit.ts";
+import { getAll } from "./store/commit.ts";
 import { keys } from "./keys.ts";
 import { setMembership } from "./workspace.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./store/store.ts";
 
 /** A channel and whether `userId` (and `otherId`) belong to it, in one read. */
 export async function getChannelFor(

@@ -4,13 +4,13 @@
  * the team's notices version, which every instance with open streams of the team polls. They are
  * never part of the timeline, the feed, webhooks or exports (the prefix is `local`), and what
  * they say is sealed with a key derived from APP_KEY, so the store's file never holds it in the
- * clear (backups also leave the prefix out: kv/store_file.ts).
+ * clear (backups also leave the prefix out: kv/store/store_file.ts).
  */
 import { newId } from "../core/ids.ts";
 import type { Keyring } from "../core/keyring.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
-import type { Plan } from "./plan.ts";
+import type { Store } from "./store/store.ts";
+import type { Plan } from "./store/plan.ts";
 
 /** How long a notice waits for the instances that poll for it: well past their 20 ms. */
 const RELAY_MS = 60_000;

@@ -1,9 +1,9 @@
 import type { IncomingWebhook } from "../core/incoming_records.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
-import { commitOrThrow, getAll } from "./commit.ts";
+import { commitOrThrow, getAll } from "./store/commit.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
-import type { Plan } from "./plan.ts";
+import type { Store } from "./store/store.ts";
+import type { Plan } from "./store/plan.ts";
 
 /** Writes a hook and its indexes into a commit. */
 export function putIncoming(op: Plan, hook: IncomingWebhook) {

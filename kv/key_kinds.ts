@@ -1,9 +1,9 @@
 /**
- * What an export (kv/store_export.ts) does with the keys of each prefix, decided here for every
+ * What an export (kv/export/store_export.ts) does with the keys of each prefix, decided here for every
  * prefix kv/keys.ts builds (tests/keys_test.ts fails on one left out), so that a new kind of key is
  * moved only when someone says so:
  * - `moved`: copied as stored (secrets stay sealed), each with when its records expire;
- * - `rebuilt`: remade by the target as it writes each event again (kv/outbox.ts writeEvent);
+ * - `rebuilt`: remade by the target as it writes each event again (kv/outbox/outbox.ts writeEvent);
  * - `local`: of the running processes or the store itself (rate windows, open streams, leases,
  *   the key check, the service's URL, an import's state): meaningless in another store, or
  *   remade by its processes.
@@ -11,10 +11,10 @@
  */
 import { idTime } from "../core/ids.ts";
 import { EVENT_TTL_MS } from "./keys.ts";
-import { FAILED_KEEP_MS } from "./failed_events.ts";
+import { FAILED_KEEP_MS } from "./outbox/failed_events.ts";
 import { LINK_KEPT_MS } from "./sessions.ts";
-import { CODE_KEPT_MS } from "./apps.ts";
-import { OPEN_STREAM_KEPT_MS } from "./open_streams.ts";
+import { CODE_KEPT_MS } from "./apps/apps.ts";
+import { OPEN_STREAM_KEPT_MS } from "./apps/open_streams.ts";
 
 const words = (text: string) => text.trim().split(/\s+/);
 

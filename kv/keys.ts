@@ -15,7 +15,7 @@
  * | ["user_tokens_version", userId]               | number (time)        | rewritten by every token creation: a count of live tokens checks it |
  * | ["login_links", linkHash]                     | LoginLink            | a one-time sign-in link, by SHA-256 of its secret; marked used; kept a day past its expiry |
  * | ["sessions", sessionHash]                     | Session              | a settings-screen session, by SHA-256 of its cookie; expires |
- * | ["layout"]                                    | { version, upgraded_at } | the store's key layout version (kv/migrations.ts); stores made before it have none |
+ * | ["layout"]                                    | { version, upgraded_at } | the store's key layout version (kv/store/migrations.ts); stores made before it have none |
  * | ["import"]                                    | { export_id, started_at, finished_at, pid, host, heartbeat_at } | written by `admin import` (domain/data/moves.ts) in the commit of its first records: an import cut short is finished by running it again; of this store only, never exported |
  * | ["migrations", name]                          | { at }               | a data migration that has run, before the layout version was kept: read to tell a store's layout, never written |
  * | ["channels", channelId]                       | Channel              | team, visibility, directness never change |
@@ -44,7 +44,7 @@
  * | ["open_events", teamId, eventId]              | { type, channel_id } | index: a team's events in public channels, which every human of the team sees: the event feed reads it; expires with the event |
  * | ["channel_events", channelId, eventId]        | { type }             | index: a channel's events in id order: the event feed reads those of the reader's closed channels (a bot's: all of its channels); expires with the event |
  * | ["team_events_version", teamId]               | eventId              | rewritten by every commit with events of the team: its versionstamp is the latest such commit's |
- * | ["stream_pending", teamId, eventId]           | { events: [{ id, type, channel_id }] } | a commit's events of the team (up to 100 a marker, keyed by the first); moved into team_stream shortly after (kv/stream_log.ts); expires with the events. Older ones hold { type, channel_id } of the key's event |
+ * | ["stream_pending", teamId, eventId]           | { events: [{ id, type, channel_id }] } | a commit's events of the team (up to 100 a marker, keyed by the first); moved into team_stream shortly after (kv/stream/stream_log.ts); expires with the events. Older ones hold { type, channel_id } of the key's event |
  * | ["team_stream", teamId, versionstamp, eventId] | { events: [{ id, type, channel_id }] } | the team's events in commit order, a marker's events to an entry, for the event stream; expires with the events. Older ones hold { type, channel_id } |
  * | ["streams", tokenId, streamId]                | { expires_at }       | an open event stream of a token, renewed while it lasts |
  * | ["streams_version", tokenId]                  | number (time)        | rewritten when a stream of the token opens: a count of them checks it |
@@ -56,7 +56,7 @@
  * | ["tokens_version"]                            | number (time)        | rewritten by every revocation and rotation: open streams check their tokens again; a post that reuses its token's entry checks it |
  * | ["jobs", subscriptionId, eventId]             | DeliveryJob          | one per event and matching subscription, but for first attempts handed over (next row): a retry, or a first attempt no engine of the committing process had room for |
  * | ["job_counts", subscriptionId, "created"|"settled"] | Deno.KvU64     | jobs ever made and settled, summed in their commits: pending = created - settled, without a scan |
- * | ["handed_jobs", leaseUntil, eventId]          | HandedJobs           | an event's first attempts leased to the process that committed it, in one record (written from 0.31.0, at most 200 each), by when the lease runs out; that process takes each out as its attempt is recorded, or makes it a job of its own (kv/handed_share.ts); turned into free jobs once the lease ran out (kv/handed_jobs.ts) |
+ * | ["handed_jobs", leaseUntil, eventId]          | HandedJobs           | an event's first attempts leased to the process that committed it, in one record (written from 0.31.0, at most 200 each), by when the lease runs out; that process takes each out as its attempt is recorded, or makes it a job of its own (kv/outbox/handed_share.ts); turned into free jobs once the lease ran out (kv/outbox/handed_jobs.ts) |
  * | ["undelivered", wakeId]                       | queue message        | keysIfUndelivered: the sweeper deletes it (pulls find the work anyway) |
  * | ["delivery_signal"]                           | number (time)        | set by commits that leave jobs for any engine; every engine polls it |
  * | ["redeliveries", subscriptionId, redeliveryId] | Redelivery          | a redeliver request until its one attempt is recorded |
@@ -75,27 +75,27 @@
  * | ["apps", appId]                               | App                  | an OAuth client, registered by the operator; its secret hashed |
  * | ["app_clients", clientId]                     | appId                | index: client_id to app                 |
  * | ["app_installs", teamId, appId]               | AppInstall           | the app in the team: its bot, its last token and hook; kept after an uninstall, so a reinstall reuses the bot |
- * | ["team_commands", teamId, command]            | TeamCommand          | a slash command's name in a team, held by the app whose install brought it (kv/commands.ts) |
+ * | ["team_commands", teamId, command]            | TeamCommand          | a slash command's name in a team, held by the app whose install brought it (kv/apps/commands.ts) |
  * | ["team_commands_version", teamId]             | number (time)        | rewritten with every change of the team's commands: a change checks it |
- * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/responses.ts): 10 uses in 30 minutes; expires; moved by an export |
+ * | ["responses", urlHash]                        | ResponseTarget       | a command's or action's `response_url` (kv/apps/responses.ts): 10 uses in 30 minutes; expires; moved by an export |
  * | ["triggers", triggerHash]                     | Trigger              | a `trigger_id`: opens one view within 30 seconds; expires; moved by an export |
- * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/views.ts), expiring a day after it opened; or an app's Home for one person, 400 days after its last publish (domain/apps/home.ts); moved by an export |
+ * | ["view_stacks", stackId]                      | ViewStack            | a person's open modals from one app (kv/apps/views.ts), expiring a day after it opened; or an app's Home for one person, 400 days after its last publish (domain/apps/home.ts); moved by an export |
  * | ["app_tokens", tokenHash]                     | AppToken             | an app-level `xapp-` token (Socket Mode), by SHA-256 of its value; works for apps.connections.open only |
  * | ["app_token_ids", appId, tokenId]             | tokenHash            | index: an app's app-level tokens, by age (UUIDv7) |
  * | ["socket_tickets", ticketHash]                | SocketTicket         | a single-use Socket Mode connection URL's ticket, by SHA-256; taken within 60 s; expires |
- * | ["socket_events", appId, eventId, subscriptionId] | SocketPending    | an event for a Socket Mode app, pending until a connection acks its envelope (kv/socket_queue.ts); in id order: commit order per app |
+ * | ["socket_events", appId, eventId, subscriptionId] | SocketPending    | an event for a Socket Mode app, pending until a connection acks its envelope (kv/apps/socket_queue.ts); in id order: commit order per app |
  * | ["socket_counts", appId, "queued"\|"acked"\|"dropped"] | Deno.KvU64 | the app's envelopes ever queued, acked and dropped (past SOCKET_MODE_BACKLOG): its backlog without a scan |
  * | ["socket_signal"(, appId)]                    | number (time)        | set, with the app's own, by commits that queue events or calls for a Socket Mode app; instances with connections poll the first, then their apps' |
  * | ["socket_presence", appId, instanceId]        | SocketPresence       | an instance's open connections of an app, renewed every 20 s; expires: how many an app has across instances |
- * | ["agent_threads", channelId, threadTs \| ""] | AgentThread          | an agent's conversation with a person, or one of its threads: what the person looks at, the agent's status and suggested prompts (kv/agent_threads.ts) |
- * | ["open_streams", startedMs, messageId]       | OpenStream           | a reply an agent is streaming, until its stream stops (kv/open_streams.ts): how one left open ten minutes is found and stopped |
- * | ["admin_nonces", nonce], ["admin_audit", id]  | number, AdminAuditEntry | a signed admin request's nonce, kept past its 5 minutes: a replay is refused (kv/admin_nonces.ts); each admin request that ran or was refused, 90 days (kv/admin_audit.ts) |
+ * | ["agent_threads", channelId, threadTs \| ""] | AgentThread          | an agent's conversation with a person, or one of its threads: what the person looks at, the agent's status and suggested prompts (kv/apps/agent_threads.ts) |
+ * | ["open_streams", startedMs, messageId]       | OpenStream           | a reply an agent is streaming, until its stream stops (kv/apps/open_streams.ts): how one left open ten minutes is found and stopped |
+ * | ["admin_nonces", nonce], ["admin_audit", id]  | number, AdminAuditEntry | a signed admin request's nonce, kept past its 5 minutes: a replay is refused (kv/service/admin_nonces.ts); each admin request that ran or was refused, 90 days (kv/service/admin_audit.ts) |
  * | ["socket_presence_turn", appId]               | Deno.KvU64           | bumped by every write of the app's presences, and checked by an opening's count-and-record: two instances never both take the tenth slot |
  * | ["socket_links_closed", appId]                | number (time)        | the app's connections opened before it are closed on every instance (its last install went; domain/apps/installs.ts) |
  * | ["socket_calls", appId, callId]               | SocketCall           | a command or interaction for an app connected to other instances only, until one takes it (delivery/apps/socket/relay.ts); expires |
  * | ["socket_answers", callId]                    | SocketAnswer         | what became of a relayed call, for the instance that waits on it; expires |
  * | ["socket_deaf", appId]                        | SocketDeaf           | a Socket Mode app seen with events waiting and no connection: since when, whether its people were told (domain/apps/socket/deaf_watch.ts) |
- * | ["ephemerals", id]                           | sealed ephemeral     | an ephemeral message with elements its person may press, 30 minutes (kv/pressable_ephemerals.ts); sealed under APP_KEY; never exported nor backed up |
+ * | ["ephemerals", id]                           | sealed ephemeral     | an ephemeral message with elements its person may press, 30 minutes (kv/apps/pressable_ephemerals.ts); sealed under APP_KEY; never exported nor backed up |
  * | ["view_externals", appId, teamId, externalId] | viewId              | index: a view by the `external_id` its app gave it (views.update); expires with its stack; rebuilt by an import |
  * | ["scheduled", id]                             | ScheduledMessage     | a message to post at `post_at` (domain/messages/scheduled.ts): deleted in the commit that posts it |
  * | ["scheduled_due", postAtMs, id]              | null                 | index: scheduled messages by when they are due |

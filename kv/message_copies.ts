@@ -1,6 +1,6 @@
 import type { Message } from "../core/types.ts";
 import { keys } from "./keys.ts";
-import type { Plan } from "./plan.ts";
+import type { Plan } from "./store/plan.ts";
 
 /** A message belongs in the channel timeline unless it is a thread reply kept in its thread. */
 export const inTimeline = (m: Pick<Message, "thread_root_id" | "sent_to_channel">) =>

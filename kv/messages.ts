@@ -1,7 +1,7 @@
 import type { Message } from "../core/types.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
-import type { Plan } from "./plan.ts";
+import type { Store } from "./store/store.ts";
+import type { Plan } from "./store/plan.ts";
 import { putMessage } from "./message_copies.ts";
 
 export async function getMessage(kv: Store, id: string) {

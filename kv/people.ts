@@ -2,7 +2,7 @@ import type { Token, User } from "../core/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
 import { keys } from "./keys.ts";
 import { putToken } from "./tokens.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./store/store.ts";
 
 /** A user as read, for a change that must not land over another. */
 export const getUserEntry = (kv: Store, id: string) => kv.get<User>(keys.user(id));

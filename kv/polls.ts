@@ -1,7 +1,7 @@
 /** A poll's votes: who chose each option, and each voter's ballot (domain/messages/polls.ts). */
 import type { MemberRef } from "../core/types.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./store/store.ts";
 
 /** Up to `limit` voters of a poll's option, by user id, after `afterUserId` when given. */
 export async function optionVoters(

@@ -1,7 +1,7 @@
 import { CacheKind } from "../core/memory.ts";
-import { getAll } from "./commit.ts";
+import { getAll } from "./store/commit.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./store/store.ts";
 
 /** What this process last read of a channel's membership, under one members version. */
 interface Known {

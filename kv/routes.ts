@@ -6,10 +6,10 @@
 import { CacheKind } from "../core/memory.ts";
 import type { User } from "../core/types.ts";
 import type { AppListener, Subscription, WebhookRoute } from "../core/webhook_records.ts";
-import { getAll } from "./commit.ts";
+import { getAll } from "./store/commit.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
-import type { Plan } from "./plan.ts";
+import type { Store } from "./store/store.ts";
+import type { Plan } from "./store/plan.ts";
 
 /** The routing copy kept in the team index, read by every write that emits events. */
 const routeOf = (s: Subscription): WebhookRoute => ({

@@ -1,8 +1,8 @@
 /** Scheduled messages as stored (keys in kv/keys.ts): the record and its two indexes. */
 import type { ScheduledMessage } from "../core/scheduled_records.ts";
 import { keys } from "./keys.ts";
-import { commitOrThrow, getAll } from "./commit.ts";
-import type { Store } from "./store.ts";
+import { commitOrThrow, getAll } from "./store/commit.ts";
+import type { Store } from "./store/store.ts";
 
 /** A scheduled message's record's key. */
 export const scheduledKey = (m: Pick<ScheduledMessage, "id">) => keys.scheduled(m.id);

@@ -1,6 +1,6 @@
 import type { LoginLink, Session, User } from "../core/types.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./store/store.ts";
 
 /** How long a used or expired link is kept after its expiry, so opening it says which it was. */
 export const LINK_KEPT_MS = 24 * 3_600_000;

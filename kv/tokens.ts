@@ -1,9 +1,9 @@
 import type { Token } from "../core/types.ts";
 import { addAudit, type AuditDraft } from "./audit.ts";
-import { getAll } from "./commit.ts";
+import { getAll } from "./store/commit.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
-import type { Plan } from "./plan.ts";
+import type { Store } from "./store/store.ts";
+import type { Plan } from "./store/plan.ts";
 
 /** The token whose value hashes to `hash`: the one read every authenticated request costs. */
 export async function getTokenByHash(kv: Store, hash: string): Promise<Token | null> {

@@ -1,12 +1,12 @@
 import type { DeliveryJob, Subscription } from "../core/webhook_records.ts";
 import type { AuditAction } from "../core/types.ts";
 import { addAudit, type AuditBy, type AuditDraft } from "./audit.ts";
-import { getAll } from "./commit.ts";
-import { markFailed } from "./failed_events.ts";
+import { getAll } from "./store/commit.ts";
+import { markFailed } from "./outbox/failed_events.ts";
 import { keys } from "./keys.ts";
-import { settle, settleAll } from "./job_moves.ts";
+import { settle, settleAll } from "./outbox/job_moves.ts";
 import { dropRoute, putRoute } from "./routes.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./store/store.ts";
 
 /** Deletes per commit when clearing a subscription's leftovers (the KV limit is 1000). */
 const DELETE_BATCH = 500;

@@ -1,8 +1,8 @@
 import type { Channel, MemberRef, Team, User } from "../core/types.ts";
-import { commitOrThrow, getAll } from "./commit.ts";
+import { commitOrThrow, getAll } from "./store/commit.ts";
 import { keys } from "./keys.ts";
-import type { Store } from "./store.ts";
-import type { Plan } from "./plan.ts";
+import type { Store } from "./store/store.ts";
+import type { Plan } from "./store/plan.ts";
 import { isClosed } from "../core/channel_kind.ts";
 
 /** A team's general channel, as memberships see it: public, never direct. */

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { draftMessage } from "../domain/messages/draft.ts";
 import type { Channel, Message } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { api, countKeys, startServer, workspace } from "./harness.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 
 /** A workspace's general channel on a KV file, and the ways to write messages into it. */
 async function withChannel(fn: (kv: Store, path: string, channel: Channel) => Promise<void>) {

@@ -26,7 +26,7 @@ export const FLOORS: Record<string, readonly string[]> = {
  */
 const COMPOSITION: Record<string, readonly string[]> = {
   "main.ts": Object.keys(FLOORS),
-  "cli/admin.ts": ["kv/open.ts", "delivery/apps/sender.ts"],
+  "cli/admin.ts": ["kv/store/open.ts", "delivery/apps/sender.ts"],
   "core/version.ts": ["deno.json"],
 };
 
@@ -104,8 +104,8 @@ const PATCH =
   /\b\w+\.(?:atomic|commit|close|get|getMany|list|set|delete|enqueue|listenQueue)\s*=(?![=>])/;
 /** A registry that hangs state on a store or a commit, instead of the Store holding it. */
 const WEAK_KEYED = /new\s+Weak(?:Map|Set)\s*<\s*(?:Deno\.Kv|Deno\.AtomicOperation|Store|Plan)\b/;
-/** Where state about the store lives: the Store itself (kv/store.ts). */
-const STORE_MODULE = "kv/store.ts";
+/** Where state about the store lives: the Store itself (kv/store/store.ts). */
+const STORE_MODULE = "kv/store/store.ts";
 /** A module longer than this holds more than one thing. */
 const MAX_LINES = 300;
 
@@ -137,7 +137,11 @@ Deno.test("architecture: every import runs downward, and none runs in a circle",
 });
 
 Deno.test("architecture: nothing patches the store or a commit, or hangs state on one", async () => {
-  assert.deepEqual(hiddenState(await serviceSources()), [], "the Store (kv/store.ts) holds it");
+  assert.deepEqual(
+    hiddenState(await serviceSources()),
+    [],
+    "the Store (kv/store/store.ts) holds it",
+  );
 });
 
 /** A function longer than this does more than one thing; one with more positional parameters than
@@ -218,6 +222,21 @@ Deno.test(`architecture: domain/ is laid out by capability, at most ${MAX_DOMAIN
   const files = entries.filter((e) => e.isFile).map((e) => e.name.split("_")[0]);
   const shared = files.filter((p, i) => files.indexOf(p) !== i);
   assert.deepEqual(shared, [], "files sharing a prefix belong in a folder");
+});
+
+/** Entries at the top of kv/: grouped by what they store, each group named in ARCHITECTURE.md. */
+const MAX_KV_ENTRIES = 30;
+
+Deno.test(`architecture: kv/ is grouped by what it stores, at most ${MAX_KV_ENTRIES} entries at its top`, async () => {
+  const entries = await Array.fromAsync(Deno.readDir(new URL("kv", ROOT)));
+  assert.ok(
+    entries.length <= MAX_KV_ENTRIES,
+    `${entries.length} entries: ${entries.map((e) => e.name).sort().join(", ")}`,
+  );
+  const folders = entries.filter((e) => e.isDirectory).map((e) => e.name).sort();
+  const drawn = await Deno.readTextFile(new URL("ARCHITECTURE.md", ROOT));
+  const named = [...drawn.matchAll(/`kv\/([a-z_]+)\/`/g)].map((m) => m[1]);
+  assert.deepEqual([...new Set(named)].sort(), folders);
 });
 
 Deno.test(`architecture: no module is longer than ${MAX_LINES} lines`, async () => {

@@ -4,7 +4,7 @@ import type { OutboxEvent } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { LatestSubscriptions, RecentEvents } from "../delivery/latest.ts";
 import { countReads } from "./harness.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 
 const sub = (id: string, url: string) => ({ id, team_id: "team", url }) as Subscription;
 
@@ -42,7 +42,7 @@ Deno.test("attempt reads: a batch's events are read in one call of the store, on
     const reads = countReads(kv);
     const events = new RecentEvents();
     await events.loadMany(kv, [...ids, ...ids.slice(0, 5)]);
-    // The store splits the 25 to Deno KV's ten a call (kv/store.ts).
+    // The store splits the 25 to Deno KV's ten a call (kv/store/store.ts).
     assert.equal(reads.getMany, 1);
     assert.ok(!(events.load(kv, "event-7") instanceof Promise), "a held copy answers at once");
     assert.equal(reads.getMany + reads.get, 1, "held copies are not read again");

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ApiError } from "../core/errors.ts";
 import { listAudit } from "../kv/audit.ts";
 import { keys } from "../kv/keys.ts";
-import { migrate } from "../kv/migrations.ts";
+import { migrate } from "../kv/store/migrations.ts";
 import {
   createToken,
   listTokens,
@@ -26,10 +26,10 @@ import {
   workspace,
 } from "./harness.ts";
 import { post, subscribe } from "./webhook_receivers.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -20,7 +20,7 @@ import { type App } from "../core/app_records.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { changeRole, deactivateUser } from "../domain/people/people.ts";
 import { keys } from "../kv/keys.ts";
-import { recentDeliveries } from "../kv/deliveries.ts";
+import { recentDeliveries } from "../kv/outbox/deliveries.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { authorizeQuery, pkce, registerApp } from "./oauth_client.ts";
 import { installApp } from "../domain/apps/installs.ts";

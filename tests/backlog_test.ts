@@ -5,12 +5,12 @@
  * `deno task soak`.
  */
 import assert from "node:assert/strict";
-import { measureBacklog } from "../kv/backlog.ts";
+import { measureBacklog } from "../kv/outbox/backlog.ts";
 import { keys } from "../kv/keys.ts";
 import type { Message } from "../core/types.ts";
 import { countKeys, createChannelAs, handedPending, unsettled, withWorkspace } from "./harness.ts";
 import { postCounted, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { deliveryFaults } from "./event_schema_check.ts";
 
 const WINDOW = 100;

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { generateAppKey } from "../core/keyring.ts";
 import { keys } from "../kv/keys.ts";
-import { backupUnsupported, integrityOf } from "../kv/store_file.ts";
+import { backupUnsupported, integrityOf } from "../kv/store/store_file.ts";
 import { api, assertStatus, workspace } from "./harness.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { sleep } from "./webhook_receivers.ts";

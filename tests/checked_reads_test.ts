@@ -1,5 +1,5 @@
 /**
- * A post starts from what its process last read for a post (kv/checked_reads.ts) and lets its
+ * A post starts from what its process last read for a post (kv/store/checked_reads.ts) and lets its
  * commit's checks catch what changed since. Here another instance on the same KV file makes each
  * change, so nothing in the posting process hears of it but the store.
  */

@@ -11,7 +11,7 @@ import { MAX_MISSES_PER_MINUTE } from "../domain/guards/guessing.ts";
 import { ADMIN_HEADERS, signAdminRequest } from "../domain/data/admin_requests.ts";
 import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { seedMessages, seedWorkspace } from "../bench/seed.ts";
-import { backupUnsupported } from "../kv/store_file.ts";
+import { backupUnsupported } from "../kv/store/store_file.ts";
 
 /** The environment an operator far from the store runs the CLI with. */
 const remoteEnv = (url: string, appKey: string) => ({

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Ctx } from "../domain/context.ts";
 import { loadSettings } from "../core/settings.ts";
 import { SCOPES } from "../core/types.ts";
-import { openStore } from "../kv/open.ts";
+import { openStore } from "../kv/store/open.ts";
 import { loadKeyring } from "../domain/data/app_key.ts";
 import { createApp } from "../routes/app.ts";
 import { api, appParts, type TestServer } from "./harness.ts";

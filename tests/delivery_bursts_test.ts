@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { appendBatchesSplit, deliveryStalls } from "../core/metrics.ts";
-import { measureBacklog } from "../kv/backlog.ts";
+import { measureBacklog } from "../kv/outbox/backlog.ts";
 import { actor, type TestServer, withWorkspace, type Workspace } from "./harness.ts";
 import { keys } from "../kv/keys.ts";
 import { postCounted, receiver, sleep, subscribe, waitUntil } from "./webhook_receivers.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { newId } from "../core/ids.ts";
 import type { Delivery } from "../core/webhook_records.ts";
-import { pruneById } from "../kv/deliveries.ts";
+import { pruneById } from "../kv/outbox/deliveries.ts";
 import { keys } from "../kv/keys.ts";
 import { api, countKeys, withWorkspace } from "./harness.ts";
 import { show, subscribe } from "./webhook_receivers.ts";

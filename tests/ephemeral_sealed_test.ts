@@ -5,7 +5,7 @@
  * trace of it (issue 52, item 4).
  */
 import assert from "node:assert/strict";
-import { backupUnsupported } from "../kv/store_file.ts";
+import { backupUnsupported } from "../kv/store/store_file.ts";
 import { keys } from "../kv/keys.ts";
 import { workspace } from "./harness.ts";
 import { cli, sharedStore, startService } from "./processes.ts";

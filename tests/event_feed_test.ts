@@ -15,7 +15,7 @@ const idAt = (ms: number) => {
   return `${hex.slice(0, 8)}-${hex.slice(8)}${newId().slice(13)}`;
 };
 import { keys } from "../kv/keys.ts";
-import { LAYOUT_VERSION, migrate } from "../kv/migrations.ts";
+import { LAYOUT_VERSION, migrate } from "../kv/store/migrations.ts";
 import {
   type Actor,
   api,
@@ -26,7 +26,7 @@ import {
   withWorkspace,
 } from "./harness.ts";
 import { post, sleep } from "./webhook_receivers.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 
 interface Walked {
   messages: string[];

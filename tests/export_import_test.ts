@@ -9,11 +9,11 @@
 import assert from "node:assert/strict";
 import { generateAppKey } from "../core/keyring.ts";
 import { keys } from "../kv/keys.ts";
-import { type ExportRecord, exportRecords, importRecords } from "../kv/store_export.ts";
-import { getResponseTarget, getTrigger, insertAnswerWays } from "../kv/responses.ts";
-import { stackOf, writeStack } from "../kv/views.ts";
+import { type ExportRecord, exportRecords, importRecords } from "../kv/export/store_export.ts";
+import { getResponseTarget, getTrigger, insertAnswerWays } from "../kv/apps/responses.ts";
+import { stackOf, writeStack } from "../kv/apps/views.ts";
 import type { ViewStack } from "../core/app_records.ts";
-import { backupUnsupported } from "../kv/store_file.ts";
+import { backupUnsupported } from "../kv/store/store_file.ts";
 import { api, createChannelAs, startServer, workspace } from "./harness.ts";
 import { DatabaseSync } from "node:sqlite";
 import { isMoved } from "../kv/key_kinds.ts";
@@ -24,9 +24,9 @@ import { cli, cliRun, sharedStore, startService } from "./processes.ts";
 import { connect } from "./sse_client.ts";
 import { receiver, sleep, waitUntil } from "./webhook_receivers.ts";
 import { createHmac } from "node:crypto";
-import { wrapStore } from "../kv/open.ts";
-import type { Plan } from "../kv/plan.ts";
-import type { Store } from "../kv/store.ts";
+import { wrapStore } from "../kv/store/open.ts";
+import type { Plan } from "../kv/store/plan.ts";
+import type { Store } from "../kv/store/store.ts";
 
 const unsupported = backupUnsupported();
 

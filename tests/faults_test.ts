@@ -28,7 +28,7 @@ import {
   waitUntil,
 } from "./webhook_receivers.ts";
 import { freePort, type Service, sharedStore, startService } from "./processes.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 
 const withEngine = (fn: (s: TestServer, w: Workspace) => Promise<void>) =>
   withWorkspace(fn, FAST, { engine: true });

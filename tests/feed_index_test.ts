@@ -10,7 +10,7 @@ import type { User } from "../core/types.ts";
 import { keys } from "../kv/keys.ts";
 import { api, assertStatus, createChannelAs, storeEntries, withWorkspace } from "./harness.ts";
 import { post } from "./webhook_receivers.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 
 const idsUnder = async (kv: Store, prefix: Deno.KvKey) =>
   (await Array.fromAsync(storeEntries(kv, prefix))).map((e) => e.key.at(-1));

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { flushLog } from "../core/log.ts";
 import { loadSettings } from "../core/settings.ts";
 import { loadKeyring } from "../domain/data/app_key.ts";
-import { openStore, turnsFile } from "../kv/open.ts";
+import { openStore, turnsFile } from "../kv/store/open.ts";
 
 const modeOf = async (path: string) => (await Deno.stat(path)).mode! & 0o777;
 

@@ -7,12 +7,12 @@ import assert from "node:assert/strict";
 import { newId } from "../core/ids.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { HandedJobs } from "../core/webhook_records.ts";
-import { pendingJobs } from "../kv/backlog.ts";
-import { expandHanded } from "../kv/handed_jobs.ts";
-import { HandedShare } from "../kv/handed_share.ts";
-import { firstJob } from "../kv/job_moves.ts";
+import { pendingJobs } from "../kv/outbox/backlog.ts";
+import { expandHanded } from "../kv/outbox/handed_jobs.ts";
+import { HandedShare } from "../kv/outbox/handed_share.ts";
+import { firstJob } from "../kv/outbox/job_moves.ts";
 import { keys } from "../kv/keys.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import {
   api,
   countKeys,

@@ -6,14 +6,14 @@
  */
 import assert from "node:assert/strict";
 import type { DeliveryJob, HandedJobs } from "../core/webhook_records.ts";
-import { pendingJobs } from "../kv/backlog.ts";
-import { HandedShare, heldFrom } from "../kv/handed_share.ts";
+import { pendingJobs } from "../kv/outbox/backlog.ts";
+import { HandedShare, heldFrom } from "../kv/outbox/handed_share.ts";
 import { Dispatcher } from "../core/dispatcher.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import { WaitingFirstAttempts } from "../delivery/waiting.ts";
 import { keys } from "../kv/keys.ts";
 import { Leases } from "../delivery/leases.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { countKeys, startEngine, startServer, workspace } from "./harness.ts";
 import { FAST, post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 

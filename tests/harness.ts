@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
 import { startDeliveryEngine } from "../delivery/engine.ts";
 import { workPair } from "../core/work_pair.ts";
-import type { JobRoom } from "../kv/outbox.ts";
-import type { CommitWork } from "../kv/plan.ts";
+import type { JobRoom } from "../kv/outbox/outbox.ts";
+import type { CommitWork } from "../kv/store/plan.ts";
 import type { DeliveryEngine, EngineOptions } from "../delivery/engine_contract.ts";
 import type { Ctx } from "../domain/context.ts";
 import { createLoginLink } from "../domain/people/sessions.ts";
@@ -16,13 +16,13 @@ import type { HandedJobs } from "../core/webhook_records.ts";
 import { SCOPES } from "../core/types.ts";
 import { createTeam, createUser } from "../domain/people/workspace.ts";
 import { keys } from "../kv/keys.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { SocketHub } from "../delivery/apps/socket/hub.ts";
 import { serviceRunner } from "../cli/service_runner.ts";
 import { AppSender } from "../delivery/apps/sender.ts";
 import { StreamHub } from "../domain/stream/hub.ts";
 import { checkResponse } from "./openapi_check.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 
 // The suite's servers run in this process: their request and delivery lines would bury its output.
 configureLog({ level: "error", format: "auto" });

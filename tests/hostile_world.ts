@@ -15,7 +15,7 @@ import { createAppToken } from "../domain/apps/socket/app_tokens.ts";
 import { createToken } from "../domain/people/tokens.ts";
 import { showEphemeral } from "../domain/messages/ephemeral.ts";
 import { createUser } from "../domain/people/workspace.ts";
-import { recentDeliveries } from "../kv/deliveries.ts";
+import { recentDeliveries } from "../kv/outbox/deliveries.ts";
 import { type Receiver, receiver, waitUntil } from "./webhook_receivers.ts";
 import { SCOPES } from "../core/types.ts";
 import { own } from "../core/tables.ts";

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { generateAppKey } from "../core/keyring.ts";
 import { postMessage } from "../domain/messages/messages.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
-import { backupUnsupported } from "../kv/store_file.ts";
+import { backupUnsupported } from "../kv/store/store_file.ts";
 import { workspace } from "./harness.ts";
 import {
   cli,

@@ -11,7 +11,7 @@ import { postMessage } from "../domain/messages/messages.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
 import type { OutboxEvent } from "../core/types.ts";
 import type { HandedJobs } from "../core/webhook_records.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { keys } from "../kv/keys.ts";
 import { api, type ApiResponse, clearOfWindowEdge, createChannelAs, workspace } from "./harness.ts";
 import { cli, type Service, sharedStore, startService } from "./processes.ts";

@@ -1,6 +1,6 @@
 /**
  * A delivery job's states and moves, and a Socket Mode envelope's (core/job_states.ts), are drawn
- * in ARCHITECTURE.md and marked in the modules that decide them, the three alike; what they write is written by kv/job_moves.ts
+ * in ARCHITECTURE.md and marked in the modules that decide them, the three alike; what they write is written by kv/outbox/job_moves.ts
  * alone; and no state but `settled` is a dead end, where a job would be lost.
  */
 import assert from "node:assert/strict";
@@ -85,9 +85,9 @@ for (const t of TABLES) {
 const JOB_WRITE =
   /\.(?:set|sum|delete|max|min)\(\s*keys\.(?:job|handedJob|jobsCreated|jobsSettled|deliverySignal)\(|deleteAll\([^)]*keys\.(?:jobs|handedJobs)\(/;
 
-Deno.test("job states: only kv/job_moves.ts writes a job row, a handed-jobs record, a count or the signal", async () => {
+Deno.test("job states: only kv/outbox/job_moves.ts writes a job row, a handed-jobs record, a count or the signal", async () => {
   const writers = [...await serviceSources()]
-    .filter(([path, text]) => path !== "kv/job_moves.ts" && JOB_WRITE.test(text))
+    .filter(([path, text]) => path !== "kv/outbox/job_moves.ts" && JOB_WRITE.test(text))
     .map(([path]) => path);
   assert.deepEqual(writers, []);
 });

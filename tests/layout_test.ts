@@ -8,14 +8,14 @@ import assert from "node:assert/strict";
 import { SettingsError } from "../core/settings.ts";
 import { VERSION } from "../core/version.ts";
 import { keys } from "../kv/keys.ts";
-import { LAYOUT_VERSION, migrate, readLayout } from "../kv/migrations.ts";
+import { LAYOUT_VERSION, migrate, readLayout } from "../kv/store/migrations.ts";
 import { checkResponse } from "./openapi_check.ts";
 import { withWorkspace } from "./harness.ts";
-import { measureBacklog } from "../kv/backlog.ts";
+import { measureBacklog } from "../kv/outbox/backlog.ts";
 import { post, receiver, subscribe } from "./webhook_receivers.ts";
 import { runToExit, sharedStore, startService } from "./processes.ts";
-import { wrapStore } from "../kv/open.ts";
-import type { Store } from "../kv/store.ts";
+import { wrapStore } from "../kv/store/open.ts";
+import type { Store } from "../kv/store/store.ts";
 
 const layoutOf = async (kv: Store) => (await kv.get<{ version: number }>(keys.layout())).value;
 

@@ -19,7 +19,7 @@ import {
   withWorkspace,
 } from "./harness.ts";
 import { checkResponse } from "./openapi_check.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";

@@ -11,7 +11,7 @@ import type { Token } from "../core/types.ts";
 import type { AppInstall, AuthorizationCode } from "../core/app_records.ts";
 import { sha256Hex } from "../core/random.ts";
 import type { Ctx } from "../domain/context.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { findCode, redeemCode } from "../domain/apps/oauth.ts";
 
 async function withServer(fn: (s: TestServer, w: Workspace) => Promise<void>) {

@@ -5,7 +5,7 @@
 import type { Ctx } from "../domain/context.ts";
 import { createKeyring, generateAppKey } from "../core/keyring.ts";
 import { loadSettings } from "../core/settings.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import type { TestServer } from "./harness.ts";
 import { sleep, waitUntil } from "./webhook_receivers.ts";
 

@@ -12,8 +12,8 @@ import { deliveryStalls } from "../core/metrics.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { newId } from "../core/ids.ts";
 import { keys } from "../kv/keys.ts";
-import { wrapStore } from "../kv/open.ts";
-import type { Store } from "../kv/store.ts";
+import { wrapStore } from "../kv/store/open.ts";
+import type { Store } from "../kv/store/store.ts";
 
 const SUB = "0190c0de-0000-7000-8000-000000000001";
 

@@ -3,7 +3,7 @@
  * enqueue fails the commit it rides in, and the sweeper alone wakes retries and redeliveries.
  */
 import assert from "node:assert/strict";
-import { probeQueues } from "../kv/queue_support.ts";
+import { probeQueues } from "../kv/store/queue_support.ts";
 import { api, startServer, workspace } from "./harness.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Ctx } from "../domain/context.ts";
 import { createKeyring, generateAppKey } from "../core/keyring.ts";
 import { loadSettings } from "../core/settings.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { createToken, rotateTokenById } from "../domain/people/tokens.ts";
 import { revokeTokenById } from "../domain/people/tokens.ts";
 import { changeRole, deactivateUser, reactivateUser } from "../domain/people/people.ts";

@@ -1,7 +1,7 @@
 /** The rate limit held across instances: two limiters on two handles of one KV file. */
 import assert from "node:assert/strict";
 import { RateLimiter } from "../domain/guards/rate_limit.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { clearOfWindowEdge } from "./harness.ts";
 
 async function twoHandles() {

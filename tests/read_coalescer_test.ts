@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { wrapStore } from "../kv/open.ts";
-import type { Store } from "../kv/store.ts";
+import { wrapStore } from "../kv/store/open.ts";
+import type { Store } from "../kv/store/store.ts";
 
 async function withKv(fn: (kv: Store) => Promise<void>) {
   const kv = wrapStore(await Deno.openKv(":memory:"), ":memory:");

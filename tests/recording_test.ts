@@ -7,8 +7,8 @@ import { LatestSubscriptions } from "../delivery/latest.ts";
 import { MAX_BATCH, Recorder } from "../delivery/record.ts";
 import type { Attempted } from "../delivery/attempt_plan.ts";
 import { countKeys, storeEntries, unsettled } from "./harness.ts";
-import { wrapStore } from "../kv/open.ts";
-import type { Store } from "../kv/store.ts";
+import { wrapStore } from "../kv/store/open.ts";
+import type { Store } from "../kv/store/store.ts";
 
 const webhooks = loadSettings({}).webhooks;
 

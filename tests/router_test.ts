@@ -8,7 +8,7 @@ import { RegExpRouter } from "hono/router/reg-exp-router";
 import { createApp } from "../routes/app.ts";
 import { appParts } from "./harness.ts";
 import { loadSettings } from "../core/settings.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { createKeyring, generateAppKey } from "../core/keyring.ts";
 
 Deno.test("routing: every route fits the regular-expression router", async () => {

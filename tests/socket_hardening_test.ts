@@ -8,7 +8,7 @@ import { api, countReads, withWorkspace } from "./harness.ts";
 import { sleep, waitUntil } from "./webhook_receivers.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp, uninstallApp } from "../domain/apps/installs.ts";
-import { socketCounts } from "../kv/socket_queue.ts";
+import { socketCounts } from "../kv/apps/socket_queue.ts";
 import { createAppToken } from "../domain/apps/socket/app_tokens.ts";
 import { rawSocket } from "./socket_client.ts";
 import type { TestServer, Workspace } from "./harness.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { authenticate } from "../domain/people/authenticate.ts";
 import { selectFor } from "../domain/stream/audience.ts";
-import type { LoggedEvent } from "../kv/stream_markers.ts";
+import type { LoggedEvent } from "../kv/stream/stream_markers.ts";
 import { countReads, createChannelAs, withWorkspace } from "./harness.ts";
 
 Deno.test("stream audience: a round no stream's filter takes reads nothing", () =>

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { newId } from "../core/ids.ts";
 import { keys } from "../kv/keys.ts";
-import { eventsVersions, type LogPosition, readLog } from "../kv/stream_log.ts";
-import { logEvents } from "../kv/stream_markers.ts";
-import { writeEvent } from "../kv/outbox.ts";
-import { wrapStore } from "../kv/open.ts";
-import type { Store } from "../kv/store.ts";
+import { eventsVersions, type LogPosition, readLog } from "../kv/stream/stream_log.ts";
+import { logEvents } from "../kv/stream/stream_markers.ts";
+import { writeEvent } from "../kv/outbox/outbox.ts";
+import { wrapStore } from "../kv/store/open.ts";
+import type { Store } from "../kv/store/store.ts";
 
 const TEAM = "team";
 const START: LogPosition = { versionstamp: "", id: "" };

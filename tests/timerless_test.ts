@@ -9,7 +9,7 @@ import type { DeliveryEngine } from "../delivery/engine_contract.ts";
 import type { Ctx } from "../domain/context.ts";
 import { authenticate } from "../domain/people/authenticate.ts";
 import { recoverWebhook, redeliver } from "../domain/webhooks/sends.ts";
-import { wrapStore } from "../kv/open.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import { keys } from "../kv/keys.ts";
 import type { DeliveryJob } from "../core/webhook_records.ts";
 import { api, startEngine, startServer, type TestServer, unsettled, workspace } from "./harness.ts";

@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { measureBacklog } from "../kv/backlog.ts";
+import { measureBacklog } from "../kv/outbox/backlog.ts";
 import { keys } from "../kv/keys.ts";
-import { LAYOUT_VERSION, migrate } from "../kv/migrations.ts";
-import { wrapStore } from "../kv/open.ts";
+import { LAYOUT_VERSION, migrate } from "../kv/store/migrations.ts";
+import { wrapStore } from "../kv/store/open.ts";
 import {
   FIXTURE_APP_KEY,
   FIXTURE_RECEIVER_PORT,
@@ -20,7 +20,7 @@ import {
 } from "./fixtures/make_fixtures.ts";
 import { cli, startService } from "./processes.ts";
 import { waitUntil } from "./webhook_receivers.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { deliveryFaults } from "./event_schema_check.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;

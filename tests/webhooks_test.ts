@@ -9,7 +9,7 @@ import { loadRoutes } from "../kv/routes.ts";
 import { actor, api, assertInvalid, startServer, withWorkspace, workspace } from "./harness.ts";
 import { AppSender } from "../delivery/apps/sender.ts";
 import { post, receiver, show, subscribe, waitUntil } from "./webhook_receivers.ts";
-import type { Store } from "../kv/store.ts";
+import type { Store } from "../kv/store/store.ts";
 import { subjectOfPerson } from "../domain/principals.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";

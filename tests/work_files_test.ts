@@ -5,7 +5,7 @@
  * removes those whose process is gone, keeping those of a process still at work.
  */
 import assert from "node:assert/strict";
-import { backupUnsupported } from "../kv/store_file.ts";
+import { backupUnsupported } from "../kv/store/store_file.ts";
 import { workspace } from "./harness.ts";
 import { cli, freePort, sharedStore, startService, watch } from "./processes.ts";
 import { waitUntil } from "./webhook_receivers.ts";

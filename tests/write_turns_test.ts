@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { turnsFile, wrapStore } from "../kv/open.ts";
-import type { Store } from "../kv/store.ts";
+import { turnsFile, wrapStore } from "../kv/store/open.ts";
+import type { Store } from "../kv/store/store.ts";
 
 /** Two handles on one KV file, as two instances have them, each taking turns. */
 async function withTwoWriters(fn: (path: string, one: Store, other: Store) => Promise<void>) {

@@ -10,7 +10,7 @@ import { draftMessage } from "../../domain/messages/draft.ts";
 import { messageView } from "../../domain/views.ts";
 import type { Channel } from "../../core/types.ts";
 import type { Ctx } from "../../domain/context.ts";
-import { addEvent } from "../../kv/outbox.ts";
+import { addEvent } from "../../kv/outbox/outbox.ts";
 import { FEED_LAG_MS } from "../../domain/stream/feed.ts";
 import { placeAt } from "../../core/ids.ts";
 import { freePort, type Proc, startService } from "../procs.ts";

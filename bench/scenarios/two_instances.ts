@@ -1,7 +1,7 @@
 /**
  * Issue 20, two instances on one store: both post into one channel at full speed, half of the
  * load each, against one instance taking all of it. The issue asks for no 503, a fair share each
- * and a p99 under 100 ms; where they meet is SQLite's write lock (see kv/write_turns.ts).
+ * and a p99 under 100 ms; where they meet is SQLite's write lock (see kv/store/write_turns.ts).
  */
 import { freePort, startService } from "../procs.ts";
 import { infoRow, limitRow, type Row } from "../report.ts";

@@ -2,7 +2,7 @@
  * What an agent shows its person (decisions.md, "Slack's agents"): `assistant.threads.setStatus`
  * (what it is doing, cleared by `""` or by its reply), `setSuggestedPrompts` and `setTitle`. None
  * is a message and none reaches subscriptions: status and prompts are kept with the conversation
- * or thread (kv/agent_threads.ts) and told to the person's live stream; the title is the thread
+ * or thread (kv/apps/agent_threads.ts) and told to the person's live stream; the title is the thread
  * root's text, which the person wrote as `New chat`, changed as an edit is.
  */
 import type { Ctx } from "../context.ts";
@@ -10,7 +10,7 @@ import type { Channel, Message, Subject } from "../../core/types.ts";
 import type { SuggestedPrompt } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { retrying } from "../../core/retry.ts";
-import { type AgentThread, getAgentThread, putAgentThread } from "../../kv/agent_threads.ts";
+import { type AgentThread, getAgentThread, putAgentThread } from "../../kv/apps/agent_threads.ts";
 import { listMembers } from "../../kv/channels.ts";
 import { relayNotice } from "../../kv/ephemeral.ts";
 import { keys } from "../../kv/keys.ts";

@@ -12,7 +12,7 @@ import type { App } from "../../core/app_records.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { messageTs, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { type AgentThread, getAgentThread, putAgentThread } from "../../kv/agent_threads.ts";
+import { type AgentThread, getAgentThread, putAgentThread } from "../../kv/apps/agent_threads.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { authorize } from "../policy.ts";
 import { directChannelOf } from "../channels/direct.ts";

@@ -9,9 +9,9 @@ import type { AppEventType } from "../../core/types.ts";
 import type { BotEvent } from "../../core/app_records.ts";
 import type { Subscription, WebhookRoute } from "../../core/webhook_records.ts";
 import { retrying } from "../../core/retry.ts";
-import { getAll } from "../../kv/commit.ts";
+import { getAll } from "../../kv/store/commit.ts";
 import { keys } from "../../kv/keys.ts";
-import { addAppEvent } from "../../kv/outbox.ts";
+import { addAppEvent } from "../../kv/outbox/outbox.ts";
 import type { LiveInstall } from "./live_install.ts";
 
 /** The install's listener that asked for `botEvent`, with its route as read, or null. */

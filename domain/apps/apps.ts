@@ -12,7 +12,7 @@ import {
   insertApp,
   listAllApps,
   replaceApp,
-} from "../../kv/apps.ts";
+} from "../../kv/apps/apps.ts";
 import { authorize } from "../policy.ts";
 import type { Actor } from "../principals.ts";
 import { checkName } from "../text.ts";

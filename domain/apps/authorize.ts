@@ -9,7 +9,7 @@ import { type Scope, SCOPES, type Subject } from "../../core/types.ts";
 import { type App } from "../../core/app_records.ts";
 import { invalid } from "../../core/errors.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
-import { insertCode } from "../../kv/apps.ts";
+import { insertCode } from "../../kv/apps/apps.ts";
 import { authorize } from "../policy.ts";
 import { visibleChannels } from "../channels/access.ts";
 import { appByClientId } from "./apps.ts";

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import type { AppInstall } from "../../core/app_records.ts";
-import { listTeamInstalls } from "../../kv/apps.ts";
+import { listTeamInstalls } from "../../kv/apps/apps.ts";
 
 /** The install whose bot `botId` is, in its team, unless uninstalled: the app a bot acts for. */
 export async function installOfBot(

@@ -11,7 +11,7 @@ import { newId, nowIso } from "../../core/ids.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
 import { resolveTarget, UnsafeUrlError } from "../../core/url_safety.ts";
-import { getApp, insertApp, replaceApp } from "../../kv/apps.ts";
+import { getApp, insertApp, replaceApp } from "../../kv/apps/apps.ts";
 import { authorize } from "../policy.ts";
 import type { Actor } from "../principals.ts";
 import { checkName } from "../text.ts";

@@ -6,8 +6,8 @@ import type { Ctx } from "../context.ts";
 import type { AppInstall } from "../../core/app_records.ts";
 import type { Delivery } from "../../core/webhook_records.ts";
 import { notFound } from "../../core/errors.ts";
-import { getApp, listAllInstalls } from "../../kv/apps.ts";
-import { recentDeliveries } from "../../kv/deliveries.ts";
+import { getApp, listAllInstalls } from "../../kv/apps/apps.ts";
+import { recentDeliveries } from "../../kv/outbox/deliveries.ts";
 import { authorize } from "../policy.ts";
 import type { Actor } from "../principals.ts";
 

@@ -8,7 +8,7 @@
 import type { Ctx } from "../context.ts";
 import type { Subject, User } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
-import { getAll } from "../../kv/commit.ts";
+import { getAll } from "../../kv/store/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { visibleChannelIds } from "../channels/access.ts";
 import type { Element } from "../messages/block_elements.ts";

@@ -8,7 +8,7 @@ import type { Ctx } from "../context.ts";
 import type { Subject } from "../../core/types.ts";
 import { notFound } from "../../core/errors.ts";
 import { storedId, tsOfMs } from "../../core/ids.ts";
-import { ephemeralOf, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
+import { ephemeralOf, PRESSABLE_MS } from "../../kv/apps/pressable_ephemerals.ts";
 import { memberRef } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
 import { authorize } from "../policy.ts";

@@ -14,7 +14,7 @@ import { derivedId, randomBase62 } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
 import { installOfBot } from "./bot_install.ts";
 import { tellApp } from "./app_events.ts";
-import { stackById, writeStack } from "../../kv/views.ts";
+import { stackById, writeStack } from "../../kv/apps/views.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { authorize } from "../policy.ts";
 import { directChannelOf } from "../channels/direct.ts";

@@ -10,14 +10,14 @@ import type { App, AppInstall, AuthorizationCode } from "../../core/app_records.
 import { invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { getApp, getInstall, listAllInstalls, listTeamInstalls } from "../../kv/apps.ts";
-import { dropBacklog } from "../../kv/socket_queue.ts";
+import { getApp, getInstall, listAllInstalls, listTeamInstalls } from "../../kv/apps/apps.ts";
+import { dropBacklog } from "../../kv/apps/socket_queue.ts";
 import { addAudit } from "../../kv/audit.ts";
 import { getChannelFor } from "../../kv/channels.ts";
 import { getIncomingById, putIncoming } from "../../kv/incoming.ts";
 import { keys } from "../../kv/keys.ts";
 import { getUserEntry } from "../../kv/people.ts";
-import type { Plan } from "../../kv/plan.ts";
+import type { Plan } from "../../kv/store/plan.ts";
 import { putToken, userTokens } from "../../kv/tokens.ts";
 import { getTeam, getUser } from "../../kv/workspace.ts";
 import { authorize } from "../policy.ts";

@@ -14,12 +14,12 @@ import { newId, nowIso } from "../../core/ids.ts";
 import { errorFields, log } from "../../core/log.ts";
 import { retrying } from "../../core/retry.ts";
 import { own } from "../../core/tables.ts";
-import { getInstall, listAllInstalls } from "../../kv/apps.ts";
-import { putCommand, removeCommand, teamCommands, touchCommands } from "../../kv/commands.ts";
-import type { Plan } from "../../kv/plan.ts";
+import { getInstall, listAllInstalls } from "../../kv/apps/apps.ts";
+import { putCommand, removeCommand, teamCommands, touchCommands } from "../../kv/apps/commands.ts";
+import type { Plan } from "../../kv/store/plan.ts";
 import { dropRoute, putRoute } from "../../kv/routes.ts";
 import { keys } from "../../kv/keys.ts";
-import { getAll } from "../../kv/commit.ts";
+import { getAll } from "../../kv/store/commit.ts";
 import { getUser } from "../../kv/workspace.ts";
 
 const MESSAGE_KINDS: Partial<Record<BotEvent, ChannelKind>> = {

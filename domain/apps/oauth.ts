@@ -9,7 +9,7 @@ import { ApiError, notFound, unlessAlreadyDone } from "../../core/errors.ts";
 import { sha256Hex } from "../../core/random.ts";
 import { nowIso } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { CODE_KEPT_MS, getCode, getInstall, rewriteCode, spendCode } from "../../kv/apps.ts";
+import { CODE_KEPT_MS, getCode, getInstall, rewriteCode, spendCode } from "../../kv/apps/apps.ts";
 import { getTokenByHash } from "../../kv/tokens.ts";
 import { type Approval, installApp, type Installed, uninstallApp } from "./installs.ts";
 import { revokeTokenById } from "../people/tokens.ts";

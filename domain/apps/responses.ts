@@ -11,7 +11,7 @@ import type { App } from "../../core/app_records.ts";
 import { notFound } from "../../core/errors.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
-import { getResponseTarget, insertAnswerWays, useResponseTarget } from "../../kv/responses.ts";
+import { getResponseTarget, insertAnswerWays, useResponseTarget } from "../../kv/apps/responses.ts";
 import { getUser, memberRef } from "../../kv/workspace.ts";
 import { subjectOfPerson } from "../principals.ts";
 import { type AppReply, deliverReply } from "./replies.ts";

@@ -9,7 +9,7 @@ import { invalid, notFound } from "../../core/errors.ts";
 import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { own, table } from "../../core/tables.ts";
 import { liveInstall } from "./live_install.ts";
-import { insertTrigger } from "../../kv/responses.ts";
+import { insertTrigger } from "../../kv/apps/responses.ts";
 import { interactionsUrl } from "./app_call.ts";
 import { type AppRoute, routeTo } from "./request_frame.ts";
 import { TRIGGER_MS } from "./responses.ts";

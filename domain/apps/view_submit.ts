@@ -10,7 +10,7 @@ import { ApiError, invalid } from "../../core/errors.ts";
 import { nowIso } from "../../core/ids.ts";
 import { randomBase62 } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
-import { writeStack } from "../../kv/views.ts";
+import { writeStack } from "../../kv/apps/views.ts";
 import type { AttemptOutcome } from "../../core/outbound/send.ts";
 import { type AppCalls, NOT_CONNECTED, payloadActor } from "./app_call.ts";
 import { answerRefused } from "./interaction.ts";

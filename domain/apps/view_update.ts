@@ -3,7 +3,7 @@ import type { Ctx } from "../context.ts";
 import type { Subject } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
 import { retrying } from "../../core/retry.ts";
-import { stackOf, viewIdByExternal, writeStack } from "../../kv/views.ts";
+import { stackOf, viewIdByExternal, writeStack } from "../../kv/apps/views.ts";
 import { installOfBot } from "./bot_install.ts";
 import { announce, noView, readViewSpec, slackView, stored } from "./views.ts";
 

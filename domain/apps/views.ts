@@ -15,9 +15,9 @@ import { randomBase62, sha256Hex } from "../../core/random.ts";
 import { retrying } from "../../core/retry.ts";
 import { liveInstall } from "./live_install.ts";
 import { relayNotice } from "../../kv/ephemeral.ts";
-import { getTrigger, spendTrigger, type Trigger } from "../../kv/responses.ts";
-import { stackOf, viewIdByExternal, writeStack } from "../../kv/views.ts";
-import type { Plan } from "../../kv/plan.ts";
+import { getTrigger, spendTrigger, type Trigger } from "../../kv/apps/responses.ts";
+import { stackOf, viewIdByExternal, writeStack } from "../../kv/apps/views.ts";
+import type { Plan } from "../../kv/store/plan.ts";
 import { parseBlocks } from "../messages/blocks.ts";
 import { withIds } from "./view_ids.ts";
 

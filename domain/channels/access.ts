@@ -16,7 +16,7 @@ import {
 import { ApiError, notFound } from "../../core/errors.ts";
 import { isUuid } from "../../core/ids.ts";
 import { CacheKind } from "../../core/memory.ts";
-import { getAll } from "../../kv/commit.ts";
+import { getAll } from "../../kv/store/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { audienceKeys, type AudienceVersions } from "../webhooks/audience.ts";
 
@@ -88,7 +88,7 @@ const notAnId = (id: string) =>
  *
  * `reads` other than "plain" are for a write whose commit checks every entry this returns
  * (`checksOf`): "fresh" reads them and remembers them, "reused" may start from the entries last
- * read for such a write instead of reading (kv/checked_reads.ts). Whatever a "reused" load then
+ * read for such a write instead of reading (kv/store/checked_reads.ts). Whatever a "reused" load then
  * decides without a commit to check it, an error above all, is decided again with "fresh".
  */
 export async function loadChannelWith<E extends Extra = Record<never, never>>(

@@ -10,7 +10,7 @@ import type { Channel, MemberRef, Subject, User } from "../../core/types.ts";
 import { storedId } from "../../core/ids.ts";
 import { notFound } from "../../core/errors.ts";
 import { retrying } from "../../core/retry.ts";
-import { getAll } from "../../kv/commit.ts";
+import { getAll } from "../../kv/store/commit.ts";
 import { listTeamChannels } from "../../kv/channels.ts";
 import { keys } from "../../kv/keys.ts";
 import { getUser } from "../../kv/workspace.ts";

@@ -11,7 +11,7 @@ import { authorize } from "../policy.ts";
 import { retrying } from "../../core/retry.ts";
 import { getChannelFor, listMembers as listChannelMembers } from "../../kv/channels.ts";
 import { keys } from "../../kv/keys.ts";
-import type { Plan } from "../../kv/plan.ts";
+import type { Plan } from "../../kv/store/plan.ts";
 import { dropMembership, getUser, memberRef, setMembership } from "../../kv/workspace.ts";
 import { audienceKeys, audienceOf, emit, type MembershipChange } from "../webhooks/audience.ts";
 import type { EventData } from "../webhooks/event_schemas.ts";

@@ -4,14 +4,14 @@
  * signed with a key derived from APP_KEY, which the operator already keeps. The MAC covers the
  * method, the path, a timestamp, a nonce, the body's SHA-256 and the flags when they travel in a
  * header; a request more than 5 minutes off, a nonce seen before or a wrong MAC is refused alike,
- * with no detail. Each request, taken or refused, is kept in the admin log (kv/admin_audit.ts).
+ * with no detail. Each request, taken or refused, is kept in the admin log (kv/service/admin_audit.ts).
  */
 import type { Ctx } from "../context.ts";
 import type { Keyring } from "../../core/keyring.ts";
 import { ApiError } from "../../core/errors.ts";
 import { sameText } from "../../core/same_text.ts";
-import { takeNonce } from "../../kv/admin_nonces.ts";
-import { addAdminAudit, type AdminAuditEntry, listAdminAudit } from "../../kv/admin_audit.ts";
+import { takeNonce } from "../../kv/service/admin_nonces.ts";
+import { addAdminAudit, type AdminAuditEntry, listAdminAudit } from "../../kv/service/admin_audit.ts";
 
 /** The headers a signed request carries. */
 export const ADMIN_HEADERS = {

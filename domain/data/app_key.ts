@@ -2,10 +2,10 @@ import { dirname } from "node:path";
 import { keepPrivate } from "../../core/files.ts";
 import { createKeyring, generateAppKey, type Keyring } from "../../core/keyring.ts";
 import { isFilePath, type Settings, SettingsError } from "../../core/settings.ts";
-import { readAppKeyCheck, writeAppKeyCheck } from "../../kv/app_key_check.ts";
-import { where } from "../../kv/open.ts";
+import { readAppKeyCheck, writeAppKeyCheck } from "../../kv/service/app_key_check.ts";
+import { where } from "../../kv/store/open.ts";
 import { log } from "../../core/log.ts";
-import type { Store } from "../../kv/store.ts";
+import type { Store } from "../../kv/store/store.ts";
 
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
 

@@ -7,7 +7,7 @@
 import { exists } from "../../core/files.ts";
 import { invalid } from "../../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../../core/settings.ts";
-import { hasLayoutRecord, LAYOUT_VERSION, readLayout } from "../../kv/migrations.ts";
+import { hasLayoutRecord, LAYOUT_VERSION, readLayout } from "../../kv/store/migrations.ts";
 import {
   backupUnsupported,
   copyStore,
@@ -15,11 +15,11 @@ import {
   integrityOf,
   inUse,
   whileClosed,
-} from "../../kv/store_file.ts";
-import { removeLeftovers } from "../../kv/work_files.ts";
-import { wrapStore } from "../../kv/open.ts";
+} from "../../kv/store/store_file.ts";
+import { removeLeftovers } from "../../kv/store/work_files.ts";
+import { wrapStore } from "../../kv/store/open.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
-import { readAppKeyCheck } from "../../kv/app_key_check.ts";
+import { readAppKeyCheck } from "../../kv/service/app_key_check.ts";
 
 export interface BackupTaken {
   file: string;

@@ -8,9 +8,9 @@ import { sameText } from "../../core/same_text.ts";
 import { invalid } from "../../core/errors.ts";
 import type { Keyring } from "../../core/keyring.ts";
 import { VERSION } from "../../core/version.ts";
-import { LAYOUT_VERSION } from "../../kv/migrations.ts";
-import type { ExportRecord } from "../../kv/store_export.ts";
-import { decode, decodeKey, type Json } from "../../kv/export_format.ts";
+import { LAYOUT_VERSION } from "../../kv/store/migrations.ts";
+import type { ExportRecord } from "../../kv/export/store_export.ts";
+import { decode, decodeKey, type Json } from "../../kv/export/export_format.ts";
 
 export const EXPORT_FORMAT = "teamchat-export";
 /**

@@ -6,10 +6,10 @@
 import type { Keyring } from "../../core/keyring.ts";
 import { type Settings, SettingsError } from "../../core/settings.ts";
 import { keys } from "../../kv/keys.ts";
-import { processRuns } from "../../kv/work_files.ts";
+import { processRuns } from "../../kv/store/work_files.ts";
 import { listTeams } from "../../kv/workspace.ts";
-import type { Store } from "../../kv/store.ts";
-import type { Plan } from "../../kv/plan.ts";
+import type { Store } from "../../kv/store/store.ts";
+import type { Plan } from "../../kv/store/plan.ts";
 import type { Header } from "./export_file.ts";
 import { opensCheck } from "./app_key.ts";
 

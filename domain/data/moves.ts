@@ -9,9 +9,9 @@ import { ConflictError, invalid } from "../../core/errors.ts";
 import { isFilePath, type Settings, SettingsError } from "../../core/settings.ts";
 import { VERSION } from "../../core/version.ts";
 import { keys } from "../../kv/keys.ts";
-import { LAYOUT_VERSION } from "../../kv/migrations.ts";
-import { openStore, wrapStore } from "../../kv/open.ts";
-import { exportRecords, importRecords } from "../../kv/store_export.ts";
+import { LAYOUT_VERSION } from "../../kv/store/migrations.ts";
+import { openStore, wrapStore } from "../../kv/store/open.ts";
+import { exportRecords, importRecords } from "../../kv/export/store_export.ts";
 import {
   checkFile,
   EXPORT_FORMAT,
@@ -20,10 +20,10 @@ import {
   recordsOf,
   writeLines,
 } from "./export_file.ts";
-import { backupUnsupported, copyStore, publishFile, snapshotStore } from "../../kv/store_file.ts";
-import { partialName, workName } from "../../kv/work_files.ts";
-import { logPendingMarkers } from "../../kv/stream_markers.ts";
-import { signal } from "../../kv/job_moves.ts";
+import { backupUnsupported, copyStore, publishFile, snapshotStore } from "../../kv/store/store_file.ts";
+import { partialName, workName } from "../../kv/store/work_files.ts";
+import { logPendingMarkers } from "../../kv/stream/stream_markers.ts";
+import { signal } from "../../kv/outbox/job_moves.ts";
 import { removeLeftoversNear, requireNewFile, requireReadable, writeRefused } from "./backups.ts";
 import { requireReadableByService } from "./service.ts";
 import {
@@ -34,11 +34,11 @@ import {
   startImport,
 } from "./import_state.ts";
 import { loadKeyring, opensCheck } from "./app_key.ts";
-import type { Store } from "../../kv/store.ts";
+import type { Store } from "../../kv/store/store.ts";
 
 /**
  * Writes the store KV_PATH names to the new file `to`. A local store is exported from a copy
- * made as of one instant (kv/store_file.ts), so the export holds one instant as a backup does;
+ * made as of one instant (kv/store/store_file.ts), so the export holds one instant as a backup does;
  * a remote one is read as it is, so writes to it should be stopped first (the README says how).
  */
 export async function exportStore(

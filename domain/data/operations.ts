@@ -4,10 +4,10 @@
  */
 import type { Ctx } from "../context.ts";
 import { jobsPending, oldestJobAge, subscriptions } from "../../core/metrics.ts";
-import { measureBacklog } from "../../kv/backlog.ts";
+import { measureBacklog } from "../../kv/outbox/backlog.ts";
 import { keys } from "../../kv/keys.ts";
 import { countSubscriptionsByStatus } from "../../kv/webhooks.ts";
-import { LAYOUT_VERSION } from "../../kv/migrations.ts";
+import { LAYOUT_VERSION } from "../../kv/store/migrations.ts";
 import { VERSION } from "../../core/version.ts";
 import { isFilePath } from "../../core/settings.ts";
 

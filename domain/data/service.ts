@@ -15,8 +15,8 @@ import {
   putInstance,
   setRecordedBaseUrl,
   setRecordedDeno,
-} from "../../kv/service_record.ts";
-import type { Store } from "../../kv/store.ts";
+} from "../../kv/service/service_record.ts";
+import type { Store } from "../../kv/store/store.ts";
 import { storeFileGone } from "./operations.ts";
 
 /** How often a running instance says so; it counts as gone three renewals after its last. */

@@ -2,8 +2,8 @@ import { ApiError, ConflictError } from "../../core/errors.ts";
 import { LockKind } from "../../core/memory.ts";
 import { log } from "../../core/log.ts";
 import { rateLimited, secretMisses } from "../../core/metrics.ts";
-import { claimRequests } from "../../kv/rate_counts.ts";
-import type { Store } from "../../kv/store.ts";
+import { claimRequests } from "../../kv/service/rate_counts.ts";
+import type { Store } from "../../kv/store/store.ts";
 
 /** Misses one client address may make on secret URLs in a minute, across all instances. */
 export const MAX_MISSES_PER_MINUTE = 60;

@@ -1,5 +1,5 @@
-import { claimRequests } from "../../kv/rate_counts.ts";
-import type { Store } from "../../kv/store.ts";
+import { claimRequests } from "../../kv/service/rate_counts.ts";
+import type { Store } from "../../kv/store/store.ts";
 
 const WINDOW_MS = 60_000;
 

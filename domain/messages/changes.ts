@@ -1,7 +1,7 @@
 /** Changing a message after it was posted: editing its text and blocks, deleting it. */
 import type { Ctx } from "../context.ts";
 import type { EventType, Message, Subject } from "../../core/types.ts";
-import type { Plan } from "../../kv/plan.ts";
+import type { Plan } from "../../kv/store/plan.ts";
 import { invalid } from "../../core/errors.ts";
 import { nowIso } from "../../core/ids.ts";
 import { loadChannelWith } from "../channels/access.ts";
@@ -11,12 +11,12 @@ import { type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { replaceMessage } from "../../kv/messages.ts";
 import { audienceOf, emit } from "../webhooks/audience.ts";
-import { deleteUnder } from "../../kv/commit.ts";
+import { deleteUnder } from "../../kv/store/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { planErasure } from "./erasure.ts";
 import { bodyAndBlocks, type MessageRef, type NewMessage } from "./messages.ts";
 import { messageEvent, metadataOf } from "./message_events.ts";
-import { closeStream } from "../../kv/open_streams.ts";
+import { closeStream } from "../../kv/apps/open_streams.ts";
 import { mentionNames } from "./mentions.ts";
 import { parseMetadata } from "./metadata.ts";
 

@@ -11,7 +11,7 @@ import { invalid } from "../../core/errors.ts";
 import { newId, storedId } from "../../core/ids.ts";
 import { keys } from "../../kv/keys.ts";
 import { relayNotice } from "../../kv/ephemeral.ts";
-import { keepEphemeral, PRESSABLE_MS } from "../../kv/pressable_ephemerals.ts";
+import { keepEphemeral, PRESSABLE_MS } from "../../kv/apps/pressable_ephemerals.ts";
 import { getUser } from "../../kv/workspace.ts";
 import { loadChannel } from "../channels/access.ts";
 import { permits } from "../policy.ts";

@@ -7,13 +7,13 @@
  */
 import type { Message, OutboxEvent } from "../../core/types.ts";
 import { idTime } from "../../core/ids.ts";
-import { getAll } from "../../kv/commit.ts";
-import { eventsCarrying } from "../../kv/event_feed.ts";
+import { getAll } from "../../kv/store/commit.ts";
+import { eventsCarrying } from "../../kv/stream/event_feed.ts";
 import { EVENT_TTL_MS, keys } from "../../kv/keys.ts";
-import type { Plan } from "../../kv/plan.ts";
-import { carriedMessageId } from "../../kv/outbox.ts";
+import type { Plan } from "../../kv/store/plan.ts";
+import { carriedMessageId } from "../../kv/outbox/outbox.ts";
 import { storedMessageView } from "../views.ts";
-import type { Store } from "../../kv/store.ts";
+import type { Store } from "../../kv/store/store.ts";
 
 /** Whether the event carries a message's text: the message whose id it names. */
 export const messageIdOf = (event: OutboxEvent): string | null => carriedMessageId(event);

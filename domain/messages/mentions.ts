@@ -9,8 +9,8 @@
 import type { Channel, User } from "../../core/types.ts";
 import { isClosed } from "../../core/channel_kind.ts";
 import { keys } from "../../kv/keys.ts";
-import { getAll } from "../../kv/commit.ts";
-import type { Store } from "../../kv/store.ts";
+import { getAll } from "../../kv/store/commit.ts";
+import type { Store } from "../../kv/store/store.ts";
 
 /** `<@id>`, `<#id>`, `<#id|label>`: an id is a UUID here. */
 const MENTION =

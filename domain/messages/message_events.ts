@@ -1,7 +1,7 @@
 /** The events a message's changes fire (message.created, .updated, .deleted, poll.closed). */
 import type { Ctx } from "../context.ts";
 import type { EventType, Message } from "../../core/types.ts";
-import type { EventDraft } from "../../kv/outbox.ts";
+import type { EventDraft } from "../../kv/outbox/outbox.ts";
 import { installOfBot } from "../apps/bot_install.ts";
 import { storedMessageView } from "../views.ts";
 

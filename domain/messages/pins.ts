@@ -8,7 +8,7 @@ import type { Message, Subject } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
 import { nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { getAll } from "../../kv/commit.ts";
+import { getAll } from "../../kv/store/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { checksOf, loadChannel, loadChannelWith } from "../channels/access.ts";
 import { authorize } from "../policy.ts";

@@ -16,7 +16,7 @@ import { retrying } from "../../core/retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { replaceMessage } from "../../kv/messages.ts";
 import { optionVoters } from "../../kv/polls.ts";
-import type { EventDraft } from "../../kv/outbox.ts";
+import type { EventDraft } from "../../kv/outbox/outbox.ts";
 import { audienceOf, emit } from "../webhooks/audience.ts";
 import type { MessageRef } from "./messages.ts";
 import { messageEvent } from "./message_events.ts";

@@ -11,7 +11,7 @@ import { attempt, peek, type Settled, unwrap } from "../../core/settled.ts";
 import { retrying } from "../../core/retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { replaceMessage } from "../../kv/messages.ts";
-import type { EventDraft } from "../../kv/outbox.ts";
+import type { EventDraft } from "../../kv/outbox/outbox.ts";
 import { audienceOf, emit, NOBODY } from "../webhooks/audience.ts";
 import type { EventData } from "../webhooks/event_schemas.ts";
 

@@ -7,9 +7,9 @@
 import type { Message, OutboxEvent } from "../../core/types.ts";
 import { keys } from "../../kv/keys.ts";
 import type { StoredMessageView } from "../views.ts";
-import type { Store } from "../../kv/store.ts";
-import { eventCarryingBefore } from "../../kv/event_feed.ts";
-import { listTeamInstalls } from "../../kv/apps.ts";
+import type { Store } from "../../kv/store/store.ts";
+import { eventCarryingBefore } from "../../kv/stream/event_feed.ts";
+import { listTeamInstalls } from "../../kv/apps/apps.ts";
 import { tsOfIso } from "../../core/ids.ts";
 
 const TYPES = new Map([

@@ -8,10 +8,10 @@
 import type { Ctx } from "../context.ts";
 import { CacheKind } from "../../core/memory.ts";
 import type { Channel, EventType, Subject } from "../../core/types.ts";
-import { getAll } from "../../kv/commit.ts";
+import { getAll } from "../../kv/store/commit.ts";
 import { keys } from "../../kv/keys.ts";
 import { membersAt } from "../../kv/roster.ts";
-import type { LoggedEvent } from "../../kv/stream_markers.ts";
+import type { LoggedEvent } from "../../kv/stream/stream_markers.ts";
 import { permits } from "../policy.ts";
 
 /** What a stream asked for. */

@@ -9,11 +9,11 @@
 import type { Ctx } from "../context.ts";
 import { idsFrom, idTime } from "../../core/ids.ts";
 import type { Subject } from "../../core/types.ts";
-import { getAll } from "../../kv/commit.ts";
-import type { FeedEntry } from "../../kv/event_feed.ts";
+import { getAll } from "../../kv/store/commit.ts";
+import type { FeedEntry } from "../../kv/stream/event_feed.ts";
 import { keys } from "../../kv/keys.ts";
-import { after, type LogPosition } from "../../kv/stream_log.ts";
-import type { LoggedEvent } from "../../kv/stream_markers.ts";
+import { after, type LogPosition } from "../../kv/stream/stream_log.ts";
+import type { LoggedEvent } from "../../kv/stream/stream_markers.ts";
 import { FEED_LAG_MS, feedSources, mergedSources } from "./feed.ts";
 import type { StreamFilter } from "./audience.ts";
 

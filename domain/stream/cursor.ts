@@ -1,5 +1,5 @@
 import { storedId } from "../../core/ids.ts";
-import type { LogPosition } from "../../kv/stream_log.ts";
+import type { LogPosition } from "../../kv/stream/stream_log.ts";
 
 const CURSOR = /^([0-9a-f]{20})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 

@@ -5,9 +5,9 @@
  */
 import type { Ctx } from "../context.ts";
 import type { OutboxEvent, Subject } from "../../core/types.ts";
-import { readEvents } from "../../kv/event_feed.ts";
-import { after, type LogPosition } from "../../kv/stream_log.ts";
-import type { LoggedEvent } from "../../kv/stream_markers.ts";
+import { readEvents } from "../../kv/stream/event_feed.ts";
+import { after, type LogPosition } from "../../kv/stream/stream_log.ts";
+import type { LoggedEvent } from "../../kv/stream/stream_markers.ts";
 import { encodeCursor } from "./cursor.ts";
 import { selectFor, type StreamFilter } from "./audience.ts";
 import { envelopeOf } from "../views.ts";

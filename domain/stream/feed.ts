@@ -10,7 +10,7 @@ import {
   listClosedChannelIds,
   listFeedSource,
   readEvents,
-} from "../../kv/event_feed.ts";
+} from "../../kv/stream/event_feed.ts";
 import { idTime, placeAt } from "../../core/ids.ts";
 import { permits } from "../policy.ts";
 import { type ChannelList, channelListOf } from "../channels/channel_list.ts";

@@ -10,9 +10,9 @@ import type { Ctx } from "../context.ts";
 import { ApiError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { errorFields, log } from "../../core/log.ts";
-import type { Committed } from "../../kv/plan.ts";
-import { after, eventsVersions } from "../../kv/stream_log.ts";
-import type { StreamRef } from "../../kv/stream_registry.ts";
+import type { Committed } from "../../kv/store/plan.ts";
+import { after, eventsVersions } from "../../kv/stream/stream_log.ts";
+import type { StreamRef } from "../../kv/stream/stream_registry.ts";
 import { isFarBehind } from "./catch_up.ts";
 import { catchUp, round } from "./rounds.ts";
 import {

@@ -1,6 +1,6 @@
 /**
  * The registrations that hold a token to its cap of open streams across every instance
- * (kv/stream_registry.ts), as one process keeps them: registered one at a time per token,
+ * (kv/stream/stream_registry.ts), as one process keeps them: registered one at a time per token,
  * renewed with every heartbeat, dropped in gathered commits, and held while the server still
  * holds a connection cut off for a slow reader.
  */
@@ -14,7 +14,7 @@ import {
   registerStream,
   renewStreams,
   type StreamRef,
-} from "../../kv/stream_registry.ts";
+} from "../../kv/stream/stream_registry.ts";
 
 /** Open streams one token may hold, across all instances. */
 export const MAX_STREAMS_PER_TOKEN = 10;

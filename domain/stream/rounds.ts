@@ -5,8 +5,8 @@
  */
 import type { Ctx } from "../context.ts";
 import { idTime } from "../../core/ids.ts";
-import { after, eventsVersions, readLog } from "../../kv/stream_log.ts";
-import { logEvents, type LoggedEvent } from "../../kv/stream_markers.ts";
+import { after, eventsVersions, readLog } from "../../kv/stream/stream_log.ts";
+import { logEvents, type LoggedEvent } from "../../kv/stream/stream_markers.ts";
 import { visiblePage } from "./catch_up.ts";
 import { deliver } from "./delivery.ts";
 import { frontierPosition, type OpenStream, type TeamState } from "./state.ts";

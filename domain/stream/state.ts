@@ -1,6 +1,6 @@
 /** What the stream hub (domain/stream/hub.ts) knows of each open stream and each busy team. */
 import type { Subject } from "../../core/types.ts";
-import type { LogPosition } from "../../kv/stream_log.ts";
+import type { LogPosition } from "../../kv/stream/stream_log.ts";
 import type { StreamFilter } from "./audience.ts";
 import type { StreamSink } from "./sink.ts";
 import type { Watched } from "./tokens.ts";

@@ -15,11 +15,11 @@ import type {
 } from "../../core/webhook_records.ts";
 import { permits } from "../policy.ts";
 import { keys } from "../../kv/keys.ts";
-import { addEvent, type EventDraft } from "../../kv/outbox.ts";
+import { addEvent, type EventDraft } from "../../kv/outbox/outbox.ts";
 import { routesAt, type RouteTable } from "../../kv/routes.ts";
 import { membersAt } from "../../kv/roster.ts";
 import { isClosed, kindOf } from "../../core/channel_kind.ts";
-import type { Plan } from "../../kv/plan.ts";
+import type { Plan } from "../../kv/store/plan.ts";
 
 /**
  * What a write that emits events of a channel reads with its first resource: the team's routes
@@ -37,7 +37,7 @@ export type AudienceVersions = Deno.KvEntryMaybe<unknown>[];
 export interface Audience {
   routes: RouteTable;
   checks: Deno.AtomicCheck[];
-  /** Whether every human of the team sees the channel (kv/outbox.ts EventPlace). */
+  /** Whether every human of the team sees the channel (kv/outbox/outbox.ts EventPlace). */
   open: boolean;
   /** What kind of channel it is: apps' listeners take message events of some kinds only. */
   kind: ChannelKind;

@@ -11,12 +11,12 @@ import { invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso, storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { type Settled, unwrap } from "../../core/settled.ts";
-import { getDelivery } from "../../kv/deliveries.ts";
-import { insertRedeliveries, insertRedelivery } from "../../kv/redeliveries.ts";
-import { listFailedEvents } from "../../kv/failed_events.ts";
+import { getDelivery } from "../../kv/outbox/deliveries.ts";
+import { insertRedeliveries, insertRedelivery } from "../../kv/outbox/redeliveries.ts";
+import { listFailedEvents } from "../../kv/outbox/failed_events.ts";
 import { keys } from "../../kv/keys.ts";
 import { chunks } from "../../core/chunks.ts";
-import { pendingJobs } from "../../kv/backlog.ts";
+import { pendingJobs } from "../../kv/outbox/backlog.ts";
 import type { CatalogType } from "./event_schemas.ts";
 import { exampleData } from "./examples.ts";
 

@@ -10,7 +10,7 @@ import { authorize, permits, SUBSCRIPTION_NOT_FOUND } from "../policy.ts";
 import { auditActor } from "../principals.ts";
 import { checkName } from "../text.ts";
 import { randomBase62 } from "../../core/random.ts";
-import { recentDeliveries } from "../../kv/deliveries.ts";
+import { recentDeliveries } from "../../kv/outbox/deliveries.ts";
 import { keys } from "../../kv/keys.ts";
 import { routesAt, type RouteTable } from "../../kv/routes.ts";
 import {

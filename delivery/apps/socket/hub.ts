@@ -1,6 +1,6 @@
 /**
  * This instance's Socket Mode connections (decisions.md, "Apps without a public URL"), made where
- * the process starts. Events for a Socket Mode app wait in the store (kv/socket_queue.ts) until a
+ * the process starts. Events for a Socket Mode app wait in the store (kv/apps/socket_queue.ts) until a
  * connection acks them; the queue sender (queue_sender.ts) sends them to the app's connections
  * here. Commands and interactions are not kept: they go to a connection at once, or fail. Work
  * committed elsewhere is found by polling the socket signal.
@@ -11,8 +11,8 @@ import type { App, AppToken, SocketCall } from "../../../core/app_records.ts";
 import { newId } from "../../../core/ids.ts";
 import { within } from "../../../core/settled.ts";
 import { errorFields, log } from "../../../core/log.ts";
-import type { Committed } from "../../../kv/plan.ts";
-import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/socket_queue.ts";
+import type { Committed } from "../../../kv/store/plan.ts";
+import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/apps/socket_queue.ts";
 import { envelopeIdIn, SocketConnection } from "./connection.ts";
 import { InstancePresence } from "../../../domain/apps/socket/presence.ts";
 import { closeEnded, closeUnlinked } from "./links.ts";

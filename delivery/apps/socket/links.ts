@@ -5,7 +5,7 @@
  * CLI in another process are found by reading.
  */
 import type { Ctx } from "../../../domain/context.ts";
-import { linksClosedOf } from "../../../kv/socket_queue.ts";
+import { linksClosedOf } from "../../../kv/apps/socket_queue.ts";
 import type { SocketConnection } from "./connection.ts";
 import { standingTokens } from "../../../domain/apps/socket/presence.ts";
 

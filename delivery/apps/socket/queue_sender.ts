@@ -1,5 +1,5 @@
 /**
- * Sends a Socket Mode app's waiting events (kv/socket_queue.ts) to its connections here: oldest
+ * Sends a Socket Mode app's waiting events (kv/apps/socket_queue.ts) to its connections here: oldest
  * first, each claimed before it goes so no connection elsewhere sends it too, again after 3 s
  * unacked (another connection when there is one, with `retry_attempt` and `retry_reason`). One
  * read of an app's queue at a time; reasons to read it again meanwhile coalesce.
@@ -10,7 +10,7 @@ import type { SocketPending } from "../../../core/app_records.ts";
 import type { OutboxEvent } from "../../../core/types.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import { keys } from "../../../kv/keys.ts";
-import type { QueuedSocket } from "../../../kv/plan.ts";
+import type { QueuedSocket } from "../../../kv/store/plan.ts";
 import {
   ackPending,
   claimPending,
@@ -18,7 +18,7 @@ import {
   type Pending,
   pendingOf,
   releasePending,
-} from "../../../kv/socket_queue.ts";
+} from "../../../kv/apps/socket_queue.ts";
 import { eventCallbackOf } from "../../../domain/slack/event_callback.ts";
 import type { SocketConnection } from "./connection.ts";
 

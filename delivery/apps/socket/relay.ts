@@ -8,7 +8,7 @@
 import type { Ctx } from "../../../domain/context.ts";
 import type { SocketAnswer, SocketCall } from "../../../core/app_records.ts";
 import { keys } from "../../../kv/keys.ts";
-import { signalApp } from "../../../kv/socket_outbox.ts";
+import { signalApp } from "../../../kv/apps/socket_outbox.ts";
 
 /** What became of an envelope a person waits on: the ack's payload, or why there is none. */
 export type CallAnswer = { payload: unknown } | "not connected" | "closed" | "timed out";

@@ -8,13 +8,13 @@ import type { App, AppToken } from "../../../core/app_records.ts";
 import { notFound } from "../../../core/errors.ts";
 import { newId, nowIso } from "../../../core/ids.ts";
 import { randomBase62, sha256Hex } from "../../../core/random.ts";
-import { getApp } from "../../../kv/apps.ts";
+import { getApp } from "../../../kv/apps/apps.ts";
 import {
   deleteAppToken,
   getAppToken,
   insertAppToken,
   listAppTokens,
-} from "../../../kv/app_tokens.ts";
+} from "../../../kv/apps/app_tokens.ts";
 import { authorize } from "../../policy.ts";
 import type { Actor } from "../../principals.ts";
 

@@ -11,12 +11,12 @@ import { isActivePerson } from "../../../core/active.ts";
 import type { App, AppInstall, SocketDeaf, SocketStatus } from "../../../core/app_records.ts";
 import type { User } from "../../../core/types.ts";
 import { keys } from "../../../kv/keys.ts";
-import { getApp, listAllInstalls } from "../../../kv/apps.ts";
+import { getApp, listAllInstalls } from "../../../kv/apps/apps.ts";
 import { getTeam, getUser, listTeamUsers } from "../../../kv/workspace.ts";
 import { tellPeople } from "../../people/integrations_bot.ts";
 import { isAdmin } from "../../policy.ts";
 import { socketApps, socketStatus } from "./status.ts";
-import { trimPending } from "../../../kv/socket_queue.ts";
+import { trimPending } from "../../../kv/apps/socket_queue.ts";
 
 type Told = "away" | "back";
 

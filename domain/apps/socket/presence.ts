@@ -9,7 +9,7 @@
 import type { Ctx } from "../../context.ts";
 import type { App, SocketPresence } from "../../../core/app_records.ts";
 import { keys } from "../../../kv/keys.ts";
-import { getAll } from "../../../kv/commit.ts";
+import { getAll } from "../../../kv/store/commit.ts";
 import { retrying } from "../../../core/retry.ts";
 import { KeyedLock } from "../../../core/keyed_lock.ts";
 

@@ -7,7 +7,7 @@ import type { AppInstall, SocketStatus } from "../../../core/app_records.ts";
 import { authorize } from "../../policy.ts";
 import type { Actor } from "../../principals.ts";
 import { keys } from "../../../kv/keys.ts";
-import { pendingOf, socketCounts } from "../../../kv/socket_queue.ts";
+import { pendingOf, socketCounts } from "../../../kv/apps/socket_queue.ts";
 import { livePresences } from "./presence.ts";
 import {
   socketBacklog,
