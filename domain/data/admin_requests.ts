@@ -11,7 +11,11 @@ import type { Keyring } from "../../core/keyring.ts";
 import { ApiError } from "../../core/errors.ts";
 import { sameText } from "../../core/same_text.ts";
 import { takeNonce } from "../../kv/service/admin_nonces.ts";
-import { addAdminAudit, type AdminAuditEntry, listAdminAudit } from "../../kv/service/admin_audit.ts";
+import {
+  addAdminAudit,
+  type AdminAuditEntry,
+  listAdminAudit,
+} from "../../kv/service/admin_audit.ts";
 
 /** The headers a signed request carries. */
 export const ADMIN_HEADERS = {

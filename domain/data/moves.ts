@@ -20,7 +20,12 @@ import {
   recordsOf,
   writeLines,
 } from "./export_file.ts";
-import { backupUnsupported, copyStore, publishFile, snapshotStore } from "../../kv/store/store_file.ts";
+import {
+  backupUnsupported,
+  copyStore,
+  publishFile,
+  snapshotStore,
+} from "../../kv/store/store_file.ts";
 import { partialName, workName } from "../../kv/store/work_files.ts";
 import { logPendingMarkers } from "../../kv/stream/stream_markers.ts";
 import { signal } from "../../kv/outbox/job_moves.ts";

@@ -3,7 +3,14 @@ import type { DeliveryJob } from "../../core/webhook_records.ts";
 import type { Dispatcher } from "../../core/dispatcher.ts";
 import { newId } from "../../core/ids.ts";
 import { EVENT_TTL_MS, keys } from "../keys.ts";
-import type { Handed, Heard, Plan, PlannedEvent, QueuedSocket, SocketsHere } from "../store/plan.ts";
+import type {
+  Handed,
+  Heard,
+  Plan,
+  PlannedEvent,
+  QueuedSocket,
+  SocketsHere,
+} from "../store/plan.ts";
 import { queueSocketEvent, socketListenerOf } from "../apps/socket_outbox.ts";
 import { enqueue, firstJob, hand, signal } from "./job_moves.ts";
 

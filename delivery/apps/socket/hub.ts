@@ -12,7 +12,12 @@ import { newId } from "../../../core/ids.ts";
 import { within } from "../../../core/settled.ts";
 import { errorFields, log } from "../../../core/log.ts";
 import type { Committed } from "../../../kv/store/plan.ts";
-import { appSignals, socketCountsOf, socketSignal, trimPending } from "../../../kv/apps/socket_queue.ts";
+import {
+  appSignals,
+  socketCountsOf,
+  socketSignal,
+  trimPending,
+} from "../../../kv/apps/socket_queue.ts";
 import { envelopeIdIn, SocketConnection } from "./connection.ts";
 import { InstancePresence } from "../../../domain/apps/socket/presence.ts";
 import { closeEnded, closeUnlinked } from "./links.ts";
