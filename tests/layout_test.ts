@@ -178,3 +178,41 @@ Deno.test("layout: unreleased code carries the next version with a prerelease ta
     assert.equal(VERSION, first, "a release's version heads CHANGELOG.md");
   }
 });
+
+Deno.test("layout: each release in CHANGELOG.md names its date and commit, and no doc relies on a git tag", async () => {
+  const root = new URL("../", import.meta.url);
+  const changelog = await Deno.readTextFile(new URL("CHANGELOG.md", root));
+  const releases = [...changelog.matchAll(/^## (\d+\.\d+\.\d+)(.*)$/gm)];
+  assert.ok(releases.length >= 5, "the releases are listed");
+  const git = await new Deno.Command("git", { args: ["rev-parse", "--git-dir"], cwd: root })
+    .output().catch(() => null);
+  for (const [, version, rest] of releases) {
+    const named = / — (\d{4}-\d{2}-\d{2}), commit ([0-9a-f]{7,40}) — /.exec(rest);
+    assert.ok(named, `## ${version} names its date and commit`);
+    if (!git?.success) continue;
+    const shown = await new Deno.Command("git", {
+      args: ["show", "-s", "--format=%ad", "--date=short", named[2]],
+      cwd: root,
+    }).output();
+    // A shallow copy may lack old commits; where one is there, it is that release's.
+    if (shown.success) {
+      assert.equal(new TextDecoder().decode(shown.stdout).trim(), named[1], `${version}'s date`);
+    }
+  }
+  const docs = [
+    "README.md",
+    "CHANGELOG.md",
+    ...await Array.fromAsync(
+      Deno.readDir(new URL("docs", root)),
+      (e) => `docs/${e.name}`,
+    ),
+  ].filter((p) => p.endsWith(".md"));
+  for (const doc of docs) {
+    const text = await Deno.readTextFile(new URL(doc, root));
+    assert.doesNotMatch(
+      text,
+      /git (checkout|switch|tag)[^`\n]*\bv\d+\.\d+\.\d+|tagged in git/,
+      doc,
+    );
+  }
+});
