@@ -84,6 +84,8 @@ const seen = await Deno.openKv(seenPath);
 const port = Number(Deno.env.get("RECEIVER_PORT") ?? 8000);
 
 Deno.serve({ hostname: "127.0.0.1", port }, async (req) => {
+  // Deliveries are POSTs; anything else (a readiness probe's GET) is answered, not refused.
+  if (req.method !== "POST") return new Response("ready\n", { status: 200 });
   const raw = await req.text();
   const problem = await signatureProblem(key, req.headers.get("X-Service-Signature"), raw);
   if (problem) {

@@ -41,6 +41,9 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
     child = startExampleReceiver(secret, port, dir);
     const { output } = child;
     await waitUntil(() => output().includes("Listening on"), 20_000, "the receiver to listen");
+    // The README's readiness probe (a GET) is answered, and no refusal is logged for it.
+    const probe = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal([probe.status, await probe.text()].join(" "), "200 ready\n");
 
     const message = await post(s, w.admin.token, w.team.general_channel_id, "Hello, receiver");
     await waitUntil(() => output().includes(message.id), 5_000, "the receiver to handle it");
@@ -66,6 +69,7 @@ Deno.test("readme: the README's receiver verifies real deliveries and de-duplica
     const [redelivered] = (await show(s, w.admin.token, id)).deliveries;
     assert.equal(redelivered.succeeded, true, "a repeat is acknowledged");
     assert.equal(output().split(delivery.event_id).length - 1, 1, "and handled only once");
+    assert.doesNotMatch(output(), /refused/, "nothing was refused");
 
     child.child.kill("SIGTERM");
     await child.child.status;
