@@ -1473,6 +1473,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/{command}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An admin CLI command (`team:create`, `token:create`, `export`, ...; `deno task admin
+                 *     help` lists them). An unknown one answers 422 with exit code 2, as the CLI does.
+                 */
+                command: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an admin CLI command on this service (the CLI with ADMIN_URL)
+         * @description Outside `/api/v1`, and for the operator only: `ADMIN_URL=https://<service> deno task
+         *     admin <command> ...` sends each command here, so a service whose store nothing outside it
+         *     can open (new Deno Deploy) is managed from anywhere. The flags are the CLI's, the answer
+         *     what the CLI prints, and a refusal the CLI's one line and exit code. `ADMIN_REMOTE=false`
+         *     takes the path away (404); the platform switch (`INTEGRATIONS_ENABLED=false`) does not,
+         *     since a service whose platform is off is still managed.
+         *
+         *     Signed with the service's own `APP_KEY`, no other secret: `X-Admin-Signature` is the hex
+         *     HMAC-SHA256, keyed by HKDF-SHA256(`APP_KEY`, info `admin-requests`), of the method, the
+         *     path, `X-Admin-Timestamp` (Unix seconds), `X-Admin-Nonce` (16 to 64 characters of
+         *     base64url), `X-Admin-Body-Sha256` (the body's hex SHA-256) and `X-Admin-Flags` (or an
+         *     empty line), joined by newlines. The headers are checked before the body is read: a
+         *     timestamp more than 5 minutes from the service's clock, a nonce seen before (on any
+         *     instance), a wrong MAC, a missing header, or a body that is not what was signed answers
+         *     401 with no detail, is kept in the admin log (`deno task admin audit:admin`) with why,
+         *     and counts against the client's address as a guessed secret does (past 60 a minute,
+         *     429).
+         *
+         *     The body is JSON, `{ "flags": { "<flag>": "<value>" }, "files": { "<flag>": "<text>" }
+         *     }` (the text of each file a flag names, `--manifest <file>`), answered with `{ value,
+         *     notes }` (or `{ text, notes }` for a command that prints text, `help`). For `import` the
+         *     body is the export file itself (`application/octet-stream`, streamed) and the flags are
+         *     JSON in `X-Admin-Flags`. `export` and `backup` answer with the file they made, streamed
+         *     (`application/octet-stream`), its summary and notes in `X-Admin-Result`. `restore`, which
+         *     replaces the store under a stopped service, is refused here (422, exit 1).
+         */
+        post: operations["runAdminCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{secret}": {
         parameters: {
             query?: never;
@@ -4369,6 +4419,32 @@ export interface components {
         Error: {
             message: string;
             errors?: components["schemas"]["FieldErrors"];
+        };
+        AdminRequest: {
+            /** @description The command's flags, without their leading dashes, as the CLI read them. */
+            flags: {
+                [key: string]: string;
+            };
+            /** @description The text of each file a flag names (`--manifest <file>`), by flag. */
+            files?: {
+                [key: string]: string;
+            };
+        };
+        AdminAnswer: {
+            /** @description What the CLI prints as JSON (any JSON value; null for none). */
+            value?: unknown;
+            /** @description What the CLI prints as text (`help`). */
+            text?: string;
+            /** @description What the command said to the operator on the way, for stderr. */
+            notes: string[];
+        };
+        AdminRefusal: {
+            error: {
+                message: string;
+                /** @enum {integer} */
+                exit: 1 | 2;
+            };
+            notes: string[];
         };
         ResponseUrlError: {
             /** @constant */
@@ -7301,6 +7377,82 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
+        };
+    };
+    runAdminCommand: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Admin-Timestamp": string;
+                "X-Admin-Nonce": string;
+                "X-Admin-Body-Sha256": string;
+                /** @description The command's flags as JSON, when the body is a file (`import`). */
+                "X-Admin-Flags"?: string;
+            };
+            path: {
+                /**
+                 * @description An admin CLI command (`team:create`, `token:create`, `export`, ...; `deno task admin
+                 *     help` lists them). An unknown one answers 422 with exit code 2, as the CLI does.
+                 */
+                command: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminRequest"];
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /**
+             * @description The command ran: what the CLI prints (`value`, or `text`), and its notes for stderr;
+             *     or the file it made, with its summary and notes in `X-Admin-Result`.
+             */
+            200: {
+                headers: {
+                    /** @description For a file, `{ value, notes }` as JSON. */
+                    "X-Admin-Result"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminAnswer"];
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Unsigned, signed with another key, stale, replayed, or a body not as signed. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin path is off (`ADMIN_REMOTE=false`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /**
+             * @description The command refused: its one line, and the exit code the CLI ends with (2 for a
+             *     mistake in the command line, 1 otherwise).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminRefusal"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     postThroughIncomingWebhook: {
