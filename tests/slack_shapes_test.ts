@@ -50,6 +50,11 @@ Deno.test("slack shapes: missing_scope names the Slack scope a developer asks fo
       [post.error, post.needed, post.response_metadata.scopes],
       ["missing_scope", "chat:write", ["messages:write"]],
     );
+    assert.equal(
+      post.provided,
+      "channels:read,groups:read,im:read,mpim:read",
+      "what the token holds, in Slack's names",
+    );
     const open = await call("conversations.open", { users: w.admin.user.id });
     assert.deepEqual([open.error, open.needed], ["missing_scope", "im:write"]);
   } finally {

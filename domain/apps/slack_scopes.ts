@@ -67,3 +67,14 @@ export const SLACK_SCOPE_FOR: Record<Scope, string> = {
   "commands": "commands",
   "users:read.email": "users:read.email",
 };
+
+/**
+ * The Slack scopes `scopes` (ours) grant, as Slack names them in `missing_scope`'s `provided`:
+ * each of ours by the Slack scopes that ask for it, and the webhook scopes, which Slack lacks, as
+ * they are.
+ */
+export function slackScopesGranted(scopes: readonly Scope[]): string[] {
+  const granted = [...SLACK_SCOPES].filter(([, ours]) => scopes.includes(ours)).map(([s]) => s);
+  const unnamed = scopes.filter((s) => ![...SLACK_SCOPES.values()].includes(s));
+  return [...granted, ...unnamed];
+}

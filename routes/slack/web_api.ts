@@ -26,7 +26,7 @@ import { scheduledMethods } from "./scheduled.ts";
 import { assistantMethods } from "./assistant.ts";
 import { streamMethods } from "./streams.ts";
 import { slackCodeOf, SlackError } from "./errors.ts";
-import { SLACK_SCOPE_FOR } from "../../domain/apps/slack_scopes.ts";
+import { SLACK_SCOPE_FOR, slackScopesGranted } from "../../domain/apps/slack_scopes.ts";
 import { channelIdOf } from "../../domain/channels/channel_names.ts";
 import { CONNECTIONS_OPEN, isAppToken, openConnection } from "./connections.ts";
 
@@ -111,12 +111,12 @@ export function slackWebApi(ctx: Ctx, limiter: RateLimiter) {
     c.set("credential", { token_id: subject.token_id });
     await applyRateLimit(c, limiter, `token:${subject.token_id}`);
     if (method.scope && !subject.scopes.includes(method.scope)) {
-      // Named as the Slack developer asks for it; the service's own scopes beside.
+      // Named as the Slack developer asks for it, both sides; the service's own scope beside.
       return json(c, {
         ok: false,
         error: "missing_scope",
         needed: method.slackScope ?? SLACK_SCOPE_FOR[method.scope],
-        provided: subject.scopes.join(","),
+        provided: slackScopesGranted(subject.scopes).join(","),
         response_metadata: { scopes: [method.scope] },
       });
     }
