@@ -152,6 +152,7 @@ Deno.test("members: adding writes membership, notice and events in one commit", 
     const notice = notices[0].value;
     assert.equal(notice.type, "member_joined");
     assert.deepEqual(notice.author, { id: w.bot.user.id, name: "Robo Bot", type: "bot" });
+    assert.equal(notice.body, `<@${w.bot.user.id}> has joined the channel`, "it says who joined");
     assert.equal(notice.channel_id, pub);
 
     const fired = (await events(s)).slice(eventsBefore);

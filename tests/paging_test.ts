@@ -263,8 +263,13 @@ Deno.test("paging: the timeline holds system notices and tombstones in place", a
     });
     const list = await page(s, w.admin, ch, "");
     assert.deepEqual(
-      list.data.map((m: { type: string; body: string }) => `${m.type}:${m.body}`),
-      ["member_left:", "standard:hello", "member_joined:", "standard:"],
+      list.data.map((m: { type: string; text: string }) => `${m.type}:${m.text}`),
+      [
+        "member_left:@Mo Member has left the channel",
+        "standard:hello",
+        "member_joined:@Mo Member has joined the channel",
+        "standard:",
+      ],
     );
   });
 });

@@ -26,6 +26,16 @@ export async function listMembers(ctx: Ctx, subject: Subject, channelId: string)
 }
 
 /**
+ * A join or leave notice as Slack words it (`<@U…> has joined the channel`): who, by mention, so
+ * its `text` names them, with the name kept as of now.
+ */
+const notice = (who: MemberRef, did: "joined" | "left") => ({
+  author: who,
+  body: `<@${who.id}> has ${did} the channel`,
+  mention_names: { [who.id]: who.name },
+});
+
+/**
  * Adds `user` to the channel: membership, a `member_joined` notice authored by the user, and the
  * events `channel.member_added` and `message.created`, all in one commit, with `also` (a change
  * that needs the membership, such as an install's) when given. Null when a concurrent change
@@ -40,7 +50,7 @@ export async function commitMemberAdded(
   const { channel, entry } = access;
   const added = memberRef(user);
   const audience = await audienceAfter(ctx, channel, { userId: user.id, member: true });
-  const draft = draftMessage({ channel, author: added, body: "", type: "member_joined" });
+  const draft = draftMessage({ channel, ...notice(added, "joined"), type: "member_joined" });
   const joined = ctx.kv.atomic();
   setMembership(joined, channel, added);
   emit(joined, audience, {
@@ -137,7 +147,7 @@ async function removeOnce(ctx: Ctx, subject: Subject, channelId: string, given: 
   });
   const left = membership.value!;
   const audience = await audienceAfter(ctx, channel, { userId, member: false });
-  const draft = draftMessage({ channel, author: left, body: "", type: "member_left" });
+  const draft = draftMessage({ channel, ...notice(left, "left"), type: "member_left" });
   const leaving = ctx.kv.atomic();
   dropMembership(leaving, channel, userId);
   emit(leaving, audience, messageEvent("message.created", draft));

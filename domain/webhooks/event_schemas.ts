@@ -144,8 +144,8 @@ edited. Absent only in events recorded before 0.32.0.`,
   type: z.enum(MESSAGE_TYPES).describe(
     prose(
       `\`standard\`: an authored message. \`member_joined\` / \`member_left\`: system notices the
-service writes itself, authored by the member who joined or left. \`poll\`: a poll, its question
-the body. \`assistant_thread\`: the root of a thread a person started with an agent (Slack's
+service writes itself, authored by the member who joined or left, its body as Slack words it
+(\`<@id> has joined the channel\`, \`... has left ...\`). \`poll\`: a poll, its question the body. \`assistant_thread\`: the root of a thread a person started with an agent (Slack's
 \`assistant_app_thread\`), authored by them, its body the thread's title.`,
     ),
   ),
