@@ -20,6 +20,7 @@ import {
   failureOf,
   PROGRAM,
   unknownCommand,
+  withAppFlag,
 } from "./registry.ts";
 import { remoteUrlOf, runRemote } from "./remote.ts";
 
@@ -83,7 +84,8 @@ async function openCtx(args: { writes: boolean; command: string }): Promise<Ctx>
 }
 
 /** The command line's flags, checked against the command's usage before anything runs. */
-function flagsOf(command: AnyCommand, args: string[]): Flags {
+function flagsOf(command: AnyCommand, line: string[]): Flags {
+  const args = withAppFlag(command.usage, line);
   const allowed = declaredFlags(command.usage);
   // Named before values are read: a mistyped last flag is unknown, not one that needs a value.
   const given = args.flatMap((a) => /^--([a-z][a-z0-9-]*)/.exec(a)?.[1] ?? []);

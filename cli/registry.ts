@@ -98,6 +98,20 @@ function unexpected(e: unknown): string {
  * Refuses flags the command's usage does not declare, and names every required one missing:
  * checked by the CLI before it runs a command anywhere, and by the service again.
  */
+/**
+ * The app commands name their app `--id` in some and `--app` in others: each takes the other
+ * name too, where it doesn't mean something else there (`app:token:revoke --id` is a token's).
+ * The line with the other name, as the command's usage spells it.
+ */
+export function withAppFlag(usage: string, args: string[]): string[] {
+  const declared = declaredFlags(usage);
+  const named = /--(id|app) <app id>/.exec(usage)?.[1];
+  const other = named === "id" ? "app" : "id";
+  if (!named || declared.has(other)) return args;
+  const alias = new RegExp(`^--${other}(?==|$)`);
+  return args.map((a) => a.replace(alias, `--${named}`));
+}
+
 export function checkFlags(command: AnyCommand, flags: Flags): void {
   const allowed = declaredFlags(command.usage);
   const unknown = Object.keys(flags).find((f) => !allowed.has(f));

@@ -76,3 +76,39 @@ Deno.test("cli errors: bad paths, ids and flags get a line or two, never a stack
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cli errors: the app commands take the app as --id or --app alike", async () => {
+  const store = await sharedStore();
+  const service = await startService(store.env);
+  try {
+    const made = await cliRun(
+      store.env,
+      "app:create",
+      "--name",
+      "Either",
+      "--redirect-uris",
+      "https://example.com/cb",
+      "--scopes",
+      "channels:read",
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const { id } = JSON.parse(made.stdout);
+    for (
+      const args of [["app:export", "--id", id], ["app:export", "--app", id], [
+        "app:tokens",
+        "--id",
+        id,
+      ], ["app:tokens", `--app=${id}`]]
+    ) {
+      const out = await cliRun(store.env, ...args);
+      assert.equal(out.code, 0, `${args.join(" ")}: ${out.stderr}`);
+    }
+    // Where --id names something else, it is not taken for the app.
+    const revoke = await cliRun(store.env, "app:token:revoke", "--id", id);
+    assert.equal(revoke.code, 2);
+    assert.match(revoke.stderr, /--app/);
+  } finally {
+    await service.kill();
+    await store.cleanup();
+  }
+});
