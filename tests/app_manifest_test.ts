@@ -212,6 +212,10 @@ Deno.test("manifest: a command name is one app's in a team: installing a second 
     await assert.rejects(install("Second Deployer"), (e: ApiError) => {
       assert.equal(e.status, 422);
       assert.match(e.message, /\/deploy is taken in this team by First Deployer; Second Deployer/);
+      assert.match(
+        e.message,
+        /Uninstall First Deployer .*app:uninstall --team .* or give Second Deployer another command .*app:update --id /,
+      );
       return true;
     });
     const listed = await api(s, "GET", "/commands", { token: w.member.token });

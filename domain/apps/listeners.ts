@@ -157,7 +157,10 @@ export async function planCommands(
     const other = (await ctx.kv.get<App>(keys.app(taken.app_id))).value?.name ?? "another app";
     throw new ApiError(
       422,
-      `The command ${taken.command} is taken in this team by ${other}; ${app.name} can't have it too.`,
+      `The command ${taken.command} is taken in this team by ${other}; ${app.name} can't have it ` +
+        `too. Uninstall ${other} from the team first (deno task admin app:uninstall --team ` +
+        `${teamId} --app ${taken.app_id}), or give ${app.name} another command in its manifest ` +
+        `(deno task admin app:update --id ${app.id} --manifest <file>).`,
       { command: [`${taken.command} is taken by ${other}`] },
     );
   }
