@@ -1,5 +1,5 @@
 import type { Ctx } from "../domain/context.ts";
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "../core/suggest.ts";
 import { loadSettings } from "../core/settings.ts";
 import { openStore } from "../kv/store/open.ts";
 import { AppSender } from "../delivery/apps/sender.ts";

@@ -2,7 +2,7 @@
  * The admin commands, in one table the CLI runs locally and a service runs for a CLI elsewhere
  * (cli/service_runner.ts), so no command exists in one mode only; and how each refusal reads.
  */
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "../core/suggest.ts";
 import { ApiError, ConflictError } from "../core/errors.ts";
 import { SettingsError } from "../core/settings.ts";
 import { appCommands } from "./app_commands.ts";

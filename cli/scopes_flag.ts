@@ -1,6 +1,6 @@
 import { type Scope, SCOPES } from "../core/types.ts";
 import { type Flags, listFlag, UsageError } from "./command.ts";
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "../core/suggest.ts";
 
 /** `all`, or a comma-separated list of known scopes. */
 export function scopesFlag(flags: Flags): Scope[] {

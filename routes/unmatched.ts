@@ -1,12 +1,15 @@
 /**
  * What a request no route takes is told: a path the API has under another method is 405 with
- * `Allow`; a path the API has under `/api/v1` says so; anything else is a plain 404.
+ * `Allow`; a path the API has under `/api/v1` says so; a path one slip away from a route's names
+ * it (`/api/v1/chanels`: "Did you mean /api/v1/channels?"); anything else is a plain 404.
  */
 import type { Context } from "hono";
 import type { RouterRoute } from "hono/types";
+import { closest } from "../core/suggest.ts";
 
 interface Pattern {
   method: string;
+  path: string;
   matches: (path: string) => boolean;
 }
 
@@ -20,7 +23,34 @@ function patternOf({ method, path }: RouterRoute): Pattern {
       : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
   ).join("/");
   const re = new RegExp(`^${source}/?$`);
-  return { method, matches: (p) => re.test(p) };
+  return { method, path, matches: (p) => re.test(p) };
+}
+
+/**
+ * The route path `path` would be with its misspelt words put right, each one slip from a word the
+ * route has in its place (the route's own `:params` take any segment); null when none is near.
+ */
+function nearPath(path: string, patterns: Pattern[]): string | null {
+  const parts = path.replace(/\/$/, "").split("/");
+  let best: { path: string; slips: number } | null = null;
+  for (const { path: route } of patterns) {
+    const words = route.split("/");
+    if (words.length !== parts.length || route.includes("*")) continue;
+    let slips = 0;
+    const fixed: string[] = [];
+    for (const [i, word] of words.entries()) {
+      const given = parts[i];
+      if (word.startsWith(":") || word === given) fixed.push(given);
+      else if (closest(given, [word])) {
+        fixed.push(word);
+        slips++;
+      } else break;
+    }
+    if (fixed.length === words.length && slips > 0 && (!best || slips < best.slips)) {
+      best = { path: fixed.join("/"), slips };
+    }
+  }
+  return best?.path ?? null;
 }
 
 /** The 404 handler for `routes()` (the app's, read once it is whole). */
@@ -40,6 +70,7 @@ export function unmatched(routes: () => RouterRoute[]) {
     if (!path.startsWith("/api/") && patterns.some((p) => p.matches(api))) {
       return c.json({ message: `Not found. The API lives under /api/v1: ${api}.` }, 404);
     }
-    return c.json({ message: "Not found." }, 404);
+    const near = nearPath(path, patterns);
+    return c.json({ message: near ? `Not found. Did you mean ${near}?` : "Not found." }, 404);
   };
 }

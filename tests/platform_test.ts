@@ -148,6 +148,22 @@ Deno.test("platform: unknown paths under /api/v1 are 404 JSON, a known one's oth
     const nothing = await fetch(`${s.url}/nothing/here`);
     assert.equal(nothing.status, 404);
     assert.deepEqual(await nothing.json(), { message: "Not found." });
+    // A slip in a path's words names the path meant, whatever ids it carries.
+    const slips: [string, string][] = [
+      ["/api/v1/chanels", "/api/v1/channels"],
+      [
+        `/api/v1/channels/${w.team.general_channel_id}/mesages`,
+        `/api/v1/channels/${w.team.general_channel_id}/messages`,
+      ],
+      ["/api/v1/webhoks/", "/api/v1/webhooks"],
+    ];
+    for (const [typed, meant] of slips) {
+      const res = await fetch(`${s.url}${typed}`, {
+        headers: { Authorization: `Bearer ${w.admin.token}` },
+      });
+      assert.equal(res.status, 404, typed);
+      assert.equal((await res.json()).message, `Not found. Did you mean ${meant}?`, typed);
+    }
   });
 });
 

@@ -1,13 +1,17 @@
 /** The closest of `known` to what was typed, for "did you mean ...?"; null when none is close. */
 export function closest(typed: string, known: Iterable<string>): string | null {
+  // Close means a slip: a letter or two, or a third of a short name.
+  const near = Math.max(2, Math.floor(typed.length / 3));
   let best: string | null = null;
   let bestDistance = Infinity;
   for (const name of known) {
+    // Names whose lengths differ by more can't be near: skipped unmeasured, so a long hostile
+    // input costs no quadratic work.
+    if (Math.abs(name.length - typed.length) > near) continue;
     const d = distance(typed, name);
     if (d < bestDistance) [best, bestDistance] = [name, d];
   }
-  // Close means a slip: a letter or two, or a third of a short name.
-  return bestDistance <= Math.max(2, Math.floor(typed.length / 3)) ? best : null;
+  return bestDistance <= near ? best : null;
 }
 
 /** Levenshtein's edit distance. */
