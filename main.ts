@@ -7,7 +7,8 @@ import { serviceRunner } from "./cli/service_runner.ts";
 import { startDeliveryEngine } from "./delivery/engine.ts";
 import type { DeliveryEngine } from "./delivery/engine_contract.ts";
 import { configureLog, flushLog, log } from "./core/log.ts";
-import { loadSettings, SettingsError } from "./core/settings.ts";
+import { loadSettings, SettingsError, settingsInEffect } from "./core/settings.ts";
+import { answerHelp } from "./core/task_help.ts";
 import { openStore, where } from "./kv/store/open.ts";
 import { StreamHub } from "./domain/stream/hub.ts";
 import { SocketHub } from "./delivery/apps/socket/hub.ts";
@@ -59,6 +60,15 @@ async function orExit<T>(step: () => T | Promise<T>): Promise<T> {
   }
 }
 
+answerHelp(
+  Deno.args,
+  `Usage: deno task start
+Starts the service: the REST API, webhooks, the settings screen and the admin path, on the store
+KV_PATH names (made, with its APP_KEY, on first start). Stop it with Ctrl-C or SIGTERM.
+
+Settings (the environment; docs/operating.md says what each means), as in effect now:
+${settingsInEffect(Deno.env.toObject())}`,
+);
 const settings = await orExit(() => loadSettings(Deno.env.toObject()));
 configureLog(settings.log);
 const kv = await orExit(() => openStore(settings));

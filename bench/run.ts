@@ -30,6 +30,7 @@ import { scheduled } from "./scenarios/scheduled.ts";
 import { agentStreams } from "./scenarios/agent_streams.ts";
 import { adminRemote } from "./scenarios/admin_remote.ts";
 import { requireWrk } from "./wrk.ts";
+import { answerHelp } from "../core/task_help.ts";
 
 /** Each scenario, and about how long it takes on the 2-core machines here (for the progress line). */
 const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
@@ -58,11 +59,25 @@ const SCENARIOS: [string, (bench: Bench) => Promise<Row[]>, number][] = [
   ["admin remote", adminRemote, 15],
 ];
 
+answerHelp(
+  Deno.args,
+  `Usage: deno task bench [<part of a scenario's name> ...]
+Runs the performance scenarios (all, or those whose names contain a word given), each against
+bare baselines in the same run, and prints a table of figures against their targets
+(docs/performance.md). Needs wrk. The scenarios, with about how long each takes:
+${SCENARIOS.map(([name, , seconds]) => `  ${name.padEnd(26)} ${seconds} s`).join("\n")}`,
+);
 await requireWrk();
 const only = Deno.args;
 const chosen = SCENARIOS.filter(([name]) =>
   only.length === 0 || only.some((o) => name.includes(o))
 );
+if (chosen.length === 0) {
+  console.error(
+    `No scenario's name contains ${only.join(" or ")}: deno task bench --help lists them.`,
+  );
+  Deno.exit(2);
+}
 const bench: Bench = {
   root: await Deno.makeTempDir({ prefix: "bench-" }),
   receiver: new Receiver().start(),

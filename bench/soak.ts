@@ -9,6 +9,7 @@
  * 0.9x the first, every post delivered to every matching subscription, no 5xx.
  */
 import { parseArgs } from "node:util";
+import { answerHelp } from "../core/task_help.ts";
 import { createChannel } from "../domain/channels/channels.ts";
 import type { Message } from "../core/types.ts";
 import { measureBacklog } from "../kv/outbox/backlog.ts";
@@ -17,6 +18,13 @@ import { freePort, startService } from "./procs.ts";
 import { openCtx, seedSubscriptions, seedWorkspace, serviceEnv } from "./seed.ts";
 import { parseWrk, requireWrk, writeScript, wrk } from "./wrk.ts";
 
+answerHelp(
+  Deno.args,
+  `Usage: deno task soak [--minutes 10] [--window 1000]
+Posts at full speed for --minutes into a channel two fast webhook subscriptions hear, while a slow
+one hears another; then waits for every delivery. Prints a line a minute and checks issue 12's
+targets (memory, throughput, every post delivered, no 5xx). Needs wrk.`,
+);
 const { values } = parseArgs({
   args: Deno.args,
   options: { minutes: { type: "string", default: "10" }, window: { type: "string" } },

@@ -5,6 +5,7 @@
  * tests/event_catalog_test.ts does the same).
  */
 import { stringify } from "yaml";
+import { answerHelp } from "../core/task_help.ts";
 import { catalogComponents, describeType, eventCatalog } from "../domain/webhooks/catalog.ts";
 
 const OPENAPI_BEGIN =
@@ -46,6 +47,12 @@ const FILES = [
 ];
 
 if (import.meta.main) {
+  answerHelp(
+    Deno.args,
+    `Usage: deno task catalog [--check]
+Writes the event catalog from domain/webhooks/event_schemas.ts into openapi.yaml and
+docs/webhooks.md. --check changes nothing and fails when either is out of date.`,
+  );
   const root = new URL("..", import.meta.url);
   const check = Deno.args.includes("--check");
   let stale = 0;

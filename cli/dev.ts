@@ -5,6 +5,15 @@
  * watcher's own SIGTERM before a restart could not be told from it. Here SIGTERM and SIGINT stop
  * the service gracefully and then this process, with the service's exit code.
  */
+import { answerHelp } from "../core/task_help.ts";
+
+answerHelp(
+  Deno.args,
+  `Usage: deno task dev
+Runs the service (as deno task start does, with the same settings) and starts it again when a
+source file changes. Ctrl-C or SIGTERM stops both. deno task start --help lists the settings.`,
+);
+
 const ROOT = new URL("..", import.meta.url).pathname;
 const SERVICE = ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"];
 /** What a change to restarts for: the service's sources and settings, not its data or tests. */

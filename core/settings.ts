@@ -80,6 +80,16 @@ const schema = z.object({
   ADMIN_REMOTE: bool.default(true),
 });
 
+/** What each setting is now, as help shows it: its value, or its default; secrets only as set. */
+export function settingsInEffect(env: Record<string, string | undefined>): string {
+  const secret = new Set(["APP_KEY", "METRICS_TOKEN"]);
+  return Object.keys(schema.shape).map((name) => {
+    const value = env[name] || undefined;
+    const shown = value === undefined ? "(not set: its default)" : secret.has(name) ? "set" : value;
+    return `  ${name.padEnd(28)} ${shown}`;
+  }).join("\n");
+}
+
 /** The service's settings, read once from the environment at start. */
 export interface Settings {
   port: number;
