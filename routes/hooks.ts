@@ -3,7 +3,9 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Ctx } from "../domain/context.ts";
 import { ApiError, invalid } from "../core/errors.ts";
-import { hookFor, postThroughHook } from "../domain/webhooks/incoming.ts";
+import { BotLeftChannel, hookFor, postThroughHook } from "../domain/webhooks/incoming.ts";
+import { errorResponse, httpErrorOf } from "./errors.ts";
+import { HTTPException } from "hono/http-exception";
 import { verifySender } from "../domain/webhooks/incoming_senders.ts";
 import { messageView } from "../domain/views.ts";
 import { settle } from "../core/settled.ts";
@@ -59,7 +61,7 @@ async function readPayload(c: Context, raw: string): Promise<Record<string, unkn
  * (404, archived 403), then the payload (422).
  */
 export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
-  return new Hono<{ Variables: ObservedVars }>().post(
+  return new Hono<{ Variables: ObservedVars }>().onError(hookRefusal).post(
     "/:secret",
     bodyLimit({ maxSize: MAX_BODY_BYTES }),
     async (c) => {
@@ -97,6 +99,33 @@ export function hookRoutes(ctx: Ctx, limiter: RateLimiter, guard: GuessGuard) {
       message: 'An incoming webhook takes a POST with a JSON body, such as {"text": "Hello"}.',
     }, 405);
   });
+}
+
+/**
+ * Slack's answer to a refused post, as plain text, for scripts written against Slack's hooks
+ * (decisions.md, "Incoming webhooks"): its status and code. Null: answered as JSON, as the rest of
+ * the API is (401 and 429, with their headers; a failure of the service's own).
+ */
+function slackRefusalOf(err: Error): [400 | 403 | 404 | 410 | 413, string] | null {
+  if (err instanceof BotLeftChannel) return [403, "action_prohibited"];
+  const status = err instanceof ApiError || err instanceof HTTPException ? err.status : 500;
+  if (status === 422) {
+    const field = Object.keys((err as ApiError).errors ?? {})[0];
+    return [400, field === "text" ? "no_text" : "invalid_payload"];
+  }
+  const plain: Record<number, [400 | 403 | 404 | 410 | 413, string]> = {
+    400: [400, "invalid_payload"],
+    403: [410, "channel_is_archived"],
+    404: [404, "no_service"],
+    413: [413, "request_too_large"],
+  };
+  return plain[status] ?? null;
+}
+
+/** A refused post: Slack's plain text, or JSON for a client that asks for it. */
+function hookRefusal(thrown: Error, c: Context): Response {
+  const refusal = acceptsJson(c.req.header("Accept")) ? null : slackRefusalOf(httpErrorOf(thrown));
+  return refusal ? c.text(refusal[1], refusal[0]) : errorResponse(thrown, c);
 }
 
 /** Whether the client asked for JSON (`Accept: application/json`), not merely accepts anything. */

@@ -1906,8 +1906,9 @@ const OPEN: Record<string, OpenRow> = {
           expect: 404,
           unknownPath: `/hooks/${"z".repeat(40)}`,
         },
-        { what: "an archived channel", path: path(archived.url), body, expect: 403 },
-        { what: "its bot left the channel", path: path(left.url), body, expect: 404 },
+        // Answered as Slack's hooks answer a client that doesn't ask for JSON.
+        { what: "an archived channel", path: path(archived.url), body, expect: 410 },
+        { what: "its bot left the channel", path: path(left.url), body, expect: 403 },
       ];
     },
   },

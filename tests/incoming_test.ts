@@ -485,3 +485,40 @@ Deno.test("incoming: attachments and Slack's markup arrive as Slack would show t
     );
   });
 });
+
+Deno.test("incoming: a client that doesn't ask for JSON is refused as Slack's hooks refuse, in plain text", async () => {
+  await withWorkspace(async (s, w) => {
+    const plain = async (url: string, body: BodyInit, type = "application/json") => {
+      const res = await fetch(url, { method: "POST", headers: { "Content-Type": type }, body });
+      const text = await res.text();
+      checkResponse("POST", new URL(url).pathname, res.status, null);
+      assert.match(res.headers.get("Content-Type") ?? "", /^text\/plain/);
+      return `${res.status} ${text}`;
+    };
+    const h = await botHook(s, w);
+    assert.equal(await plain(h.url, json({ text: "  " })), "400 no_text");
+    assert.equal(await plain(h.url, json({ blocks: [] })), "400 no_text");
+    assert.equal(await plain(h.url, "{not json"), "400 invalid_payload");
+    assert.equal(
+      await plain(h.url, "channel=x", "application/x-www-form-urlencoded"),
+      "400 invalid_payload",
+    );
+    assert.equal(
+      await plain(`${s.url}/hooks/${"A".repeat(40)}`, json({ text: "hi" })),
+      "404 no_service",
+    );
+    assert.equal(
+      await plain(h.url, json({ text: "x".repeat(1024 * 1024) })),
+      "413 request_too_large",
+    );
+    const gone = await botHook(s, w, "gone");
+    await api(s, "DELETE", `/channels/${gone.channel}/members/${w.bot.user.id}`, {
+      token: w.admin.token,
+    });
+    assert.equal(await plain(gone.url, json({ text: "anyone?" })), "403 action_prohibited");
+    const shut = await botHook(s, w, "shut");
+    await archiveChannel(s.ctx, await authenticate(s.ctx, w.admin.token), shut.channel);
+    assert.equal(await plain(shut.url, json({ text: "anyone?" })), "410 channel_is_archived");
+    assert.equal(await plain(h.url, json({ text: "still here" })), "200 ok");
+  });
+});

@@ -179,9 +179,10 @@ export function checkResponse(method: string, path: string, status: number, body
     return;
   }
   if (!json) return;
-  // An answer documented both ways (a settings page, or JSON with the platform off): a body that
-  // is not JSON (the callers pass null for a page) is the page.
-  const page = response.content["text/html"] && (body === null || body === undefined);
+  // An answer documented both ways (a settings page, or JSON with the platform off; Slack's plain
+  // text, or JSON for a client that asks): a body that is not JSON (callers pass null) is the other.
+  const other = response.content["text/html"] ?? response.content["text/plain"];
+  const page = other && (body === null || body === undefined);
   if (!page) validateBody(`${base}/content/application~1json/schema`, body, what);
 }
 

@@ -240,11 +240,16 @@ Deno.test("openapi: incoming webhooks are public, answer as Slack (or 201 JSON),
     "401",
     "403",
     "404",
+    "410",
     "413",
     "422",
     "429",
     "503",
   ]);
+  // Slack's refusals in plain text beside the JSON ones.
+  for (const status of ["400", "403", "404", "410", "413"]) {
+    assert.ok(op.responses[status].content["text/plain"], `${status} in plain text`);
+  }
   assert.deepEqual(Object.keys(op.requestBody.content).sort(), [
     "application/json",
     "application/x-www-form-urlencoded",

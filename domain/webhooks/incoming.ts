@@ -34,6 +34,13 @@ const SECRET_CHARS = 40;
 const HOOK_NOT_FOUND = "No such incoming webhook.";
 const hookNotFound = () => notFound(HOOK_NOT_FOUND);
 
+/** The hook's bot was taken out of its channel (or the channel is gone): it reaches nothing. */
+export class BotLeftChannel extends ApiError {
+  constructor() {
+    super(404, "This incoming webhook's bot is no longer a member of its channel.");
+  }
+}
+
 export interface NewIncoming {
   channelId: string;
   botId: string;
@@ -236,9 +243,7 @@ export async function postThroughHook(
     })).message;
   } catch (e) {
     // The channel is gone, or the bot was taken out of it: the hook reaches nothing.
-    if (e instanceof ApiError && e.status === 404) {
-      throw notFound("This incoming webhook's bot is no longer a member of its channel.");
-    }
+    if (e instanceof ApiError && e.status === 404) throw new BotLeftChannel();
     throw e;
   }
 }
