@@ -43,8 +43,28 @@ Deno.test("an ephemeral message is sealed in the store and left out of backups",
       10_000,
       "the ephemeral message on its person's stream",
     );
+    // Read as a message is: a person by name, not by id.
+    const named = await fetch(`${service.url}/api/slack/chat.postEphemeral`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.admin.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        channel: general,
+        user: w.member.user.id,
+        text: `<@${w.admin.user.id}> shipped it &amp; left`,
+      }),
+    });
+    assert.equal((await named.json()).ok, true);
+    await waitUntil(
+      () =>
+        stream.events.some((e) =>
+          e.event === "message.ephemeral" &&
+          (e.data as { text: string }).text === "@Ada Admin shipped it & left"
+        ),
+      10_000,
+      "the ephemeral message's text, names and all",
+    );
     const relayed = await Array.fromAsync(store.ctx.kv.list({ prefix: ["sealed_notices"] }));
-    assert.equal(relayed.length, 1, "relayed through the store");
+    assert.equal(relayed.length, 2, "both relayed through the store");
     const file = store.env.KV_PATH;
     assert.equal(await holds(file, whisper), false, "the store's file holds the text");
     assert.equal(await holds(`${file}-wal`, whisper), false, "the WAL holds the text");

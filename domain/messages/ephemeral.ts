@@ -17,6 +17,8 @@ import { loadChannel } from "../channels/access.ts";
 import { permits } from "../policy.ts";
 import { bodyAndBlocks } from "./messages.ts";
 import { pressableElements } from "./blocks.ts";
+import { mentionNames } from "./mentions.ts";
+import { renderedText } from "./slack_text.ts";
 
 /** What a person sees of an ephemeral message. */
 export interface Ephemeral {
@@ -85,9 +87,12 @@ export async function showEphemeral(
     from?: EphemeralFrom | null;
   },
 ): Promise<Ephemeral> {
-  const shown = from && pressableElements(ephemeral.blocks ?? []).length > 0
+  const held = from && pressableElements(ephemeral.blocks ?? []).length > 0
     ? await kept(ctx, { userId, teamId, ephemeral, from })
     : ephemeral;
+  // Read as a message's text is: people and channels by name, Slack's markup made plain.
+  const names = await mentionNames(ctx.kv, { teamId, body: ephemeral.text });
+  const shown = { ...held, text: renderedText(ephemeral.text, names) };
   await relayNotice(ctx, teamId, {
     user_id: userId,
     channel_id: shown.channel_id,
