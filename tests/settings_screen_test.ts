@@ -763,6 +763,10 @@ for (const width of [1280, 390]) {
           await page.getByRole("link", { name: "Event types" }).click();
           const poll = page.locator("details[data-event-type='poll.closed']");
           await poll.locator("summary").first().click();
+          // The descriptions' `code` reads as code, not as backticks.
+          const described = await page.locator("details[data-event-type] > summary")
+            .allTextContents();
+          assert.ok(described.every((d) => !d.includes("`")), "no raw backticks");
           await poll.getByText('"multiple": false').waitFor();
           const send = poll.getByRole("form", { name: "Send a poll.closed example" });
           await send.getByLabel("To").selectOption({ label: `CI receiver (${r.url})` });
@@ -771,6 +775,11 @@ for (const width of [1280, 390]) {
           const closed = JSON.parse((await r.waitFor(2))[1].body);
           assert.equal(closed.type, "poll.closed");
           assert.equal(closed.data.poll.options.length, 2);
+          // Redirected after the POST: a reload shows the outcome and sends nothing more.
+          assert.match(page.url(), /\/webhooks\/[0-9a-f-]{36}\?tested=[0-9a-f-]{36}$/);
+          await page.reload();
+          await page.getByText(/Test sent: the receiver answered HTTP 200/).waitFor();
+          assert.equal((await r.waitFor(2)).length, 2, "the reload sent no third example");
         }, { WEBHOOKS_ALLOW_PRIVATE_URLS: "true" });
       } finally {
         await r.close();

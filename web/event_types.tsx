@@ -14,6 +14,11 @@ export interface EventTypeEntry {
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
+/** A description as the catalog writes it, Markdown's `code` spans shown as code. */
+const Described = ({ text }: { text: string }) => (
+  <>{text.split("`").map((part, i) => i % 2 === 1 ? <code>{part}</code> : part)}</>
+);
+
 /** Delivers one type's example to a subscription the viewer picks; the page it leads to says how. */
 function SendExample(p: { type: string; subs: Subscription[]; csrf: string }) {
   const active = p.subs.filter((s) => s.status === "active");
@@ -56,7 +61,8 @@ export function EventTypesPage(
       {p.catalog.map((e) => (
         <details class="card" data-event-type={e.type}>
           <summary>
-            <code>{e.type}</code> {e.description} <span class="muted">Since {e.added_in}.</span>
+            <code>{e.type}</code> <Described text={e.description} />{" "}
+            <span class="muted">Since {e.added_in}.</span>
           </summary>
           <h3>Example</h3>
           <pre>{pretty(e.example)}</pre>

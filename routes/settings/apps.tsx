@@ -25,6 +25,10 @@ const socketOf = (ctx: Ctx) => async (install: AppInstall, actor: Subject) =>
 
 const nameOf = async (ctx: Ctx, id: string) => (await userById(ctx, id))?.name ?? "someone gone";
 
+/** Who installed: a person by name, or the operator, whose CLI installs with no person (""). */
+const installerOf = async (ctx: Ctx, id: string) =>
+  id === "" ? "the operator (CLI)" : await nameOf(ctx, id);
+
 /** The team's installed apps: admins and owners. */
 export function appPages(ctx: Ctx) {
   return new Hono<SettingsEnv>()
@@ -37,7 +41,7 @@ export function appPages(ctx: Ctx) {
         install,
         app: await appById(ctx, install.app_id),
         botName: await nameOf(ctx, install.bot_user_id),
-        installedBy: await nameOf(ctx, install.installed_by),
+        installedBy: await installerOf(ctx, install.installed_by),
         deliveries: install.uninstalled_at
           ? []
           : await installDeliveries(ctx, { install, limit: 5, actor: viewer.subject }),

@@ -16,6 +16,7 @@ import { EventTypesPage } from "../../web/event_types.tsx";
 import type { Subject } from "../../core/types.ts";
 import type { FormState } from "../../web/forms.tsx";
 import { attempt } from "../../core/settled.ts";
+import { storedId } from "../../core/ids.ts";
 import { validate } from "../body.ts";
 import { newWebhook, schemeChange, webhookChanges } from "../webhooks.ts";
 import { redeliver, testWebhook } from "../../domain/webhooks/sends.ts";
@@ -152,8 +153,15 @@ async function testFromForm(ctx: Ctx, c: Context<SettingsEnv>, id: string) {
   const asked = String(form.event_type ?? "ping");
   const type = isCatalogType(asked) ? asked : "ping";
   const { event_id } = await testWebhook(ctx, viewer.subject, { id, type });
-  const outcome = await testOutcome(ctx, viewer.subject, { id, eventId: event_id });
-  return await showOne(ctx, c, id, { notice: outcome });
+  // Post/Redirect/Get: a reload shows the outcome again, it doesn't send another.
+  return c.redirect(`${SETTINGS}/webhooks/${id}?tested=${event_id}`, 303);
+}
+
+/** What a test's delivery came to, for the page a test redirected to; else the page's notice. */
+async function noticeOfTest(ctx: Ctx, c: Context<SettingsEnv>, id: string) {
+  const tested = storedId(c.req.query("tested"));
+  if (!tested) return noticeOf(c, NOTICES);
+  return await testOutcome(ctx, c.var.viewer.subject, { id, eventId: tested });
 }
 
 /**
@@ -181,7 +189,10 @@ export function webhookPages(ctx: Ctx) {
     .get("/", (c) => listPage(ctx, c, { notice: noticeOf(c, NOTICES) }))
     .post("/", (c) => createFromForm(ctx, c))
     .post("/:id/test", (c) => testFromForm(ctx, c, c.req.param("id")))
-    .get("/:id", (c) => showOne(ctx, c, c.req.param("id"), { notice: noticeOf(c, NOTICES) }))
+    .get("/:id", async (c) => {
+      const id = c.req.param("id");
+      return await showOne(ctx, c, id, { notice: await noticeOfTest(ctx, c, id) });
+    })
     .post("/:id/enable", async (c) => {
       await enableWebhook(ctx, c.req.param("id"), c.var.viewer.subject);
       return back(c, "enabled");
