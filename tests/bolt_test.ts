@@ -369,6 +369,7 @@ async function refusals() {
     assert.match(html, /<code>\/ship<\/code>/);
     assert.ok(html.includes(`<code>${url}</code>`), "the request URL");
     assert.match(html, /data-delivery-id=/);
+    assert.match(html, /by the operator \(CLI\)/, "an operator's install names the operator");
 
     // The person leaves: their token ends, and with it their commands.
     const leaver = await actor(s.ctx, w.team, "Lee Leaver", "member");
