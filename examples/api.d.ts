@@ -1563,6 +1563,11 @@ export interface paths {
          *     `icon_emoji`, `icon_url`, `channel`, `mrkdwn`, `unfurl_links`, colors, images, …) is
          *     accepted and ignored, never a 422.
          *
+         *     A refusal answers as Slack's do, plain text with Slack's code, to a client that doesn't ask
+         *     for JSON: 400 `no_text` or `invalid_payload`, 404 `no_service`, 403 `action_prohibited`
+         *     (the bot left the channel), 410 `channel_is_archived`, 413 `request_too_large`; 401 and
+         *     429 answer JSON as below. A client that asks for JSON gets the JSON errors below.
+         *
          *     Checks, in order: the platform switch, the guessing limit (429) and the secret (404), the
          *     hook's own rate limit of `INTEGRATIONS_API_RATE_LIMIT` requests per minute (429, headers
          *     as for tokens), the channel (404 when the bot is no longer a member, 403 when it is
@@ -2887,8 +2892,8 @@ export interface paths {
         put?: never;
         /**
          * Send a type's example to a subscription, and show how it went
-         * @description The subscription page's "Send test", from the catalog: the subscription's page, saying
-         *     what the receiver answered. A disabled subscription: 422; one the viewer can't manage,
+         * @description The subscription page's "Send test", from the catalog: a redirect to the subscription's
+         *     page (`?tested=`), which says what the receiver answered. A disabled subscription: 422; one the viewer can't manage,
          *     or unknown: 404.
          */
         post: operations["settingsSendEventExample"];
@@ -2910,7 +2915,8 @@ export interface paths {
         };
         /**
          * One subscription and its 20 latest deliveries (admins and owners)
-         * @description Each delivery with its event, status code, error and duration.
+         * @description Each delivery with its event, status code, error and duration. After a test (`?tested=`,
+         *     the event a test sent), how that test went.
          */
         get: operations["settingsWebhook"];
         put?: never;
@@ -2935,8 +2941,9 @@ export interface paths {
         put?: never;
         /**
          * Send a test (a ping, or an event type's example) and show how it went
-         * @description The API's test send; the page it answers waits for the attempt (up to the webhook
-         *     timeout) and says what the receiver answered. A disabled subscription: 422.
+         * @description The API's test send, then a redirect to the subscription's page with `?tested=<event
+         *     id>`, which waits for the attempt (up to the webhook timeout) and says what the receiver
+         *     answered: a reload shows that again and sends nothing more. A disabled subscription: 422.
          */
         post: operations["settingsTestWebhook"];
         delete?: never;
@@ -3790,8 +3797,8 @@ export interface components {
          * @description A refusal in Slack's codes: `not_authed`, `invalid_auth`, `account_inactive` (a
          *     deactivated user's or an uninstalled app's bot), `token_revoked`, `token_expired`,
          *     `missing_scope` (with `needed`, the Slack scope that grants the method, such as
-         *     `chat:write` or `im:write`, `provided`, the token's scopes, and the service's own scope
-         *     in `response_metadata.scopes`), `channel_not_found`, `not_in_channel`,
+         *     `chat:write` or `im:write`, `provided`, the Slack scopes the token's grant, and the
+         *     service's own scope in `response_metadata.scopes`), `channel_not_found`, `not_in_channel`,
          *     `is_archived`, `message_not_found`, `user_not_found`, `cant_update_message`,
          *     `cant_delete_message`, `invalid_blocks`, `no_text`, `msg_too_long`, `invalid_name`,
          *     `invalid_cursor`, `invalid_arguments`, `invalid_json`, `request_too_large`,
@@ -4771,7 +4778,7 @@ export interface components {
             /** @description The body as people read it: Slack's markup as plain text (`<url|label>` is `label (url)`, `&lt;` is `<`), a mentioned person as `@name`, a mentioned public channel as `#name`, a private channel or direct message as `#private-channel` (or the label its author gave), so no reader learns a name it could not see. Names are those of when the message was written or last edited. Absent only in events recorded before 0.32.0. */
             text?: string;
             /**
-             * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the service writes itself, authored by the member who joined or left. `poll`: a poll, its question the body. `assistant_thread`: the root of a thread a person started with an agent (Slack's `assistant_app_thread`), authored by them, its body the thread's title.
+             * @description `standard`: an authored message. `member_joined` / `member_left`: system notices the service writes itself, authored by the member who joined or left, its body as Slack words it (`<@id> has joined the channel`, `... has left ...`). `poll`: a poll, its question the body. `assistant_thread`: the root of a thread a person started with an agent (Slack's `assistant_app_thread`), authored by them, its body the thread's title.
              * @enum {string}
              */
             type: "standard" | "member_joined" | "member_left" | "poll" | "assistant_thread";
@@ -7509,7 +7516,20 @@ export interface operations {
                     "application/json": components["schemas"]["MessageResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /**
+             * @description Slack's refusal, as plain text, for a client that doesn't ask for JSON: `no_text` (no
+             *     text, or one the Text rule refuses) or `invalid_payload` (not JSON, a form without
+             *     `payload`, nested too deep). A client that asks for JSON gets 400 or 422 as elsewhere.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "no_text" | "invalid_payload";
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The hook checks who sends, and this post is unsigned, forged or stale. */
             401: {
                 headers: {
@@ -7519,9 +7539,52 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            413: components["responses"]["PayloadTooLarge"];
+            /**
+             * @description The hook's bot is no longer in its channel: `action_prohibited`, as plain text (a
+             *     client that asks for JSON gets 404). For a client that asks for JSON, the channel is
+             *     archived.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "action_prohibited";
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description An unknown, revoked or malformed secret: `no_service` as plain text, JSON for a
+             *     client that asks for it (which also gets 404 when the hook's bot left its channel).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "no_service";
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The hook's channel is archived (`channel_is_archived`, plain text; JSON clients get 403). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "channel_is_archived";
+                };
+            };
+            /** @description Over 1 MiB (`request_too_large` as plain text, JSON for a client that asks). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "request_too_large";
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
@@ -9096,7 +9159,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["SettingsPage"];
+            303: components["responses"]["SettingsRedirect"];
             401: components["responses"]["SettingsSignIn"];
             403: components["responses"]["SettingsRefused"];
             404: components["responses"]["SettingsNotFound"];
@@ -9105,7 +9168,10 @@ export interface operations {
     };
     settingsWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The event id of a test just sent, whose outcome the page says. */
+                tested?: string;
+            };
             header?: never;
             path: {
                 /** @description A subscription of the team. */
@@ -9140,7 +9206,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["SettingsPage"];
+            303: components["responses"]["SettingsRedirect"];
             401: components["responses"]["SettingsSignIn"];
             403: components["responses"]["SettingsRefused"];
             404: components["responses"]["SettingsNotFound"];
