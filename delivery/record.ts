@@ -111,7 +111,11 @@ export class Recorder {
       await this.told.foreground?.turn();
       const group = this.#take(Date.now());
       this.#waiting -= group.reduce((n, t) => n + t.batch.length, 0);
-      await this.#commitGroup(group);
+      await this.#commitGroup(group).catch((e) =>
+        // The store failed (closed under a stopping process): what wasn't recorded is still
+        // leased, and goes again once its lease runs out. Never an unhandled rejection.
+        log.warn("delivery: attempts could not be recorded; they go again", errorFields(e))
+      );
       for (const { batch } of group) {
         this.#backlog -= batch.length;
         for (const w of batch) w.done();
