@@ -1230,8 +1230,9 @@ export interface paths {
          *     first need, `tab: "home"`, and `view` once one is published) when it asked for that
          *     event, through the same at-least-once delivery as its other events; the event is in no
          *     feed or stream. The answer is the Home the app published for this person with
-         *     `views.publish`, or null before it did: an app usually publishes one as it hears the
-         *     event, so opening again shows it. Its elements are pressed as a modal's are, with
+         *     `views.publish`. On a first open, with none published yet, the answer waits for the one
+         *     the app publishes as it hears the event, up to Slack's 3 seconds, and is null only if
+         *     none comes (or the app doesn't hear opens). Its elements are pressed as a modal's are, with
          *     `POST /api/v1/views/{view}/actions`; a press's `trigger_id` opens a modal.
          *
          *     With `?tab=messages`, the person opens an agent's Messages tab instead (an app with

@@ -46,7 +46,8 @@ async function homeOf(ctx: Ctx, appId: string, userId: string) {
 /**
  * GET /apps/{app}/home: a person opens an app's Home. The app hears `app_home_opened` (through
  * the delivery engine, retried like any event, or its Socket Mode connections); the answer is the
- * Home published for the person, or null before the app published one.
+ * Home published for the person, or null before the app published one, with whether the app was
+ * told (then its first Home may come within Slack's 3 seconds: `homeNow` reads it again).
  */
 export async function openHome(ctx: Ctx, subject: Subject, appId: string) {
   authorize(subject, "app.home_open", { team_id: subject.team_id });
@@ -55,7 +56,14 @@ export async function openHome(ctx: Ctx, subject: Subject, appId: string) {
   if (!person) throw noHome();
   const dm = await directChannelOf(ctx, [live.bot as User, person]);
   const home = await homeOf(ctx, appId, subject.user_id);
-  await tellOpened(ctx, { live, person, channelId: dm.id, home: home?.value ?? null });
+  const told = await tellOpened(ctx, { live, person, channelId: dm.id, home: home?.value ?? null });
+  return { view: home ? personView(home.value, home.value.views[0]) : null, told };
+}
+
+/** The Home published for the person now, or null: read again while its app answers an open. */
+export async function homeNow(ctx: Ctx, subject: Subject, appId: string) {
+  authorize(subject, "app.home_open", { team_id: subject.team_id });
+  const home = await homeOf(ctx, appId, subject.user_id);
   return home ? personView(home.value, home.value.views[0]) : null;
 }
 
