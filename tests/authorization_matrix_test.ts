@@ -1524,7 +1524,7 @@ const SCREEN: Record<string, ScreenRow> = {
           path: `${S}/event-types`,
           form: { subscription: w.subs.botIn.id, event_type: "reaction.added" },
         }),
-      teamAdmins(200),
+      teamAdmins(303),
     ),
   },
   "GET /settings/integrations/webhooks/{webhookSubscription}": {
@@ -1594,7 +1594,7 @@ const SCREEN: Record<string, ScreenRow> = {
           form: { event_type: "ping" },
           unknown: `${S}/webhooks/${uuid()}/test`,
         }),
-      teamAdmins(200),
+      teamAdmins(303),
     ),
   },
   "POST /settings/integrations/webhooks/{webhookSubscription}/signature-scheme": {
