@@ -308,7 +308,13 @@ Deno.test({
         }
       }
     } finally {
-      await sh(copy, `. '${run}/helpers.sh' && service_stop`, env);
+      // The service, and docs/deploy.md's stand-in for a deployment if a page was cut short.
+      await sh(
+        copy,
+        `. '${run}/helpers.sh' && service_stop; ` +
+          `kill -TERM -- "-$(cat '${run}/deployed.pgid' 2>/dev/null)" 2>/dev/null || true`,
+        env,
+      );
     }
     const service = await Deno.readTextFile(`${run}/service.log`).catch(() => "");
     assert.deepEqual(problems, [], `the service's log:\n${service}`);
