@@ -51,7 +51,9 @@ async function walk(
     );
     assertStatus(res, 200);
     // Posts only: adding the bot to its room also made a `member_joined` notice.
-    const bodies = res.body.data.map((e: { data: { body: string } }) => e.data.body);
+    const bodies = res.body.data.map((e: { data: { body?: string; type?: string } }) =>
+      e.data.type === "member_joined" ? "" : e.data.body
+    );
     walked.messages.push(...bodies.filter(Boolean));
     after = res.body.meta.next_cursor ?? after;
     if (res.body.meta.next_cursor) walked.cursors.push(res.body.meta.next_cursor);

@@ -120,7 +120,7 @@ Deno.test("event stream: a member's stream never carries a private channel it is
     assert.deepEqual(stream.events.map((e) => [e.event, e.data.data.body ?? ""]), [
       ["message.created", "for everyone"],
       ["channel.member_added", ""],
-      ["message.created", ""],
+      ["message.created", `<@${w.member.user.id}> has joined the channel`],
       ["message.created", "now Mo is in"],
     ]);
     assert.equal(
