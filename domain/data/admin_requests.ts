@@ -151,7 +151,7 @@ export async function recordRefusal(
   ctx: Ctx,
   { command, address, why }: { command: string; address: string; why: AdminRefusal },
 ): Promise<void> {
-  await addAdminAudit(ctx.kv, { command, address, why, outcome: "refused" });
+  await addAdminAudit(ctx.kv.atomic(), { command, address, why, outcome: "refused" }).commit();
 }
 
 /** The admin log, newest first: what ran through the admin path and what was refused. */

@@ -6,6 +6,7 @@
 import { newId, nowIso } from "../../core/ids.ts";
 import { keys } from "../keys.ts";
 import type { Store } from "../store/store.ts";
+import type { Plan } from "../store/plan.ts";
 
 /** Entries are kept this long; `expireIn` is lazy, so listing checks `created_at` too. */
 export const ADMIN_AUDIT_KEPT_MS = 90 * 24 * 3_600_000;
@@ -23,19 +24,13 @@ export interface AdminAuditEntry {
   created_at: string;
 }
 
-/** An entry made now, with how long to keep it. */
-export function adminAuditEntry(draft: Omit<AdminAuditEntry, "id" | "created_at">) {
+/**
+ * Adds an entry made now to a commit, kept ADMIN_AUDIT_KEPT_MS: the commit that takes a request's
+ * nonce, or one of its own for a refused request (which takes none), as kv/audit.ts's `addAudit`.
+ */
+export function addAdminAudit(op: Plan, draft: Omit<AdminAuditEntry, "id" | "created_at">): Plan {
   const entry: AdminAuditEntry = { id: newId(), ...draft, created_at: nowIso() };
-  return Object.assign(entry, { keepMs: ADMIN_AUDIT_KEPT_MS });
-}
-
-/** Adds an entry in a commit of its own (a refused request, which takes no nonce). */
-export async function addAdminAudit(
-  kv: Store,
-  draft: Omit<AdminAuditEntry, "id" | "created_at">,
-): Promise<void> {
-  const { keepMs, ...entry } = adminAuditEntry(draft);
-  await kv.set(keys.adminAudit(entry.id), entry, { expireIn: keepMs });
+  return op.set(keys.adminAudit(entry.id), entry, { expireIn: ADMIN_AUDIT_KEPT_MS });
 }
 
 /** The newest `limit` entries, newest first. */

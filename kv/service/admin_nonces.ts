@@ -3,7 +3,7 @@
  * in a commit that requires it unseen, so the same request sent twice, to any instance, runs once.
  * The request's entry in the admin log lands in the same commit.
  */
-import { type AdminAuditEntry, adminAuditEntry } from "./admin_audit.ts";
+import { addAdminAudit, type AdminAuditEntry } from "./admin_audit.ts";
 import { keys } from "../keys.ts";
 import type { Store } from "../store/store.ts";
 
@@ -20,11 +20,8 @@ export async function takeNonce(
   },
 ): Promise<boolean> {
   const key = keys.adminNonce(nonce);
-  const { keepMs: logKeepMs, ...logged } = adminAuditEntry(entry);
-  const taken = await kv.atomic()
-    .check({ key, versionstamp: null })
-    .set(key, Date.now(), { expireIn: keepMs })
-    .set(keys.adminAudit(logged.id), logged, { expireIn: logKeepMs })
-    .commit();
-  return taken.ok;
+  const op = kv.atomic().check({ key, versionstamp: null }).set(key, Date.now(), {
+    expireIn: keepMs,
+  });
+  return (await addAdminAudit(op, entry).commit()).ok;
 }
