@@ -101,6 +101,8 @@ export interface Channel {
   slug: string;
   visibility: "public" | "private";
   topic: string | null;
+  /** What the channel is for (Slack's purpose); absent on channels made before it existed. */
+  purpose?: string | null;
   is_general: boolean;
   is_archived: boolean;
   is_direct: boolean;

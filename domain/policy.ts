@@ -48,6 +48,7 @@ export const channelNotFound = (p: Pick<Principal, "type"> | null): string =>
     ? "Channel not found. (A bot sees only the channels it has been added to.)"
     : "Channel not found.";
 export const SUBSCRIPTION_NOT_FOUND = "Webhook subscription not found.";
+export const NOT_A_MEMBER = "That user is not a member of this channel.";
 export const ARCHIVED = "The channel is archived; it is read-only until it is unarchived.";
 
 /**
@@ -133,6 +134,17 @@ const RULES: Rules = {
       ? null
       : forbidden("Only the channel's creator or a team admin may archive it.");
   },
+  "channel.rename": (p, t) => {
+    if (!sees(p, t, true)) return hidden(channelNotFound(p));
+    if (t.channel.is_direct) return forbidden("A direct message has no name to change.");
+    if (t.channel.is_archived) return forbidden(ARCHIVED);
+    return creatorOrAdmin(p, t.channel)
+      ? null
+      : forbidden("Only the channel's creator or a team admin may rename it.");
+  },
+  "channel.describe": (p, t) =>
+    writable(p, t) ??
+      (t.isMember ? null : forbidden("Only the channel's members may set its topic or purpose.")),
   "channel.post": writable,
   "member.manage": (p, t) => sees(p, t, true) ? null : hidden(channelNotFound(p)),
   // Slack's channels:join: an installed app's bot with it joins any public channel of its team;
@@ -155,7 +167,7 @@ const RULES: Rules = {
   "member.remove": (p, t) => {
     if (!sees(p, t, true)) return hidden(channelNotFound(p));
     // The resource comes before the permission: someone not in the channel is 404, whoever asks.
-    if (!t.targetIsMember) return hidden("That user is not a member of this channel.");
+    if (!t.targetIsMember) return hidden(NOT_A_MEMBER);
     if (t.channel.is_general) {
       return forbidden("Nobody can leave or be removed from the general channel.");
     }

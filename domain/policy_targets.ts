@@ -40,6 +40,10 @@ export interface Targets {
   "channel.read": ChannelTarget;
   /** Archive or unarchive. */
   "channel.archive": ChannelTarget;
+  /** Rename: its creator or a team admin. */
+  "channel.rename": ChannelTarget;
+  /** Set its topic or purpose: its members, while it is not archived. */
+  "channel.describe": ChannelTarget;
   /** Post a message. */
   "channel.post": ChannelTarget;
   /** Reach a channel's member list to change it: an admin may, in a private channel it is not in. */

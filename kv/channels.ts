@@ -40,7 +40,10 @@ export async function insertChannel(
   return (await op.commit()).ok;
 }
 
-/** Replaces a channel record read as `entry`. Returns false when it changed since. */
+/**
+ * Replaces a channel record read as `entry`, moving its slug's index entry when it was renamed.
+ * Returns false when it changed since, or when the new slug was taken meanwhile.
+ */
 export async function updateChannel(
   kv: Store,
   entry: Deno.KvEntry<Channel>,
@@ -48,6 +51,12 @@ export async function updateChannel(
 ): Promise<boolean> {
   const op = kv.atomic().check(entry).set(keys.channel(next.id), next)
     .set(keys.channelsVersion(next.team_id), Date.now());
+  const before = entry.value.slug;
+  if (!next.is_direct && next.slug !== before) {
+    op.delete(keys.channelSlug(next.team_id, before))
+      .check({ key: keys.channelSlug(next.team_id, next.slug), versionstamp: null })
+      .set(keys.channelSlug(next.team_id, next.slug), next.id);
+  }
   return (await op.commit()).ok;
 }
 

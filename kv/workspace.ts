@@ -93,6 +93,12 @@ export async function insertCustomEmoji(kv: Store, teamId: string, name: string)
   await kv.set(keys.emoji(teamId, name), { name });
 }
 
+/** A team's custom emoji names, in name order. */
+export async function listCustomEmoji(kv: Store, teamId: string): Promise<string[]> {
+  const entries = kv.list<{ name: string }>({ prefix: keys.emojis(teamId) }, { batchSize: 500 });
+  return (await Array.fromAsync(entries)).map((e) => e.value.name);
+}
+
 /** The id of the team's "Integrations" bot, or null before it is made. */
 export const systemBotIdOf = async (kv: Store, teamId: string) =>
   (await kv.get<string>(keys.systemBot(teamId))).value;

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ApiError } from "../../core/errors.ts";
 import { type Scope, SCOPES } from "../../core/types.ts";
-import { INCOMING, SLACK_SCOPES, SLACK_UNGRANTED } from "./slack_scopes.ts";
+import { INCOMING, SLACK_OPEN, SLACK_SCOPES, SLACK_UNGRANTED } from "./slack_scopes.ts";
 import { parseText } from "./manifest_text.ts";
 import { missingUrls } from "./manifest_urls.ts";
 import {
@@ -53,7 +53,7 @@ const command = z.object({
 const scope = z.string().refine(
   (s) =>
     s === INCOMING || (SCOPES as readonly string[]).includes(s) || SLACK_SCOPES.has(s) ||
-    SLACK_UNGRANTED.has(s),
+    SLACK_UNGRANTED.has(s) || SLACK_OPEN.has(s),
   { error: (issue) => `unknown scope ${issue.input}` },
 );
 /** An agent's view (`assistant_view`, `agent_view`): its description, its first prompts. */
@@ -196,7 +196,8 @@ function viewOf(
 function scopesOf(asked: string[]): { scopes: Scope[]; incoming: boolean } {
   const granted = new Set<Scope>();
   for (const s of asked) {
-    if (s !== INCOMING && !SLACK_UNGRANTED.has(s)) granted.add(SLACK_SCOPES.get(s) ?? s as Scope);
+    if (s === INCOMING || SLACK_UNGRANTED.has(s) || SLACK_OPEN.has(s)) continue;
+    granted.add(SLACK_SCOPES.get(s) ?? s as Scope);
   }
   return { scopes: SCOPES.filter((s) => granted.has(s)), incoming: asked.includes(INCOMING) };
 }

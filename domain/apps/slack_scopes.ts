@@ -23,10 +23,20 @@ export const SLACK_SCOPES = new Map<string, Scope>(Object.entries({
   "users:read": "members:read",
   "users:read.email": "users:read.email",
   "channels:join": "members:write",
+  "channels:write.invites": "members:write",
+  "groups:write.invites": "members:write",
+  "mpim:write.invites": "members:write",
+  "users.profile:read": "members:read",
   "commands": "commands",
   "assistant:write": "messages:write",
   "metadata.message:read": "messages:read",
 }));
+
+/**
+ * Slack's scopes for methods any token of a team calls here (emoji.list: the team's custom emoji
+ * are no secret from whoever reacts): accepted, granting nothing more.
+ */
+export const SLACK_OPEN = new Set(["emoji:read"]);
 
 /** The scope that asks the admin for a channel and gives the app an incoming webhook there. */
 export const INCOMING = "incoming-webhook";
@@ -39,13 +49,13 @@ export const INCOMING = "incoming-webhook";
 export const SLACK_UNGRANTED = new Set(
   `
   bookmarks:read bookmarks:write calls:read calls:write canvases:read
-  canvases:write channels:write.invites channels:write.topic chat:write.customize
+  canvases:write channels:write.topic chat:write.customize
   conversations.connect:manage conversations.connect:read conversations.connect:write dnd:read
-  emoji:read files:read files:write groups:write.invites groups:write.topic
+  files:read files:write groups:write.topic
   links.embed:write links:read links:write mpim:write
-  mpim:write.invites mpim:write.topic reminders:read reminders:write
+  mpim:write.topic reminders:read reminders:write
   remote_files:read remote_files:share remote_files:write team.billing:read
-  team.preferences:read team:read usergroups:read usergroups:write users.profile:read
+  team.preferences:read team:read usergroups:read usergroups:write
   users:write workflow.steps:execute
 `.trim().split(/\s+/),
 );

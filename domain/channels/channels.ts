@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import type { Channel, MemberRef, Subject, Team, User } from "../../core/types.ts";
-import { authorize } from "../policy.ts";
+import { authorize, type ChannelAction } from "../policy.ts";
 import { type Actor, subjectOfPerson } from "../principals.ts";
 import { ApiError, invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso, storedId } from "../../core/ids.ts";
@@ -83,11 +83,20 @@ function firstAfter(sorted: readonly Channel[], mark: Channel): number {
   return lo;
 }
 
-/** A channel the subject sees, and whether it is a member of it (read, whatever the channel). */
-export async function channelAndMembership(ctx: Ctx, subject: Subject, channelId: string) {
+/**
+ * A channel the subject may take `action` on (by default: sees), and whether it is a member of it
+ * (read, whatever the channel).
+ */
+export async function channelAndMembership(
+  ctx: Ctx,
+  subject: Subject,
+  channelId: string,
+  action: ChannelAction = "channel.read",
+) {
   const channel = storedId(channelId);
   const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
     extra: { membership: channel ? keys.member(channel, subject.user_id) : null },
+    action,
   });
   return { channel: read.channel, isMember: read.extra.membership.versionstamp !== null };
 }
@@ -112,16 +121,24 @@ export interface NewChannel {
   topic?: string | null;
 }
 
+/** A channel's name as given, checked, and the slug that makes it unique in its team. */
+export function channelName(given: string): { name: string; slug: string } {
+  const name = cleanChannelName(checkName("name", given));
+  const slug = slugify(name);
+  if (!slug) throw invalid("name", "The name must contain at least one letter or digit.");
+  return { name, slug };
+}
+
+export const NAME_TAKEN = "A channel with this name already exists.";
+
 /** Creates a channel in the subject's team with the subject as its first member. */
 export async function createChannel(
   ctx: Ctx,
   subject: Subject,
   input: NewChannel,
 ): Promise<Channel> {
-  const name = cleanChannelName(checkName("name", input.name));
+  const { name, slug } = channelName(input.name);
   const topic = checkOptionalName("topic", input.topic) ?? null;
-  const slug = slugify(name);
-  if (!slug) throw invalid("name", "The name must contain at least one letter or digit.");
   const channel: Channel = {
     id: newId(),
     team_id: subject.team_id,
@@ -137,7 +154,7 @@ export async function createChannel(
   };
   const creator: MemberRef = { id: subject.user_id, name: subject.name, type: subject.type };
   if (!(await insertChannel(ctx.kv, channel, [creator]))) {
-    throw invalid("name", "A channel with this name already exists.");
+    throw invalid("name", NAME_TAKEN);
   }
   return channel;
 }

@@ -82,10 +82,10 @@ async function audienceAfter(ctx: Ctx, channel: Channel, change: MembershipChang
   return await audienceOf(ctx, channel, versions, change);
 }
 
-/** Resolves `user_id` to a user of the channel's team who is not in it yet, or a 422. */
 /** Why the system bot is never added: decisions.md, "The owner hears of trouble". */
 const SYSTEM_BOT = "The Integrations bot only tells people of trouble: it joins no channel.";
 
+/** Resolves `user_id` to a user of the channel's team who is not in it yet, or a 422. */
 async function joinableUser(ctx: Ctx, access: ChannelAccess, userId: unknown): Promise<User> {
   const stored = typeof userId === "string" ? storedId(userId) : null;
   if (!stored) throw invalid("user_id", "The user_id must be the uuid of a member of this team.");

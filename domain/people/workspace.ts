@@ -2,7 +2,7 @@ import type { Ctx } from "../context.ts";
 import { systemBot } from "./integrations_bot.ts";
 import { authorize } from "../policy.ts";
 import { type Actor } from "../principals.ts";
-import type { Role, Team, User } from "../../core/types.ts";
+import type { Role, Subject, Team, User } from "../../core/types.ts";
 import { generalChannelFor } from "../channels/channels.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { newId, nowIso, storedId } from "../../core/ids.ts";
@@ -15,6 +15,7 @@ import {
   insertCustomEmoji,
   insertTeam,
   insertUser,
+  listCustomEmoji,
   listTeams as listAllTeams,
   listTeamUsers,
 } from "../../kv/workspace.ts";
@@ -117,6 +118,10 @@ export async function createCustomEmoji(ctx: Ctx, teamId: string, name: string):
   await insertCustomEmoji(ctx.kv, teamId, name);
   return name;
 }
+
+/** The custom emoji of the subject's team, by name: anyone of the team reacts with them. */
+export const customEmojiOf = (ctx: Ctx, subject: Subject) =>
+  listCustomEmoji(ctx.kv, subject.team_id);
 
 /** A user by id, or null. */
 export const userById = (ctx: Ctx, id: string) => getUser(ctx.kv, id);

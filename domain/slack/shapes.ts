@@ -99,7 +99,7 @@ export function slackChannel(c: Channel, isMember: boolean): Record<string, unkn
     created: unix(c.created_at),
     creator: c.created_by ?? "",
     topic: { value: c.topic ?? "", creator: "", last_set: 0 },
-    purpose: { value: "", creator: "", last_set: 0 },
+    purpose: { value: c.purpose ?? "", creator: "", last_set: 0 },
   };
 }
 
@@ -118,11 +118,20 @@ export function slackUser(u: User, showEmail = false): Record<string, unknown> {
     is_owner: u.role === "owner",
     tz: "UTC",
     updated: unix(u.created_at),
-    profile: {
-      real_name: u.name,
-      display_name: u.name,
-      ...(u.type === "bot" ? { bot_id: u.id } : {}),
-      ...(showEmail && u.email ? { email: u.email } : {}),
-    },
+    profile: slackProfile(u, showEmail),
+  };
+}
+
+/** Slack's profile of a user (`users.profile.get`, and `users.info`'s `profile`). */
+export function slackProfile(u: User, showEmail = false): Record<string, unknown> {
+  return {
+    real_name: u.name,
+    real_name_normalized: u.name,
+    display_name: u.name,
+    display_name_normalized: u.name,
+    status_text: "",
+    status_emoji: "",
+    ...(u.type === "bot" ? { bot_id: u.id } : {}),
+    ...(showEmail && u.email ? { email: u.email } : {}),
   };
 }
