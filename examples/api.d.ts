@@ -2298,9 +2298,229 @@ export interface paths {
         put?: never;
         /**
          * conversations.join: Join a channel
-         * @description The caller joins a channel it sees; an installed app's bot whose token holds `members:write` (Slack's `channels:join`) joins any public channel of its team, which `conversations.list` then shows it with `is_member`. Other bots keep the rule that they see only their channels (`channel_not_found`). Already in it: `ok` with `warning: already_in_channel`. A direct message or an archived channel: `restricted_action` / `is_archived`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         * @description The caller joins a channel it sees; an installed app's bot whose token holds `members:write` (Slack's `channels:join`) joins any public channel of its team, which `conversations.list` then shows it with `is_member`. Other bots keep the rule that they see only their channels (`channel_not_found`). Already in it: `ok` with `warning: already_in_channel`. A direct message: `method_not_supported_for_channel_type`; an archived channel: `is_archived`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackConversationsJoin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.create: Make a channel
+         * @description As `POST /api/v1/channels`: a public channel, or a private one with `is_private`; the caller is its first member. `name` is taken as given (the channel's `name` in Slack's answer is its slug, which must be free in the team). Empty: `invalid_name_required`; no letter or digit: `invalid_name_specials`; past 255 characters: `invalid_name_maxlength`; its slug taken: `name_taken`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.archive: Archive a channel
+         * @description As `POST /api/v1/channels/{channel}/archive`: its creator or a team admin; a bot, only a channel it made. `already_archived`, `cant_archive_general`, `method_not_supported_for_channel_type` (a direct message), `restricted_action` (someone else's channel). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsArchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.unarchive: Unarchive a channel
+         * @description As `POST /api/v1/channels/{channel}/unarchive`, by the same rule as archiving; `not_archived` when it isn't. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsUnarchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.rename: Rename a channel
+         * @description Its creator or a team admin (else `not_authorized`), while it is not archived (`is_archived`); a direct message has no name (`method_not_supported_for_channel_type`). The name follows `conversations.create`'s rules and codes; the slug moves with it, and `#old-name` no longer finds the channel. No REST twin yet: the REST Channel shows the new `name` and `slug`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsRename"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.setTopic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.setTopic: Set a channel's topic
+         * @description A member of the channel (else `not_in_channel`), while it is not archived (`is_archived`). The rule for names: at most 255 characters (`too_long`); an empty topic clears it. The REST Channel's `topic` is the same field. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsSetTopic"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.setPurpose": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.setPurpose: Set a channel's purpose
+         * @description As `conversations.setTopic`, for what the channel is for: Slack's `purpose`, shown by the Web API only (the REST Channel has no such field). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsSetPurpose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.invite: Add people to a channel
+         * @description As `POST /api/v1/channels/{channel}/members` for each of `users` (comma-separated, at most 1,000), in turn: one commit and one join notice each. Someone already in is passed over; only when all were is it `already_in_channel`. Any other refusal stops there, those before it added: `user_not_found`, `not_in_channel` (a private channel the caller is not in), `is_archived`, `method_not_supported_for_channel_type` (a direct message). Oneself: `cant_invite_self`; nobody: `no_user`. Slack's scope: `channels:write.invites` (and `groups:`, `mpim:`), which grants `members:write` here. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.kick": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.kick: Remove someone from a channel
+         * @description As `DELETE /api/v1/channels/{channel}/members/{user}`: the channel's creator or a team admin (`restricted_action`); someone not in it: `not_in_channel`; the general channel: `cant_kick_from_general`; oneself: `cant_kick_self` (use `conversations.leave`). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsKick"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations.leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversations.leave: Leave a channel
+         * @description As `DELETE /api/v1/channels/{channel}/members/{user}` with the caller's own id. Not in it: `ok` with `not_in_channel: true`; the general channel: `cant_leave_general`; a direct message: `method_not_supported_for_channel_type`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackConversationsLeave"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users.profile.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * users.profile.get: Read a profile
+         * @description The caller's profile, or `user`'s of its team (else `user_not_found`), as `users.info` gives its `profile`; `email` only to tokens with `users:read.email`. Slack's scope: `users.profile:read`, which grants `members:read` here. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackUsersProfileGet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emoji.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * emoji.list: List custom emoji
+         * @description The team's custom emoji (added with `deno task admin emoji:create`), each name to `""`: they are names here, with no image to link to. Any token of the team, no scope (Slack's `emoji:read` is accepted in a manifest and grants nothing more). Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         */
+        post: operations["slackEmojiList"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4212,6 +4432,93 @@ export interface components {
             ok: true;
             channels: components["schemas"]["SlackChannel"][];
             response_metadata: components["schemas"]["SlackNextCursor"];
+        };
+        SlackArgsConversationsCreate: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description The channel's name. */
+            name: string;
+            /** @description A private channel. */
+            is_private?: boolean | string;
+        };
+        SlackArgsConversationsRename: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description Its new name. */
+            name: string;
+        };
+        SlackArgsConversationsSetTopic: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description The topic; empty clears it. */
+            topic: string;
+        };
+        SlackArgsConversationsSetPurpose: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description The purpose; empty clears it. */
+            purpose: string;
+        };
+        SlackArgsConversationsInvite: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description User ids, comma-separated (at most 1,000). */
+            users: string;
+        };
+        SlackArgsConversationsKick: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A channel id. */
+            channel: string;
+            /** @description The user to remove. */
+            user: string;
+        };
+        SlackArgsUsersProfileGet: {
+            /** @description The token, when not in `Authorization`. */
+            token?: string;
+            /** @description A user id of the team; the caller's own if not given. */
+            user?: string;
+        };
+        SlackLeft: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The caller was not in the channel.
+             * @constant
+             */
+            not_in_channel?: true;
+        };
+        SlackProfileAnswer: {
+            /** @constant */
+            ok: true;
+            profile: {
+                real_name: string;
+                real_name_normalized?: string;
+                display_name: string;
+                display_name_normalized?: string;
+                status_text?: string;
+                status_emoji?: string;
+                bot_id?: string;
+                /** @description Only to tokens with `users:read.email`, for a person that has one. */
+                email?: string;
+            };
+        };
+        SlackEmojiList: {
+            /** @constant */
+            ok: true;
+            /** @description Each custom emoji's name, to `""` (no image here). */
+            emoji: {
+                [key: string]: "";
+            };
+            cache_ts?: string;
         };
         SlackChannelInfo: {
             /** @constant */
@@ -8511,6 +8818,303 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsCreate"];
+                "application/json": components["schemas"]["SlackArgsConversationsCreate"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsInfo"];
+                "application/json": components["schemas"]["SlackArgsConversationsInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsUnarchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsInfo"];
+                "application/json": components["schemas"]["SlackArgsConversationsInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsRename: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsRename"];
+                "application/json": components["schemas"]["SlackArgsConversationsRename"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsSetTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsSetTopic"];
+                "application/json": components["schemas"]["SlackArgsConversationsSetTopic"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsSetPurpose: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsSetPurpose"];
+                "application/json": components["schemas"]["SlackArgsConversationsSetPurpose"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsInvite"];
+                "application/json": components["schemas"]["SlackArgsConversationsInvite"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackChannelInfo"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsKick: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsKick"];
+                "application/json": components["schemas"]["SlackArgsConversationsKick"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackOk"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackConversationsLeave: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsConversationsInfo"];
+                "application/json": components["schemas"]["SlackArgsConversationsInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackLeft"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackUsersProfileGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsUsersProfileGet"];
+                "application/json": components["schemas"]["SlackArgsUsersProfileGet"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackProfileAnswer"] | components["schemas"]["SlackError"];
+                };
+            };
+            404: components["responses"]["PlatformOff"];
+            429: components["responses"]["SlackRateLimited"];
+        };
+    };
+    slackEmojiList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackArgsTeamInfo"];
+                "application/json": components["schemas"]["SlackArgsTeamInfo"];
+            };
+        };
+        responses: {
+            /** @description Slack's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackEmojiList"] | components["schemas"]["SlackError"];
                 };
             };
             404: components["responses"]["PlatformOff"];

@@ -922,6 +922,11 @@ const SLACK_STATUS: Record<string, number> = {
   not_in_channel: 403,
   is_archived: 403,
   restricted_action: 403,
+  not_authorized: 403,
+  method_not_supported_for_channel_type: 403,
+  cant_archive_general: 403,
+  cant_kick_from_general: 403,
+  cant_leave_general: 403,
   cant_update_message: 403,
   cant_delete_message: 403,
   channel_not_found: 404,
@@ -1090,6 +1095,19 @@ const SLACK: Record<string, SlackRow> = {
         unknownBody: { user: uuid() },
       }]),
   },
+  "POST /api/slack/users.profile.get": {
+    surface: "slack",
+    scope: "members:read",
+    cells: (w, p) =>
+      Promise.resolve([{
+        what: "a person of team A",
+        path: slack("users.profile.get"),
+        body: { user: w.users.owner.id },
+        expect: p === "foreign" ? 404 : 200,
+        unknownPath: slack("users.profile.get"),
+        unknownBody: { user: uuid() },
+      }]),
+  },
   "POST /api/slack/users.lookupByEmail": {
     surface: "slack",
     scope: "users:read.email",
@@ -1130,6 +1148,103 @@ const SLACK: Record<string, SlackRow> = {
       (p, k) => !sees(p, k) ? 404 : k === "direct" || k === "archived" ? 403 : 200,
     ),
   },
+  "POST /api/slack/conversations.create": {
+    surface: "slack",
+    scope: "channels:write",
+    // Anyone makes a channel in its own team.
+    cells: () =>
+      Promise.resolve([{
+        what: "a new name",
+        path: slack("conversations.create"),
+        body: { name: `m-${uuid()}` },
+        expect: 200,
+      }]),
+  },
+  "POST /api/slack/conversations.archive": {
+    surface: "slack",
+    scope: "channels:write",
+    cells: slackPerKind("conversations.archive", true, (f) => ({ channel: f.id }), archive(true)),
+  },
+  "POST /api/slack/conversations.unarchive": {
+    surface: "slack",
+    scope: "channels:write",
+    cells: slackPerKind(
+      "conversations.unarchive",
+      true,
+      (f) => ({ channel: f.id }),
+      archive(false),
+    ),
+  },
+  "POST /api/slack/conversations.rename": {
+    surface: "slack",
+    scope: "channels:write",
+    cells: slackPerKind(
+      "conversations.rename",
+      true,
+      (f) => ({ channel: f.id, name: `r-${uuid()}` }),
+      (p, k) => {
+        if (!seesAsAdmin(p, k)) return 404;
+        return k === "direct" || k === "archived" || !creatorOrAdmin(p) ? 403 : 200;
+      },
+    ),
+  },
+  "POST /api/slack/conversations.setTopic": {
+    surface: "slack",
+    scope: "channels:write",
+    // Its members, while it is not archived.
+    cells: slackPerKind(
+      "conversations.setTopic",
+      true,
+      (f) => ({ channel: f.id, topic: "matrix" }),
+      (p, k) => !sees(p, k) ? 404 : k === "archived" || !inChannel(p) ? 403 : 200,
+    ),
+  },
+  "POST /api/slack/conversations.setPurpose": {
+    surface: "slack",
+    scope: "channels:write",
+    cells: slackPerKind(
+      "conversations.setPurpose",
+      true,
+      (f) => ({ channel: f.id, purpose: "matrix" }),
+      (p, k) => !sees(p, k) ? 404 : k === "archived" || !inChannel(p) ? 403 : 200,
+    ),
+  },
+  "POST /api/slack/conversations.invite": {
+    surface: "slack",
+    scope: "members:write",
+    cells: slackPerKind(
+      "conversations.invite",
+      true,
+      (f, w) => ({ channel: f.id, users: w.joiner.id }),
+      (p, k) => !seesAsAdmin(p, k) ? 404 : k === "direct" || k === "archived" ? 403 : 200,
+    ),
+  },
+  "POST /api/slack/conversations.kick": {
+    surface: "slack",
+    scope: "channels:write",
+    cells: slackPerKind(
+      "conversations.kick",
+      true,
+      (f) => ({ channel: f.id, user: f.removeeId }),
+      (p, k) => {
+        if (!seesAsAdmin(p, k)) return 404;
+        // A direct message's other member is the bot itself: `cant_kick_self`.
+        if (p === "botIn" && k === "direct") return 422;
+        if (k === "direct" || k === "archived") return 403;
+        return creatorOrAdmin(p) ? 200 : 403;
+      },
+    ),
+  },
+  "POST /api/slack/conversations.leave": {
+    surface: "slack",
+    scope: "channels:write",
+    // Not in it: ok, `not_in_channel`; in it, the channel's own rules.
+    cells: slackPerKind("conversations.leave", true, (f) => ({ channel: f.id }), (p, k) => {
+      if (!seesAsAdmin(p, k)) return 404;
+      if (!inChannel(p)) return 200;
+      return k === "direct" || k === "archived" ? 403 : 200;
+    }),
+  },
   "POST /api/slack/pins.list": {
     surface: "slack",
     scope: "messages:read",
@@ -1157,6 +1272,7 @@ const SLACK: Record<string, SlackRow> = {
     ),
   },
   "POST /api/slack/team.info": { surface: "slack", scope: null, cells: slackOnce("team.info") },
+  "POST /api/slack/emoji.list": { surface: "slack", scope: null, cells: slackOnce("emoji.list") },
   "POST /api/slack/bots.info": {
     surface: "slack",
     scope: "members:read",

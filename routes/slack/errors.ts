@@ -17,6 +17,14 @@ const REFUSED = new Map([
   ["chat.delete", "cant_delete_message"],
   ["chat.appendStream", "cant_update_message"],
   ["chat.stopStream", "cant_update_message"],
+  ["conversations.rename", "not_authorized"],
+]);
+
+/** What each method calls a refusal because the channel is the general one. */
+const GENERAL = new Map([
+  ["conversations.archive", "cant_archive_general"],
+  ["conversations.kick", "cant_kick_from_general"],
+  ["conversations.leave", "cant_leave_general"],
 ]);
 
 /** Slack's codes for a refusal on one field. */
@@ -43,18 +51,23 @@ export function slackCodeOf(method: string, e: ApiError): string {
       if (/Home/.test(e.message)) return "not_enabled";
       if (/view/i.test(e.message)) return "not_found";
       if (/message/i.test(e.message)) return "message_not_found";
+      // Kicking someone not in the channel.
+      if (/not a member/.test(e.message)) return "not_in_channel";
       if (/user/i.test(e.message)) return "user_not_found";
       return "channel_not_found";
     case 403:
-      if (/archived/i.test(e.message)) return "is_archived";
-      if (/member|join|in this channel/i.test(e.message)) return "not_in_channel";
-      return REFUSED.get(method) ?? "restricted_action";
+      return forbiddenCode(method, e.message);
     case 422:
       if (field === "blocks") return "invalid_blocks";
       if (field === "body" || field === "text") {
         return e.message.includes("long") ? "msg_too_long" : "no_text";
       }
       if (field === "emoji") return "invalid_name";
+      if (field === "name") return nameCode(e.message);
+      if ((field === "topic" || field === "purpose") && /longer/.test(e.message)) return "too_long";
+      if (field === "channel" && /already archived/.test(e.message)) return "already_archived";
+      if (field === "channel" && /not archived/.test(e.message)) return "not_archived";
+      if (field === "user_id" && /already a member/.test(e.message)) return "already_in_channel";
       if (field === "post_at") return postAtCode(e.message);
       if (field === "recipient_user_id") {
         return /^Name/.test(e.message) ? "missing_recipient_user_id" : "user_not_found";
@@ -72,6 +85,28 @@ export function slackCodeOf(method: string, e: ApiError): string {
   }
   return "invalid_arguments";
 }
+
+/** Slack's code for a 403, by what the policy said. */
+function forbiddenCode(method: string, message: string): string {
+  if (/general channel/.test(message)) return GENERAL.get(method) ?? "restricted_action";
+  if (/^A direct message/.test(message)) return "method_not_supported_for_channel_type";
+  if (/archived/i.test(message)) return "is_archived";
+  if (/^Only the channel's creator/.test(message)) {
+    return REFUSED.get(method) ?? "restricted_action";
+  }
+  if (/member|join|in this channel/i.test(message)) return "not_in_channel";
+  return REFUSED.get(method) ?? "restricted_action";
+}
+
+/** Slack's codes for a channel's name refused (domain/channels/channels.ts's channelName). */
+const nameCode = (message: string) =>
+  /already exists/.test(message)
+    ? "name_taken"
+    : /longer/.test(message)
+    ? "invalid_name_maxlength"
+    : /letter or digit/.test(message)
+    ? "invalid_name_specials"
+    : "invalid_name";
 
 /** Slack's codes for a `post_at` refused: gone by, past 120 days, or no time at all. */
 const postAtCode = (message: string) =>

@@ -6,12 +6,13 @@ import { showMessage } from "../../domain/messages/messages.ts";
 import { listPins, pinMessage } from "../../domain/messages/pins.ts";
 import { messageIdByTs } from "../../domain/messages/by_ts.ts";
 import { seesEmails, userByEmail } from "../../domain/people/email.ts";
-import { slackMessage, slackUser } from "../../domain/slack/shapes.ts";
+import { slackMessage, slackProfile, slackUser } from "../../domain/slack/shapes.ts";
 import type { Method, MethodCall } from "./method.ts";
 import { args, countArg } from "./args.ts";
 import { offsetPage } from "./paging.ts";
 
 const userArgs = z.object({ user: z.string() });
+const profileArgs = z.object({ user: z.string().optional() });
 const emailArgs = z.object({ email: z.string() });
 const listArgs = z.object({ limit: countArg(200, 1000), cursor: z.string().optional() });
 const reactionArgs = z.object({ channel: z.string(), timestamp: z.string(), name: z.string() });
@@ -35,6 +36,12 @@ async function authTest({ ctx, subject }: MethodCall) {
 async function usersInfo({ ctx, subject, params }: MethodCall) {
   const user = await teamPerson(ctx, subject, args(userArgs, params).user);
   return { user: slackUser(user, seesEmails(subject)) };
+}
+
+/** users.profile.get: the caller's profile, or another person's of its team. */
+async function profileGet({ ctx, subject, params }: MethodCall) {
+  const user = await teamPerson(ctx, subject, args(profileArgs, params).user ?? subject.user_id);
+  return { profile: slackProfile(user, seesEmails(subject)) };
 }
 
 async function lookupByEmail({ ctx, subject, params }: MethodCall) {
@@ -101,6 +108,7 @@ export const peopleMethods: Record<string, Method> = {
   "auth.test": { scope: null, run: authTest },
   "users.info": { scope: "members:read", run: usersInfo },
   "users.list": { scope: "members:read", run: usersList },
+  "users.profile.get": { scope: "members:read", slackScope: "users.profile:read", run: profileGet },
   "users.lookupByEmail": { scope: "users:read.email", run: lookupByEmail },
   "reactions.add": { scope: "reactions:write", run: react(true) },
   "reactions.remove": { scope: "reactions:write", run: react(false) },

@@ -1,7 +1,7 @@
-/** `team.info` and `bots.info`: the caller's team, and one of its bots, as Slack describes them. */
+/** `team.info`, `bots.info`, `emoji.list`: the caller's team, its bots and its custom emoji. */
 import { z } from "zod";
 import { isActive } from "../../core/active.ts";
-import { findTeam, teamPerson } from "../../domain/people/workspace.ts";
+import { customEmojiOf, findTeam, teamPerson } from "../../domain/people/workspace.ts";
 import { slugify } from "../../domain/channels/slug.ts";
 import { installOfBot } from "../../domain/apps/bot_install.ts";
 import type { Method, MethodCall } from "./method.ts";
@@ -49,7 +49,20 @@ async function botsInfo({ ctx, subject, params }: MethodCall) {
   };
 }
 
+/**
+ * emoji.list: the team's custom emoji, each name to `""`: they are names here, with no image to
+ * link to (Slack gives a URL, or `alias:` another name).
+ */
+async function emojiList({ ctx, subject }: MethodCall) {
+  const names = await customEmojiOf(ctx, subject);
+  return {
+    emoji: Object.fromEntries(names.map((name) => [name, ""])),
+    cache_ts: String(Math.floor(Date.now() / 1000)),
+  };
+}
+
 export const teamMethods: Record<string, Method> = {
   "team.info": { scope: null, run: teamInfo },
   "bots.info": { scope: "members:read", run: botsInfo },
+  "emoji.list": { scope: null, slackScope: "emoji:read", run: emojiList },
 };

@@ -19,6 +19,7 @@ import { MAX_BODY_BYTES, readText } from "../body.ts";
 import type { ObservedVars } from "../middleware/observe.ts";
 import { chatMethods } from "./chat.ts";
 import { conversationMethods } from "./conversations.ts";
+import { channelAdminMethods } from "./channel_admin.ts";
 import { peopleMethods } from "./people.ts";
 import { viewMethods } from "./views.ts";
 import { teamMethods } from "./team.ts";
@@ -34,6 +35,7 @@ import { CONNECTIONS_OPEN, isAppToken, openConnection } from "./connections.ts";
 const METHODS = new Map<string, Method>(Object.entries({
   ...chatMethods,
   ...conversationMethods,
+  ...channelAdminMethods,
   ...peopleMethods,
   ...viewMethods,
   ...teamMethods,
