@@ -290,7 +290,17 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename a channel or set its topic
+         * @description Changes what is given, in one commit (nothing given: the channel as it is). `name`, by the rules of
+         *     creating one (422 on `name` when its slug is empty or another channel of the team has
+         *     it): the channel's creator or a team admin (a private channel included, without being a
+         *     member), not a direct channel nor an archived one (403). The slug follows the name, so
+         *     `#old-slug` no longer names the channel. `topic` (null clears it): a member of the
+         *     channel, not archived (403). Slack's `conversations.rename` and `setTopic` do the same.
+         *     No event is sent.
+         */
+        patch: operations["changeChannel"];
         trace?: never;
     };
     "/channels/{channel}/archive": {
@@ -2378,7 +2388,7 @@ export interface paths {
         put?: never;
         /**
          * conversations.rename: Rename a channel
-         * @description Its creator or a team admin (else `not_authorized`), while it is not archived (`is_archived`); a direct message has no name (`method_not_supported_for_channel_type`). The name follows `conversations.create`'s rules and codes; the slug moves with it, and `#old-name` no longer finds the channel. No REST twin yet: the REST Channel shows the new `name` and `slug`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         * @description Its creator or a team admin (else `not_authorized`), while it is not archived (`is_archived`); a direct message has no name (`method_not_supported_for_channel_type`). The name follows `conversations.create`'s rules and codes; the slug moves with it, and `#old-name` no longer finds the channel. As `PATCH /api/v1/channels/{channel}` with `name`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackConversationsRename"];
         delete?: never;
@@ -2398,7 +2408,7 @@ export interface paths {
         put?: never;
         /**
          * conversations.setTopic: Set a channel's topic
-         * @description A member of the channel (else `not_in_channel`), while it is not archived (`is_archived`). The rule for names: at most 255 characters (`too_long`); an empty topic clears it. The REST Channel's `topic` is the same field. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
+         * @description A member of the channel (else `not_in_channel`), while it is not archived (`is_archived`). The rule for names: at most 255 characters (`too_long`); an empty topic clears it. As `PATCH /api/v1/channels/{channel}` with `topic`. Slack's answer: HTTP 200 with `ok`; see the tag for the rules.
          */
         post: operations["slackConversationsSetTopic"];
         delete?: never;
@@ -4858,6 +4868,11 @@ export interface components {
             visibility: "public" | "private";
             topic?: string | null;
         };
+        ChangeChannelRequest: {
+            /** @description The new name, as `CreateChannelRequest`'s; the slug follows it. */
+            name?: string;
+            topic?: string | null;
+        };
         CreateMessageRequest: {
             /**
              * @description Required unless `blocks` carry text (then their plain text is the body). Trimmed; 1
@@ -6116,6 +6131,43 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Busy"];
+        };
+    };
+    changeChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Channel id. A malformed id is 404. */
+                channel: components["parameters"]["channel"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeChannelRequest"];
+            };
+        };
+        responses: {
+            /** @description The channel, changed. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Busy"];
         };

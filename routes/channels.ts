@@ -9,6 +9,7 @@ import {
   unarchiveChannel,
 } from "../domain/channels/channels.ts";
 import { loadChannel } from "../domain/channels/access.ts";
+import { changeChannel } from "../domain/channels/channel_edit.ts";
 import { cleanChannelName } from "../domain/channels/slug.ts";
 import { longerThan, MAX_NAME_CHARS } from "../domain/text.ts";
 import { readBody, readQuery } from "./body.ts";
@@ -32,6 +33,12 @@ const newChannel = z.object({
     .nullable().optional(),
 });
 
+/** `PATCH /channels/{channel}`: the domain checks each field by the rule for names. */
+const channelChange = z.object({
+  name: z.string({ error: "The name must be a string." }).optional(),
+  topic: z.string({ error: "The topic must be a string or null." }).nullable().optional(),
+});
+
 const LIMIT_RULE = "The limit must be a whole number from 1 to 1000.";
 
 /** `GET /channels?limit=&cursor=`: without a limit, the whole list (after the cursor, if given). */
@@ -41,7 +48,7 @@ const listQuery = z.object({
   cursor: z.string().optional(),
 });
 
-/** /channels: list, create, show, archive, unarchive. */
+/** /channels: list, create, show, change, archive, unarchive. */
 export function channelRoutes(ctx: Ctx) {
   return new Hono<ApiEnv>()
     .get("/", requireScope("channels:read"), async (c) => {
@@ -63,6 +70,11 @@ export function channelRoutes(ctx: Ctx) {
     })
     .get("/:channel", requireScope("channels:read"), async (c) => {
       const { channel } = await loadChannel(ctx, c.var.subject, c.req.param("channel"));
+      return c.json({ data: channelView(channel) });
+    })
+    .patch("/:channel", requireScope("channels:write"), async (c) => {
+      const change = await readBody(c, channelChange);
+      const channel = await changeChannel(ctx, c.var.subject, c.req.param("channel"), change);
       return c.json({ data: channelView(channel) });
     })
     .post("/:channel/archive", requireScope("channels:write"), async (c) => {

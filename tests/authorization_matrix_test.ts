@@ -341,6 +341,26 @@ const API: Record<string, ApiRow> = {
     scope: "channels:read",
     cells: perKind(false, (f) => ({ path: ch(f.id), unknown: ch(uuid()) }), readOnly(200)),
   },
+  "PATCH /api/v1/channels/{channel}": {
+    surface: "api",
+    scope: "channels:write",
+    // A name: its creator or an admin; a topic: its members. Neither in an archived channel.
+    cells: async (w, p) => [
+      ...await perKind(
+        true,
+        (f) => ({ path: ch(f.id), body: { name: `p-${uuid()}` }, unknown: ch(uuid()) }),
+        (p, k) => {
+          if (!seesAsAdmin(p, k)) return 404;
+          return k === "direct" || k === "archived" || !creatorOrAdmin(p) ? 403 : 200;
+        },
+      )(w, p),
+      ...await perKind(
+        false,
+        (f) => ({ path: ch(f.id), body: { topic: "matrix" }, unknown: ch(uuid()) }),
+        (p, k) => !sees(p, k) ? 404 : k === "archived" || !inChannel(p) ? 403 : 200,
+      )(w, p),
+    ],
+  },
   "POST /api/v1/channels/{channel}/archive": {
     surface: "api",
     scope: "channels:write",

@@ -374,3 +374,46 @@ Deno.test("channels: a trailing slash names the same resource", () =>
     });
     assert.equal(made.status, 201, await made.text());
   }));
+
+Deno.test("channels: PATCH renames (the slug follows, #name with it) and sets the topic, each by its own rule", async () => {
+  await withWorkspace(async (s, w) => {
+    const id = await createChannelAs(s, w.admin.token, "Launch");
+    const patch = (token: string, body: unknown) =>
+      api(s, "PATCH", `/channels/${id}`, { token, body });
+    const renamed = await patch(w.admin.token, { name: "#Launch Day", topic: "Ship it" });
+    assertStatus(renamed, 200);
+    assert.equal(renamed.body.data.name, "Launch Day");
+    assert.equal(renamed.body.data.slug, "launch-day");
+    assert.equal(renamed.body.data.topic, "Ship it");
+    const shown = await api(s, "GET", `/channels/${id}`, { token: w.admin.token });
+    assert.deepEqual(shown.body.data, renamed.body.data);
+    // The old slug is free again; a taken one is refused on `name`.
+    assertStatus(
+      await api(s, "POST", "/channels", {
+        token: w.admin.token,
+        body: { name: "launch", visibility: "public" },
+      }),
+      201,
+    );
+    assertInvalid(await patch(w.admin.token, { name: "General" }), "name");
+    assertInvalid(await patch(w.admin.token, { name: "!!!" }), "name");
+    assertInvalid(await patch(w.admin.token, { topic: "t".repeat(256) }), "topic");
+    // Nothing asked: the channel as it is.
+    assert.deepEqual((await patch(w.admin.token, {})).body.data, renamed.body.data);
+    // null clears the topic.
+    assert.equal((await patch(w.admin.token, { topic: null })).body.data.topic, null);
+
+    // A member who didn't make it: not the name; the topic once in it.
+    assertStatus(await patch(w.member.token, { topic: "mine" }), 403);
+    await api(s, "POST", `/channels/${id}/members`, {
+      token: w.admin.token,
+      body: { user_id: w.member.user.id },
+    });
+    assertStatus(await patch(w.member.token, { topic: "mine" }), 200);
+    assertStatus(await patch(w.member.token, { name: "mine" }), 403);
+    // Nothing is changed when one part is refused.
+    assertStatus(await patch(w.member.token, { name: "mine", topic: "theirs" }), 403);
+    const after = await api(s, "GET", `/channels/${id}`, { token: w.admin.token });
+    assert.deepEqual([after.body.data.name, after.body.data.topic], ["Launch Day", "mine"]);
+  });
+});

@@ -19,6 +19,7 @@ const CONTRACT: [string, string, string][] = [
   ["get", "/channels", "channels:read"],
   ["post", "/channels", "channels:write"],
   ["get", "/channels/{channel}", "channels:read"],
+  ["patch", "/channels/{channel}", "channels:write"],
   ["post", "/channels/{channel}/archive", "channels:write"],
   ["post", "/channels/{channel}/unarchive", "channels:write"],
   ["get", "/channels/{channel}/messages", "messages:read"],

@@ -138,7 +138,7 @@ Deno.test("platform: unknown paths under /api/v1 are 404 JSON, a known one's oth
       token: w.admin.token,
     });
     assertStatus(del, 405);
-    assert.equal(del.headers.get("Allow"), "GET");
+    assert.equal(del.headers.get("Allow"), "GET, PATCH");
     // The API without its prefix says where it lives.
     const bare = await fetch(`${s.url}/channels`, {
       headers: { Authorization: `Bearer ${w.admin.token}` },

@@ -1,66 +1,66 @@
 /**
  * Changing a channel after it is made: its name (its creator or a team admin), its topic and
- * purpose (its members). Slack's conversations.rename, setTopic and setPurpose.
+ * purpose (its members). `PATCH /channels/{channel}`; Slack's conversations.rename, setTopic and
+ * setPurpose.
  */
 import type { Ctx } from "../context.ts";
 import type { Channel, MemberRef, Subject } from "../../core/types.ts";
-import { storedId } from "../../core/ids.ts";
 import { invalid } from "../../core/errors.ts";
+import { storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
-import { checkName } from "../text.ts";
-import { loadChannel, loadChannelWith } from "./access.ts";
+import { checkOptionalName } from "../text.ts";
 import { authorize } from "../policy.ts";
+import { loadChannelWith } from "./access.ts";
 import { channelName, NAME_TAKEN } from "./channels.ts";
 import { updateChannel } from "../../kv/channels.ts";
 import { keys } from "../../kv/keys.ts";
 
-/** Renames a channel; its slug follows, and no other channel of the team may hold it. */
-export function renameChannel(
+/** What a change sets: any of them; a topic or purpose of null clears it. */
+export interface ChannelChange {
+  name?: string;
+  topic?: string | null;
+  purpose?: string | null;
+}
+
+/**
+ * Changes a channel in one commit, each part by its own rule: a name by "channel.rename" (the
+ * slug follows, and no other channel of the team may hold it), a topic or purpose by
+ * "channel.describe". Every field is checked before anything is read.
+ */
+export function changeChannel(
   ctx: Ctx,
   subject: Subject,
   channelId: string,
-  given: string,
+  change: ChannelChange,
 ): Promise<Channel> {
-  const { name, slug } = channelName(given);
-  return retrying("rename channel", async () => {
-    const { entry, channel } = await loadChannel(ctx, subject, channelId, "channel.rename");
-    if (slug !== channel.slug) {
-      const holder = await ctx.kv.get<string>(keys.channelSlug(channel.team_id, slug));
-      if (holder.value !== null) throw invalid("name", NAME_TAKEN);
-    }
-    const next = { ...channel, name, slug };
-    return await updateChannel(ctx.kv, entry, next) ? next : null;
-  });
-}
-
-/** What `describeChannel` sets: either or both; an empty text clears it. */
-export interface Description {
-  topic?: string;
-  purpose?: string;
-}
-
-/** Sets a channel's topic or purpose, each by the rule for names (as a new channel's topic). */
-export function describeChannel(
-  ctx: Ctx,
-  subject: Subject,
-  channelId: string,
-  change: Description,
-): Promise<Channel> {
-  const checked = Object.fromEntries(
-    Object.entries(change).flatMap(([field, text]) =>
-      text === undefined ? [] : [[field, text === "" ? null : checkName(field, text)]]
-    ),
-  );
+  const fields = checkedChange(change);
   const stored = storedId(channelId);
-  return retrying("describe channel", async () => {
-    // Membership decides here even for a human in a public channel, so it is always read.
+  return retrying("change channel", async () => {
+    // A rename's rule reaches a private channel an admin is not in; a description's needs the
+    // membership, which the load skips for a human in a public channel: so it is always read.
     const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
       extra: { membership: stored ? keys.member(stored, subject.user_id) : null },
+      action: fields.slug === undefined ? "channel.read" : "channel.rename",
     });
-    const { entry, channel, extra } = read;
-    const isMember = extra.membership.versionstamp !== null;
-    authorize(subject, "channel.describe", { channel, isMember });
-    const next = { ...channel, ...checked };
+    const { entry, channel } = read;
+    const target = { channel, isMember: read.extra.membership.versionstamp !== null };
+    if ("topic" in fields || "purpose" in fields) authorize(subject, "channel.describe", target);
+    // Nothing asked: the channel as it is, as Stripe answers an empty update.
+    if (Object.keys(fields).length === 0) return channel;
+    if (fields.slug !== undefined && fields.slug !== channel.slug) {
+      const holder = await ctx.kv.get<string>(keys.channelSlug(channel.team_id, fields.slug));
+      if (holder.value !== null) throw invalid("name", NAME_TAKEN);
+    }
+    const next = { ...channel, ...fields };
     return await updateChannel(ctx.kv, entry, next) ? next : null;
   });
+}
+
+/** The change's fields as the record holds them, each checked. */
+function checkedChange(change: ChannelChange): Partial<Channel> {
+  const fields: Partial<Channel> = {};
+  if (change.name !== undefined) Object.assign(fields, channelName(change.name));
+  if (change.topic !== undefined) fields.topic = checkOptionalName("topic", change.topic);
+  if (change.purpose !== undefined) fields.purpose = checkOptionalName("purpose", change.purpose);
+  return fields;
 }

@@ -1,7 +1,7 @@
 /**
  * `conversations.*` that change a channel: make, archive, name and describe it, and who is in it.
- * Each calls the domain function its REST twin calls (or, for a name, topic and purpose, the one
- * the REST API has none for yet), so the policy's rules and Slack's codes agree.
+ * Each calls the domain function its REST twin calls, so the policy's rules and Slack's codes
+ * agree.
  */
 import { z } from "zod";
 import {
@@ -10,7 +10,7 @@ import {
   createChannel,
   unarchiveChannel,
 } from "../../domain/channels/channels.ts";
-import { describeChannel, renameChannel } from "../../domain/channels/channel_edit.ts";
+import { changeChannel } from "../../domain/channels/channel_edit.ts";
 import { addMember, removeMember } from "../../domain/channels/members.ts";
 import { NOT_A_MEMBER } from "../../domain/policy.ts";
 import { slackChannel } from "../../domain/slack/shapes.ts";
@@ -104,19 +104,22 @@ async function leaveCall({ ctx, subject, params }: MethodCall) {
 async function renameCall(call: MethodCall) {
   const p = args(rename, call.params);
   if (!p.name?.trim()) throw new SlackError("invalid_name_required");
-  await renameChannel(call.ctx, call.subject, p.channel, p.name);
+  await changeChannel(call.ctx, call.subject, p.channel, { name: p.name });
   return await channelAfter(call, p.channel);
 }
 
+/** An empty topic or purpose clears it, as at Slack. */
+const orNull = (text: string) => text === "" ? null : text;
+
 async function setTopicCall({ ctx, subject, params }: MethodCall) {
   const p = args(topic, params);
-  const channel = await describeChannel(ctx, subject, p.channel, { topic: p.topic });
+  const channel = await changeChannel(ctx, subject, p.channel, { topic: orNull(p.topic) });
   return { channel: slackChannel(channel, true) };
 }
 
 async function setPurposeCall({ ctx, subject, params }: MethodCall) {
   const p = args(purpose, params);
-  const channel = await describeChannel(ctx, subject, p.channel, { purpose: p.purpose });
+  const channel = await changeChannel(ctx, subject, p.channel, { purpose: orNull(p.purpose) });
   return { channel: slackChannel(channel, true) };
 }
 
