@@ -5,31 +5,20 @@
  * through Slack's own `@slack/web-api`, as an app with Slack's scopes calls them.
  */
 import assert from "node:assert/strict";
-import { actor, api, slackApi, startServer, type Workspace, workspace } from "./harness.ts";
+import { actor, api, slackApi, type TestServer, withWorkspace, workspace } from "./harness.ts";
 import { createCustomEmoji } from "../domain/people/workspace.ts";
 import { createAppFromManifest } from "../domain/apps/declared.ts";
 import { installApp } from "../domain/apps/installs.ts";
 import { SKIPPED_WITHOUT_SDKS, slackSdks } from "./slack_sdks.ts";
 
-type Server = Awaited<ReturnType<typeof startServer>>;
-
 /** A Web API call's answer; `ok: false` gives its error code instead. */
-async function call(s: Server, token: string, method: string, args: object = {}) {
+async function call(s: TestServer, token: string, method: string, args: object = {}) {
   const body = await slackApi(s, token, { method, args });
   return body.ok ? body : body.error as string;
 }
 
-async function withServer(fn: (s: Server, w: Workspace) => Promise<void>) {
-  const s = await startServer();
-  try {
-    await fn(s, await workspace(s.ctx));
-  } finally {
-    await s.close();
-  }
-}
-
 Deno.test("web api: conversations.create names a channel as Slack does, and refuses its names in Slack's codes", async () => {
-  await withServer(async (s, w) => {
+  await withWorkspace(async (s, w) => {
     const made = await call(s, w.admin.token, "conversations.create", { name: "Launch Plans" });
     assert.equal(made.channel.name, "launch-plans");
     assert.equal(made.channel.is_member, true);
@@ -59,7 +48,7 @@ Deno.test("web api: conversations.create names a channel as Slack does, and refu
 });
 
 Deno.test("web api: setTopic, setPurpose and rename change the channel both APIs read; #name follows the rename", async () => {
-  await withServer(async (s, w) => {
+  await withWorkspace(async (s, w) => {
     const { channel } = await call(s, w.admin.token, "conversations.create", { name: "launch" });
     const topic = await call(s, w.admin.token, "conversations.setTopic", {
       channel: channel.id,
@@ -125,7 +114,7 @@ Deno.test("web api: setTopic, setPurpose and rename change the channel both APIs
 });
 
 Deno.test("web api: two renames to one name at once: one wins, the other is name_taken", async () => {
-  await withServer(async (s, w) => {
+  await withWorkspace(async (s, w) => {
     const a = await call(s, w.admin.token, "conversations.create", { name: "alpha" });
     const b = await call(s, w.admin.token, "conversations.create", { name: "beta" });
     const answers = await Promise.all(
@@ -144,7 +133,7 @@ Deno.test("web api: two renames to one name at once: one wins, the other is name
 });
 
 Deno.test("web api: invite, kick and leave change who is in a channel, with Slack's codes for each refusal", async () => {
-  await withServer(async (s, w) => {
+  await withWorkspace(async (s, w) => {
     const { channel } = await call(s, w.admin.token, "conversations.create", { name: "crew" });
     const id = channel.id;
     const members = async () =>
@@ -230,7 +219,7 @@ Deno.test("web api: invite, kick and leave change who is in a channel, with Slac
 });
 
 Deno.test("web api: archive and unarchive, by the REST API's rule, with Slack's codes", async () => {
-  await withServer(async (s, w) => {
+  await withWorkspace(async (s, w) => {
     const { channel } = await call(s, w.admin.token, "conversations.create", { name: "old" });
     const id = channel.id;
     await call(s, w.admin.token, "conversations.invite", { channel: id, users: w.member.user.id });
@@ -277,7 +266,7 @@ Deno.test("web api: archive and unarchive, by the REST API's rule, with Slack's 
 });
 
 Deno.test("web api: users.profile.get reads a profile of the team; emoji.list the team's custom emoji", async () => {
-  await withServer(async (s, w) => {
+  await withWorkspace(async (s, w) => {
     const mine = await call(s, w.member.token, "users.profile.get");
     assert.equal(mine.profile.real_name, w.member.user.name);
     const theirs = await call(s, w.member.token, "users.profile.get", { user: w.admin.user.id });
@@ -308,7 +297,7 @@ Deno.test(
   },
   async () => {
     const { WebClient } = await import("npm:@slack/web-api@8.2.0");
-    await withServer(async (s, w) => {
+    await withWorkspace(async (s, w) => {
       const manifest = {
         display_information: { name: "Organizer" },
         oauth_config: {
