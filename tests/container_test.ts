@@ -4,8 +4,9 @@
  * and between them what the page promises: the service and tini run as uid 1993, the store's
  * folder 0700 and files 0600, the health check healthy and failing (not hanging) on a frozen
  * service, the admin CLI, a post, links naming BASE_URL, a stop under load, a backup and restore by
- * the page's recipe, a new container on the same volume keeping everything, one-line refusals, and
- * a start with no network and no cached package metadata.
+ * the page's recipe, a new container on the same volume keeping everything, one-line refusals (and
+ * the page's wait ending on a container that exits at start, showing its log), and a start with no
+ * network and no cached package metadata.
  * Where containers can't run here, it says why and skips.
  */
 import assert from "node:assert/strict";
@@ -255,6 +256,22 @@ Deno.test({
           assert.equal(refused.code, 1, refused.out);
           assert.equal(lines(refused.out).length, 1, refused.out);
           assert.match(refused.out, /can't write to \/app\/data.*chown -R 1993:1993/);
+          // The page's wait, on a container that exits at start: it ends, showing why.
+          const unwritable = await Deno.makeTempDir({ prefix: "bind-" });
+          const failing = start.split("\n")
+            .filter((l) => !/docker (build|volume create)/.test(l)).join("\n")
+            .replaceAll(/\bchat\b(?!-)/g, "chat-fails")
+            .replace("chat-data:/app/data", `${unwritable}:/app/data`);
+          const waited = await shell.run(
+            // In a subshell, on a port of its own, stopped if it spins past two minutes.
+            `( PORT=${freePort()}\n${failing}\n) & job=$!\n` +
+              `( sleep 120; kill $job ) >/dev/null 2>&1 & watch=$!\n` +
+              `wait $job || true; kill $watch 2>/dev/null || true`,
+          );
+          await e.podman("rm", "-f", "chat-fails");
+          await Deno.remove(unwritable, { recursive: true });
+          assert.match(waited.out, /The container is not running; its last lines:/, waited.out);
+          assert.match(waited.out, /can't write to \/app\/data/, waited.out);
           for (const to of ["/app/backups/x.sqlite3", "/app/x.sqlite3"]) {
             const cli = ["admin", "backup", "--to", to];
             const refusal = await e.podman("exec", "chat", ...cli);
