@@ -217,6 +217,9 @@ const writes = (ok: number) => (p: Person, k: Kind) =>
   !sees(p, k) ? 404 : k === "archived" ? 403 : ok;
 const ownMessage = (ok: number) => (p: Person, k: Kind) =>
   !sees(p, k) ? 404 : k === "archived" || p !== "owner" ? 403 : ok;
+/** A channel's topic or purpose: its members set it, while it is not archived. */
+const describes = (p: Person, k: Kind) =>
+  !sees(p, k) ? 404 : k === "archived" || !inChannel(p) ? 403 : 200;
 const archive = (archived: boolean) => (p: Person, k: Kind) => {
   if (!seesAsAdmin(p, k)) return 404;
   if (k === "direct" || !creatorOrAdmin(p)) return 403;
@@ -357,7 +360,7 @@ const API: Record<string, ApiRow> = {
       ...await perKind(
         false,
         (f) => ({ path: ch(f.id), body: { topic: "matrix" }, unknown: ch(uuid()) }),
-        (p, k) => !sees(p, k) ? 404 : k === "archived" || !inChannel(p) ? 403 : 200,
+        describes,
       )(w, p),
     ],
   },
@@ -1211,12 +1214,11 @@ const SLACK: Record<string, SlackRow> = {
   "POST /api/slack/conversations.setTopic": {
     surface: "slack",
     scope: "channels:write",
-    // Its members, while it is not archived.
     cells: slackPerKind(
       "conversations.setTopic",
       true,
       (f) => ({ channel: f.id, topic: "matrix" }),
-      (p, k) => !sees(p, k) ? 404 : k === "archived" || !inChannel(p) ? 403 : 200,
+      describes,
     ),
   },
   "POST /api/slack/conversations.setPurpose": {
@@ -1226,7 +1228,7 @@ const SLACK: Record<string, SlackRow> = {
       "conversations.setPurpose",
       true,
       (f) => ({ channel: f.id, purpose: "matrix" }),
-      (p, k) => !sees(p, k) ? 404 : k === "archived" || !inChannel(p) ? 403 : 200,
+      describes,
     ),
   },
   "POST /api/slack/conversations.invite": {
