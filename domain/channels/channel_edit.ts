@@ -4,14 +4,12 @@
  * setPurpose.
  */
 import type { Ctx } from "../context.ts";
-import type { Channel, MemberRef, Subject } from "../../core/types.ts";
+import type { Channel, Subject } from "../../core/types.ts";
 import { invalid } from "../../core/errors.ts";
-import { storedId } from "../../core/ids.ts";
 import { retrying } from "../../core/retry.ts";
 import { checkOptionalName } from "../text.ts";
 import { authorize } from "../policy.ts";
-import { loadChannelWith } from "./access.ts";
-import { channelName, NAME_TAKEN } from "./channels.ts";
+import { channelAndMembership, channelName, NAME_TAKEN } from "./channels.ts";
 import { updateChannel } from "../../kv/channels.ts";
 import { keys } from "../../kv/keys.ts";
 
@@ -34,17 +32,18 @@ export function changeChannel(
   change: ChannelChange,
 ): Promise<Channel> {
   const fields = checkedChange(change);
-  const stored = storedId(channelId);
   return retrying("change channel", async () => {
     // A rename's rule reaches a private channel an admin is not in; a description's needs the
-    // membership, which the load skips for a human in a public channel: so it is always read.
-    const read = await loadChannelWith<{ membership: MemberRef }>(ctx, subject, channelId, {
-      extra: { membership: stored ? keys.member(stored, subject.user_id) : null },
-      action: fields.slug === undefined ? "channel.read" : "channel.rename",
-    });
-    const { entry, channel } = read;
-    const target = { channel, isMember: read.extra.membership.versionstamp !== null };
-    if ("topic" in fields || "purpose" in fields) authorize(subject, "channel.describe", target);
+    // membership, which a plain load skips for a human in a public channel.
+    const { entry, channel, isMember } = await channelAndMembership(
+      ctx,
+      subject,
+      channelId,
+      fields.slug === undefined ? "channel.read" : "channel.rename",
+    );
+    if ("topic" in fields || "purpose" in fields) {
+      authorize(subject, "channel.describe", { channel, isMember });
+    }
     // Nothing asked: the channel as it is, as Stripe answers an empty update.
     if (Object.keys(fields).length === 0) return channel;
     if (fields.slug !== undefined && fields.slug !== channel.slug) {

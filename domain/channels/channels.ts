@@ -84,8 +84,8 @@ function firstAfter(sorted: readonly Channel[], mark: Channel): number {
 }
 
 /**
- * A channel the subject may take `action` on (by default: sees), and whether it is a member of it
- * (read, whatever the channel).
+ * A channel the subject may take `action` on (by default: sees), its entry as read (for a commit
+ * to check), and whether the subject is a member of it (read, whatever the channel).
  */
 export async function channelAndMembership(
   ctx: Ctx,
@@ -98,7 +98,11 @@ export async function channelAndMembership(
     extra: { membership: channel ? keys.member(channel, subject.user_id) : null },
     action,
   });
-  return { channel: read.channel, isMember: read.extra.membership.versionstamp !== null };
+  return {
+    entry: read.entry,
+    channel: read.channel,
+    isMember: read.extra.membership.versionstamp !== null,
+  };
 }
 
 /**
