@@ -11,7 +11,7 @@ import {
   unarchiveChannel,
 } from "../../domain/channels/channels.ts";
 import { changeChannel } from "../../domain/channels/channel_edit.ts";
-import { addMember, removeMember } from "../../domain/channels/members.ts";
+import { addMember, AlreadyMember, removeMember } from "../../domain/channels/members.ts";
 import { NOT_A_MEMBER } from "../../domain/policy.ts";
 import { slackChannel } from "../../domain/slack/shapes.ts";
 import { ApiError } from "../../core/errors.ts";
@@ -70,14 +70,12 @@ async function inviteCall(call: MethodCall) {
       await addMember(call.ctx, call.subject, p.channel, () => Promise.resolve(user));
       added++;
     } catch (e) {
-      if (!(e instanceof ApiError && isAlreadyIn(e))) throw e;
+      if (!(e instanceof AlreadyMember)) throw e;
     }
   }
   if (added === 0) throw new SlackError("already_in_channel");
   return await channelAfter(call, p.channel);
 }
-
-const isAlreadyIn = (e: ApiError) => e.status === 422 && /already a member/.test(e.message);
 
 /** Someone else out of the channel; oneself is `conversations.leave` (`cant_kick_self`). */
 async function kickCall({ ctx, subject, params }: MethodCall) {

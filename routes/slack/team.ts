@@ -64,5 +64,5 @@ async function emojiList({ ctx, subject }: MethodCall) {
 export const teamMethods: Record<string, Method> = {
   "team.info": { scope: null, run: teamInfo },
   "bots.info": { scope: "members:read", run: botsInfo },
-  "emoji.list": { scope: null, slackScope: "emoji:read", run: emojiList },
+  "emoji.list": { scope: null, run: emojiList },
 };
